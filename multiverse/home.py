@@ -1,0 +1,193 @@
+"""The home folder (SPEC §2): where every path of the system comes from."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from multiverse.errors import HomeError
+
+HOME_ENV = "MULTIVERSE_HOME"
+PHASE_FOLDERS = ("ANALYZING", "STRATEGIZING", "REFINING_CONTENT", "GENERATING_OUTPUT")
+# Files `init` ships into a new home, taken from the package's `home_template/` data.
+SHIPPED_FILES = (
+    "db/templates/default_phases.md",
+    "guidelines/mcp_list.md",
+    "runtime-mapping.yaml",
+)
+
+
+@dataclass(frozen=True)
+class RunPaths:
+    """Every path of one run, under runs/<run_id>/ and outputs/<run_id>/."""
+
+    root: Path
+    outputs: Path
+
+    @property
+    def run_id(self) -> str:
+        """The run's identifier (its folder name)."""
+        return self.root.name
+
+    @property
+    def db(self) -> Path:
+        """The run's own tables."""
+        return self.root / "db"
+
+    @property
+    def workspace(self) -> Path:
+        """The run's workspace with one folder per phase."""
+        return self.root / "workspace"
+
+    @property
+    def signals(self) -> Path:
+        """Result signals of finished steps (durable evidence, SPEC §15)."""
+        return self.root / "signals"
+
+    @property
+    def logs(self) -> Path:
+        """Logs of the run's roles and child processes."""
+        return self.root / "logs"
+
+    @property
+    def request(self) -> Path:
+        """The request as dropped."""
+        return self.root / "request.md"
+
+    @property
+    def feedback(self) -> Path:
+        """The Planner's amendment proposal."""
+        return self.root / "feedback_for_user.md"
+
+    @property
+    def user_response(self) -> Path:
+        """The user's decision (CONFIRM / MODIFY: … / CANCEL)."""
+        return self.root / "user_response.md"
+
+    @property
+    def messages(self) -> Path:
+        """Everything the Communicator said, newest last."""
+        return self.root / "messages.md"
+
+    def phase_workspace(self, phase_name: str) -> Path:
+        """The workspace folder of one phase."""
+        return self.workspace / phase_name
+
+
+@dataclass(frozen=True)
+class Home:
+    """The folder the daemon serves; every path derives from `root`."""
+
+    root: Path
+
+    @property
+    def inbox(self) -> Path:
+        """Where requests are dropped."""
+        return self.root / "inbox"
+
+    @property
+    def inbox_done(self) -> Path:
+        """Handled requests (and SIMPLE_TASK replies)."""
+        return self.inbox / "done"
+
+    @property
+    def inbox_rejected(self) -> Path:
+        """Requests that could not be read, each with a reason file."""
+        return self.inbox / "rejected"
+
+    @property
+    def db(self) -> Path:
+        """The global tables."""
+        return self.root / "db"
+
+    @property
+    def templates(self) -> Path:
+        """Shipped templates (the phase template)."""
+        return self.db / "templates"
+
+    @property
+    def phase_template(self) -> Path:
+        """The fixed P1–P4 phase template."""
+        return self.templates / "default_phases.md"
+
+    @property
+    def runs(self) -> Path:
+        """Every run's folder."""
+        return self.root / "runs"
+
+    @property
+    def outputs(self) -> Path:
+        """Every run's deliverables."""
+        return self.root / "outputs"
+
+    @property
+    def assets(self) -> Path:
+        """Read-only input: the content to work on."""
+        return self.root / "assets"
+
+    @property
+    def guidelines(self) -> Path:
+        """Read-only input: formats, styles, policies, mcp_list.md."""
+        return self.root / "guidelines"
+
+    @property
+    def mapping_file(self) -> Path:
+        """Tiers → models and budgets, abstract tools → concrete tools."""
+        return self.root / "runtime-mapping.yaml"
+
+    @property
+    def state(self) -> Path:
+        """Private daemon state (lock file, LLM cache); never read by people."""
+        return self.root / ".multiverse"
+
+    def run(self, run_id: str) -> RunPaths:
+        """The paths of one run."""
+        return RunPaths(self.runs / run_id, self.outputs / run_id)
+
+    def relative(self, path: Path) -> str:
+        """A path as written in the tables: relative to the home, with forward slashes."""
+        return path.resolve().relative_to(self.root.resolve()).as_posix()
+
+
+def resolve_home(option: str | Path | None = None) -> Home:
+    """The home from `--home`, else MULTIVERSE_HOME, else the current directory."""
+    raw = option if option not in (None, "") else os.environ.get(HOME_ENV) or os.getcwd()
+    return Home(Path(raw).expanduser().resolve())
+
+
+def require_home(home: Home) -> Home:
+    """Fail with a clear message unless `home` is an initialised home."""
+    if not home.root.is_dir():
+        raise HomeError(f"home {home.root} does not exist; create it with `multiverse init`")
+    missing = [name for name in ("inbox", "db", "runs") if not (home.root / name).is_dir()]
+    if missing:
+        raise HomeError(
+            f"{home.root} is not a multiverse home (missing {', '.join(missing)}/); "
+            "run `multiverse init` there first"
+        )
+    return home
+
+
+def init_home(home: Home) -> list[Path]:
+    """Create the home layout; never overwrites an existing file. Returns what was created."""
+    created: list[Path] = []
+    if home.root.exists() and not home.root.is_dir():
+        raise HomeError(f"{home.root} exists and is not a folder")
+    folders = (
+        home.inbox, home.db, home.templates, home.runs, home.outputs, home.assets, home.guidelines
+    )
+    for folder in folders:
+        if not folder.exists():
+            folder.mkdir(parents=True)
+            created.append(folder)
+    template = resources.files("multiverse") / "home_template"
+    for relative in SHIPPED_FILES:
+        target = home.root / relative
+        if target.exists():
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes((template / relative).read_bytes())
+        created.append(target)
+    return created

@@ -1,0 +1,204 @@
+"""Row models of the seven tables (SPEC §3.2), their status codes (§3.4) and ID forms (§3.3).
+
+A leaf module: plain data, no I/O, nothing else of ours imported.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+from typing import Annotated, ClassVar
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+
+RUN_ID = r"run-\d{8}-\d{6}-\d{3}"
+PHASE_ID = r"P[0-4]"
+STAGE_ID = r"P[0-4]-S\d{2}"
+TASK_ID = r"(?:T0\d|P[0-4]-S\d{2}-T\d{2})"
+TOOL_TASK_ID = TASK_ID + r"-(?:PRE|POST)-\d{2}"
+INSTRUCTION_ID = r"I\d{4,}"
+
+
+class Status(StrEnum):
+    """Status of a row; which codes a table allows is decided by its model."""
+
+    PENDING = "PENDING"
+    AWAITING_CONFIRMATION = "AWAITING_CONFIRMATION"
+    COMPLETED = "COMPLETED"
+    FAILED = "FAILED"
+    CANCELLED = "CANCELLED"
+
+
+FINAL_STATUSES = frozenset({Status.COMPLETED, Status.FAILED, Status.CANCELLED})
+# Every table but process_runs knows only these three (SPEC §3.4).
+WORK_STATUSES = frozenset({Status.PENDING, Status.COMPLETED, Status.FAILED})
+
+
+class InstructionStatus(StrEnum):
+    """Whether a confirmed instruction is in force."""
+
+    ACTIVE = "ACTIVE"
+    SUPERSEDED = "SUPERSEDED"
+
+
+class Timing(StrEnum):
+    """When a tool task runs relative to its parent task."""
+
+    PRE = "PRE"
+    POST = "POST"
+
+
+class AssetType(StrEnum):
+    """What kind of file a catalog row describes."""
+
+    ORIGINAL_INPUT = "ORIGINAL_INPUT"
+    GUIDELINE_DOC = "GUIDELINE_DOC"
+    USER_INSTRUCTIONS = "USER_INSTRUCTIONS"
+    ANALYSIS_REPORT = "ANALYSIS_REPORT"
+    STRATEGY_DOC = "STRATEGY_DOC"
+    REFINED_CONTENT = "REFINED_CONTENT"
+    TOOL_OUTPUT = "TOOL_OUTPUT"
+    ASSEMBLY_PLAN = "ASSEMBLY_PLAN"
+    FINAL_OUTPUT = "FINAL_OUTPUT"
+
+
+def _id_checker(pattern: str, what: str) -> AfterValidator:
+    compiled = re.compile(pattern)
+
+    def check(value: str) -> str:
+        if not compiled.fullmatch(value):
+            raise ValueError(f"{value!r} is not a valid {what}")
+        return value
+
+    return AfterValidator(check)
+
+
+RunId = Annotated[str, _id_checker(RUN_ID, "run_id (run-YYYYMMDD-HHMMSS-NNN)")]
+PhaseId = Annotated[str, _id_checker(PHASE_ID, "phase_id (P0..P4)")]
+StageId = Annotated[str, _id_checker(STAGE_ID, "stage_id (like P1-S01)")]
+TaskId = Annotated[str, _id_checker(TASK_ID, "task_id (like T00 or P1-S01-T01)")]
+ToolTaskId = Annotated[str, _id_checker(TOOL_TASK_ID, "tool_task_id (like P1-S01-T01-PRE-01)")]
+InstructionId = Annotated[str, _id_checker(INSTRUCTION_ID, "instruction_id (like I0001)")]
+Order = Annotated[int, Field(ge=1)]
+
+
+class Row(BaseModel):
+    """Base of every table row: strict about unknown fields, plain data."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    key_field: ClassVar[str]
+    allowed_statuses: ClassVar[frozenset[Status]] = WORK_STATUSES
+
+    @property
+    def key(self) -> str:
+        """The value of this row's key column."""
+        return str(getattr(self, self.key_field))
+
+    @field_validator("status", check_fields=False)
+    @classmethod
+    def _status_allowed(cls, value: object) -> object:
+        if isinstance(value, Status) and value not in cls.allowed_statuses:
+            allowed = ", ".join(sorted(cls.allowed_statuses))
+            raise ValueError(f"status {value.value} is not allowed here (one of: {allowed})")
+        return value
+
+
+class ProcessRun(Row):
+    """A row of db/process_runs.md: one run and where its attention is now."""
+
+    key_field: ClassVar[str] = "run_id"
+    allowed_statuses: ClassVar[frozenset[Status]] = frozenset(Status)
+    run_id: RunId
+    user_request: str
+    status: Status = Status.PENDING
+    current_phase_id: PhaseId | None = None
+    current_stage_id: StageId | None = None
+    current_task_id: TaskId | None = None
+
+
+class UserInstruction(Row):
+    """A row of db/user_instructions.md: one confirmed instruction of a run."""
+
+    key_field: ClassVar[str] = "instruction_id"
+    instruction_id: InstructionId
+    run_id: RunId
+    instruction_type: str = Field(min_length=1)
+    content: str = Field(min_length=1)
+    status: InstructionStatus = InstructionStatus.ACTIVE
+    superseded_by_id: InstructionId | None = None
+    justification: str = ""
+
+
+class CatalogEntry(Row):
+    """A row of db/knowledge_base_catalog.md: one known file and its summary."""
+
+    key_field: ClassVar[str] = "file_path"
+    file_path: str = Field(min_length=1)
+    run_id: RunId | None = None
+    asset_type: AssetType
+    source_task_id: str | None = None
+    summary: str = ""
+
+
+class Phase(Row):
+    """A row of runs/<run_id>/db/phases.md."""
+
+    key_field: ClassVar[str] = "phase_id"
+    phase_id: PhaseId
+    run_id: RunId
+    phase_name: str = Field(min_length=1)
+    phase_purpose: str = ""
+    status: Status = Status.PENDING
+
+
+class MajorStage(Row):
+    """A row of runs/<run_id>/db/major_stages.md."""
+
+    key_field: ClassVar[str] = "stage_id"
+    stage_id: StageId
+    run_id: RunId
+    phase_id: PhaseId
+    stage_name: str = Field(min_length=1)
+    stage_goal: str = ""
+    execution_order: Order
+    status: Status = Status.PENDING
+
+
+class Task(Row):
+    """A row of runs/<run_id>/db/tasks.md: input (references), process (purpose), output."""
+
+    key_field: ClassVar[str] = "task_id"
+    task_id: TaskId
+    run_id: RunId
+    stage_id: StageId
+    task_name: str = Field(min_length=1)
+    task_purpose: str = ""
+    related_references: list[str] = Field(default_factory=list)
+    output_path: str = ""
+    pre_tool_purpose: str = ""
+    post_tool_purpose: str = ""
+    execution_order: Order
+    status: Status = Status.PENDING
+
+    @field_validator("related_references")
+    @classmethod
+    def _one_line_each(cls, value: list[str]) -> list[str]:
+        for item in value:
+            if not item or "\n" in item or item != item.strip():
+                raise ValueError(f"reference {item!r} must be one non-empty, trimmed line")
+        return value
+
+
+class ToolTask(Row):
+    """A row of runs/<run_id>/db/tool_tasks.md: a PRE or POST helper step of a task."""
+
+    key_field: ClassVar[str] = "tool_task_id"
+    tool_task_id: ToolTaskId
+    run_id: RunId
+    parent_task_id: TaskId
+    timing: Timing
+    tool_type: str = Field(min_length=1)
+    tool_task_name: str = Field(min_length=1)
+    tool_task_purpose: str = ""
+    execution_order: Order
+    status: Status = Status.PENDING

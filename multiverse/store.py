@@ -1,0 +1,291 @@
+"""The table store: typed reads and locked, atomic, durable writes of the markdown tables.
+
+Parsed tables are cached by their exact bytes: every access reads the file (cheap, it is in the
+page cache) and re-parses only when the bytes differ from the last parse. A write re-renders
+only the rows it changed when they fit the table's column widths; otherwise the table is
+re-rendered whole with tabulate (large tables instead get a ragged row, see `FULL_RENDER_LIMIT`).
+Everything in the file outside the table is kept byte for byte. A file that cannot be parsed
+raises `TableError` and is never written.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Generic
+
+from filelock import FileLock, Timeout
+from pydantic import ValidationError
+
+from multiverse.atomic import atomic_write_bytes
+from multiverse.errors import RowNotFoundError, StaleRowError, TableError
+from multiverse.models import Status
+from multiverse.schemas import R, TableSpec
+from multiverse.tablefile import (
+    new_file_lines,
+    parse_table_text,
+    render_row,
+    render_table,
+    widths_from_delimiter,
+)
+
+# Above this many rows a row that outgrows its column is written ragged (still a valid row)
+# instead of re-rendering the whole table: a 10,000-row render costs ~0.3 s.
+FULL_RENDER_LIMIT = 2000
+LOCK_TIMEOUT_SECONDS = 60.0
+
+
+@dataclass
+class _Snapshot(Generic[R]):
+    """One parsed state of a table file."""
+
+    data: bytes
+    lines: list[str]
+    start: int
+    end: int
+    widths: list[int]
+    rows: list[R]
+    index: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def exists(self) -> bool:
+        return bool(self.lines)
+
+
+class TableStore:
+    """Reads and writes table files for one process; safe across threads and processes."""
+
+    def __init__(self) -> None:
+        self._snapshots: dict[Path, _Snapshot[Any]] = {}
+        self._locks: dict[Path, tuple[threading.Lock, FileLock]] = {}
+        self._guard = threading.Lock()
+
+    def table(self, spec: TableSpec[R], path: Path) -> Table[R]:
+        """A handle on one table file."""
+        return Table(self, spec, path)
+
+    # -- reading -------------------------------------------------------------------------
+
+    def snapshot(self, spec: TableSpec[R], path: Path) -> _Snapshot[R]:
+        """The parsed current state of the file (from cache when its bytes are unchanged)."""
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return _Snapshot(b"", [], 0, 0, [], [])
+        except OSError as error:
+            raise TableError(path, None, f"cannot read: {error.strerror}") from error
+        cached = self._snapshots.get(path)
+        if cached is not None and cached.data == data:
+            return cached
+        parsed = self._parse(spec, path, data)
+        with self._guard:
+            self._snapshots[path] = parsed
+        return parsed
+
+    def _parse(self, spec: TableSpec[R], path: Path, data: bytes) -> _Snapshot[R]:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            line = data[: error.start].count(b"\n") + 1
+            raise TableError(path, line, f"not valid UTF-8 at byte {error.start}") from error
+        table = parse_table_text(text, path, spec.columns)
+        rows: list[R] = []
+        index: dict[str, int] = {}
+        for position, cells in enumerate(table.rows):
+            line = table.row_line_number(position)
+            try:
+                row = spec.from_cells(cells)
+            except ValidationError as error:
+                raise TableError(path, line, _describe(error)) from error
+            if row.key in index:
+                first = table.row_line_number(index[row.key])
+                raise TableError(path, line, f"duplicate key {row.key!r} (first at line {first})")
+            index[row.key] = position
+            rows.append(row)
+        return _Snapshot(data, table.lines, table.start, table.end, table.widths, rows, index)
+
+    # -- writing -------------------------------------------------------------------------
+
+    @contextmanager
+    def locked(self, path: Path) -> Iterator[None]:
+        """Hold the cross-process lock of one table file."""
+        with self._guard:
+            if path not in self._locks:
+                lock_path = path.parent / f".{path.name}.lock"
+                self._locks[path] = (threading.Lock(), FileLock(lock_path, thread_local=False))
+            thread_lock, file_lock = self._locks[path]
+        with thread_lock:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                file_lock.acquire(timeout=LOCK_TIMEOUT_SECONDS)
+            except Timeout as error:
+                raise TableError(path, None, "could not take the table's lock") from error
+            try:
+                yield
+            finally:
+                file_lock.release()
+
+    def modify(
+        self, spec: TableSpec[R], path: Path, change: Callable[[list[R]], list[R]]
+    ) -> list[R]:
+        """Read-modify-write under the lock: `change` gets the rows and returns the new rows."""
+        with self.locked(path):
+            before = self.snapshot(spec, path)
+            after = change(list(before.rows))
+            self._write(spec, path, before, after)
+            return after
+
+    def _write(
+        self, spec: TableSpec[R], path: Path, before: _Snapshot[R], rows: list[R]
+    ) -> None:
+        index = _index_of(path, rows)
+        lines, start, end, widths = _render(spec, before, rows)
+        data = "".join(lines).encode("utf-8")
+        if data == before.data:
+            return
+        atomic_write_bytes(path, data)
+        with self._guard:
+            self._snapshots[path] = _Snapshot(data, lines, start, end, widths, rows, index)
+
+
+def _index_of(path: Path, rows: list[Any]) -> dict[str, int]:
+    index: dict[str, int] = {}
+    for position, row in enumerate(rows):
+        if row.key in index:
+            raise TableError(path, None, f"duplicate key {row.key!r} in the rows to write")
+        index[row.key] = position
+    return index
+
+
+def _render(
+    spec: TableSpec[R], before: _Snapshot[R], rows: list[R]
+) -> tuple[list[str], int, int, list[int]]:
+    """New file lines for `rows`, touching as few lines of `before` as possible."""
+    old = before.rows
+    if before.exists and old and len(rows) >= len(old):
+        patched = _patch_rows(spec, before, rows)
+        if patched is not None:
+            return patched
+    cells = [spec.to_cells(row) for row in rows]
+    table = render_table(spec.columns, cells)
+    if before.exists:
+        prefix, suffix = before.lines[: before.start], before.lines[before.end :]
+    else:
+        prefix, suffix = new_file_lines(spec.title, spec.description), []
+    lines = prefix + table + suffix
+    return lines, len(prefix), len(prefix) + len(table), widths_from_delimiter(table[1])
+
+
+def _patch_rows(
+    spec: TableSpec[R], before: _Snapshot[R], rows: list[R]
+) -> tuple[list[str], int, int, list[int]] | None:
+    """Re-render only changed and appended rows; None when a full render is wanted."""
+    old = before.rows
+    ragged = len(rows) > FULL_RENDER_LIMIT
+    lines = list(before.lines)
+    first_row = before.start + 2
+    for position, row in enumerate(rows):
+        if position < len(old) and old[position] is row:
+            continue
+        if position < len(old) and old[position].key != row.key:
+            return None  # rows were removed or reordered
+        line = render_row(spec.to_cells(row), before.widths, ragged=ragged)
+        if line is None:
+            return None
+        if position < len(old):
+            lines[first_row + position] = line
+        else:
+            lines.insert(first_row + position, line)
+    end = first_row + len(rows)
+    if end > before.end and not lines[before.end - 1].endswith("\n"):
+        lines[before.end - 1] += "\n"
+    return lines, before.start, end, before.widths
+
+
+def _describe(error: ValidationError) -> str:
+    problems = []
+    for item in error.errors():
+        where = ".".join(str(part) for part in item["loc"]) or "row"
+        message = item["msg"].removeprefix("Value error, ")
+        problems.append(f"{where}: {message}")
+    return "; ".join(problems)
+
+
+class Table(Generic[R]):
+    """Typed access to one table file: read, get, insert, update, compare-and-set."""
+
+    def __init__(self, store: TableStore, spec: TableSpec[R], path: Path) -> None:
+        self.store = store
+        self.spec = spec
+        self.path = path
+
+    def rows(self) -> list[R]:
+        """Every row, in file order."""
+        return list(self.store.snapshot(self.spec, self.path).rows)
+
+    def get(self, key: str) -> R | None:
+        """The row with this key, or None."""
+        snap = self.store.snapshot(self.spec, self.path)
+        position = snap.index.get(key)
+        return None if position is None else snap.rows[position]
+
+    def insert(self, *new_rows: R) -> None:
+        """Append rows; a key that already exists is a TableError."""
+
+        def append(rows: list[R]) -> list[R]:
+            existing = {row.key for row in rows}
+            for row in new_rows:
+                if row.key in existing:
+                    raise TableError(self.path, None, f"key {row.key!r} already exists")
+                existing.add(row.key)
+            return rows + list(new_rows)
+
+        self.store.modify(self.spec, self.path, append)
+
+    def update(self, key: str, **fields: Any) -> R:
+        """Change fields of the row with this key; returns the new row."""
+        return self.update_many({key: fields})[key]
+
+    def compare_and_set(self, key: str, expected: Status, **fields: Any) -> R:
+        """Update the row only if its status is still `expected`; else StaleRowError."""
+        return self.update_many({key: fields}, expected={key: expected})[key]
+
+    def update_many(
+        self,
+        changes: Mapping[str, Mapping[str, Any]],
+        expected: Mapping[str, Status] | None = None,
+    ) -> dict[str, R]:
+        """Apply several row updates in one atomic write."""
+        updated: dict[str, R] = {}
+
+        def apply(rows: list[R]) -> list[R]:
+            positions = {row.key: position for position, row in enumerate(rows)}
+            for key, fields in changes.items():
+                if key not in positions:
+                    raise RowNotFoundError(self.path, None, f"no row with key {key!r}")
+                current = rows[positions[key]]
+                want = (expected or {}).get(key)
+                if want is not None and getattr(current, "status", None) != want:
+                    status = getattr(current, "status", None)
+                    raise StaleRowError(
+                        self.path, None, f"row {key!r} is {status}, expected {want}"
+                    )
+                new = _updated(self.path, current, fields)
+                rows[positions[key]] = new
+                updated[key] = new
+            return rows
+
+        self.store.modify(self.spec, self.path, apply)
+        return updated
+
+
+def _updated(path: Path, row: R, fields: Mapping[str, Any]) -> R:
+    data = row.model_dump()
+    data.update(fields)
+    try:
+        return type(row).model_validate(data)
+    except ValidationError as error:
+        raise TableError(path, None, f"invalid update of {row.key!r}: {_describe(error)}") from error

@@ -1,0 +1,97 @@
+"""Lossless encoding of one table cell, and GFM row splitting.
+
+A cell value may hold any text. Written into a pipe-table row it must not break the row, so:
+``\\`` ``|`` ``<`` get a backslash (``<`` so that a literal ``<br>`` stays text), a line break
+becomes ``<br>``, and control characters, line separators and edge whitespace become
+``\\u{hex}``. Decoding undoes exactly that and also reads what people type by hand: any
+CommonMark backslash escape of ASCII punctuation and ``<br>``, ``<br/>`` or ``<br />``.
+Everything else (``**bold**``, ``&amp;``, links) is kept verbatim.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+import unicodedata
+
+_ESCAPED = {"\\": "\\\\", "|": "\\|", "<": "\\<"}
+_PUNCTUATION = frozenset(string.punctuation)
+# Python's str.splitlines() breaks on these; inside a row they would split the line.
+_LINE_BREAKERS = frozenset("\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
+_DECODE = re.compile(r"\\u\{([0-9a-fA-F]{1,6})\}|\\(.)|<br\s*/?>", re.IGNORECASE | re.DOTALL)
+
+
+def _needs_code(char: str) -> bool:
+    return char in _LINE_BREAKERS or unicodedata.category(char) in ("Cc", "Cs", "Zl", "Zp")
+
+
+def _code(char: str) -> str:
+    return "\\u{%x}" % ord(char)
+
+
+def encode_cell(value: str) -> str:
+    """Encode a value so that it survives a pipe-table row and decodes back exactly."""
+    out: list[str] = []
+    last = len(value) - 1
+    for index, char in enumerate(value):
+        if char == "\n":
+            out.append("<br>")
+        elif char in _ESCAPED:
+            out.append(_ESCAPED[char])
+        elif _needs_code(char) or ((index == 0 or index == last) and char.isspace()):
+            out.append(_code(char))
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def _decode_match(match: re.Match[str]) -> str:
+    hex_digits, escaped = match.group(1), match.group(2)
+    if hex_digits is not None:
+        code = int(hex_digits, 16)
+        return chr(code) if code <= 0x10FFFF else match.group(0)
+    if escaped is not None:
+        # CommonMark: only ASCII punctuation can be escaped; "\p" stays as typed.
+        return escaped if escaped in _PUNCTUATION else match.group(0)
+    return "\n"
+
+
+def decode_cell(raw: str) -> str:
+    """Decode a cell's raw text (already stripped of its padding) into its value."""
+    if "\\" not in raw and "<" not in raw:
+        return raw
+    return _DECODE.sub(_decode_match, raw)
+
+
+def split_row(line: str) -> list[str]:
+    """Split one table row into raw, stripped cells, as GitHub's parser does.
+
+    Outer pipes are optional; a backslash escapes the next character, so ``\\|`` never splits
+    (and ``\\\\|`` does). Empty cells are kept, unlike mistletoe's own splitter.
+    """
+    text = line.strip()
+    cells: list[str] = []
+    start = 0
+    index = 0
+    length = len(text)
+    if text.startswith("|"):
+        start = index = 1
+    while index < length:
+        char = text[index]
+        if char == "\\":
+            index += 2
+            continue
+        if char == "|":
+            cells.append(text[start:index].strip())
+            start = index + 1
+        index += 1
+    tail = text[start:].strip()
+    if tail or not text.endswith("|") or start == 0 or _ends_escaped(text):
+        cells.append(tail)
+    return cells
+
+
+def _ends_escaped(text: str) -> bool:
+    """True when the final ``|`` of the line is escaped (so it is content, not a border)."""
+    backslashes = len(text) - 1 - len(text[:-1].rstrip("\\"))
+    return backslashes % 2 == 1

@@ -1,0 +1,162 @@
+"""One markdown file holding one pipe table: find it, read its cells, render it back.
+
+mistletoe finds the table block (so a table inside a code fence or a list is not taken for
+ours); the cells of each row are split and decoded by `tablecodec`, because mistletoe's own
+cell splitting drops empty cells and loses escaped backslashes. Rendering uses tabulate in pipe
+format with number parsing off; a single row can be re-rendered alone at the table's current
+column widths, which is what keeps a one-row update from re-rendering ten thousand rows.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from mistletoe import block_token
+from tabulate import tabulate
+from wcwidth import wcswidth
+
+from multiverse.errors import TableError
+from multiverse.tablecodec import decode_cell, encode_cell, split_row
+
+
+class _TableBlock(block_token.Table):
+    """A mistletoe table that keeps its raw lines and skips inline parsing of the cells."""
+
+    def __init__(self, match: tuple[list[str], int]) -> None:
+        lines, start_line = match
+        self.raw_lines = lines
+        self.line_number = start_line
+        self.children = []
+
+
+# mistletoe keeps its token list in module state; swapping it is not thread-safe.
+_MISTLETOE_LOCK = threading.Lock()
+
+
+def _find_table(lines: list[str]) -> tuple[int, int] | None:
+    """Return (first line index, line count) of the first top-level table, or None."""
+    with _MISTLETOE_LOCK:
+        types = block_token._token_types
+        position = types.index(block_token.Table)
+        types[position] = _TableBlock
+        try:
+            document = block_token.Document(lines)
+        finally:
+            types[position] = block_token.Table
+    for child in document.children or ():
+        if isinstance(child, _TableBlock):
+            return child.line_number - 1, len(child.raw_lines)
+    return None
+
+
+@dataclass
+class TableText:
+    """A parsed table file: every line of it, where the table sits, and the decoded cells."""
+
+    lines: list[str]
+    start: int
+    end: int
+    columns: list[str]
+    rows: list[list[str]]
+    widths: list[int]
+
+    def row_line_number(self, row_index: int) -> int:
+        """The 1-based line number of a data row in the file."""
+        return self.start + 3 + row_index
+
+
+def _split_lines(text: str) -> list[str]:
+    # Only "\n" ends a line: cells never hold other line breakers (the codec escapes them).
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+        return [line + "\n" for line in lines]
+    return [line + "\n" for line in lines[:-1]] + lines[-1:]
+
+
+def _content(line: str) -> str:
+    return line.rstrip("\n").rstrip("\r")
+
+
+def widths_from_delimiter(line: str) -> list[int]:
+    """Column widths implied by a delimiter row like ``|:-----|:--|``."""
+    return [max(len(segment) - 2, 0) for segment in split_row(_content(line))]
+
+
+def parse_table_text(text: str, path: Path, columns: Sequence[str]) -> TableText:
+    """Parse a whole file's text; raise TableError naming the line on any defect."""
+    lines = _split_lines(text)
+    for_mistletoe = [_content(line).lstrip("\ufeff") + "\n" for line in lines]
+    found = _find_table(for_mistletoe)
+    if found is None:
+        raise TableError(path, None, f"no pipe table found (expected columns: {', '.join(columns)})")
+    start, count = found
+    header = [decode_cell(cell) for cell in split_row(_content(lines[start]))]
+    if header != list(columns):
+        raise TableError(path, start + 1, _column_problem(header, list(columns)))
+    rows: list[list[str]] = []
+    for offset in range(2, count):
+        cells = split_row(_content(lines[start + offset]))
+        if len(cells) != len(columns):
+            raise TableError(
+                path,
+                start + offset + 1,
+                f"row has {len(cells)} cells, expected {len(columns)} ({', '.join(columns)})",
+            )
+        rows.append([decode_cell(cell) for cell in cells])
+    widths = widths_from_delimiter(lines[start + 1])
+    return TableText(lines, start, start + count, list(columns), rows, widths)
+
+
+def _column_problem(found: list[str], expected: list[str]) -> str:
+    missing = [name for name in expected if name not in found]
+    unexpected = [name for name in found if name not in expected]
+    parts = []
+    if missing:
+        parts.append("missing column(s): " + ", ".join(missing))
+    if unexpected:
+        parts.append("unexpected column(s): " + ", ".join(unexpected))
+    if not parts:
+        parts.append("columns out of order")
+    return "; ".join(parts) + f" (expected: {', '.join(expected)})"
+
+
+def cell_width(text: str) -> int:
+    """Display width of an encoded cell, the way tabulate measures it."""
+    width = wcswidth(text)
+    return width if width >= 0 else len(text)
+
+
+def render_table(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    """Render a whole table with tabulate; returns its lines with line endings."""
+    encoded = [[encode_cell(value) for value in row] for row in rows]
+    text = tabulate(encoded, headers=list(columns), tablefmt="pipe", disable_numparse=True)
+    return [line + "\n" for line in text.split("\n")]
+
+
+def render_row(row: Sequence[str], widths: Sequence[int], ragged: bool = False) -> str | None:
+    """Render one row at the given column widths, as tabulate would.
+
+    Returns None if a cell does not fit, unless `ragged`, when it overflows its column.
+    """
+    if len(row) != len(widths):
+        return None
+    parts = []
+    for value, width in zip(row, widths, strict=True):
+        cell = encode_cell(value)
+        pad = width - cell_width(cell)
+        if pad < 0 and not ragged:
+            return None
+        parts.append(cell + " " * max(pad, 0))
+    return "| " + " | ".join(parts) + " |\n"
+
+
+def new_file_lines(title: str, description: str) -> list[str]:
+    """The lines before the table in a freshly created table file."""
+    lines = [f"# {title}\n", "\n"]
+    if description:
+        lines += [description + "\n", "\n"]
+    return lines
