@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import os
-import tempfile
+import secrets
+import stat
 from pathlib import Path
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Replace `path` with `data` so that a reader sees the old or the new file, never a mix."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    mode = _existing_mode(path)
+    fd, tmp_name = _create_temp(path)
     try:
         with os.fdopen(fd, "wb") as handle:
+            if mode is not None:
+                os.fchmod(fd, mode)  # a replaced file keeps the permissions a person gave it
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
@@ -21,6 +25,25 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         Path(tmp_name).unlink(missing_ok=True)
         raise
     _fsync_dir(path.parent)
+
+
+def _existing_mode(path: Path) -> int | None:
+    try:
+        return stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        return None
+
+
+def _create_temp(path: Path) -> tuple[int, str]:
+    """Create a fresh temporary sibling of `path`; returns its descriptor and name."""
+    while True:
+        name = str(path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp")
+        try:
+            # 0o666 lets the umask decide, as for any new file (mkstemp would force 0o600).
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue
+        return fd, name
 
 
 def atomic_write_text(path: Path, text: str) -> None:

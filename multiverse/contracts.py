@@ -109,7 +109,6 @@ class PlanContext(Data):
     tasks: list[Task] = Field(default_factory=list)
     task: Task | None = None
     modification: str | None = None
-    mcps: list[McpRecipe] = Field(default_factory=list)
     tool_types: list[str] = Field(default_factory=list)
     signal_outputs: list[str] = Field(default_factory=list)
 

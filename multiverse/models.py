@@ -7,9 +7,16 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
-from typing import Annotated, ClassVar
+from typing import Annotated, ClassVar, get_args
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+)
 
 RUN_ID = r"run-\d{8}-\d{6}-\d{3}"
 PHASE_ID = r"P[0-4]"
@@ -93,6 +100,16 @@ class Row(BaseModel):
     def key(self) -> str:
         """The value of this row's key column."""
         return str(getattr(self, self.key_field))
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _empty_is_none(cls, value: object, info: ValidationInfo) -> object:
+        # A table cell cannot tell "" from None, so an optional field holds None, never "":
+        # otherwise a row would read back different from what was written.
+        field = cls.model_fields.get(info.field_name or "")
+        if value == "" and field is not None and type(None) in get_args(field.annotation):
+            return None
+        return value
 
     @field_validator("status", check_fields=False)
     @classmethod
@@ -202,3 +219,30 @@ class ToolTask(Row):
     tool_task_purpose: str = ""
     execution_order: Order
     status: Status = Status.PENDING
+
+
+# Allowed status changes, written down once (STYLE rule 5). Final statuses never change.
+RUN_TRANSITIONS: dict[Status, frozenset[Status]] = {
+    Status.PENDING: frozenset(
+        {Status.AWAITING_CONFIRMATION, Status.COMPLETED, Status.FAILED, Status.CANCELLED}
+    ),
+    Status.AWAITING_CONFIRMATION: frozenset({Status.PENDING, Status.CANCELLED, Status.FAILED}),
+}
+WORK_TRANSITIONS: dict[Status, frozenset[Status]] = {
+    Status.PENDING: frozenset({Status.COMPLETED, Status.FAILED}),
+}
+
+
+def can_transition(old: Status, new: Status, *, run: bool = False) -> bool:
+    """Whether a row may go from `old` to `new` (process_runs rows when `run`)."""
+    table = RUN_TRANSITIONS if run else WORK_TRANSITIONS
+    return old == new or new in table.get(old, frozenset())
+
+
+class PhaseTemplate(Row):
+    """A row of db/templates/default_phases.md: one phase of the fixed method."""
+
+    key_field: ClassVar[str] = "phase_id"
+    phase_id: PhaseId
+    phase_name: str = Field(min_length=1)
+    phase_purpose: str = ""

@@ -12,6 +12,7 @@ from multiverse.models import (
     CatalogEntry,
     MajorStage,
     Phase,
+    PhaseTemplate,
     ProcessRun,
     Row,
     Task,
@@ -111,6 +112,10 @@ MAJOR_STAGES = TableSpec(
 TASKS = TableSpec("tasks.md", "Tasks", "The planned tasks of each stage.", Task)
 TOOL_TASKS = TableSpec(
     "tool_tasks.md", "Tool tasks", "PRE and POST helper steps of the tasks.", ToolTask
+)
+
+PHASE_TEMPLATE = TableSpec(
+    "default_phases.md", "Default phases", "The fixed four-phase method.", PhaseTemplate
 )
 
 GLOBAL_TABLES: tuple[TableSpec[Any], ...] = (PROCESS_RUNS, USER_INSTRUCTIONS, KNOWLEDGE_CATALOG)

@@ -107,6 +107,14 @@ class TableStore:
             rows.append(row)
         return _Snapshot(data, table.lines, table.start, table.end, table.widths, rows, index)
 
+    def is_current(self, path: Path) -> bool:
+        """Whether the file still holds exactly what this store last read or wrote."""
+        cached = self._snapshots.get(path)
+        try:
+            return cached is not None and path.read_bytes() == cached.data
+        except OSError:
+            return False
+
     # -- writing -------------------------------------------------------------------------
 
     @contextmanager
@@ -136,11 +144,9 @@ class TableStore:
             before = self.snapshot(spec, path)
             after = change(list(before.rows))
             self._write(spec, path, before, after)
-            return after
+            return list(after)  # the cache keeps `after`; a caller's edit must not reach it
 
-    def _write(
-        self, spec: TableSpec[R], path: Path, before: _Snapshot[R], rows: list[R]
-    ) -> None:
+    def _write(self, spec: TableSpec[R], path: Path, before: _Snapshot[R], rows: list[R]) -> None:
         index = _index_of(path, rows)
         lines, start, end, widths = _render(spec, before, rows)
         data = "".join(lines).encode("utf-8")
@@ -170,9 +176,12 @@ def _render(
         if patched is not None:
             return patched
     cells = [spec.to_cells(row) for row in rows]
-    table = render_table(spec.columns, cells)
+    newline = _newline(before)
+    table = [_ending(line, newline) for line in render_table(spec.columns, cells)]
     if before.exists:
         prefix, suffix = before.lines[: before.start], before.lines[before.end :]
+        if not prefix and before.lines[0].startswith("\ufeff"):
+            table[0] = "\ufeff" + table[0]  # keep the byte-order mark the file opened with
     else:
         prefix, suffix = new_file_lines(spec.title, spec.description), []
     lines = prefix + table + suffix
@@ -185,6 +194,7 @@ def _patch_rows(
     """Re-render only changed and appended rows; None when a full render is wanted."""
     old = before.rows
     ragged = len(rows) > FULL_RENDER_LIMIT
+    newline = _newline(before)
     lines = list(before.lines)
     first_row = before.start + 2
     for position, row in enumerate(rows):
@@ -195,14 +205,27 @@ def _patch_rows(
         line = render_row(spec.to_cells(row), before.widths, ragged=ragged)
         if line is None:
             return None
+        line = _ending(line, newline)
         if position < len(old):
             lines[first_row + position] = line
         else:
             lines.insert(first_row + position, line)
     end = first_row + len(rows)
     if end > before.end and not lines[before.end - 1].endswith("\n"):
-        lines[before.end - 1] += "\n"
+        lines[before.end - 1] += newline
     return lines, before.start, end, before.widths
+
+
+def _newline(before: _Snapshot[Any]) -> str:
+    """The line ending the table is written with: its header's (CRLF files stay CRLF)."""
+    if before.exists and before.lines[before.start].endswith("\r\n"):
+        return "\r\n"
+    return "\n"
+
+
+def _ending(line: str, newline: str) -> str:
+    """`line` (ending in a line feed) with the table's line ending."""
+    return line if newline == "\n" else line[:-1] + newline
 
 
 def _describe(error: ValidationError) -> str:
@@ -210,6 +233,9 @@ def _describe(error: ValidationError) -> str:
     for item in error.errors():
         where = ".".join(str(part) for part in item["loc"]) or "row"
         message = item["msg"].removeprefix("Value error, ")
+        value = item.get("input")
+        if isinstance(value, str) and value not in message:
+            message += f" (got {value!r})"  # a person fixing the file needs to see what is there
         problems.append(f"{where}: {message}")
     return "; ".join(problems)
 
@@ -288,4 +314,6 @@ def _updated(path: Path, row: R, fields: Mapping[str, Any]) -> R:
     try:
         return type(row).model_validate(data)
     except ValidationError as error:
-        raise TableError(path, None, f"invalid update of {row.key!r}: {_describe(error)}") from error
+        raise TableError(
+            path, None, f"invalid update of {row.key!r}: {_describe(error)}"
+        ) from error

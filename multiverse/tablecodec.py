@@ -26,7 +26,7 @@ def _needs_code(char: str) -> bool:
 
 
 def _code(char: str) -> str:
-    return "\\u{%x}" % ord(char)
+    return f"\\u{{{ord(char):x}}}"
 
 
 def encode_cell(value: str) -> str:

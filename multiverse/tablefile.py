@@ -92,9 +92,12 @@ def parse_table_text(text: str, path: Path, columns: Sequence[str]) -> TableText
     for_mistletoe = [_content(line).lstrip("\ufeff") + "\n" for line in lines]
     found = _find_table(for_mistletoe)
     if found is None:
-        raise TableError(path, None, f"no pipe table found (expected columns: {', '.join(columns)})")
+        raise TableError(
+            path, None, f"no pipe table found (expected columns: {', '.join(columns)})"
+        )
     start, count = found
-    header = [decode_cell(cell) for cell in split_row(_content(lines[start]))]
+    # A byte-order mark can only open the file, so it sits on the header when the table does.
+    header = [decode_cell(cell) for cell in split_row(_content(lines[start]).lstrip("\ufeff"))]
     if header != list(columns):
         raise TableError(path, start + 1, _column_problem(header, list(columns)))
     rows: list[list[str]] = []

@@ -1,0 +1,42 @@
+# One command installs everything and starts the daemon; one installs everything and tests.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: install start test lint typecheck bench bench-store bench-orchestrator bench-gateway clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+start: install
+	$(BIN)/multiverse init .
+	$(BIN)/multiverse start
+
+lint: install
+	$(BIN)/ruff check .
+
+typecheck: install
+	$(BIN)/mypy
+
+test: install lint typecheck
+	$(BIN)/pytest -q
+
+bench-store: install
+	$(BIN)/python bench/store.py
+
+bench-orchestrator: install
+	$(BIN)/python bench/orchestrator.py
+
+bench-gateway: install
+	$(BIN)/python bench/gateway.py
+
+bench: bench-store bench-orchestrator bench-gateway
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

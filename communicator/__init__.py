@@ -1,0 +1,1 @@
+"""The Communicator role: the only code that speaks to the user (SPEC §10.7)."""

@@ -1,0 +1,210 @@
+"""Evidence: what each source says (points, figures), how documents cite it, how it is read back.
+
+Every document the engine writes cites its sources in one visible form (a bullet ending in
+`_(source: `path`)_`, a `Value | Context | Source` table), so a later phase reads the evidence
+back from an earlier document, a person's edits included, with citations to the original files.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from pydantic import Field
+
+from executor.builtin.extract import Frozen, Heading
+from executor.builtin.figures import FigureKind, parse_figure, rank_key
+from executor.builtin.tabular import TableFacts, markdown_table, parse_markdown_table, parse_number
+from executor.builtin.text import normalized, similar
+
+BANNER_MARK = "Produced offline by the multiverse builtin engine"
+BANNER = f"> {BANNER_MARK} (no language model was used)."
+FIGURE_HEADER = ["Value", "Context", "Source"]
+_POINT = re.compile(
+    r"^\s*(?:[-*+]|\d+[.)])\s+(?P<text>.+?)\s+_\(source: `(?P<source>[^`]+)`\)_\s*$"
+)
+_SOURCE_HEADING = re.compile(r"^#{2,4} Source: `(?P<source>[^`]+)`(?: — (?P<title>.+))?$")
+
+
+class Point(Frozen):
+    """A statement taken from a source."""
+
+    text: str
+    source: str
+
+
+class Figure(Frozen):
+    """A figure, the sentence it sits in, and its source."""
+
+    value: str
+    magnitude: float
+    kind: FigureKind
+    context: str
+    source: str
+
+
+class Digest(Frozen):
+    """What one source file holds, as far as the engine can tell."""
+
+    source: str
+    kind: str
+    title: str
+    facts: list[str] = Field(default_factory=list)
+    headings: list[Heading] = Field(default_factory=list)
+    points: list[Point] = Field(default_factory=list)
+    figures: list[Figure] = Field(default_factory=list)
+    table: TableFacts | None = None
+    note: str = ""
+
+
+def cite(source: str) -> str:
+    """The citation suffix of a point."""
+    return f" _(source: `{source}`)_"
+
+
+def point_line(point: Point, marker: str = "-") -> str:
+    """A point as a cited bullet (or numbered item)."""
+    return f"{marker} {' '.join(point.text.split())}{cite(point.source)}"
+
+
+def figures_table(figures: Iterable[Figure]) -> str:
+    """The figures as a `Value | Context | Source` table."""
+    rows = [[f.value, f.context, f"`{f.source}`"] for f in figures]
+    return markdown_table(FIGURE_HEADER, rows)
+
+
+def source_heading(level: int, digest: Digest) -> str:
+    """The heading that opens a source's section."""
+    return f"{'#' * level} Source: `{digest.source}` — {digest.title}"
+
+
+def is_builtin_document(text: str) -> bool:
+    """Whether a text was written by this engine (its banner is near the top)."""
+    return BANNER_MARK in text[:600]
+
+
+def read_document(text: str) -> list[Digest]:
+    """The evidence a builtin document cites, one digest per original source, in order."""
+    titles: dict[str, str] = {}
+    points: dict[str, list[Point]] = {}
+    figures: dict[str, list[Figure]] = {}
+    lines = text.splitlines()
+    for index, line in enumerate(lines):
+        if heading := _SOURCE_HEADING.match(line):
+            titles.setdefault(heading["source"], heading["title"] or heading["source"])
+        elif point := _POINT.match(line):
+            found = Point(text=point["text"], source=point["source"])
+            points.setdefault(found.source, []).append(found)
+        elif _is_figure_header(line):
+            for figure in _figure_rows(lines[index:]):
+                figures.setdefault(figure.source, []).append(figure)
+    order = list(dict.fromkeys([*titles, *points, *figures]))
+    return [
+        Digest(
+            source=source,
+            kind="cited",
+            title=titles.get(source, source.rsplit("/", 1)[-1]),
+            points=points.get(source, []),
+            figures=figures.get(source, []),
+        )
+        for source in order
+    ]
+
+
+def _is_figure_header(line: str) -> bool:
+    return (
+        line.startswith("|") and [c.strip() for c in line.strip("| ").split("|")] == FIGURE_HEADER
+    )
+
+
+def _figure_rows(lines: list[str]) -> list[Figure]:
+    block: list[str] = []
+    for line in lines:
+        if not line.startswith("|"):
+            break
+        block.append(line)
+    table = parse_markdown_table(block)
+    if table is None:
+        return []
+    return [make_figure(row[0], row[1], row[2].strip("`")) for row in table.rows if row[0]]
+
+
+def make_figure(value: str, context: str, source: str) -> Figure:
+    """A figure from its written value, re-reading its kind and magnitude."""
+    found = parse_figure(value)
+    if found is not None:
+        return Figure(
+            value=value, magnitude=found.magnitude, kind=found.kind, context=context, source=source
+        )
+    number = parse_number(value) or 0.0
+    return Figure(value=value, magnitude=number, kind="count", context=context, source=source)
+
+
+def merge(digests: Iterable[Digest]) -> list[Digest]:
+    """Digests of the same source combined (points and figures de-duplicated), in first order."""
+    merged: dict[str, Digest] = {}
+    for digest in digests:
+        known = merged.get(digest.source)
+        if known is None:
+            merged[digest.source] = digest.model_copy(
+                update={"points": dedupe_points(digest.points), "figures": _dedupe(digest.figures)}
+            )
+            continue
+        merged[digest.source] = known.model_copy(
+            update={
+                "points": dedupe_points([*known.points, *digest.points]),
+                "figures": _dedupe([*known.figures, *digest.figures]),
+                "title": known.title if known.kind != "cited" else digest.title,
+            }
+        )
+    return list(merged.values())
+
+
+def dedupe_points(points: Iterable[Point]) -> list[Point]:
+    """Points without near-duplicates (the first wording wins)."""
+    kept: list[Point] = []
+    for point in points:
+        if not any(similar(point.text, other.text) for other in kept):
+            kept.append(point)
+    return kept
+
+
+def _dedupe(figures: Iterable[Figure]) -> list[Figure]:
+    seen: dict[tuple[str, str], Figure] = {}
+    for figure in figures:
+        seen.setdefault((figure.value, normalized(figure.context)), figure)
+    return list(seen.values())
+
+
+def ranked_points(digests: list[Digest], limit: int) -> list[Point]:
+    """The best points across sources, taken in turn from each source (each lists best first)."""
+    chosen: list[Point] = []
+    depth = max((len(d.points) for d in digests), default=0)
+    for rank in range(depth):
+        for digest in digests:
+            if rank < len(digest.points):
+                chosen = dedupe_points([*chosen, digest.points[rank]])
+            if len(chosen) >= limit:
+                return chosen
+    return chosen
+
+
+def key_figures(digests: list[Digest], limit: int) -> list[Figure]:
+    """Figures that are not bare years, taken in turn from each source in document order."""
+    pools = [[f for f in d.figures if f.kind != "year"] for d in digests]
+    chosen: list[Figure] = []
+    for rank in range(max((len(p) for p in pools), default=0)):
+        chosen = _dedupe([*chosen, *(pool[rank] for pool in pools if rank < len(pool))])
+        if len(chosen) >= limit:
+            break
+    return chosen[:limit]
+
+
+def largest_figures(digests: list[Digest], limit: int) -> list[Figure]:
+    """The largest amounts first, then the largest percents and counts (years left out)."""
+    every = [f for d in digests for f in d.figures if f.kind != "year"]
+    every.sort(key=lambda f: rank_key(f.kind, f.magnitude))
+    unique: dict[str, Figure] = {}
+    for figure in every:
+        unique.setdefault(figure.value, figure)
+    return list(unique.values())[:limit]

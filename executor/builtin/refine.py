@@ -1,0 +1,100 @@
+"""Refined content (REFINING_CONTENT) and the assembly plan (GENERATING_OUTPUT, in workspace)."""
+
+from __future__ import annotations
+
+from executor.builtin.document import DocContext, bullet_list, opening
+from executor.builtin.evidence import (
+    Digest,
+    Figure,
+    Point,
+    figures_table,
+    key_figures,
+    point_line,
+    ranked_points,
+)
+from executor.builtin.strategy import Theme, all_points, classify, themes
+from executor.builtin.text import terms
+
+SECTIONS = 5
+POINTS_PER_SECTION = 5
+FIGURES_PER_SECTION = 6
+
+
+def _mentions(text: str, theme: Theme) -> bool:
+    return theme.term in terms(text)
+
+
+def _theme_section(theme: Theme, points: list[Point], figures: list[Figure]) -> list[str]:
+    lines = [f"## {theme.term.capitalize()}", "", "### Key points", ""]
+    lines += [point_line(p) for p in points] + [""]
+    if figures:
+        lines += ["### Supporting figures", "", figures_table(figures), ""]
+    return lines
+
+
+def render_refined(context: DocContext, digests: list[Digest]) -> str:
+    """Sections by theme, each with its key points and supporting figures, nothing twice."""
+    points = all_points(digests)
+    figures = [f for d in digests for f in d.figures if f.kind != "year"]
+    lines = opening(context, "Refined content")
+    lines += ["## Summary", ""]
+    lines += bullet_list([point_line(p) for p in ranked_points(digests, 5)], "No key points.")
+    used: set[str] = set()
+    used_figures: set[tuple[str, str]] = set()
+    for theme in themes(digests, SECTIONS):
+        own = [p for p in points if p.text not in used and _mentions(p.text, theme)]
+        own = own[:POINTS_PER_SECTION]
+        if not own:
+            continue
+        support = [
+            f
+            for f in figures
+            if (f.value, f.source) not in used_figures and _mentions(f.context, theme)
+        ][:FIGURES_PER_SECTION]
+        used.update(p.text for p in own)
+        used_figures.update((f.value, f.source) for f in support)
+        lines += _theme_section(theme, own, support)
+    opportunities, risks = classify(points)
+    lines += ["## Opportunities and risks", "", "### Opportunities", ""]
+    lines += bullet_list([point_line(p) for p in opportunities[:5]], "No growth signals found.")
+    lines += ["### Risks", ""]
+    lines += bullet_list([point_line(p) for p in risks[:5]], "No risk signals found.")
+    rest = [p for p in points if p.text not in used]
+    if rest:
+        lines += ["## Further points", "", *(point_line(p) for p in rest[:12]), ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def render_assembly_plan(context: DocContext, digests: list[Digest], charts: list[str]) -> str:
+    """The plan of the final deliverables: files, outline, and the material to carry into them."""
+    found = themes(digests, 5)
+    figures = key_figures(digests, 12)
+    opportunities, risks = classify(all_points(digests))
+    outputs = f"outputs/{context.run_id}"
+    chart_text = ", ".join(f"`{c}`" for c in charts) if charts else "none found yet"
+    lines = opening(context, "Assembly plan")
+    lines += [
+        "## Deliverables",
+        "",
+        f"- `{outputs}/report.md`: the report in markdown",
+        f"- `{outputs}/report.html`: the same report, self-contained, charts inline",
+        "",
+        "## Outline",
+        "",
+        "1. Title, taken from the request",
+        f"2. Introduction: the request and {len(context.instructions)} active instruction(s)",
+        f"3. Executive summary: the best points across {len(digests)} source(s)",
+        f"4. Key figures: {len(figures)} figure(s) with their context and source",
+        f"5. Charts: {chart_text}",
+        "6. Findings by source: " + ", ".join(f"`{d.source}`" for d in digests),
+        "7. Strategy and recommendations: themes "
+        + ", ".join(t.term for t in found)
+        + f"; {len(opportunities)} opportunity and {len(risks)} risk statement(s)",
+        "8. How this was made: stages and sources",
+        "",
+        "## Material to carry",
+        "",
+    ]
+    lines += bullet_list([point_line(p) for p in ranked_points(digests, 12)], "No key points.")
+    lines += [figures_table(figures), ""] if figures else []
+    return "\n".join(lines).rstrip() + "\n"

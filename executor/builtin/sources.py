@@ -1,0 +1,91 @@
+"""Reading references: files and folders inside the home turned into digests.
+
+The I/O edge of extraction: decoding, size caps, and the choice of reader by file type.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+
+from executor.builtin.digest import digest_note, digest_table, digest_text
+from executor.builtin.evidence import Digest, is_builtin_document, merge, read_document
+from executor.builtin.paths import relative, resolve_reference
+from executor.builtin.tabular import describe_data, parse_csv
+
+MAX_BYTES = 2_000_000
+MAX_FOLDER_FILES = 50
+_TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".text", ".rst", ""}
+
+
+def decode(data: bytes) -> str | None:
+    """Text from bytes (UTF-8, UTF-16 with a BOM, or Korean CP949), or None for binary data."""
+    if b"\x00" in data[:8192] and not data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return None
+    for encoding in ("utf-8-sig", "utf-16", "cp949"):
+        if encoding == "utf-16" and not data.startswith((b"\xff\xfe", b"\xfe\xff")):
+            continue
+        try:
+            return data.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+    return None
+
+
+def expand(path: Path) -> list[Path]:
+    """A file, or a folder's visible files (recursively, sorted, capped)."""
+    if path.is_file():
+        return [path]
+    files = sorted(
+        p
+        for p in path.rglob("*")
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(path).parts)
+    )
+    return files[:MAX_FOLDER_FILES]
+
+
+def read_references(home: Path, references: list[str]) -> tuple[list[str], list[Digest]]:
+    """The files the references name (relative to home) and their merged digests."""
+    files: list[str] = []
+    digests: list[Digest] = []
+    for reference in references:
+        for path in expand(resolve_reference(home, reference)):
+            files.append(relative(home, path))
+            digests.extend(read_file(home, path))
+    return files, merge(digests)
+
+
+def read_file(home: Path, path: Path) -> list[Digest]:
+    """The digests of one file: its own, or those a builtin document cites."""
+    source = relative(home, path)
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as handle:
+            data = handle.read(MAX_BYTES)
+    except OSError as error:
+        return [digest_note(source, "unreadable", path.name, f"unreadable: {error.strerror}")]
+    text = decode(data)
+    if text is None:
+        return [digest_note(source, "binary", path.name, f"binary file, {size:,} bytes")]
+    return digest_content(source, path.suffix.lower(), text, path.stem)
+
+
+def digest_content(source: str, suffix: str, text: str, stem: str) -> list[Digest]:
+    """The digests of decoded content, chosen by the file's suffix."""
+    if suffix in (".csv", ".tsv"):
+        return [digest_table(source, parse_csv(text), stem)]
+    if suffix in (".json", ".yaml", ".yml"):
+        try:
+            shape = describe_data(text, suffix != ".json")
+        except (json.JSONDecodeError, yaml.YAMLError) as error:
+            shape = f"not valid {suffix[1:].upper()}: {str(error).splitlines()[0]}"
+        return [digest_note(source, "data", stem, f"{suffix[1:].upper()} {shape}")]
+    if suffix in (".html", ".htm", ".svg"):
+        note = "chart (HTML with an SVG image)" if "<svg" in text else "HTML document"
+        return [digest_note(source, "markup", stem, note)]
+    if is_builtin_document(text):
+        return read_document(text)
+    kind = "markdown" if suffix in (".md", ".markdown") else "text"
+    return [digest_text(source, text, kind, stem)]

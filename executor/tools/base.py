@@ -1,0 +1,186 @@
+"""What every Executor tool shares: its result value, its context and its interface (SPEC §12)."""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from multiverse.home import Home
+from multiverse.models import RUN_ID
+
+_RUN_ID = re.compile(RUN_ID)
+
+
+class ToolResult(BaseModel):
+    """The outcome of one tool call; a failure is a value handed back to the model."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    ok: bool
+    output: str = ""
+    error: str | None = None
+    data: dict[str, Any] = Field(default_factory=dict)
+
+    @classmethod
+    def success(cls, output: str, **data: Any) -> ToolResult:
+        """A successful result with its text for the model and structured data."""
+        return cls(ok=True, output=output, data=data)
+
+    @classmethod
+    def failure(cls, error: str, **data: Any) -> ToolResult:
+        """A failed result; `error` is shown to the model."""
+        return cls(ok=False, error=error, data=data)
+
+
+class ToolRefused(Exception):
+    """A call that confinement or policy forbids; the registry turns it into a failed result."""
+
+
+class SearchHit(BaseModel):
+    """One web search result."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    title: str
+    url: str
+    snippet: str = ""
+
+
+class WebSearchProvider(Protocol):
+    """A pluggable web search backend (configured in the mapping)."""
+
+    def search(self, query: str, limit: int) -> list[SearchHit]:
+        """The best `limit` hits for `query`, best first."""
+        ...
+
+
+Approver = Callable[[str], bool]
+
+
+class ToolLimits(BaseModel):
+    """Caps and timeouts that keep every tool bounded."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    read_max_bytes: int = Field(default=256 * 1024, gt=0)
+    read_many_max_files: int = Field(default=50, gt=0)
+    read_many_max_bytes: int = Field(default=1024 * 1024, gt=0)
+    list_max_entries: int = Field(default=1000, gt=0)
+    glob_max_results: int = Field(default=500, gt=0)
+    walk_max_entries: int = Field(default=50_000, gt=0)
+    search_max_matches: int = Field(default=200, gt=0)
+    search_max_file_bytes: int = Field(default=4 * 1024 * 1024, gt=0)
+    search_max_line_chars: int = Field(default=300, gt=0)
+    shell_timeout_seconds: float = Field(default=120.0, gt=0)
+    shell_max_output_bytes: int = Field(default=64 * 1024, gt=0)
+    web_timeout_seconds: float = Field(default=20.0, gt=0)
+    web_max_bytes: int = Field(default=2 * 1024 * 1024, gt=0)
+    web_max_output_chars: int = Field(default=100_000, gt=0)
+    web_search_max_hits: int = Field(default=10, gt=0)
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """Where a tool acts: one home, one run, the run's policy and limits."""
+
+    home: Path
+    run_id: str
+    shell_allow: tuple[str, ...] = ()
+    limits: ToolLimits = field(default_factory=ToolLimits)
+    approver: Approver | None = None
+    web_search_provider: WebSearchProvider | None = None
+
+    def __post_init__(self) -> None:
+        # A malformed run_id (say "../x") would move the writable roots: that is our bug.
+        if not _RUN_ID.fullmatch(self.run_id):
+            raise ValueError(f"{self.run_id!r} is not a valid run_id")
+        object.__setattr__(self, "home", Path(self.home).resolve())
+
+    @property
+    def workspace(self) -> Path:
+        """The run's workspace: writable, and the shell's working directory."""
+        return Home(self.home).run(self.run_id).workspace
+
+    @property
+    def outputs(self) -> Path:
+        """The run's deliverables folder: writable."""
+        return Home(self.home).run(self.run_id).outputs
+
+    def relative(self, path: Path) -> str:
+        """`path` as the tables write it: relative to the home, forward slashes."""
+        if path == self.home:
+            return "."
+        return path.relative_to(self.home).as_posix()
+
+
+class Tool(Protocol):
+    """A concrete tool the Executor may be given."""
+
+    @property
+    def name(self) -> str:
+        """The tool's name as the model calls it."""
+        ...
+
+    @property
+    def description(self) -> str:
+        """What the tool does, for the model."""
+        ...
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """The JSON schema of the tool's arguments."""
+        ...
+
+    def run(self, context: ToolContext, arguments: dict[str, Any]) -> ToolResult:
+        """Do the call; may raise ToolRefused or pydantic.ValidationError."""
+        ...
+
+
+class Arguments(BaseModel):
+    """Base of a tool's arguments: unknown fields are an error the model sees."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+A = TypeVar("A", bound=Arguments)
+
+
+class ModelTool(ABC, Generic[A]):
+    """A tool whose arguments are a pydantic model, which also gives its JSON schema."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    arguments_model: ClassVar[type[Arguments]]
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """The JSON schema of the arguments, without pydantic's titles."""
+        schema: dict[str, Any] = _strip_titles(self.arguments_model.model_json_schema())
+        return schema
+
+    def run(self, context: ToolContext, arguments: dict[str, Any]) -> ToolResult:
+        """Validate the arguments, then execute."""
+        parsed = cast(A, self.arguments_model.model_validate(arguments))
+        return self.execute(context, parsed)
+
+    @abstractmethod
+    def execute(self, context: ToolContext, args: A) -> ToolResult:
+        """Do the call with validated arguments."""
+
+
+def _strip_titles(schema: Any) -> Any:
+    if isinstance(schema, dict):
+        return {
+            key: _strip_titles(value)
+            for key, value in schema.items()
+            if not (key == "title" and isinstance(value, str))
+        }
+    if isinstance(schema, list):
+        return [_strip_titles(item) for item in schema]
+    return schema

@@ -1,0 +1,125 @@
+"""What the CLI commands do, as plain functions (the CLI only parses and maps errors)."""
+
+from __future__ import annotations
+
+import os
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+
+from multiverse.atomic import atomic_write_text
+from multiverse.errors import UserError
+from multiverse.home import Home, require_home, resolve_home
+from multiverse.models import RUN_ID, Status
+from multiverse.schemas import PROCESS_RUNS
+from multiverse.store import TableStore
+
+
+def run_daemon(home_option: str | None, once: bool) -> int:
+    """Start the daemon on this home; returns the exit status."""
+    from multiverse.config import load_runtime_mapping
+    from multiverse.logging_setup import configure_logging
+    from multiverse.team import build_crew
+    from orchestrator.daemon import Daemon
+
+    home = require_home(resolve_home(home_option))
+    configure_logging(home.state / "logs" / "daemon.jsonl")
+    mapping = load_runtime_mapping(home.root)
+    crew = build_crew(home, mapping, os.environ)
+    daemon = Daemon(crew, mapping.daemon)
+    daemon.install_signal_handlers()
+    if not once:
+        print(f"multiverse is serving {home.root}: drop a request into inbox/ (Ctrl-C stops)",
+              flush=True)
+    return daemon.run(once=once)
+
+
+def _slug(text: str) -> str:
+    words = re.findall(r"\w+", text.lower())[:6]
+    return "-".join(words)[:48] or "request"
+
+
+def submit_request(home_option: str | None, text: str | None, file: Path | None) -> Path:
+    """Write a request into inbox/ (atomically, so the daemon never reads half of it)."""
+    home = require_home(resolve_home(home_option))
+    if (text is None) == (file is None):
+        raise UserError("give the request either as TEXT or with --file, not both")
+    if file is not None:
+        try:
+            data = file.read_bytes()
+        except OSError as error:
+            raise UserError(f"cannot read {file}: {error.strerror}") from error
+        name = file.name if file.suffix in (".md", ".txt") else f"{file.stem}.md"
+    else:
+        assert text is not None
+        if not text.strip():
+            raise UserError("the request is empty")
+        data = text.encode("utf-8")
+        stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+        name = f"{stamp}-{_slug(text)}.md"
+    target = home.inbox / name
+    counter = 1
+    while target.exists():
+        target = home.inbox / f"{Path(name).stem}-{counter}{Path(name).suffix}"
+        counter += 1
+    from multiverse.atomic import atomic_write_bytes
+
+    atomic_write_bytes(target, data)
+    return target
+
+
+def _known_run(home: Home, run_id: str) -> Status:
+    if not re.fullmatch(RUN_ID, run_id):
+        raise UserError(f"{run_id!r} is not a run_id (run-YYYYMMDD-HHMMSS-NNN)")
+    row = TableStore().table(PROCESS_RUNS, home.db / PROCESS_RUNS.filename).get(run_id)
+    if row is None:
+        raise UserError(f"no run {run_id} in {home.db / PROCESS_RUNS.filename}")
+    return row.status
+
+
+def answer_run(home_option: str | None, run_id: str, kind: str, text: str = "") -> Path:
+    """Write the user's decision into runs/<run_id>/user_response.md."""
+    from orchestrator.decisions import DecisionKind, render_decision
+
+    home = require_home(resolve_home(home_option))
+    current = _known_run(home, run_id)
+    if current is not Status.AWAITING_CONFIRMATION:
+        raise UserError(f"run {run_id} is not waiting for an answer (it is {current.value})")
+    if kind == "MODIFY" and not text.strip():
+        raise UserError("say what to change: multiverse modify RUN \"…\"")
+    path = home.run(run_id).user_response
+    atomic_write_text(path, render_decision(DecisionKind(kind), text.strip()))
+    return path
+
+
+def show_run(home_option: str | None, run_id: str) -> str:
+    """A run's proposal, messages and outputs as one text."""
+    home = require_home(resolve_home(home_option))
+    status = _known_run(home, run_id)
+    paths = home.run(run_id)
+    parts = [f"# {run_id} ({status.value})"]
+    for label, path in (("Proposal", paths.feedback), ("Messages", paths.messages)):
+        try:
+            parts.append(f"\n## {label} ({home.relative(path)})\n\n" +
+                         path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            parts.append(f"\n## {label}\n\n(none yet)")
+    outputs = sorted(p for p in paths.outputs.rglob("*") if p.is_file()) \
+        if paths.outputs.is_dir() else []
+    parts.append("\n## Outputs\n\n" + ("\n".join(f"- {home.relative(p)}" for p in outputs)
+                                         or "(none yet)"))
+    return "\n".join(parts)
+
+
+def run_doctor(home_option: str | None, ping: bool) -> tuple[str, bool]:
+    """The doctor's report as text, and whether everything is healthy."""
+    from multiverse.doctor import diagnose, render_doctor
+
+    home = resolve_home(home_option)
+    pinger = None
+    if ping:
+        from multiverse.gateway import ping_model
+
+        pinger = ping_model
+    report = diagnose(home.root, os.environ, pinger)
+    return render_doctor(report), report.healthy

@@ -1,0 +1,368 @@
+"""runtime-mapping.yaml (SPEC §10.2): tiers, budgets, tools; and each tier's effective mode.
+
+The effective mode (§10.4) is decided here without importing litellm: a tier whose model needs a
+key that is not set degrades to `builtin`, with one warning per process, never a crash.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Hashable, Iterable, Mapping
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Literal
+
+import structlog
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from multiverse.errors import ConfigError
+from multiverse.home import Home
+from multiverse.provider_keys import (
+    KEYLESS_PROVIDERS,
+    OPENAI_COMPATIBLE,
+    PROVIDER_KEYS,
+    provider_of,
+)
+
+log = structlog.get_logger(__name__)
+
+BUILTIN = "builtin"
+DEBUG_ENV = "MULTIVERSE_DEBUG"
+DEFAULT_TOOLS = (
+    "list_directory", "read_file", "read_many_files", "write_file", "glob", "search_file_content",
+    "replace", "create_directory", "web_search", "web_fetch", "data_visualization",
+)  # fmt: skip
+DEFAULT_ACTION_MAPPING: dict[str, list[str]] = {
+    "modify_files": ["write_file", "replace", "create_directory"],
+    "run_commands": ["run_shell_command"],
+    "access_network": ["web_search", "web_fetch"],
+}
+
+
+class Tier(StrEnum):
+    """A role's capability tier; the mapping says which model serves it."""
+
+    HIGH = "HIGH"
+    MEDIUM = "MEDIUM"
+    LOW = "LOW"
+
+    def next_up(self) -> Tier | None:
+        """The tier a call escalates to (LOW→MEDIUM→HIGH), None above HIGH."""
+        return {Tier.LOW: Tier.MEDIUM, Tier.MEDIUM: Tier.HIGH}.get(self)
+
+
+class Settings(BaseModel):
+    """Base of the mapping's sections: strict, immutable, trimmed strings."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+
+
+class TierConfig(Settings):
+    """The model serving one tier and its per-call limits."""
+
+    model: str = Field(default=BUILTIN, min_length=1)
+    max_tokens: int = Field(default=4096, gt=0)
+    timeout_seconds: float = Field(default=120.0, gt=0)
+    api_base: str | None = None
+    api_key_env: str | None = Field(default=None, min_length=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_model_name(cls, data: Any) -> Any:
+        return {"model": data} if isinstance(data, str) else data
+
+
+class Budget(Settings):
+    """Per-run limits over all calls; null means no limit."""
+
+    max_tokens_per_run: int | None = Field(default=2_000_000, gt=0)
+    max_cost_per_run_usd: float | None = Field(default=10.0, gt=0)
+
+
+class ToolBinding(Settings):
+    """The concrete tool an abstract tool maps to; a plain string in YAML means `tool`."""
+
+    tool: str = Field(min_length=1)
+    requires_approval: bool = False
+    options: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_tool_name(cls, data: Any) -> Any:
+        return {"tool": data} if isinstance(data, str) else data
+
+
+class DaemonConfig(Settings):
+    """How the daemon serves the home."""
+
+    max_parallel_runs: int = Field(default=4, ge=1)
+    inbox_max_bytes: int = Field(default=1024 * 1024, gt=0)
+    debounce_ms: int = Field(default=75, ge=0)
+
+
+class RuntimeMapping(Settings):
+    """The whole runtime-mapping.yaml; every missing entry takes its documented default."""
+
+    tier_mapping: dict[Tier, TierConfig] = Field(
+        default_factory=lambda: {tier: TierConfig() for tier in Tier}
+    )
+    budget: Budget = Field(default_factory=Budget)
+    tool_mapping: dict[str, ToolBinding] = Field(
+        default_factory=lambda: {name: ToolBinding(tool=name) for name in DEFAULT_TOOLS}
+    )
+    action_mapping: dict[str, list[str]] = Field(
+        default_factory=lambda: {k: list(v) for k, v in DEFAULT_ACTION_MAPPING.items()}
+    )
+    daemon: DaemonConfig = Field(default_factory=DaemonConfig)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _tolerate(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        # An empty section (`budget:`) is a missing one.
+        data = {key: value for key, value in data.items() if value is not None}
+        tiers = data.get("tier_mapping")
+        if isinstance(tiers, dict):
+            data["tier_mapping"] = {
+                k.upper() if isinstance(k, str) else k: v for k, v in tiers.items()
+            }
+        tools = data.get("tool_mapping")
+        if isinstance(tools, dict):
+            # `web_search:` left empty disables the tool; a mapping without `tool` keeps the name.
+            data["tool_mapping"] = {
+                name: {"tool": name, **value} if isinstance(value, dict) else value
+                for name, value in tools.items()
+                if value is not None
+            }
+        actions = data.get("action_mapping")
+        if isinstance(actions, dict):
+            # Missing actions keep their default exclusions: forgetting one never widens a role.
+            given = {k: [v] if isinstance(v, str) else v or [] for k, v in actions.items()}
+            data["action_mapping"] = {**DEFAULT_ACTION_MAPPING, **given}
+        return data
+
+    @field_validator("tier_mapping")
+    @classmethod
+    def _every_tier(cls, value: dict[Tier, TierConfig]) -> dict[Tier, TierConfig]:
+        return {tier: value.get(tier, TierConfig()) for tier in Tier}
+
+
+def load_yaml(text: str, source: str) -> Any:
+    """Parse YAML text; a syntax error becomes a ConfigError naming `source` and the line."""
+    try:
+        return yaml.safe_load(text)
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        where = f"{source}:{mark.line + 1}" if mark is not None else source
+        problem = error.problem or error.context or "syntax error"
+        raise ConfigError(f"{where}: invalid YAML: {problem}") from None
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{source}: invalid YAML: {error}") from None
+
+
+def describe_validation_error(source: str, error: ValidationError) -> str:
+    """One line per problem: `source: key.path: what is wrong`."""
+    lines = []
+    for detail in error.errors():
+        path = ".".join(str(part) for part in detail["loc"] if part != "[key]") or "(top level)"
+        message = detail["msg"]
+        for raw, plain in (
+            ("Input should be ", "must be "),
+            ("Value error, ", ""),
+            ("Extra inputs are not permitted", "unknown key"),
+            ("Field required", "is required"),
+        ):
+            message = message.replace(raw, plain)
+        lines.append(f"{source}: {path}: {message}")
+    return "; ".join(lines)
+
+
+def read_config_text(path: Path) -> str:
+    """A configuration file's UTF-8 text; unreadable → ConfigError naming the file."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: is not UTF-8 text") from None
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot be read ({error.strerror or error})") from None
+
+
+def parse_runtime_mapping(text: str, source: str) -> RuntimeMapping:
+    """The mapping from YAML text; empty text gives the defaults."""
+    data = load_yaml(text, source)
+    if data is None:
+        return RuntimeMapping()
+    if not isinstance(data, dict):
+        sections = ", ".join(RuntimeMapping.model_fields)
+        raise ConfigError(f"{source}: must be a mapping with the sections {sections}")
+    try:
+        return RuntimeMapping.model_validate(data)
+    except ValidationError as error:
+        raise ConfigError(describe_validation_error(source, error)) from None
+
+
+def load_runtime_mapping(home_root: Path) -> RuntimeMapping:
+    """The home's runtime-mapping.yaml; a missing file gives the defaults (all builtin)."""
+    path = Home(home_root).mapping_file
+    if not path.exists():
+        return RuntimeMapping()
+    return parse_runtime_mapping(read_config_text(path), str(path))
+
+
+Mode = Literal["builtin", "model"]
+
+
+class EffectiveTier(Settings):
+    """What actually serves a tier in this environment, and why."""
+
+    tier: Tier | None = None
+    model: str
+    mode: Mode
+    reason: str
+    key_env: str | None = None
+    key_set: bool = False
+    api_base: str | None = None
+
+    @property
+    def degraded(self) -> bool:
+        """A model was configured but the builtin engine serves instead."""
+        return self.mode == BUILTIN and self.model.lower() != BUILTIN
+
+
+def _decide(config: TierConfig, environ: Mapping[str, str]) -> tuple[Mode, str, str | None, bool]:
+    """(mode, reason, key env var named, whether it is set) for a non-builtin model."""
+    provider = provider_of(config.model)
+    names = (config.api_key_env,) if config.api_key_env else PROVIDER_KEYS.get(provider)
+    names = names or ()
+    found = next((name for name in names if environ.get(name, "").strip()), None)
+    if found is not None:
+        return "model", f"{found} is set", found, True
+    key_env = names[0] if names else None
+    if provider in KEYLESS_PROVIDERS:
+        return "model", f"{provider} needs no key", key_env, False
+    # An explicit api_key_env means a key is expected even on a self-hosted server.
+    keyless_server = provider in OPENAI_COMPATIBLE and not config.api_key_env
+    if config.api_base and (keyless_server or key_env is None):
+        reason = f"api_base is set; calling {config.api_base} without a key"
+        return "model", reason, key_env, False
+    if key_env is None:
+        what = f"provider {provider!r}" if provider else f"the provider of {config.model!r}"
+        return "model", f"no key is known for {what}; credentials not checked", None, False
+    return "builtin", f"{key_env} is not set", key_env, False
+
+
+def resolve_tier(
+    tier_config: TierConfig, environ: Mapping[str, str], tier: Tier | None = None
+) -> EffectiveTier:
+    """Decide whether a tier's model can be used here or degrades to builtin."""
+    mode: Mode
+    if tier_config.model.lower() == BUILTIN:
+        mode, reason, key_env, key_set = "builtin", "configured as builtin", None, False
+    else:
+        mode, reason, key_env, key_set = _decide(tier_config, environ)
+    return EffectiveTier(
+        tier=tier, model=tier_config.model, mode=mode, reason=reason, key_env=key_env,
+        key_set=key_set, api_base=tier_config.api_base,
+    )  # fmt: skip
+
+
+def effective_tiers(
+    mapping: RuntimeMapping, environ: Mapping[str, str]
+) -> dict[Tier, EffectiveTier]:
+    """The effective mode of every tier."""
+    return {tier: resolve_tier(mapping.tier_mapping[tier], environ, tier) for tier in Tier}
+
+
+def mode_summary(effective: EffectiveTier) -> str:
+    """One phrase: what serves the tier and why (never a key's value)."""
+    if effective.degraded:
+        return f"builtin instead of {effective.model} ({effective.reason})"
+    if effective.mode == BUILTIN:
+        return f"builtin ({effective.reason})"
+    return f"{effective.model} ({effective.reason})"
+
+
+class OnceGate:
+    """Remembers what was already said in this process, so a warning is said once."""
+
+    def __init__(self) -> None:
+        self._seen: set[Hashable] = set()
+        self._lock = threading.Lock()
+
+    def first(self, key: Hashable) -> bool:
+        """True the first time `key` is seen, False ever after."""
+        with self._lock:
+            if key in self._seen:
+                return False
+            self._seen.add(key)
+            return True
+
+
+PROCESS_GATE = OnceGate()
+
+
+def warn_degraded_once(
+    effective: Mapping[Tier, EffectiveTier] | Iterable[EffectiveTier],
+    log: Any = log,
+    gate: OnceGate = PROCESS_GATE,
+) -> list[EffectiveTier]:
+    """Warn once per process for each tier that degrades to builtin; returns those warned now."""
+    tiers = list(effective.values()) if isinstance(effective, Mapping) else list(effective)
+    warned = [
+        item for item in tiers
+        if item.degraded and gate.first(("degraded", item.tier, item.model, item.reason))
+    ]  # fmt: skip
+    for item in warned:
+        log.warning(
+            "tier_degraded_to_builtin",
+            tier=str(item.tier) if item.tier else None,
+            model=item.model,
+            reason=item.reason,
+            hint="set the key or change runtime-mapping.yaml; the offline engine serves meanwhile",
+        )
+    return warned
+
+
+def debug_enabled(environ: Mapping[str, str]) -> bool:
+    """MULTIVERSE_DEBUG=1 asks for the effective-mode line."""
+    return environ.get(DEBUG_ENV, "").strip() == "1"
+
+
+def debug_mode_line_once(
+    effective: Mapping[Tier, EffectiveTier], gate: OnceGate = PROCESS_GATE
+) -> str | None:
+    """The one line per process listing each tier's effective mode; None once said."""
+    if not gate.first("debug_mode_line"):
+        return None
+    parts = [f"{tier}={mode_summary(item)}" for tier, item in effective.items()]
+    return "multiverse effective modes: " + "; ".join(parts)
+
+
+def excluded_tools(mapping: RuntimeMapping, forbidden_actions: Iterable[str]) -> dict[str, str]:
+    """Concrete tool → the forbidden action that removes it; an unknown action is a ConfigError."""
+    excluded: dict[str, str] = {}
+    for action in forbidden_actions:
+        if action not in mapping.action_mapping:
+            known = ", ".join(sorted(mapping.action_mapping))
+            raise ConfigError(
+                f"forbidden action {action!r} has no entry in runtime-mapping.yaml action_mapping"
+                f" (known: {known})"
+            )
+        for tool in mapping.action_mapping[action]:
+            excluded.setdefault(tool, action)
+    return excluded
+
+
+def concrete_tools(
+    mapping: RuntimeMapping, abstract: list[str], forbidden_actions: list[str]
+) -> dict[str, ToolBinding]:
+    """Abstract tool → its binding, for the mapped tools no forbidden action removes."""
+    excluded = excluded_tools(mapping, forbidden_actions)
+    bindings = {name: mapping.tool_mapping.get(name) for name in abstract}
+    return {
+        name: binding
+        for name, binding in bindings.items()
+        if binding is not None and binding.tool not in excluded
+    }

@@ -1,0 +1,277 @@
+"""`multiverse doctor` as data (SPEC §13): the home, the mapping, each tier's model and key, agents.
+
+The diagnosis never shows a key's value, only its variable's name and whether it is set, and
+never imports litellm: a reachability check is injected by the CLI as `ping`.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from multiverse.agent_package import ROLES, load_agent_package, role_package_dir
+from multiverse.config import (
+    RuntimeMapping,
+    Tier,
+    TierConfig,
+    effective_tiers,
+    load_runtime_mapping,
+    mode_summary,
+    resolve_tier,
+)
+from multiverse.errors import ConfigError
+from multiverse.home import Home
+
+# (model name, its tier's settings) → None when the model answered, else the error text.
+Ping = Callable[[str, TierConfig], str | None]
+LAYOUT = (
+    "inbox", "db", "runs", "outputs", "assets", "guidelines", "db/templates/default_phases.md",
+)  # fmt: skip
+MASK = "***"
+SECRET_SUFFIXES = ("_API_KEY", "_KEY", "_TOKEN", "_SECRET")
+
+
+class Finding(BaseModel):
+    """Base of the report's parts: plain, immutable data."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class HomeCheck(Finding):
+    """Whether the home exists, has its layout and can be written."""
+
+    root: str
+    exists: bool
+    missing: list[str]
+    writable: bool
+    write_error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """The home is usable as it is."""
+        return self.exists and not self.missing and self.writable
+
+
+class MappingCheck(Finding):
+    """Whether runtime-mapping.yaml loaded."""
+
+    path: str
+    present: bool
+    error: str | None = None
+
+
+class TierCheck(Finding):
+    """One tier: its model, what serves it here and why, its key, and reachability."""
+
+    tier: Tier
+    model: str
+    mode: str
+    summary: str
+    degraded: bool
+    key_env: str | None
+    key_set: bool
+    pinged: bool = False
+    ping_error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """The tier is served as configured, and answered when pinged."""
+        return not self.degraded and self.ping_error is None
+
+
+class PackageCheck(Finding):
+    """Whether one role's agent package loads with this mapping."""
+
+    role: str
+    loaded: bool
+    tier: Tier | None = None
+    serves: str | None = None
+    agent_version: str | None = None
+    prompt_version: str | None = None
+    tools: list[str] = []
+    error: str | None = None
+
+
+class DoctorReport(Finding):
+    """Everything `multiverse doctor` found."""
+
+    home: HomeCheck
+    mapping: MappingCheck
+    tiers: list[TierCheck]
+    packages: list[PackageCheck]
+
+    @property
+    def ok(self) -> bool:
+        """Nothing needs the user's attention."""
+        return (
+            self.home.ok
+            and self.mapping.error is None
+            and all(tier.ok for tier in self.tiers)
+            and all(package.loaded for package in self.packages)
+        )
+
+
+def check_home(home: Home) -> HomeCheck:
+    """Existence, layout and a real write probe (a temporary file, removed at once)."""
+    root = home.root
+    if not root.is_dir():
+        return HomeCheck(root=str(root), exists=False, missing=list(LAYOUT), writable=False)
+    missing = [name for name in LAYOUT if not (root / name).exists()]
+    try:
+        descriptor, probe = tempfile.mkstemp(prefix=".doctor-", dir=root)
+        os.close(descriptor)
+        os.unlink(probe)
+    except OSError as error:
+        return HomeCheck(
+            root=str(root), exists=True, missing=missing, writable=False,
+            write_error=error.strerror or str(error),
+        )  # fmt: skip
+    return HomeCheck(root=str(root), exists=True, missing=missing, writable=True)
+
+
+def mask_values(text: str, environ: Mapping[str, str]) -> str:
+    """`text` with the value of every secret-looking variable of `environ` replaced by ***."""
+    secrets = sorted(
+        (v for k, v in environ.items() if k.upper().endswith(SECRET_SUFFIXES) and len(v) >= 4),
+        key=len,
+        reverse=True,
+    )
+    for value in secrets:
+        text = text.replace(value, MASK)
+    return text
+
+
+def _ping_once(ping: Ping, config: TierConfig, environ: Mapping[str, str]) -> str | None:
+    try:
+        error = ping(config.model, config)
+    # Whatever breaks the probe is a finding to show, not a reason for doctor to crash.
+    except Exception as exc:
+        error = f"{type(exc).__name__}: {exc}"
+    return None if error is None else mask_values(error, environ)
+
+
+def check_tiers(
+    mapping: RuntimeMapping, environ: Mapping[str, str], ping: Ping | None
+) -> list[TierCheck]:
+    """Each tier's effective mode, key and (when `ping` is given) reachability."""
+    checks: list[TierCheck] = []
+    answers: dict[tuple[str, str | None], str | None] = {}
+    for tier, effective in effective_tiers(mapping, environ).items():
+        config = mapping.tier_mapping[tier]
+        pinged, error = False, None
+        if ping is not None and effective.mode == "model":
+            # Tiers sharing a model and server are asked once.
+            target = (config.model, config.api_base)
+            if target not in answers:
+                answers[target] = _ping_once(ping, config, environ)
+            pinged, error = True, answers[target]
+        checks.append(
+            TierCheck(
+                tier=tier,
+                model=effective.model,
+                mode=effective.mode,
+                summary=mode_summary(effective),
+                degraded=effective.degraded,
+                key_env=effective.key_env,
+                key_set=effective.key_set,
+                pinged=pinged,
+                ping_error=error,
+            )
+        )
+    return checks
+
+
+def check_package(role: str, mapping: RuntimeMapping, environ: Mapping[str, str]) -> PackageCheck:
+    """Load one shipped agent package and say which model would serve it."""
+    try:
+        package = load_agent_package(role_package_dir(role), mapping)
+    except ConfigError as error:
+        return PackageCheck(role=role, loaded=False, error=str(error))
+    effective = resolve_tier(mapping.tier_mapping[package.tier], environ, package.tier)
+    return PackageCheck(
+        role=role, loaded=True, tier=package.tier, serves=mode_summary(effective),
+        agent_version=package.agent_version, prompt_version=package.prompt_version,
+        tools=sorted(binding.tool for binding in package.tools.values()),
+    )  # fmt: skip
+
+
+def diagnose(home_root: Path, environ: Mapping[str, str], ping: Ping | None = None) -> DoctorReport:
+    """Diagnose a home: layout, mapping, tiers and keys, agent packages (and models, by `ping`)."""
+    home = Home(home_root.expanduser().resolve())
+    mapping_check = MappingCheck(path=str(home.mapping_file), present=home.mapping_file.is_file())
+    try:
+        mapping: RuntimeMapping | None = load_runtime_mapping(home.root)
+    except ConfigError as error:
+        mapping = None
+        mapping_check = mapping_check.model_copy(update={"error": str(error)})
+    if mapping is None:
+        skipped = "not checked: runtime-mapping.yaml did not load"
+        packages = [PackageCheck(role=role, loaded=False, error=skipped) for role in ROLES]
+        tiers: list[TierCheck] = []
+    else:
+        tiers = check_tiers(mapping, environ, ping)
+        packages = [check_package(role, mapping, environ) for role in ROLES]
+    return DoctorReport(
+        home=check_home(home), mapping=mapping_check, tiers=tiers, packages=packages
+    )
+
+
+def _mark(ok: bool) -> str:
+    return "✓" if ok else "✗"
+
+
+def _home_lines(check: HomeCheck) -> list[str]:
+    if not check.exists:
+        return [f"✗ home {check.root} does not exist; create it with `multiverse init`"]
+    lines = [f"✓ home {check.root}"]
+    if check.missing:
+        lines.append(f"✗ layout: missing {', '.join(check.missing)} (run `multiverse init`)")
+    else:
+        lines.append("✓ layout complete")
+    lines.append("✓ writable" if check.writable else f"✗ not writable: {check.write_error}")
+    return lines
+
+
+def _mapping_lines(check: MappingCheck) -> list[str]:
+    if check.error is not None:
+        return [f"✗ {check.error}"]
+    if not check.present:
+        return [f"✓ {check.path} not found: documented defaults (all tiers builtin)"]
+    return [f"✓ {check.path} loaded"]
+
+
+def _tier_line(check: TierCheck) -> list[str]:
+    lines = [f"{_mark(not check.degraded)} {check.tier.value:<6} {check.summary}"]
+    if check.key_env is not None:
+        state = "set" if check.key_set else "not set"
+        lines.append(f"    key {check.key_env}: {state}")
+    if check.pinged:
+        lines.append(f"    {_mark(check.ping_error is None)} " + (check.ping_error or "reachable"))
+    return lines
+
+
+def _package_line(check: PackageCheck) -> str:
+    if not check.loaded:
+        return f"✗ {check.role}: {check.error}"
+    tools = ", ".join(check.tools) or "none"
+    return (
+        f"✓ {check.role}: agent {check.agent_version}, prompt {check.prompt_version}, "
+        f"tier {check.tier} → {check.serves}; tools: {tools}"
+    )
+
+
+def render_doctor(report: DoctorReport) -> str:
+    """The report as plain text lines marked ✓ or ✗, ending with a verdict."""
+    lines = ["Home", *_home_lines(report.home), "", "Runtime mapping"]
+    lines += _mapping_lines(report.mapping)
+    if report.tiers:
+        lines += ["", "Tiers"]
+        for tier in report.tiers:
+            lines += _tier_line(tier)
+    lines += ["", "Agent packages", *(_package_line(p) for p in report.packages), ""]
+    lines.append("✓ all good" if report.ok else "✗ some checks need attention (see ✗ above)")
+    return "\n".join(lines) + "\n"

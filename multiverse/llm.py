@@ -1,0 +1,173 @@
+"""Plain data of a model call: the call, the answer, the retry policy, the errors (SPEC §10.4).
+
+No litellm here: roles build an `LlmCall`, hand it to the gateway and get an `LlmAnswer` back.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from enum import StrEnum
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from multiverse.errors import MultiverseError
+
+ChatMessage = dict[str, Any]
+"""One chat message in OpenAI format: {"role": ..., "content": ...}."""
+
+T = TypeVar("T", bound=BaseModel)
+TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+
+class LlmData(BaseModel):
+    """Base of the call data: strict, immutable."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ToolSpec(LlmData):
+    """A tool offered to the model: its name, what it does, its JSON-schema parameters."""
+
+    name: str = Field(min_length=1)
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+
+
+class ToolCall(LlmData):
+    """A tool the model asked for, under its original (unsanitised) name."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    arguments_error: str | None = None
+
+
+class LlmCall(LlmData):
+    """One model call and everything that identifies it for the cache and the ledger."""
+
+    role: str
+    agent_version: str
+    prompt_version: str
+    variant: str = "default"
+    scope: str
+    run_id: str | None = None
+    tier: str = "MEDIUM"
+    model: str
+    api_base: str | None = None
+    api_key_env: str | None = None
+    messages: list[ChatMessage]
+    tools: list[ToolSpec] = Field(default_factory=list)
+    max_tokens: int = Field(default=1024, ge=1)
+    timeout_seconds: float = Field(default=60.0, gt=0)
+    temperature: float = 0.0
+    json_mode: bool = False
+
+
+class LlmAnswer(LlmData):
+    """What a call produced, with its cost and how it was obtained."""
+
+    text: str
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    finish_reason: str
+    model: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    cached: bool = False
+    latency_ms: float = 0.0
+    attempts: int = 1
+
+
+@dataclass(frozen=True)
+class JsonResult(Generic[T]):
+    """A validated JSON answer: the value, the raw text, and whether repairs were needed."""
+
+    value: T
+    raw: str
+    used_repair: bool
+    repair_attempts: int
+    answer: LlmAnswer
+
+
+class LlmErrorCode(StrEnum):
+    """Why a model call failed."""
+
+    TRANSIENT_EXHAUSTED = "TRANSIENT_EXHAUSTED"
+    TIMEOUT = "TIMEOUT"
+    BUDGET_EXCEEDED = "BUDGET_EXCEEDED"
+    PROVIDER_ERROR = "PROVIDER_ERROR"
+    INVALID_JSON = "INVALID_JSON"
+
+
+class LlmError(MultiverseError):
+    """A model call that failed; `code` says why. Messages never carry a key."""
+
+    def __init__(self, code: LlmErrorCode, message: str) -> None:
+        self.code = code
+        self.detail = message
+        super().__init__(f"{code.value}: {message}")
+
+
+class JsonGuardFailed(LlmError):
+    """The model's answer stayed invalid after every repair (a FAILED signal)."""
+
+    def __init__(self, raw_answer: str, errors: list[str], attempts: int) -> None:
+        self.raw_answer = raw_answer
+        self.errors = errors
+        self.attempts = attempts
+        summary = "; ".join(errors[:5])
+        super().__init__(
+            LlmErrorCode.INVALID_JSON, f"answer invalid after {attempts} attempts: {summary}"
+        )
+
+
+class RetryPolicy(LlmData):
+    """Bounded retries of transient faults: attempts, exponential backoff, a total deadline."""
+
+    max_attempts: int = Field(default=3, ge=1)
+    base_delay: float = Field(default=0.5, ge=0)
+    max_delay: float = Field(default=8.0, ge=0)
+    total_deadline: float = Field(default=120.0, gt=0)
+    jitter: float = Field(default=0.25, ge=0, le=1)
+
+    def backoff(self, attempt: int, unit: float) -> float:
+        """Delay after failed attempt `attempt` (1-based); `unit` in [0, 1) draws the jitter."""
+        raw = min(self.max_delay, self.base_delay * 2.0 ** (attempt - 1))
+        return min(self.max_delay, max(0.0, raw * (1 + self.jitter * (2 * unit - 1))))
+
+
+def parse_retry_after(value: str | None, now: datetime | None = None) -> float | None:
+    """Seconds to wait from a Retry-After header (seconds or an HTTP date); None if absent."""
+    if value is None or not value.strip():
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+
+
+def sanitize_tool_names(names: list[str]) -> dict[str, str]:
+    """Map each original tool name to a unique provider-safe name (^[a-zA-Z0-9_-]{1,64}$)."""
+    safe: dict[str, str] = {}
+    taken: set[str] = set()
+    for name in names:
+        base = re.sub(r"[^a-zA-Z0-9_-]", "_", name)[:64] or "tool"
+        candidate, number = base, 1
+        while candidate in taken:
+            number += 1
+            suffix = f"_{number}"
+            candidate = base[: 64 - len(suffix)] + suffix
+        taken.add(candidate)
+        safe[name] = candidate
+    return safe

@@ -1,0 +1,50 @@
+"""Which litellm provider a model name belongs to and which env var holds its key.
+
+Plain data and one pure function; deliberately free of litellm so that deciding a tier's
+effective mode costs nothing at start-up.
+"""
+
+from __future__ import annotations
+
+# Provider prefix → env vars litellm reads its key from (the first is the one we name).
+PROVIDER_KEYS: dict[str, tuple[str, ...]] = {
+    "openai": ("OPENAI_API_KEY",),
+    "text-completion-openai": ("OPENAI_API_KEY",),
+    "anthropic": ("ANTHROPIC_API_KEY",),
+    "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+    "google": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+    "mistral": ("MISTRAL_API_KEY",),
+    "codestral": ("CODESTRAL_API_KEY",),
+    "groq": ("GROQ_API_KEY",),
+    "cohere": ("COHERE_API_KEY", "CO_API_KEY"),
+    "cohere_chat": ("COHERE_API_KEY", "CO_API_KEY"),
+    "deepseek": ("DEEPSEEK_API_KEY",),
+    "xai": ("XAI_API_KEY",),
+    "openrouter": ("OPENROUTER_API_KEY", "OR_API_KEY"),
+    "together_ai": ("TOGETHERAI_API_KEY", "TOGETHER_AI_API_KEY", "TOGETHER_API_KEY"),
+    "azure": ("AZURE_API_KEY", "AZURE_OPENAI_API_KEY"),
+    "azure_ai": ("AZURE_AI_API_KEY",),
+    "perplexity": ("PERPLEXITYAI_API_KEY", "PERPLEXITY_API_KEY"),
+    "fireworks_ai": ("FIREWORKS_AI_API_KEY", "FIREWORKS_API_KEY"),
+    "deepinfra": ("DEEPINFRA_API_KEY",),
+    "cerebras": ("CEREBRAS_API_KEY",),
+    "nvidia_nim": ("NVIDIA_NIM_API_KEY",),
+    "sambanova": ("SAMBANOVA_API_KEY",),
+    "huggingface": ("HUGGINGFACE_API_KEY", "HF_TOKEN"),
+}
+KEYLESS_PROVIDERS = frozenset(
+    {"ollama", "ollama_chat", "lm_studio", "vllm", "hosted_vllm", "llamafile"}
+)
+# With their own api_base these speak to any OpenAI-compatible server, which may need no key.
+OPENAI_COMPATIBLE = frozenset({"openai", "text-completion-openai"})
+# Bare model names litellm routes without a prefix.
+BARE_PREFIXES = (("gpt-", "openai"), ("chatgpt-", "openai"), ("o1", "openai"), ("o3", "openai"),
+                 ("o4", "openai"), ("claude", "anthropic"), ("command-", "cohere"))  # fmt: skip
+
+
+def provider_of(model: str) -> str:
+    """The litellm provider of a model name ("" when it cannot be told)."""
+    if "/" in model:
+        return model.split("/", 1)[0].strip().lower()
+    bare = model.lower()
+    return next((provider for prefix, provider in BARE_PREFIXES if bare.startswith(prefix)), "")

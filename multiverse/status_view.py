@@ -1,0 +1,98 @@
+"""`multiverse status`: the runs, or one run's phase/stage/task tree (text, JSON, or live)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+from multiverse.errors import UserError
+from multiverse.home import Home, require_home, resolve_home
+from multiverse.models import FINAL_STATUSES, Status
+from multiverse.schemas import MAJOR_STAGES, PHASES, PROCESS_RUNS, TASKS, TOOL_TASKS
+from multiverse.store import TableStore
+
+MARKS = {Status.PENDING: "·", Status.AWAITING_CONFIRMATION: "?", Status.COMPLETED: "✓",
+         Status.FAILED: "✗", Status.CANCELLED: "–"}
+
+
+def runs_data(home: Home, store: TableStore) -> list[dict[str, Any]]:
+    """Every process_runs row as a dict of its columns."""
+    table = store.table(PROCESS_RUNS, home.db / PROCESS_RUNS.filename)
+    return [row.model_dump(mode="json") for row in table.rows()]
+
+
+def run_data(home: Home, store: TableStore, run_id: str) -> dict[str, Any]:
+    """One run's row with its phases, stages, tasks and tool tasks."""
+    run = store.table(PROCESS_RUNS, home.db / PROCESS_RUNS.filename).get(run_id)
+    if run is None:
+        raise UserError(f"no run {run_id} in {home.db / PROCESS_RUNS.filename}")
+    db = home.run(run_id).db
+    data: dict[str, Any] = {"run": run.model_dump(mode="json")}
+    for name, spec in (("phases", PHASES), ("stages", MAJOR_STAGES), ("tasks", TASKS),
+                       ("tool_tasks", TOOL_TASKS)):
+        data[name] = [row.model_dump(mode="json") for row in store.table(spec, db / spec.filename).rows()]
+    return data
+
+
+def render_runs(runs: list[dict[str, Any]]) -> str:
+    """A plain table of the runs, newest last."""
+    if not runs:
+        return "no runs yet: drop a request into inbox/ or use `multiverse submit`"
+    lines = []
+    for run in runs:
+        where = " › ".join(run[k] for k in ("current_phase_id", "current_stage_id",
+                                            "current_task_id") if run[k])
+        request = " ".join(run["user_request"].split())[:60]
+        lines.append(f"{MARKS[Status(run['status'])]} {run['run_id']}  {run['status']:<21}  "
+                     f"{where or '-':<24}  {request}")
+    return "\n".join(lines)
+
+
+def render_tree(data: dict[str, Any]) -> str:
+    """The run's phase › stage › task › tool task tree with a mark per status."""
+    run = data["run"]
+    lines = [f"{run['run_id']}  {run['status']}  {' '.join(run['user_request'].split())[:70]}"]
+    for phase in data["phases"]:
+        lines.append(f"  {MARKS[Status(phase['status'])]} {phase['phase_id']} {phase['phase_name']}")
+        for stage in (s for s in data["stages"] if s["phase_id"] == phase["phase_id"]):
+            lines.append(f"    {MARKS[Status(stage['status'])]} {stage['stage_id']} "
+                         f"{stage['stage_name']}")
+            for task in (t for t in data["tasks"] if t["stage_id"] == stage["stage_id"]):
+                lines.append(f"      {MARKS[Status(task['status'])]} {task['task_id']} "
+                             f"{task['task_name']}")
+                for tool in (t for t in data["tool_tasks"]
+                             if t["parent_task_id"] == task["task_id"]):
+                    lines.append(f"        {MARKS[Status(tool['status'])]} "
+                                 f"{tool['tool_task_id']} {tool['tool_type']}")
+    return "\n".join(lines)
+
+
+def _snapshot(home: Home, store: TableStore, run_id: str | None, as_json: bool) -> str:
+    data: Any = run_data(home, store, run_id) if run_id else runs_data(home, store)
+    if as_json:
+        return json.dumps(data, ensure_ascii=False, indent=2)
+    return render_tree(data) if run_id else render_runs(data)
+
+
+def show_status(home_option: str | None, run_id: str | None, watch: bool, as_json: bool) -> None:
+    """Print the status once, or redraw it live until Ctrl-C (rich)."""
+    home = require_home(resolve_home(home_option))
+    store = TableStore()
+    if not watch:
+        print(_snapshot(home, store, run_id, as_json))
+        return
+    from rich.live import Live
+    from rich.text import Text
+
+    stop = threading.Event()
+    try:
+        with Live(Text(_snapshot(home, store, run_id, as_json)), auto_refresh=False) as live:
+            while not stop.wait(0.5):
+                text = _snapshot(home, store, run_id, as_json)
+                live.update(Text(text), refresh=True)
+                if run_id and json.loads(json.dumps(run_data(home, store, run_id)))["run"][
+                        "status"] in {s.value for s in FINAL_STATUSES}:
+                    break
+    except KeyboardInterrupt:
+        pass

@@ -1,0 +1,85 @@
+"""Building the selective context a role gets: never the whole home (SPEC §7.2, §10.3)."""
+
+from __future__ import annotations
+
+from multiverse.contracts import LearningContext, PlanContext, TaskAssignment, ToolAssignment
+from multiverse.models import CatalogEntry, InstructionStatus, UserInstruction
+from orchestrator.crew import Crew
+from orchestrator.learning import learning_context_path, read_learning_context
+from orchestrator.view import RunView
+
+REQUEST_FILE = "request.md"
+
+
+def request_text(crew: Crew, run_id: str) -> str:
+    """The run's request as dropped (runs/<run_id>/request.md)."""
+    return crew.home.run(run_id).request.read_text(encoding="utf-8")
+
+
+def learning(crew: Crew, run_id: str) -> LearningContext:
+    """The run's ranked past runs."""
+    return read_learning_context(learning_context_path(crew.home.run(run_id)))
+
+
+def relevant_catalog(crew: Crew, run_id: str, related: set[str]) -> list[CatalogEntry]:
+    """Catalog rows of the inputs, of this run, and of the similar past runs."""
+    keep = related | {run_id}
+    return [row for row in crew.catalog.rows() if row.run_id is None or row.run_id in keep]
+
+
+def active_instructions(rows: list[UserInstruction], run_ids: set[str]) -> list[UserInstruction]:
+    """The ACTIVE instructions of the given runs."""
+    return [r for r in rows if r.run_id in run_ids and r.status is InstructionStatus.ACTIVE]
+
+
+def plan_context(crew: Crew, view: RunView, modification: str | None = None) -> PlanContext:
+    """Everything a plan of this run may be made from."""
+    run_id = view.run_id
+    past = learning(crew, run_id)
+    past_ids = {p.run_id for p in past.past_runs}
+    instructions = crew.instructions.rows()
+    return PlanContext(
+        home=str(crew.home.root),
+        run_id=run_id,
+        request=request_text(crew, run_id),
+        instructions=active_instructions(instructions, {run_id}),
+        past_instructions=active_instructions(instructions, past_ids),
+        learning=past,
+        catalog=relevant_catalog(crew, run_id, past_ids),
+        phases=view.phases,
+        stages=view.stages,
+        tasks=view.tasks,
+        modification=modification,
+        tool_types=list(crew.tool_types),
+    )
+
+
+def task_assignment(crew: Crew, view: RunView, phase_id: str, stage_id: str, task_id: str
+                    ) -> TaskAssignment:
+    """One core task with its phase, stage and the run's constitution."""
+    run_id = view.run_id
+    return TaskAssignment(
+        home=str(crew.home.root),
+        run_id=run_id,
+        request=request_text(crew, run_id),
+        phase=next(p for p in view.phases if p.phase_id == phase_id),
+        stage=next(s for s in view.stages if s.stage_id == stage_id),
+        task=next(t for t in view.tasks if t.task_id == task_id),
+        instructions=active_instructions(crew.instructions.rows(), {run_id}),
+        catalog=relevant_catalog(crew, run_id, set()),
+    )
+
+
+def tool_assignment(crew: Crew, view: RunView, phase_id: str, task_id: str, tool_task_id: str
+                    ) -> ToolAssignment:
+    """One tool task with its parent task."""
+    run_id = view.run_id
+    return ToolAssignment(
+        home=str(crew.home.root),
+        run_id=run_id,
+        request=request_text(crew, run_id),
+        phase=next(p for p in view.phases if p.phase_id == phase_id),
+        task=next(t for t in view.tasks if t.task_id == task_id),
+        tool_task=next(t for t in view.tool_tasks if t.tool_task_id == tool_task_id),
+        catalog=relevant_catalog(crew, run_id, set()),
+    )

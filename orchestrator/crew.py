@@ -1,0 +1,86 @@
+"""What every step needs: the home, the table store, the roles and the Speaker."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from communicator.speaker import Speaker
+from multiverse.home import Home, RunPaths
+from multiverse.models import (
+    CatalogEntry,
+    MajorStage,
+    Phase,
+    PhaseTemplate,
+    ProcessRun,
+    Task,
+    ToolTask,
+    UserInstruction,
+)
+from multiverse.roles import ExecutorRole, PlannerRole
+from multiverse.schemas import (
+    KNOWLEDGE_CATALOG,
+    MAJOR_STAGES,
+    PHASE_TEMPLATE,
+    PHASES,
+    PROCESS_RUNS,
+    TASKS,
+    TOOL_TASKS,
+    USER_INSTRUCTIONS,
+)
+from multiverse.store import Table, TableStore
+
+DEFAULT_TOOL_TYPES = ("web_search", "data_visualization")
+
+
+@dataclass(frozen=True)
+class RunTables:
+    """The four tables of one run."""
+
+    paths: RunPaths
+    phases: Table[Phase]
+    stages: Table[MajorStage]
+    tasks: Table[Task]
+    tools: Table[ToolTask]
+
+
+@dataclass
+class Crew:
+    """The Orchestrator's fixed collaborators; it never knows which implementation it has."""
+
+    home: Home
+    planner: PlannerRole
+    executor: ExecutorRole
+    speaker: Speaker
+    store: TableStore = field(default_factory=TableStore)
+    tool_types: tuple[str, ...] = DEFAULT_TOOL_TYPES
+
+    @property
+    def process_runs(self) -> Table[ProcessRun]:
+        """db/process_runs.md."""
+        return self.store.table(PROCESS_RUNS, self.home.db / PROCESS_RUNS.filename)
+
+    @property
+    def instructions(self) -> Table[UserInstruction]:
+        """db/user_instructions.md."""
+        return self.store.table(USER_INSTRUCTIONS, self.home.db / USER_INSTRUCTIONS.filename)
+
+    @property
+    def catalog(self) -> Table[CatalogEntry]:
+        """db/knowledge_base_catalog.md."""
+        return self.store.table(KNOWLEDGE_CATALOG, self.home.db / KNOWLEDGE_CATALOG.filename)
+
+    @property
+    def phase_template(self) -> Table[PhaseTemplate]:
+        """db/templates/default_phases.md."""
+        return self.store.table(PHASE_TEMPLATE, self.home.phase_template)
+
+    def run(self, run_id: str) -> RunTables:
+        """The tables of one run."""
+        paths = self.home.run(run_id)
+        return RunTables(
+            paths,
+            self.store.table(PHASES, paths.db / PHASES.filename),
+            self.store.table(MAJOR_STAGES, paths.db / MAJOR_STAGES.filename),
+            self.store.table(TASKS, paths.db / TASKS.filename),
+            self.store.table(TOOL_TASKS, paths.db / TOOL_TASKS.filename),
+        )

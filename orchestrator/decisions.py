@@ -1,0 +1,56 @@
+"""Reading the user's decision from runs/<run_id>/user_response.md (SPEC §6.5)."""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict
+
+
+class DecisionKind(StrEnum):
+    """What the user answered to a proposal."""
+
+    CONFIRM = "CONFIRM"
+    MODIFY = "MODIFY"
+    CANCEL = "CANCEL"
+    INVALID = "INVALID"
+
+
+class Decision(BaseModel):
+    """A parsed answer; `text` is the MODIFY text or, when INVALID, what was written."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    kind: DecisionKind
+    text: str = ""
+
+
+_WORD = re.compile(r"^\s*(confirm|cancel|modify)\b\s*[:\-—]?\s*", re.IGNORECASE)
+_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+
+
+def parse_decision(raw: str) -> Decision:
+    """Parse CONFIRM, CANCEL or `MODIFY: text` (case-insensitive, comments and headings ignored)."""
+    lines = [line for line in _COMMENT.sub("", raw).splitlines() if line.strip()]
+    lines = [line for line in lines if not line.lstrip().startswith("#")]
+    text = "\n".join(lines).strip()
+    match = _WORD.match(text)
+    if match is None:
+        return Decision(kind=DecisionKind.INVALID, text=text[:500])
+    word = match.group(1).upper()
+    rest = text[match.end() :].strip()
+    if word == "MODIFY":
+        if not rest:
+            return Decision(kind=DecisionKind.INVALID, text=text[:500])
+        return Decision(kind=DecisionKind.MODIFY, text=rest)
+    if rest:
+        # "confirm but change X" is not a confirmation: refuse rather than guess.
+        return Decision(kind=DecisionKind.INVALID, text=text[:500])
+    return Decision(kind=DecisionKind(word))
+
+
+def render_decision(kind: DecisionKind, text: str = "") -> str:
+    """The content the CLI writes into user_response.md."""
+    if kind is DecisionKind.MODIFY:
+        return f"MODIFY: {text}\n"
+    return f"{kind.value}\n"

@@ -1,0 +1,87 @@
+"""Fail-fast (SPEC §8): identify, record at every level, report, halt."""
+
+from __future__ import annotations
+
+import structlog
+
+from multiverse.contracts import Message, MessageKind
+from multiverse.errors import TableError
+from multiverse.models import Status
+from orchestrator.crew import Crew
+from orchestrator.signals import FailureRecord, Mark, SignalBox
+
+log = structlog.get_logger(__name__)
+
+
+class StepFailed(Exception):
+    """A FAILED signal from a role or from the system, raised inside a step."""
+
+    def __init__(self, record: FailureRecord) -> None:
+        self.record = record
+        super().__init__(record.error)
+
+
+def fail_run(crew: Crew, run_id: str, record: FailureRecord | None, reason: str) -> None:
+    """Record the failure everywhere it can be written, report it once, mark the run FAILED."""
+    box = SignalBox(crew.home.run(run_id).signals)
+    record = record or box.read("failure", FailureRecord) or _from_attention(crew, run_id, reason)
+    if "failure" not in box.names():
+        box.write("failure", record)
+    log.error("run_failed", run_id=run_id, role=record.role, error=record.error)
+    _mark_levels(crew, run_id, record)
+    if "failure_reported" not in box.names():
+        crew.speaker.tell(_report(crew, run_id, record))
+        box.write("failure_reported", Mark())
+    crew.process_runs.update(
+        run_id,
+        status=Status.FAILED,
+        current_phase_id=record.phase_id,
+        current_stage_id=record.stage_id,
+        current_task_id=record.task_id,
+    )
+
+
+def _from_attention(crew: Crew, run_id: str, reason: str) -> FailureRecord:
+    """A failure found in the files (a broken table, a FAILED row): place it where the run was."""
+    run = crew.process_runs.get(run_id)
+    return FailureRecord(
+        role="system",
+        phase_id=run.current_phase_id if run else None,
+        stage_id=run.current_stage_id if run else None,
+        task_id=run.current_task_id if run else None,
+        error=reason,
+    )
+
+
+def _mark_levels(crew: Crew, run_id: str, record: FailureRecord) -> None:
+    """Tool task, task, stage, phase → FAILED; a table that cannot be read is left untouched."""
+    tables = crew.run(run_id)
+    levels = (
+        (tables.tools, record.tool_task_id),
+        (tables.tasks, record.task_id),
+        (tables.stages, record.stage_id),
+        (tables.phases, record.phase_id),
+    )
+    for table, key in levels:
+        if key is None:
+            continue
+        try:
+            row = table.get(key)
+            if row is not None and row.status is Status.PENDING:
+                table.update(key, status=Status.FAILED)
+        except TableError as error:
+            # Never overwrite what a person wrote: the broken file stays byte-identical.
+            log.warning("failure_not_recorded_in_table", run_id=run_id, table=str(error.path))
+
+
+def _report(crew: Crew, run_id: str, record: FailureRecord) -> Message:
+    facts = {
+        "role": record.role,
+        "phase": record.phase_id or "",
+        "stage": record.stage_id or "",
+        "task": record.task_id or "",
+        "tool_task": record.tool_task_id or "",
+        "purpose": record.purpose,
+        "error": record.error,
+    }
+    return Message(kind=MessageKind.FAILURE, run_id=run_id, facts=facts)

@@ -1,0 +1,303 @@
+"""Inbox intake (SPEC §2, §5, §14): find dropped requests, read them safely, file them away.
+
+A request is a *.md or *.txt file directly in inbox/, optionally opening with YAML front matter
+(`mode:`, `title:`). Reading is split in two: `read_request` does the I/O (it checks the size
+before reading anything) and `parse_request` decides, purely, whether the bytes are a usable
+request. Handled files move to inbox/done/; unusable ones (empty, binary, non-UTF-8, oversized,
+bad front matter) move to inbox/rejected/ with a `<name>.reason.md` beside them. Nothing is ever
+deleted or overwritten: a name already taken gets -1, -2 … before its suffix.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import structlog
+import yaml
+from pydantic import BaseModel, ConfigDict
+
+from multiverse.atomic import atomic_write_text
+from multiverse.contracts import Mode
+from multiverse.errors import UserError
+from multiverse.home import Home
+from orchestrator.editor_files import is_ignorable_name
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "InboxRequest",
+    "RequestRejected",
+    "is_ignorable_name",
+    "move_to_done",
+    "parse_request",
+    "pending_requests",
+    "read_request",
+    "reject",
+    "reply_path",
+]
+
+log = structlog.get_logger(__name__)
+
+DEFAULT_MAX_BYTES = 1024 * 1024
+REQUEST_SUFFIXES = frozenset({".md", ".txt"})
+REASON_SUFFIX = ".reason.md"
+REPLY_SUFFIX = ".reply.md"
+TITLE_MAX_CHARS = 120
+
+_MODE_ALIASES = {
+    "simple": Mode.SIMPLE_TASK,
+    "simple_task": Mode.SIMPLE_TASK,
+    "initial": Mode.INITIAL_RUN,
+    "initial_run": Mode.INITIAL_RUN,
+    "continuous": Mode.CONTINUOUS_RUN,
+    "continuous_run": Mode.CONTINUOUS_RUN,
+}
+_BOM = b"\xef\xbb\xbf"
+_HEADING = re.compile(r"#{1,6}(?:\s+(.*?))?(?:\s+#+)?\s*")
+
+
+class RequestRejected(UserError):
+    """An inbox file that cannot be a request; `reason` says why, for the reason file."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        self.name = name
+        self.reason = reason
+        super().__init__(f"inbox/{name} rejected: {reason}")
+
+
+class InboxRequest(BaseModel):
+    """A readable request: its text, its body without front matter, title and forced mode."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    text: str
+    body: str
+    title: str
+    forced_mode: Mode | None = None
+    content_hash: str
+
+
+def pending_requests(home: Home) -> list[Path]:
+    """The *.md and *.txt files directly in inbox/, oldest first (mtime, then name)."""
+    found: list[tuple[int, str, Path]] = []
+    try:
+        entries = list(os.scandir(home.inbox))
+    except FileNotFoundError:
+        return []
+    for entry in entries:
+        if is_ignorable_name(entry.name) or Path(entry.name).suffix.lower() not in REQUEST_SUFFIXES:
+            continue
+        try:
+            if not entry.is_file():
+                continue
+            mtime = entry.stat().st_mtime_ns
+        except FileNotFoundError:
+            continue  # moved away (by an editor or another process) while we looked
+        found.append((mtime, entry.name, Path(entry.path)))
+    found.sort(key=lambda item: (item[0], item[1]))
+    return [path for _, _, path in found]
+
+
+def read_request(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> InboxRequest:
+    """Read and check one inbox file; raise RequestRejected with a clear reason if unusable."""
+    size = path.stat().st_size
+    if size > max_bytes:
+        raise RequestRejected(path.name, _too_big(size, max_bytes))
+    with path.open("rb") as handle:
+        # One byte more than allowed: the file may have grown since the stat.
+        data = handle.read(max_bytes + 1)
+    return parse_request(path.name, data, max_bytes)
+
+
+def parse_request(name: str, data: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> InboxRequest:
+    """Decide whether `data` is a usable request and split it into its parts (pure)."""
+    if len(data) > max_bytes:
+        raise RequestRejected(name, _too_big(len(data), max_bytes))
+    if not data:
+        raise RequestRejected(name, "the file is empty: there is no request to read")
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        raise RequestRejected(
+            name,
+            f"the file is binary, not text (a NUL byte at byte {nul}); "
+            "if it is UTF-16 text, save it as UTF-8",
+        )
+    raw = data[len(_BOM) :] if data.startswith(_BOM) else data
+    try:
+        decoded = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        at = error.start + (len(data) - len(raw))
+        raise RequestRejected(
+            name,
+            f"the file is not valid UTF-8 (byte {at} is 0x{data[at]:02x}); "
+            "save it with UTF-8 encoding",
+        ) from None
+    text = decoded.replace("\r\n", "\n")
+    front, body = _split_front_matter(name, text)
+    if not body.strip():
+        what = "has front matter but no request text" if front else "holds only whitespace"
+        raise RequestRejected(name, f"the file {what}: there is no request to read")
+    return InboxRequest(
+        name=name,
+        text=text,
+        body=body,
+        title=_title(front, body),
+        forced_mode=_forced_mode(name, front),
+        content_hash=hashlib.sha256(data).hexdigest(),
+    )
+
+
+def _too_big(size: int, max_bytes: int) -> str:
+    return (
+        f"the file is too large ({size} bytes; the limit is {max_bytes} bytes); "
+        "put large material into assets/ and refer to it from a short request"
+    )
+
+
+def _split_front_matter(name: str, text: str) -> tuple[dict[str, Any], str]:
+    """Front matter (a mapping) and the body after it; no closing `---` means no front matter."""
+    lines = text.split("\n")
+    if not lines or lines[0].rstrip() != "---":
+        return {}, text
+    closing = next(
+        (index for index, line in enumerate(lines[1:], 1) if line.rstrip() in ("---", "...")),
+        None,
+    )
+    if closing is None:
+        # A lone leading `---` is a markdown thematic break, not front matter.
+        return {}, text
+    source = "\n".join(lines[1:closing])
+    try:
+        loaded = yaml.safe_load(source)
+    except yaml.YAMLError as error:
+        problem = " ".join(str(error).split())
+        raise RequestRejected(name, f"the front matter is not valid YAML: {problem}") from None
+    if loaded is None:
+        loaded = {}
+    if not isinstance(loaded, dict):
+        raise RequestRejected(
+            name,
+            "the front matter (between the leading `---` lines) must be `key: value` lines, "
+            f"found a {type(loaded).__name__}",
+        )
+    return loaded, "\n".join(lines[closing + 1 :])
+
+
+def _forced_mode(name: str, front: dict[str, Any]) -> Mode | None:
+    value = front.get("mode")
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    key = str(value).strip().lower().replace("-", "_").replace(" ", "_")
+    if key in _MODE_ALIASES:
+        return _MODE_ALIASES[key]
+    allowed = ", ".join(_MODE_ALIASES)
+    raise RequestRejected(name, f"unknown mode {value!r} in the front matter (allowed: {allowed})")
+
+
+def _title(front: dict[str, Any], body: str) -> str:
+    """Front matter `title:`, else the first line with a letter or digit (a heading without #s)."""
+    given = front.get("title")
+    if given is not None and str(given).strip():
+        return _shorten(" ".join(str(given).split()))
+    for line in body.split("\n"):
+        stripped = line.strip()
+        heading = _HEADING.fullmatch(stripped)
+        if heading:
+            stripped = (heading.group(1) or "").strip()
+        # Rules and decorations (---, ***, ===) hold no letter or digit: not a title.
+        if any(char.isalnum() for char in stripped):
+            return _shorten(stripped)
+    return ""
+
+
+def _shorten(title: str) -> str:
+    return title if len(title) <= TITLE_MAX_CHARS else title[: TITLE_MAX_CHARS - 1] + "…"
+
+
+def reject(home: Home, path: Path, reason: str, now: datetime | None = None) -> Path:
+    """Move an unusable file to inbox/rejected/ with a reason file beside it; returns its path."""
+    target = _move_no_clobber(path, home.inbox_rejected, REASON_SUFFIX)
+    when = (now or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M:%S UTC")
+    atomic_write_text(
+        target.with_name(target.name + REASON_SUFFIX),
+        _reason_text(home, path.name, target, reason, when),
+    )
+    log.info("inbox_rejected", file=path.name, moved_to=target.name, reason=reason)
+    return target
+
+
+def _reason_text(home: Home, original: str, target: Path, reason: str, when: str) -> str:
+    kept = home.relative(target) if target.is_relative_to(home.root) else str(target)
+    return (
+        f"# Request rejected: {original}\n\n"
+        f"- file: `{kept}` (kept unchanged)\n"
+        f"- rejected at: {when}\n\n"
+        "## What was wrong\n\n"
+        f"{reason[:1].upper()}{reason[1:]}\n\n"
+        "## What to do\n\n"
+        "Fix the request (a non-empty UTF-8 text file, *.md or *.txt, within the size limit; "
+        "front matter, if any, as `key: value` lines such as `mode: simple` or `title: ...`) "
+        "and drop it into `inbox/` again. Nothing was deleted: the original is kept here.\n"
+    )
+
+
+def move_to_done(home: Home, path: Path) -> Path:
+    """Move a handled request to inbox/done/ under a name not yet taken; returns the new path."""
+    target = _move_no_clobber(path, home.inbox_done, REPLY_SUFFIX)
+    log.info("inbox_done", file=path.name, moved_to=target.name)
+    return target
+
+
+def reply_path(home: Home, name: str) -> Path:
+    """Where the SIMPLE_TASK reply to the request `name` is written: inbox/done/<name>.reply.md."""
+    return home.inbox_done / (name + REPLY_SUFFIX)
+
+
+def _candidates(name: str) -> Iterator[str]:
+    """`name`, then `stem-1.suffix`, `stem-2.suffix` … forever."""
+    yield name
+    path = Path(name)
+    stem, suffix = (path.stem, path.suffix) if path.stem else (name, "")
+    counter = 1
+    while True:
+        yield f"{stem}-{counter}{suffix}"
+        counter += 1
+
+
+def _move_no_clobber(path: Path, folder: Path, companion_suffix: str) -> Path:
+    """Move `path` into `folder` under the first name free for it and for its companion file."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in _candidates(path.name):
+        target = folder / name
+        if target.exists() or target.with_name(name + companion_suffix).exists():
+            continue
+        try:
+            # A hard link fails if the name is taken, so a racing writer is never overwritten.
+            os.link(path, target, follow_symlinks=False)
+        except FileExistsError:
+            continue
+        except OSError:
+            if target.exists():
+                continue
+            os.rename(path, target)  # no hard links on this file system
+        else:
+            os.unlink(path)  # the content lives on under `target`
+        _fsync_dirs(path.parent, folder)
+        return target
+    raise AssertionError("unreachable: the candidate names never run out")
+
+
+def _fsync_dirs(*folders: Path) -> None:
+    # The move is durable only once both directory entries are on disk.
+    for folder in folders:
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)

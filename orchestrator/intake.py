@@ -1,0 +1,119 @@
+"""Step 0 (SPEC §5): a file in inbox/ becomes a SIMPLE_TASK reply or a new run.
+
+Crash-safe: before a run is created, a claim `.multiverse/intake/<name>.json` records the run_id
+chosen for the file, so a daemon killed half-way resumes the same run instead of making another.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import structlog
+
+from multiverse.atomic import atomic_write_text
+from multiverse.contracts import Message, MessageKind, Mode
+from multiverse.models import ProcessRun
+from orchestrator.crew import Crew
+from orchestrator.inbox import (
+    InboxRequest,
+    RequestRejected,
+    move_to_done,
+    read_request,
+    reject,
+    reply_path,
+)
+from orchestrator.learning import rank_past_runs, write_learning_context
+
+log = structlog.get_logger(__name__)
+
+
+def take_in(crew: Crew, path: Path, max_bytes: int) -> str | None:
+    """Handle one inbox file; returns the run_id it created, if any."""
+    try:
+        request = read_request(path, max_bytes)
+    except RequestRejected as error:
+        target = reject(crew.home, path, error.reason)
+        crew.speaker.tell(Message(kind=MessageKind.NOTICE, facts={"text": (
+            f"The request `{path.name}` was not accepted: {error.reason} It was moved to "
+            f"`{crew.home.relative(target)}` with the reason beside it.")}))
+        return None
+    except FileNotFoundError:
+        return None  # taken by another pass already
+    claim = _claim_path(crew, path.name)
+    claimed = _read_claim(claim)
+    if claimed is not None:
+        return _create_run(crew, path, request, claimed["run_id"], Mode(claimed["mode"]))
+    mode = _mode(crew, request)
+    if mode is Mode.SIMPLE_TASK:
+        _simple_task(crew, path, request)
+        return None
+    run_id = allocate_run_id(crew)
+    atomic_write_text(claim, json.dumps({"run_id": run_id, "mode": mode.value}) + "\n")
+    return _create_run(crew, path, request, run_id, mode)
+
+
+def _mode(crew: Crew, request: InboxRequest) -> Mode:
+    if request.forced_mode is Mode.SIMPLE_TASK:
+        return Mode.SIMPLE_TASK
+    has_past = bool(crew.process_runs.rows())
+    if request.forced_mode is None:
+        decided = crew.planner.decide_mode(request.body, has_past)
+        log.info("mode_decided", name=request.name, mode=decided.mode, reason=decided.reason)
+        if decided.mode is Mode.SIMPLE_TASK:
+            return Mode.SIMPLE_TASK
+    return Mode.CONTINUOUS_RUN if has_past else Mode.INITIAL_RUN
+
+
+def _simple_task(crew: Crew, path: Path, request: InboxRequest) -> None:
+    """The Executor answers directly; nothing in runs/ or outputs/ (SPEC §5)."""
+    reply = crew.executor.simple_task(request.body, crew.home.root)
+    crew.speaker.reply(reply_path(crew.home, path.name),
+                       Message(kind=MessageKind.SIMPLE_REPLY, facts={"reply": reply}))
+    move_to_done(crew.home, path)
+
+
+def allocate_run_id(crew: Crew, now: datetime | None = None) -> str:
+    """A new `run-YYYYMMDD-HHMMSS-NNN`, reserved by creating its folder."""
+    stamp = (now or datetime.now(UTC)).strftime("%Y%m%d-%H%M%S")
+    crew.home.runs.mkdir(parents=True, exist_ok=True)
+    for counter in range(1, 1000):
+        run_id = f"run-{stamp}-{counter:03d}"
+        try:
+            (crew.home.runs / run_id).mkdir()
+        except FileExistsError:
+            continue
+        return run_id
+    raise RuntimeError(f"more than 999 runs created in the second {stamp}")
+
+
+def _create_run(crew: Crew, path: Path, request: InboxRequest, run_id: str, mode: Mode) -> str:
+    """Every step idempotent: request.md, learning context, the process_runs row, inbox/done."""
+    paths = crew.home.run(run_id)
+    paths.root.mkdir(parents=True, exist_ok=True)
+    if not paths.request.exists():
+        atomic_write_text(paths.request, request.body)
+    past = [run for run in crew.process_runs.rows() if run.run_id != run_id]
+    context = rank_past_runs(request.body, past) if mode is Mode.CONTINUOUS_RUN else None
+    write_learning_context(paths, context or rank_past_runs("", []), mode)
+    if crew.process_runs.get(run_id) is None:
+        crew.process_runs.insert(ProcessRun(run_id=run_id, user_request=request.body.strip()))
+    if path.exists():
+        move_to_done(crew.home, path)
+    _claim_path(crew, path.name).unlink(missing_ok=True)
+    log.info("run_created", run_id=run_id, mode=mode, source=path.name)
+    return run_id
+
+
+def _claim_path(crew: Crew, name: str) -> Path:
+    return crew.home.state / "intake" / f"{name}.json"
+
+
+def _read_claim(path: Path) -> dict[str, str] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (FileNotFoundError, ValueError):
+        return None
+    return data if isinstance(data, dict) and "run_id" in data else None
+

@@ -1,0 +1,152 @@
+"""The Orchestrator's decision: from a run's files to its one next step (SPEC §4, §6–§9).
+
+Pure: no I/O, no clock. Every branch reads evidence the previous step left in the files, so a
+step that finished is never repeated and the one in flight when the daemon died is redone.
+"""
+
+from __future__ import annotations
+
+from multiverse.models import FINAL_STATUSES, Status, Task, Timing, ToolTask
+from orchestrator.decisions import DecisionKind
+from orchestrator.steps import Step, StepKind
+from orchestrator.view import RunView
+
+PHASE0_ID = "P0"
+PHASE0_STAGE = "P0-S01"
+PHASE0_STEPS = (
+    ("T02", StepKind.WRITE_INSTRUCTIONS),
+    ("T03", StepKind.BUILD_CATALOG),
+    ("T04", StepKind.FIRST_ANALYSIS),
+)
+
+
+def next_step(view: RunView) -> Step:
+    """The one thing to do next for this run."""
+    run_id = view.run_id
+    if view.run.status in FINAL_STATUSES:
+        return Step(kind=StepKind.IDLE, run_id=run_id)
+    failed = _failure(view)
+    if failed is not None:
+        return failed
+    tasks = {t.task_id: t for t in view.tasks if t.stage_id == PHASE0_STAGE}
+    if not tasks:
+        return Step(kind=StepKind.PLAN_PHASE0, run_id=run_id, phase_id=PHASE0_ID)
+    if _pending(tasks.get("T00")):
+        return _phase0_step(view, StepKind.SET_UP_RUN, "T00")
+    if view.run.status is Status.AWAITING_CONFIRMATION:
+        if view.response is None:
+            return Step(kind=StepKind.WAIT, run_id=run_id, reason="waiting for the user's answer")
+        return Step(
+            kind=StepKind.HANDLE_RESPONSE,
+            run_id=run_id,
+            revision=view.revisions("proposal"),
+            decision=view.response,
+        )
+    if "confirmed" not in view.evidence:
+        return _amendment_step(view)
+    for task_id, kind in PHASE0_STEPS:
+        if _pending(tasks.get(task_id)):
+            return _phase0_step(view, kind, task_id)
+    phase0 = next((p for p in view.phases if p.phase_id == PHASE0_ID), None)
+    if phase0 is None or phase0.status is not Status.COMPLETED or len(view.phases) < 2:
+        return Step(kind=StepKind.COMPLETE_PHASE0, run_id=run_id, phase_id=PHASE0_ID)
+    return _master_loop(view)
+
+
+def _pending(task: Task | None) -> bool:
+    return task is not None and task.status is Status.PENDING
+
+
+def _phase0_step(view: RunView, kind: StepKind, task_id: str) -> Step:
+    return Step(
+        kind=kind, run_id=view.run_id, phase_id=PHASE0_ID, stage_id=PHASE0_STAGE, task_id=task_id
+    )
+
+
+def _failure(view: RunView) -> Step | None:
+    """A FAILED row, a failure record or an unreadable run table → fail the run (SPEC §8)."""
+    if view.load_error is not None:
+        return Step(kind=StepKind.FAIL_RUN, run_id=view.run_id, reason=view.load_error)
+    if view.failure is not None:
+        return Step(kind=StepKind.FAIL_RUN, run_id=view.run_id, reason=view.failure.error)
+    rows: list[object] = [*view.tool_tasks, *view.tasks, *view.stages, *view.phases]
+    for row in rows:
+        if getattr(row, "status", None) is Status.FAILED:
+            return Step(
+                kind=StepKind.FAIL_RUN,
+                run_id=view.run_id,
+                reason=f"{getattr(row, 'key', '?')} is FAILED in the run's tables",
+            )
+    return None
+
+
+def _amendment_step(view: RunView) -> Step:
+    """Phase 0 before confirmation: propose (again, after MODIFY), then ask."""
+    proposals = view.revisions("proposal")
+    wanted = max(view.revisions("modify"), 1)
+    if proposals < wanted:
+        return Step(kind=StepKind.PROPOSE, run_id=view.run_id, phase_id=PHASE0_ID, revision=wanted)
+    return Step(kind=StepKind.ASK, run_id=view.run_id, phase_id=PHASE0_ID, revision=proposals)
+
+
+def _first_pending(rows: list[Task] | list[ToolTask]) -> Task | ToolTask | None:
+    pending = [row for row in rows if row.status is Status.PENDING]
+    return min(pending, key=lambda row: row.execution_order, default=None)
+
+
+def _master_loop(view: RunView) -> Step:
+    """SPEC §7: phase → stage → task → PRE tools → core → POST tools → done."""
+    run_id = view.run_id
+    phases = sorted((p for p in view.phases if p.phase_id != PHASE0_ID), key=lambda p: p.phase_id)
+    phase = next((p for p in phases if p.status is Status.PENDING), None)
+    if phase is None:
+        return Step(kind=StepKind.COMPLETE_RUN, run_id=run_id)
+    stages = [s for s in view.stages if s.phase_id == phase.phase_id]
+    if not stages:
+        return Step(kind=StepKind.PLAN_STAGES, run_id=run_id, phase_id=phase.phase_id)
+    stage = min(
+        (s for s in stages if s.status is Status.PENDING),
+        key=lambda s: s.execution_order,
+        default=None,
+    )
+    if stage is None:
+        return Step(kind=StepKind.COMPLETE_PHASE, run_id=run_id, phase_id=phase.phase_id)
+    where = {"run_id": run_id, "phase_id": phase.phase_id, "stage_id": stage.stage_id}
+    tasks = [t for t in view.tasks if t.stage_id == stage.stage_id]
+    if not tasks:
+        return Step(kind=StepKind.PLAN_TASKS, **where)
+    task = _first_pending(tasks)
+    if task is None:
+        return Step(kind=StepKind.COMPLETE_STAGE, **where)
+    assert isinstance(task, Task)
+    return _task_step(view, task, where)
+
+
+def _task_step(view: RunView, task: Task, where: dict[str, str]) -> Step:
+    """The next step inside one task: its PRE tools, the core, its POST tools, completion."""
+    here = {**where, "task_id": task.task_id}
+    own = [t for t in view.tool_tasks if t.parent_task_id == task.task_id]
+    pre = [t for t in own if t.timing is Timing.PRE]
+    post = [t for t in own if t.timing is Timing.POST]
+    if task.pre_tool_purpose.strip() and not pre:
+        return Step(kind=StepKind.PLAN_TOOLS, timing=Timing.PRE, **here)
+    tool = _first_pending(pre)
+    if tool is not None:
+        return Step(kind=StepKind.EXECUTE_TOOL_TASK, tool_task_id=tool.key, **here)
+    signal = view.signals.get(task.task_id)
+    if signal is None:
+        return Step(kind=StepKind.EXECUTE_TASK, **here)
+    if signal.post_tool_required and not post:
+        return Step(kind=StepKind.PLAN_TOOLS, timing=Timing.POST, **here)
+    tool = _first_pending(post)
+    if tool is not None:
+        return Step(kind=StepKind.EXECUTE_TOOL_TASK, tool_task_id=tool.key, **here)
+    return Step(kind=StepKind.COMPLETE_TASK, **here)
+
+
+def is_waiting_on_user(step: Step) -> bool:
+    """Whether the run cannot advance until the user answers."""
+    return step.kind is StepKind.WAIT and bool(step.reason)
+
+
+__all__ = ["DecisionKind", "is_waiting_on_user", "next_step"]

@@ -1,0 +1,200 @@
+"""Phase 0 (SPEC §6): plan, set up, propose, ask, handle the answer, T02–T04, complete."""
+
+from __future__ import annotations
+
+import os
+
+from multiverse.atomic import atomic_write_text
+from multiverse.contracts import Message, MessageKind, ProducedFile
+from multiverse.home import PHASE_FOLDERS
+from multiverse.models import (
+    AssetType,
+    InstructionStatus,
+    MajorStage,
+    Phase,
+    Status,
+    UserInstruction,
+)
+from orchestrator.cataloging import refresh_inputs, register
+from orchestrator.context import plan_context, task_assignment
+from orchestrator.crew import Crew
+from orchestrator.decisions import DecisionKind
+from orchestrator.failfast import StepFailed
+from orchestrator.signals import FailureRecord, Mark, ModifyRequest, ProposalRecord, SignalBox
+from orchestrator.steps import Step
+from orchestrator.validate import checked_tasks, executor_result
+from orchestrator.view import RunView
+from planner.proposal_doc import render_proposal
+
+PHASE0_NAME = "INSTRUCTION_AMENDMENT"
+PHASE0_PURPOSE = "Set up the run and agree the run's instructions with the user."
+
+
+def plan_phase0(crew: Crew, view: RunView, step: Step) -> None:
+    """The Planner writes T00, T02, T03, T04 of stage P0-S01."""
+    plan = crew.planner.plan_phase0(plan_context(crew, view))
+    tables = crew.run(view.run_id)
+    if tables.phases.get("P0") is None:
+        tables.phases.insert(Phase(phase_id="P0", run_id=view.run_id, phase_name=PHASE0_NAME,
+                                   phase_purpose=PHASE0_PURPOSE))
+    if tables.stages.get("P0-S01") is None:
+        tables.stages.insert(MajorStage(
+            stage_id="P0-S01", run_id=view.run_id, phase_id="P0", stage_name="Set-up and amendment",
+            stage_goal="A confirmed constitution, a fresh catalog and a first analysis.",
+            execution_order=1))
+    tables.tasks.insert(*checked_tasks(plan.tasks, view.run_id, "P0-S01"))
+
+
+def set_up_run(crew: Crew, view: RunView, step: Step) -> None:
+    """T00: the run's folders and outputs/<run_id>/."""
+    paths = crew.home.run(view.run_id)
+    for folder in (paths.db, paths.signals, paths.logs, paths.outputs,
+                   *(paths.phase_workspace(name) for name in PHASE_FOLDERS)):
+        folder.mkdir(parents=True, exist_ok=True)
+    crew.run(view.run_id).tasks.compare_and_set("T00", Status.PENDING, status=Status.COMPLETED)
+
+
+def propose(crew: Crew, view: RunView, step: Step) -> None:
+    """The Planner's amendment proposal, revision `step.revision`."""
+    box = SignalBox(crew.home.run(view.run_id).signals)
+    asked = box.read(f"modify-{step.revision}", ModifyRequest)
+    modification = asked.text if asked else None
+    context = plan_context(crew, view, modification)
+    proposal = crew.planner.propose(context)
+    text = render_proposal(proposal, view.run_id, context.learning)
+    atomic_write_text(crew.home.run(view.run_id).feedback, text)
+    box.write(f"proposal-{step.revision}",
+              ProposalRecord(revision=step.revision, proposal=proposal, modification=modification))
+
+
+def ask(crew: Crew, view: RunView, step: Step) -> None:
+    """The Communicator presents the proposal; the run waits for the answer."""
+    paths = crew.home.run(view.run_id)
+    box = SignalBox(paths.signals)
+    name = f"asked-{step.revision}"
+    if name not in view.evidence:
+        record = box.read(f"proposal-{step.revision}", ProposalRecord)
+        summary = record.proposal.understanding if record else ""
+        crew.speaker.tell(Message(kind=MessageKind.PROPOSAL, run_id=view.run_id, facts={
+            "proposal_path": crew.home.relative(paths.feedback), "summary": summary}))
+        box.write(name, Mark(revision=step.revision))
+    crew.process_runs.compare_and_set(view.run_id, Status.PENDING,
+                                      status=Status.AWAITING_CONFIRMATION)
+
+
+def handle_response(crew: Crew, view: RunView, step: Step) -> None:
+    """CONFIRM, MODIFY, CANCEL, or a refusal of anything else (SPEC §6.5)."""
+    assert step.decision is not None
+    paths = crew.home.run(view.run_id)
+    box = SignalBox(paths.signals)
+    decision = step.decision
+    run_id = view.run_id
+    if decision.kind is DecisionKind.INVALID:
+        crew.speaker.tell(Message(kind=MessageKind.ANSWER_REFUSED, run_id=run_id,
+                                  facts={"text": decision.text}))
+        _archive_response(crew, run_id, "refused")
+        return
+    if decision.kind is DecisionKind.CANCEL:
+        crew.speaker.tell(Message(kind=MessageKind.CANCELLED, run_id=run_id))
+        crew.process_runs.compare_and_set(run_id, Status.AWAITING_CONFIRMATION,
+                                          status=Status.CANCELLED, current_phase_id=None,
+                                          current_stage_id=None, current_task_id=None)
+        _archive_response(crew, run_id, "cancel")
+        return
+    if decision.kind is DecisionKind.CONFIRM:
+        box.write("confirmed", Mark(revision=step.revision))
+    else:
+        box.write(f"modify-{step.revision + 1}",
+                  ModifyRequest(revision=step.revision + 1, text=decision.text))
+    crew.speaker.tell(Message(kind=MessageKind.ANSWER_RECEIVED, run_id=run_id,
+                              facts={"answer": decision.kind.value, "text": decision.text}))
+    crew.process_runs.compare_and_set(run_id, Status.AWAITING_CONFIRMATION,
+                                      status=Status.PENDING)
+    _archive_response(crew, run_id, decision.kind.value.lower())
+
+
+def _archive_response(crew: Crew, run_id: str, label: str) -> None:
+    """Move the answered user_response.md aside so it is never read twice."""
+    paths = crew.home.run(run_id)
+    folder = paths.root / "responses"
+    folder.mkdir(exist_ok=True)
+    number = len(os.listdir(folder)) + 1
+    try:
+        os.replace(paths.user_response, folder / f"{number:03d}-{label}.md")
+    except FileNotFoundError:
+        pass
+
+
+def write_instructions(crew: Crew, view: RunView, step: Step) -> None:
+    """T02: the confirmed instructions become ACTIVE rows; those they replace SUPERSEDED."""
+    box = SignalBox(crew.home.run(view.run_id).signals)
+    confirmed = box.read("confirmed", Mark)
+    record = box.read(f"proposal-{confirmed.revision if confirmed else 0}", ProposalRecord)
+    if record is None:
+        raise RuntimeError(f"run {view.run_id} is confirmed but its proposal is missing")
+    run_id = view.run_id
+
+    def amend(rows: list[UserInstruction]) -> list[UserInstruction]:
+        if any(row.run_id == run_id for row in rows):
+            return rows  # already written before a crash
+        number = max((int(row.instruction_id[1:]) for row in rows), default=0)
+        replaced: dict[str, str] = {}
+        for item in record.proposal.instructions:
+            number += 1
+            new_id = f"I{number:04d}"
+            rows.append(UserInstruction(
+                instruction_id=new_id, run_id=run_id, instruction_type=item.instruction_type,
+                content=item.content, justification=item.justification))
+            replaced.update({old: new_id for old in item.supersedes})
+        return [
+            row.model_copy(update={"status": InstructionStatus.SUPERSEDED,
+                                   "superseded_by_id": replaced[row.instruction_id]})
+            if row.instruction_id in replaced and row.status is InstructionStatus.ACTIVE else row
+            for row in rows
+        ]
+
+    crew.store.modify(crew.instructions.spec, crew.instructions.path, amend)
+    register(crew, run_id, "T02", [ProducedFile(
+        path=crew.home.relative(crew.instructions.path), asset_type=AssetType.USER_INSTRUCTIONS,
+        summary="Every confirmed instruction of every run, ACTIVE or SUPERSEDED.")])
+    crew.run(run_id).tasks.compare_and_set("T02", Status.PENDING, status=Status.COMPLETED)
+
+
+def build_catalog(crew: Crew, view: RunView, step: Step) -> None:
+    """T03: assets/ and guidelines/ into the catalog, incrementally."""
+    refresh_inputs(crew)
+    crew.run(view.run_id).tasks.compare_and_set("T03", Status.PENDING, status=Status.COMPLETED)
+
+
+def first_analysis(crew: Crew, view: RunView, step: Step) -> None:
+    """T04: the Executor's first analysis, registered in the catalog."""
+    assert step.phase_id and step.stage_id and step.task_id
+    assignment = task_assignment(crew, view, step.phase_id, step.stage_id, step.task_id)
+    signal = executor_result(crew, view, step, crew.executor.execute_task(assignment))
+    register(crew, view.run_id, step.task_id, signal.outputs)
+    crew.run(view.run_id).tasks.compare_and_set(step.task_id, Status.PENDING,
+                                                status=Status.COMPLETED)
+
+
+def complete_phase0(crew: Crew, view: RunView, step: Step) -> None:
+    """P0 COMPLETED; P1–P4 PENDING from the phase template (SPEC §6.7)."""
+    tables = crew.run(view.run_id)
+    stage = tables.stages.get("P0-S01")
+    if stage is not None and stage.status is Status.PENDING:
+        tables.stages.update("P0-S01", status=Status.COMPLETED)
+    template = crew.phase_template.rows()
+    if not any(t.phase_id != "P0" for t in template):
+        raise StepFailed(FailureRecord(role="system", phase_id="P0", error=(
+            f"the phase template {crew.home.relative(crew.home.phase_template)} has no phases")))
+    run_id = view.run_id
+
+    def advance(rows: list[Phase]) -> list[Phase]:
+        present = {row.phase_id for row in rows}
+        rows = [row.model_copy(update={"status": Status.COMPLETED}) if row.phase_id == "P0"
+                and row.status is Status.PENDING else row for row in rows]
+        rows += [Phase(phase_id=t.phase_id, run_id=run_id, phase_name=t.phase_name,
+                       phase_purpose=t.phase_purpose)
+                 for t in template if t.phase_id not in present and t.phase_id != "P0"]
+        return rows
+
+    crew.store.modify(tables.phases.spec, tables.phases.path, advance)

@@ -1,0 +1,149 @@
+"""The step runner: performs one step through a role and records the result.
+
+It is the only code that writes the seven tables. Any failure inside a step (a role's FAILED
+signal, a plan that cannot be made, a broken run table, a crashing role) fails the run at once
+(SPEC §8); a broken global table is reported and the step abandoned, to be retried when the
+file changes, so that other runs keep being served.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable
+
+import structlog
+
+from multiverse.contracts import Message, MessageKind
+from multiverse.errors import TableError
+from orchestrator import master, phase0
+from orchestrator.crew import Crew
+from orchestrator.failfast import StepFailed, fail_run
+from orchestrator.next_step import next_step
+from orchestrator.signals import FailureRecord
+from orchestrator.steps import Step, StepKind
+from orchestrator.view import RunView, load_run_view
+from multiverse.roles import PlanFailed
+
+log = structlog.get_logger(__name__)
+
+StepAction = Callable[[Crew, RunView, Step], None]
+
+ACTIONS: dict[StepKind, StepAction] = {
+    StepKind.PLAN_PHASE0: phase0.plan_phase0,
+    StepKind.SET_UP_RUN: phase0.set_up_run,
+    StepKind.PROPOSE: phase0.propose,
+    StepKind.ASK: phase0.ask,
+    StepKind.HANDLE_RESPONSE: phase0.handle_response,
+    StepKind.WRITE_INSTRUCTIONS: phase0.write_instructions,
+    StepKind.BUILD_CATALOG: phase0.build_catalog,
+    StepKind.FIRST_ANALYSIS: phase0.first_analysis,
+    StepKind.COMPLETE_PHASE0: phase0.complete_phase0,
+    StepKind.PLAN_STAGES: master.plan_stages,
+    StepKind.PLAN_TASKS: master.plan_tasks,
+    StepKind.PLAN_TOOLS: master.plan_tools,
+    StepKind.EXECUTE_TOOL_TASK: master.execute_tool_task,
+    StepKind.EXECUTE_TASK: master.execute_task,
+    StepKind.COMPLETE_TASK: master.complete_task,
+    StepKind.COMPLETE_STAGE: master.complete_stage,
+    StepKind.COMPLETE_PHASE: master.complete_phase,
+    StepKind.COMPLETE_RUN: master.complete_run,
+}
+
+
+class StepRunner:
+    """Decides and performs the next step of one run at a time."""
+
+    def __init__(self, crew: Crew) -> None:
+        self.crew = crew
+        self._reported_global: set[str] = set()
+
+    def decide(self, run_id: str) -> tuple[RunView, Step] | None:
+        """Read the run's files and decide its next step (None if the run is unknown)."""
+        run = self.crew.process_runs.get(run_id)
+        if run is None:
+            return None
+        view = load_run_view(self.crew, run)
+        return view, next_step(view)
+
+    def advance(self, run_id: str) -> Step | None:
+        """Decide and perform one step of a run; returns the step performed."""
+        try:
+            decided = self.decide(run_id)
+        except TableError as error:
+            self._global_table_broken(error)
+            return None
+        if decided is None or not decided[1].is_work:
+            return decided[1] if decided else None
+        view, step = decided
+        self.perform(view, step)
+        return step
+
+    def perform(self, view: RunView, step: Step) -> None:
+        """Perform one step; failures become a failed run, never an escaping exception."""
+        log.info("step_started", run_id=step.run_id, step=step.describe())
+        try:
+            if step.kind is StepKind.FAIL_RUN:
+                fail_run(self.crew, step.run_id, view.failure, step.reason)
+            else:
+                ACTIONS[step.kind](self.crew, view, step)
+        except StepFailed as failed:
+            self._fail(step, failed.record)
+        except PlanFailed as error:
+            self._fail(step, FailureRecord(
+                role="planner", phase_id=step.phase_id, stage_id=step.stage_id,
+                task_id=step.task_id, purpose=f"plan {error.target}", error=_plan_error(error)))
+        except TableError as error:
+            if self._is_global(error):
+                self._global_table_broken(error)
+                return
+            self._fail(step, FailureRecord(role="system", phase_id=step.phase_id,
+                                           stage_id=step.stage_id, task_id=step.task_id,
+                                           error=str(error)))
+        except Exception as error:  # a role crashed: a FAILED signal of the system (SPEC §8)
+            self._log_crash(step)
+            self._fail(step, FailureRecord(
+                role=_role_of(step), phase_id=step.phase_id, stage_id=step.stage_id,
+                task_id=step.task_id, tool_task_id=step.tool_task_id,
+                error=f"{type(error).__name__}: {error}"))
+        else:
+            log.info("step_finished", run_id=step.run_id, step=step.describe())
+
+    def _fail(self, step: Step, record: FailureRecord) -> None:
+        try:
+            fail_run(self.crew, step.run_id, record, record.error)
+        except TableError as error:
+            self._global_table_broken(error)
+
+    def _is_global(self, error: TableError) -> bool:
+        return error.path.parent.resolve() == self.crew.home.db.resolve()
+
+    def _global_table_broken(self, error: TableError) -> None:
+        """Say once per distinct problem that a global table needs a person's fix."""
+        key = str(error)
+        log.error("global_table_broken", error=key)
+        if key not in self._reported_global:
+            self._reported_global.add(key)
+            self.crew.speaker.tell(Message(kind=MessageKind.NOTICE, facts={"text": (
+                f"A global table cannot be read, so runs that need it are paused: {key}. "
+                "Fix the file; the daemon retries as soon as it changes.")}))
+
+    def _log_crash(self, step: Step) -> None:
+        folder = self.crew.home.run(step.run_id).logs
+        folder.mkdir(parents=True, exist_ok=True)
+        with (folder / "errors.log").open("a", encoding="utf-8") as handle:
+            handle.write(f"--- {step.describe()}\n{traceback.format_exc()}\n")
+
+
+def _plan_error(error: PlanFailed) -> str:
+    text = "; ".join(error.errors)
+    if error.raw_answer:
+        text += f"\n\nRaw answer of the model:\n{error.raw_answer}"
+    return text
+
+
+def _role_of(step: Step) -> str:
+    if step.kind.name.startswith("PLAN") or step.kind is StepKind.PROPOSE:
+        return "planner"
+    if step.kind.name.startswith("EXECUTE") or step.kind is StepKind.FIRST_ANALYSIS:
+        return "executor"
+    return "system"

@@ -1,0 +1,92 @@
+"""A run's state as read from its files: the only input of `next_step`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from multiverse.contracts import ResultSignal
+from multiverse.errors import TableError
+from multiverse.models import FINAL_STATUSES, MajorStage, Phase, ProcessRun, Status, Task, ToolTask
+from orchestrator.crew import Crew
+from orchestrator.decisions import Decision, parse_decision
+from orchestrator.signals import FailureRecord, SignalBox
+
+
+@dataclass(frozen=True)
+class RunView:
+    """Everything `next_step` may look at for one run."""
+
+    run: ProcessRun
+    phases: list[Phase] = field(default_factory=list)
+    stages: list[MajorStage] = field(default_factory=list)
+    tasks: list[Task] = field(default_factory=list)
+    tool_tasks: list[ToolTask] = field(default_factory=list)
+    signals: dict[str, ResultSignal] = field(default_factory=dict)
+    evidence: frozenset[str] = frozenset()
+    response: Decision | None = None
+    failure: FailureRecord | None = None
+    load_error: str | None = None
+
+    @property
+    def run_id(self) -> str:
+        """The run's id."""
+        return self.run.run_id
+
+    def revisions(self, prefix: str) -> int:
+        """The highest revision N among evidence names `<prefix>-N` (0 if none)."""
+        numbers = [
+            int(name[len(prefix) + 1 :])
+            for name in self.evidence
+            if name.startswith(prefix + "-") and name[len(prefix) + 1 :].isdigit()
+        ]
+        return max(numbers, default=0)
+
+
+def load_run_view(crew: Crew, run: ProcessRun) -> RunView:
+    """Read one run's tables and evidence; a broken run table becomes `load_error`."""
+    tables = crew.run(run.run_id)
+    paths = tables.paths
+    box = SignalBox(paths.signals)
+    evidence = frozenset(box.names())
+    failure = box.read("failure", FailureRecord) if "failure" in evidence else None
+    if run.status in FINAL_STATUSES:
+        return RunView(run=run, evidence=evidence, failure=failure)
+    try:
+        phases = tables.phases.rows()
+        stages = tables.stages.rows()
+        tasks = tables.tasks.rows()
+        tools = tables.tools.rows()
+    except TableError as error:
+        return RunView(run=run, evidence=evidence, failure=failure, load_error=str(error))
+    pending = [t.task_id for t in tasks if t.status is Status.PENDING]
+    pending += [t.tool_task_id for t in tools if t.status is Status.PENDING]
+    signals = {}
+    for step_id in pending:
+        if step_id in evidence:
+            result = box.result(step_id)
+            if result is not None:
+                signals[step_id] = result
+    response = None
+    if run.status is Status.AWAITING_CONFIRMATION:
+        response = read_response(paths.user_response)
+    return RunView(
+        run=run,
+        phases=phases,
+        stages=stages,
+        tasks=tasks,
+        tool_tasks=tools,
+        signals=signals,
+        evidence=evidence,
+        response=response,
+        failure=failure,
+    )
+
+
+def read_response(path: Path) -> Decision | None:
+    """The user's answer, or None while the file is absent or still empty."""
+    try:
+        raw = path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return None
+    return parse_decision(raw) if raw.strip() else None

@@ -1,0 +1,74 @@
+"""File events as wake-ups (SPEC §4): watchdog handlers only put keys on a queue."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from watchdog.events import (
+    FileClosedEvent,
+    FileCreatedEvent,
+    FileMovedEvent,
+    FileSystemEvent,
+    FileSystemEventHandler,
+)
+from watchdog.observers import Observer
+from watchdog.observers.api import BaseObserver
+
+from multiverse.home import Home
+from orchestrator.editor_files import is_ignorable_name
+
+INBOX = "inbox"
+ALL = "*"
+DB_PREFIX = "db:"
+
+
+def wake_key(home: Home, raw_path: str) -> str | None:
+    """The wake-up a changed path asks for: the inbox, one run, a global table, or nothing."""
+    path = Path(raw_path)
+    try:
+        parts = path.relative_to(home.root).parts
+    except ValueError:
+        return None
+    if not parts or is_ignorable_name(parts[-1]):
+        return None
+    if parts[0] == "inbox" and len(parts) == 2:
+        return INBOX
+    if parts[0] == "runs" and len(parts) >= 3:
+        return parts[1]
+    if parts[0] == "db" and len(parts) >= 2:
+        return DB_PREFIX + str(path)
+    return None
+
+
+class _WakeHandler(FileSystemEventHandler):
+    """Turns finished writes (closed, created, moved-to) into wake-up keys."""
+
+    def __init__(self, home: Home, wake: Callable[[str], None]) -> None:
+        self.home = home
+        self.wake = wake
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.is_directory:
+            return
+        if isinstance(event, FileMovedEvent):
+            raw = event.dest_path
+        elif isinstance(event, FileClosedEvent | FileCreatedEvent):
+            raw = event.src_path
+        else:
+            return
+        key = wake_key(self.home, raw if isinstance(raw, str) else raw.decode())
+        if key is not None:
+            self.wake(key)
+
+
+def start_watching(home: Home, wake: Callable[[str], None]) -> BaseObserver:
+    """A running observer on inbox/ (flat), runs/ and db/ (recursive)."""
+    handler = _WakeHandler(home, wake)
+    observer = Observer()
+    for folder, recursive in ((home.inbox, False), (home.runs, True), (home.db, True)):
+        folder.mkdir(parents=True, exist_ok=True)
+        observer.schedule(handler, str(folder), recursive=recursive)
+    observer.daemon = True
+    observer.start()
+    return observer

@@ -1,0 +1,28 @@
+"""The Planner role (SPEC §10.3): plans, their validation, MCP recipes, the proposal document."""
+
+from __future__ import annotations
+
+from planner.builtin import BuiltinPlanner
+from planner.mcp import load_mcps, match_mcp
+from planner.mode import decide_mode
+from planner.proposal_doc import render_proposal
+from planner.validation import (
+    validate_phase0,
+    validate_proposal,
+    validate_stages,
+    validate_tasks,
+    validate_tool_tasks,
+)
+
+__all__ = [
+    "BuiltinPlanner",
+    "decide_mode",
+    "load_mcps",
+    "match_mcp",
+    "render_proposal",
+    "validate_phase0",
+    "validate_proposal",
+    "validate_stages",
+    "validate_tasks",
+    "validate_tool_tasks",
+]

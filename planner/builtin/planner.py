@@ -1,0 +1,92 @@
+"""BuiltinPlanner: the offline PlannerRole; every plan it makes passes the shared validation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import structlog
+
+from multiverse.contracts import (
+    ModeDecision,
+    PlanContext,
+    Proposal,
+    StagesPlan,
+    TasksPlan,
+    ToolTasksPlan,
+)
+from multiverse.models import Timing
+from multiverse.roles import PlanFailed
+from planner.builtin import phase0, proposal, stages, tasks, tools
+from planner.mcp import load_mcps
+from planner.mode import decide_mode
+from planner.validation import (
+    stage_phase,
+    validate_phase0,
+    validate_proposal,
+    validate_stages,
+    validate_tasks,
+    validate_tool_tasks,
+)
+
+log = structlog.get_logger(__name__)
+
+
+def _checked(target: str, run_id: str, errors: list[str]) -> None:
+    """Raise PlanFailed when the builtin's own plan did not pass validation."""
+    if errors:
+        log.error("plan_invalid", target=target, run_id=run_id, errors=errors)
+        raise PlanFailed(target, errors)
+    log.info("plan_made", target=target, run_id=run_id, engine="builtin")
+
+
+class BuiltinPlanner:
+    """Deterministic offline plans from the phase template, the catalog and the request."""
+
+    def decide_mode(self, request: str, has_past_runs: bool) -> ModeDecision:
+        """Plan target `mode`, by the documented heuristic of planner.mode."""
+        return decide_mode(request, has_past_runs)
+
+    def plan_phase0(self, context: PlanContext) -> TasksPlan:
+        """Plan target `phase0`: tasks T00, T02, T03, T04 of stage P0-S01."""
+        plan = phase0.plan_phase0(context)
+        _checked("phase0", context.run_id, validate_phase0(plan, context))
+        return plan
+
+    def propose(self, context: PlanContext) -> Proposal:
+        """Plan target `proposal` (revised by `context.modification` on MODIFY)."""
+        made = proposal.propose(context)
+        _checked("proposal", context.run_id, validate_proposal(made, context))
+        return made
+
+    def plan_stages(self, context: PlanContext) -> StagesPlan:
+        """Plan target `stages:<phase_id>` for `context.phase`."""
+        if context.phase is None:
+            raise PlanFailed("stages", ["the plan context names no phase"])
+        target = f"stages:{context.phase.phase_id}"
+        plan = stages.plan_stages(context, context.phase)
+        _checked(target, context.run_id, validate_stages(plan, context))
+        return plan
+
+    def plan_tasks(self, context: PlanContext) -> TasksPlan:
+        """Plan target `tasks:<stage_id>` for `context.stage`."""
+        stage = context.stage
+        if stage is None:
+            raise PlanFailed("tasks", ["the plan context names no stage"])
+        target = f"tasks:{stage.stage_id}"
+        phase = stage_phase(context, stage)
+        if phase is None:
+            raise PlanFailed(target, [f"the plan context has no phase {stage.phase_id}"])
+        plan = tasks.plan_tasks(context, stage, phase)
+        _checked(target, context.run_id, validate_tasks(plan, context))
+        return plan
+
+    def plan_tools(self, context: PlanContext, timing: Timing) -> ToolTasksPlan:
+        """Plan target `pre_tool:<task_id>` / `post_tool:<task_id>` for `context.task`."""
+        task = context.task
+        if task is None:
+            raise PlanFailed(f"{timing.value.lower()}_tool", ["the plan context names no task"])
+        target = f"{timing.value.lower()}_tool:{task.task_id}"
+        recipes = load_mcps(Path(context.home))
+        plan = tools.plan_tools(context, task, timing, recipes)
+        _checked(target, context.run_id, validate_tool_tasks(plan, context, timing))
+        return plan

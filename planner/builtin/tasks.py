@@ -1,0 +1,230 @@
+"""The builtin task plans: one concrete, extractive method per stage, chained through the catalog.
+
+ANALYZING extracts facts per group of sources, then consolidates them; STRATEGIZING assesses
+them SWOT-style; REFINING_CONTENT fuses both into argued blocks; GENERATING_OUTPUT plans the
+assembly, then publishes to outputs/<run_id>/. Each task reads only real files: catalog rows of
+this run (by asset type) or, when those are missing, the run's request and earlier work.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from multiverse.contracts import PlanContext, TasksPlan
+from multiverse.models import AssetType, MajorStage, Phase, Task
+from planner.builtin.reading import Reading, chart_words, deliverables, first_line, read_request
+from planner.builtin.sources import (
+    fallback_inputs,
+    first_analysis,
+    guideline_docs,
+    original_sources,
+    run_rows,
+    unique,
+)
+from planner.validation import is_publishing_stage, request_path
+
+GROUP_SIZE = 3
+MAX_TASKS = 99  # task ids end in two digits
+
+
+@dataclass(frozen=True)
+class Draft:
+    """A task before it gets its id and order."""
+
+    name: str
+    purpose: str
+    references: list[str]
+    output: str
+    pre: str = ""
+    post: str = ""
+
+
+def intent(context: PlanContext) -> Reading:
+    """The request's reading, with deliverables and visuals taken from confirmed instructions."""
+    reading = read_request(context.request)
+    own = [i for i in context.instructions if i.run_id == context.run_id]
+    if not own:
+        return reading
+    wanted = [i.content for i in own if i.instruction_type == "DELIVERABLE"]
+    visuals = [i.content for i in own if i.instruction_type == "VISUALS"]
+    return Reading(
+        deliverables=deliverables(" ".join(wanted)) or reading.deliverables,
+        charts=chart_words(" ".join(visuals)),
+        outside=reading.outside,
+        language=reading.language,
+        length=reading.length,
+        formats=reading.formats,
+    )
+
+
+def describe(paths: list[str]) -> str:
+    """A short list of file paths for a purpose sentence."""
+    shown = ", ".join(paths[:3])
+    return shown + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+
+
+def plan_tasks(context: PlanContext, stage: MajorStage, phase: Phase) -> TasksPlan:
+    """The tasks of `stage`, ids `<stage_id>-T01`…, each with real inputs and a new output."""
+    folder = f"runs/{context.run_id}/workspace/{phase.phase_name}"
+    drafts = _drafts(context, stage, phase, folder)
+    tasks = [
+        Task(
+            task_id=f"{stage.stage_id}-T{order:02d}",
+            run_id=context.run_id,
+            stage_id=stage.stage_id,
+            task_name=draft.name,
+            task_purpose=draft.purpose,
+            related_references=unique(draft.references),
+            output_path=_free(context, draft.output),
+            pre_tool_purpose=draft.pre,
+            post_tool_purpose=draft.post,
+            execution_order=order,
+        )
+        for order, draft in enumerate(drafts, start=1)
+    ]
+    return TasksPlan(tasks=tasks)
+
+
+def _drafts(context: PlanContext, stage: MajorStage, phase: Phase, folder: str) -> list[Draft]:
+    name = phase.phase_name
+    if name == "ANALYZING":
+        if stage.execution_order == 1:
+            return _fact_extraction(context, folder)
+        return [_consolidation(context, stage, folder)]
+    if name == "STRATEGIZING":
+        return [_strategy(context, folder)]
+    if name == "REFINING_CONTENT":
+        return [_refinement(context, folder)]
+    if name == "GENERATING_OUTPUT":
+        if is_publishing_stage(context, stage):
+            return [_publishing(context)]
+        return [_assembly(context, folder)]
+    return [_synthesis(context, phase, folder)]
+
+
+def _inputs(context: PlanContext, *types: AssetType) -> list[str]:
+    rows = [entry.file_path for entry in run_rows(context, *types)]
+    return rows or fallback_inputs(context)
+
+
+def _fact_extraction(context: PlanContext, folder: str) -> list[Draft]:
+    request = request_path(context.run_id)
+    sources = original_sources(context)
+    if not sources:
+        refs = [request, *first_analysis(context)]
+        purpose = (
+            "Extract the stated goals, constraints, named entities and figures from "
+            f"{describe(refs)} (there are no source files in assets/)."
+        )
+        return [Draft("Extract request facts", purpose, refs, f"{folder}/facts_01.md")]
+    size = max(GROUP_SIZE, math.ceil(len(sources) / MAX_TASKS))
+    groups = [sources[start : start + size] for start in range(0, len(sources), size)]
+    return [
+        Draft(
+            f"Extract facts ({number}/{len(groups)})",
+            f"Extract headings, figures with their context and key sentences from "
+            f"{describe(group)}, one section per source, noting what bears on the request.",
+            [request, *group],
+            f"{folder}/facts_{number:02d}.md",
+        )
+        for number, group in enumerate(groups, start=1)
+    ]
+
+
+def _consolidation(context: PlanContext, stage: MajorStage, folder: str) -> Draft:
+    earlier = [
+        s.stage_id
+        for s in context.stages
+        if s.phase_id == stage.phase_id and s.execution_order < stage.execution_order
+    ]
+    rows = [
+        entry.file_path
+        for entry in run_rows(context, AssetType.ANALYSIS_REPORT, AssetType.TOOL_OUTPUT)
+        if any((entry.source_task_id or "").startswith(f"{sid}-") for sid in earlier)
+    ]
+    refs = rows or _inputs(context, AssetType.ANALYSIS_REPORT)
+    outside = intent(context).outside
+    pre = ""
+    if outside:
+        pre = (
+            f"Search the web for recent outside information the sources lack ({', '.join(outside)})"
+            f" about: {first_line(context.request, 200)}"
+        )
+    purpose = (
+        f"Consolidate the per-source facts of {describe(refs)} into one analysis: recurring "
+        "themes, key figures compared across sources, gaps and open questions."
+    )
+    return Draft("Consolidate the analysis", purpose, refs, f"{folder}/analysis_summary.md", pre)
+
+
+def _strategy(context: PlanContext, folder: str) -> Draft:
+    refs = _inputs(context, AssetType.ANALYSIS_REPORT)
+    purpose = (
+        f"Assess strengths, weaknesses, opportunities and threats (SWOT-style) from "
+        f"{describe(refs)}, then rank the options and recommend a direction with its risks."
+    )
+    return Draft("Strategic assessment (SWOT)", purpose, refs, f"{folder}/strategy.md")
+
+
+def _refinement(context: PlanContext, folder: str) -> Draft:
+    refs = _inputs(context, AssetType.STRATEGY_DOC, AssetType.ANALYSIS_REPORT)
+    purpose = (
+        f"Fuse the strategy and analysis of {describe(refs)} into refined sections, each as "
+        "claim, supporting evidence with figures and sources, and implication."
+    )
+    return Draft("Refine the content", purpose, refs, f"{folder}/refined_content.md")
+
+
+def _assembly(context: PlanContext, folder: str) -> Draft:
+    refs = _inputs(context, AssetType.REFINED_CONTENT, AssetType.STRATEGY_DOC)
+    reading = intent(context)
+    limit = f", {reading.length}" if reading.length else ""
+    purpose = (
+        f"Plan the assembly of the {' and '.join(reading.deliverables)} ({reading.language}"
+        f"{limit}): an outline of sections and which block of {describe(refs)} feeds each."
+    )
+    return Draft("Plan the assembly", purpose, refs, f"{folder}/assembly_plan.md")
+
+
+def _publishing(context: PlanContext) -> Draft:
+    types = (
+        AssetType.ASSEMBLY_PLAN,
+        AssetType.REFINED_CONTENT,
+        AssetType.STRATEGY_DOC,
+        AssetType.ANALYSIS_REPORT,
+        AssetType.TOOL_OUTPUT,
+    )
+    refs = _inputs(context, *types) + guideline_docs(context)
+    reading = intent(context)
+    output = f"outputs/{context.run_id}/report.md"
+    post = ""
+    if reading.charts:
+        post = (
+            f"Chart the main figures of the published {reading.deliverables[0]} "
+            f"({', '.join(reading.charts)}) as self-contained HTML in outputs/{context.run_id}/."
+        )
+    purpose = (
+        f"Assemble and publish the {' and '.join(reading.deliverables)} in {reading.language} "
+        f"following the assembly plan and the format rules, from {describe(refs)}."
+    )
+    return Draft("Publish the deliverable", purpose, refs, output, post=post)
+
+
+def _synthesis(context: PlanContext, phase: Phase, folder: str) -> Draft:
+    refs = _inputs(context, *(t for t in AssetType if t is not AssetType.FINAL_OUTPUT))
+    purpose = f"Synthesise {describe(refs)} for the purpose of {phase.phase_name}."
+    return Draft("Synthesis", purpose, refs, f"{folder}/synthesis.md")
+
+
+def _free(context: PlanContext, path: str) -> str:
+    """`path`, or a numbered variant when a file of that name already exists."""
+    home = Path(context.home)
+    known = {entry.file_path for entry in context.catalog}
+    stem, dot, suffix = path.rpartition(".")
+    candidate, number = path, 1
+    while candidate in known or (home / candidate).exists():
+        number += 1
+        candidate = f"{stem}_{number}{dot}{suffix}"
+    return candidate

@@ -1,0 +1,109 @@
+"""The offline mode heuristic (SPEC §5): is a request a simple command or a structured run?
+
+The rule, in order:
+
+1. SIMPLE_TASK when the request (after an optional front-matter block) is a single line of at
+   most 15 words that is a simple command and does not ask for a deliverable:
+   - English commands *start* with a simple verb: list, show, convert, count, summarize /
+     summarise, "what is in" / "what's in".
+   - Korean puts the verb last ("assets 목록 보여줘", "a.csv를 마크다운으로 변환해줘"), so a Korean
+     command stem (목록, 보여, 변환, 요약해, 세어) may stand anywhere in the line.
+   - Deliverable words: report, memo, analysis, strategy, plan, presentation, proposal, deck
+     (whole English words, singular: "summarize the reports" reads sources, "write a report"
+     asks for a deliverable) and 보고서, 분석, 전략, 메모, 기획, 제안서, 발표.
+2. Otherwise CONTINUOUS_RUN when past runs exist (their learning context applies), else
+   INITIAL_RUN.
+
+Front matter `mode:` overrides are the Orchestrator's business, not this module's.
+"""
+
+from __future__ import annotations
+
+import re
+
+from multiverse.contracts import Mode, ModeDecision
+
+MAX_SIMPLE_WORDS = 15
+SIMPLE_VERBS = ("list", "show", "convert", "count", "summarize", "summarise")
+SIMPLE_PHRASES = ("what is in", "what's in")
+KOREAN_COMMANDS = ("목록", "보여", "변환", "요약해", "세어")
+DELIVERABLE_WORDS = (
+    "report",
+    "memo",
+    "analysis",
+    "strategy",
+    "plan",
+    "presentation",
+    "proposal",
+    "deck",
+)
+KOREAN_DELIVERABLES = ("보고서", "분석", "전략", "메모", "기획", "제안서", "발표")
+_DELIVERABLE = re.compile(r"\b(" + "|".join(DELIVERABLE_WORDS) + r")\b", re.IGNORECASE)
+_FRONT_MATTER = re.compile(r"\A\ufeff?---[ \t]*\n.*?\n---[ \t]*(\n|\Z)", re.DOTALL)
+
+
+def strip_front_matter(request: str) -> str:
+    """The request without a leading `---` front-matter block."""
+    return _FRONT_MATTER.sub("", request, count=1)
+
+
+def simple_command(line: str) -> str | None:
+    """The simple command a line starts with (English) or contains (Korean), else None."""
+    folded = line.casefold()
+    for phrase in SIMPLE_PHRASES:
+        if folded.startswith(phrase):
+            return phrase
+    first = re.split(r"[\s:,.]+", folded, maxsplit=1)[0]
+    if first in SIMPLE_VERBS:
+        return first
+    for stem in KOREAN_COMMANDS:
+        if stem in line:
+            return stem
+    return None
+
+
+def deliverable_asked(text: str) -> str | None:
+    """The first deliverable word found in `text`, else None."""
+    match = _DELIVERABLE.search(text)
+    if match:
+        return match.group(1).lower()
+    for word in KOREAN_DELIVERABLES:
+        if word in text:
+            return word
+    return None
+
+
+def decide_mode(request: str, has_past_runs: bool) -> ModeDecision:
+    """Apply the documented heuristic; `reason` says which rule fired."""
+    lines = [line.strip() for line in strip_front_matter(request).splitlines() if line.strip()]
+    why_not = _why_not_simple(lines)
+    if why_not is None:
+        command = simple_command(lines[0])
+        words = len(lines[0].split())
+        reason = (
+            f"a single line of {words} words with the simple command {command!r} "
+            "that asks for no deliverable"
+        )
+        return ModeDecision(mode=Mode.SIMPLE_TASK, reason=reason)
+    if has_past_runs:
+        reason = f"a structured request ({why_not}); past runs exist, so their lessons apply"
+        return ModeDecision(mode=Mode.CONTINUOUS_RUN, reason=reason)
+    reason = f"a structured request ({why_not}); there are no past runs"
+    return ModeDecision(mode=Mode.INITIAL_RUN, reason=reason)
+
+
+def _why_not_simple(lines: list[str]) -> str | None:
+    """Why the request is not a simple command, or None when it is one."""
+    if not lines:
+        return "the request is empty"
+    if len(lines) > 1:
+        return f"it has {len(lines)} lines"
+    words = len(lines[0].split())
+    if words > MAX_SIMPLE_WORDS:
+        return f"it has {words} words, more than {MAX_SIMPLE_WORDS}"
+    deliverable = deliverable_asked(lines[0])
+    if deliverable is not None:
+        return f"it asks for a deliverable: {deliverable!r}"
+    if simple_command(lines[0]) is None:
+        return "it does not start with a simple command such as list, show or convert"
+    return None

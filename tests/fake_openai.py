@@ -1,0 +1,220 @@
+"""A real loopback HTTP server speaking OpenAI chat-completions from a script of replies.
+
+Register the fixture for every test file with one line in tests/conftest.py:
+`from fake_openai import fake_openai  # noqa: F401` (pytest puts tests/ on sys.path).
+"""
+
+from __future__ import annotations
+
+import json
+import select
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One scripted reply: kind is text, tools, error, hang, drop or length."""
+
+    kind: str
+    text: str = ""
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    prompt_tokens: int = 11
+    completion_tokens: int = 7
+
+
+def text(content: str, prompt_tokens: int = 11, completion_tokens: int = 7) -> Reply:
+    """A plain assistant answer."""
+    return Reply(
+        "text", text=content, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
+    )
+
+
+def tools(*calls: tuple[str, dict[str, Any]]) -> Reply:
+    """An answer calling tools: each call is (provider-side name, arguments)."""
+    made = [
+        {
+            "id": f"call_{n}",
+            "type": "function",
+            "function": {"name": name, "arguments": json.dumps(args)},
+        }
+        for n, (name, args) in enumerate(calls)
+    ]
+    return Reply("tools", tool_calls=made)
+
+
+def error(
+    status: int, message: str = "scripted error", headers: dict[str, str] | None = None
+) -> Reply:
+    """An HTTP error with an OpenAI-style error body."""
+    return Reply("error", text=message, status=status, headers=dict(headers or {}))
+
+
+def hang() -> Reply:
+    """Block until the server is released or the client gives up."""
+    return Reply("hang")
+
+
+def drop() -> Reply:
+    """Close the connection without answering."""
+    return Reply("drop")
+
+
+def length_cut() -> Reply:
+    """An empty answer stopped by the length limit."""
+    return Reply("length", completion_tokens=0)
+
+
+class FakeOpenAI:
+    """The server's state: the script, the recorded requests, the default reply."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._script: deque[Reply] = deque()
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.default: Reply = text("default answer")
+        self.release = threading.Event()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        """The OpenAI base URL to pass as api_base."""
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    @property
+    def count(self) -> int:
+        """How many chat-completion requests arrived."""
+        with self._lock:
+            return len(self.requests)
+
+    def script(self, *replies: Reply) -> None:
+        """Queue replies, answered in order; the default serves when the queue is empty."""
+        with self._lock:
+            self._script.extend(replies)
+
+    def record(self, body: dict[str, Any], headers: dict[str, str]) -> Reply:
+        """Record one request and pick its reply."""
+        with self._lock:
+            self.requests.append(body)
+            self.headers.append(headers)
+            return self._script.popleft() if self._script else self.default
+
+    def start(self) -> None:
+        """Serve in a background thread."""
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Release hung handlers and shut down."""
+        self.release.set()
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+
+def _completion(reply: Reply, model: str) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+    finish = "stop"
+    if reply.kind == "tools":
+        message["tool_calls"] = reply.tool_calls
+        finish = "tool_calls"
+    elif reply.kind == "length":
+        message["content"] = ""
+        finish = "length"
+    tokens = {
+        "prompt_tokens": reply.prompt_tokens,
+        "completion_tokens": reply.completion_tokens,
+        "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+    }
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": tokens,
+    }
+
+
+def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def setup(self) -> None:
+            super().setup()
+            # Without it every response waits ~40 ms on delayed ACKs (DEPENDENCY_NOTES).
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+        def do_POST(self) -> None:
+            size = int(self.headers.get("Content-Length", "0"))
+            body = json.loads(self.rfile.read(size) or b"{}")
+            if not self.path.endswith("/chat/completions"):
+                self._send(404, {"error": {"message": f"no route {self.path}"}})
+                return
+            reply = fake.record(body, dict(self.headers.items()))
+            if reply.kind == "hang":
+                self._hang()
+            elif reply.kind == "drop":
+                self.close_connection = True
+                self.connection.shutdown(socket.SHUT_RDWR)
+            elif reply.kind == "error":
+                payload = {"error": {"message": reply.text, "type": "scripted", "code": None}}
+                self._send(reply.status, payload, reply.headers)
+            else:
+                self._send(200, _completion(reply, str(body.get("model", "fake"))))
+
+        def _hang(self) -> None:
+            # Waits for the release event, or for the client to close its end.
+            self.close_connection = True
+            while not fake.release.wait(0.02):
+                readable, _, _ = select.select([self.connection], [], [], 0)
+                if readable and not self.connection.recv(1, socket.MSG_PEEK):
+                    return
+
+        def _send(
+            self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
+        ) -> None:
+            data = json.dumps(payload).encode("utf-8")
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+
+    return Handler
+
+
+@contextmanager
+def running_server() -> Iterator[FakeOpenAI]:
+    """A started fake server, stopped on exit."""
+    server = FakeOpenAI()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def fake_openai() -> Iterator[FakeOpenAI]:
+    """A running fake OpenAI server, stopped after the test."""
+    with running_server() as server:
+        yield server

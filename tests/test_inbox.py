@@ -1,0 +1,278 @@
+"""Tests of inbox intake: finding requests, reading them, filing them in done/ or rejected/."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from multiverse.contracts import Mode
+from multiverse.errors import UserError
+from multiverse.home import Home
+from orchestrator.inbox import (
+    DEFAULT_MAX_BYTES,
+    RequestRejected,
+    is_ignorable_name,
+    move_to_done,
+    parse_request,
+    pending_requests,
+    read_request,
+    reject,
+    reply_path,
+)
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Home:
+    """A home with an empty inbox."""
+    result = Home(tmp_path)
+    result.inbox.mkdir()
+    return result
+
+
+def drop(home: Home, name: str, data: bytes, mtime_ns: int | None = None) -> Path:
+    """Write a file into the inbox, optionally with a given modification time."""
+    path = home.inbox / name
+    path.write_bytes(data)
+    if mtime_ns is not None:
+        os.utime(path, ns=(mtime_ns, mtime_ns))
+    return path
+
+
+def test_pending_requests_oldest_first_then_by_name(home: Home) -> None:
+    """Requests come oldest first by mtime, and by name when the times are equal."""
+    drop(home, "c.md", b"c", mtime_ns=3_000_000_000)
+    drop(home, "b.txt", b"b", mtime_ns=1_000_000_000)
+    drop(home, "a.md", b"a", mtime_ns=1_000_000_000)
+    names = [path.name for path in pending_requests(home)]
+    assert names == ["a.md", "b.txt", "c.md"]
+
+
+def test_pending_requests_skips_other_files_and_folders(home: Home) -> None:
+    """Only *.md and *.txt directly in inbox/ count; sub-folders, swap files and others do not."""
+    drop(home, "keep.md", b"x")
+    drop(home, "KEEP2.TXT", b"x")
+    drop(home, "image.png", b"x")
+    drop(home, ".keep.md.swp", b"x")
+    drop(home, "keep.md~", b"x")
+    drop(home, ".hidden.md", b"x")
+    drop(home, "draft.md.tmp", b"x")
+    (home.inbox / "folder.md").mkdir()
+    home.inbox_done.mkdir()
+    (home.inbox_done / "old.md").write_bytes(b"x")
+    names = sorted(path.name for path in pending_requests(home))
+    assert names == ["KEEP2.TXT", "keep.md"]
+
+
+def test_pending_requests_without_inbox_is_empty(tmp_path: Path) -> None:
+    """A home whose inbox does not exist yet has no pending requests."""
+    assert pending_requests(Home(tmp_path)) == []
+
+
+def test_read_request_plain_markdown(home: Home) -> None:
+    """A plain request keeps its text, takes its first heading as title and has no forced mode."""
+    data = b"# Market entry\n\nAnalyse the three reports.\n"
+    request = read_request(drop(home, "market.md", data))
+    assert request.name == "market.md"
+    assert request.text == data.decode()
+    assert request.body == data.decode()
+    assert request.title == "Market entry"
+    assert request.forced_mode is None
+    assert request.content_hash == hashlib.sha256(data).hexdigest()
+
+
+def test_title_falls_back_to_first_line(home: Home) -> None:
+    """Without front matter title or a leading heading, the first non-empty line is the title."""
+    request = read_request(drop(home, "r.txt", b"\n\n  Convert assets/a.csv to markdown  \nmore\n"))
+    assert request.title == "Convert assets/a.csv to markdown"
+
+
+@pytest.mark.parametrize(
+    ("value", "mode"),
+    [
+        ("simple", Mode.SIMPLE_TASK),
+        ("simple_task", Mode.SIMPLE_TASK),
+        ("Simple-Task", Mode.SIMPLE_TASK),
+        ("initial", Mode.INITIAL_RUN),
+        ("INITIAL_RUN", Mode.INITIAL_RUN),
+        ("continuous", Mode.CONTINUOUS_RUN),
+    ],
+)
+def test_front_matter_forces_mode(home: Home, value: str, mode: Mode) -> None:
+    """Front matter `mode:` forces the mode, and the body excludes the front matter."""
+    data = f"---\nmode: {value}\ntitle: Quick job\n---\nList the assets.\n".encode()
+    request = read_request(drop(home, "job.md", data))
+    assert request.forced_mode is mode
+    assert request.title == "Quick job"
+    assert request.body == "List the assets.\n"
+    assert request.text.startswith("---\nmode:")
+
+
+def test_empty_front_matter_and_lone_rule(home: Home) -> None:
+    """Empty front matter forces nothing, and a lone leading `---` is text, not front matter."""
+    empty = read_request(drop(home, "a.md", b"---\n---\nDo it.\n"))
+    assert (empty.forced_mode, empty.body) == (None, "Do it.\n")
+    rule = read_request(drop(home, "b.md", b"---\nJust a rule above.\n"))
+    assert rule.body == "---\nJust a rule above.\n"
+    assert rule.title == "Just a rule above."
+
+
+def test_korean_request_with_bom_and_crlf(home: Home) -> None:
+    """A Korean request saved with a BOM and CRLF reads as clean UTF-8 text with LF."""
+    text = (
+        "---\r\ntitle: 시장 진입 메모\r\n---\r\n# 시장 분석\r\n\r\n세 보고서를 분석해 주세요.\r\n"
+    )
+    data = b"\xef\xbb\xbf" + text.encode("utf-8")
+    request = read_request(drop(home, "시장.md", data))
+    assert request.title == "시장 진입 메모"
+    assert request.body == "# 시장 분석\n\n세 보고서를 분석해 주세요.\n"
+    assert "\r" not in request.text and not request.text.startswith("\ufeff")
+    assert request.content_hash == hashlib.sha256(data).hexdigest()
+
+
+BAD_FILES = [
+    ("empty.md", b"", "empty"),
+    ("blank.md", b"  \n\t\r\n", "only whitespace"),
+    ("nobody.md", b"---\nmode: simple\n---\n\n", "no request text"),
+    ("binary.md", b"PK\x03\x04\x00\x00data", "NUL byte at byte 4"),
+    ("latin1.txt", "caf\xe9 au lait".encode("latin-1"), "not valid UTF-8 (byte 3 is 0xe9)"),
+    ("list.md", b"---\n- a\n- b\n---\nHello\n", "must be `key: value` lines"),
+    ("yaml.md", b"---\nmode: [unclosed\n---\nHello\n", "not valid YAML"),
+    ("mode.md", b"---\nmode: fast\n---\nHello\n", "allowed: simple, simple_task, initial"),
+]
+
+
+@pytest.mark.parametrize(("name", "data", "reason"), BAD_FILES)
+def test_bad_file_rejected_and_preserved(home: Home, name: str, data: bytes, reason: str) -> None:
+    """Each kind of bad file is refused with its reason, then kept byte for byte in rejected/."""
+    path = drop(home, name, data)
+    with pytest.raises(RequestRejected) as caught:
+        read_request(path)
+    assert reason in caught.value.reason
+    assert isinstance(caught.value, UserError)
+    moved = reject(home, path, caught.value.reason)
+    assert moved == home.inbox_rejected / name
+    assert moved.read_bytes() == data
+    assert not path.exists()
+    reason_file = home.inbox_rejected / f"{name}.reason.md"
+    assert reason in reason_file.read_text(encoding="utf-8")
+
+
+def test_non_utf8_position_counts_the_bom(home: Home) -> None:
+    """The byte offset of a bad UTF-8 sequence is counted from the start of the file."""
+    with pytest.raises(RequestRejected, match=r"byte 5 is 0xff"):
+        parse_request("x.md", b"\xef\xbb\xbfab\xffcd")
+
+
+def test_oversized_file_rejected_without_reading_it(home: Home) -> None:
+    """A file over the limit is refused from its size alone (a sparse 1 GiB file is never read)."""
+    path = home.inbox / "huge.md"
+    with path.open("wb") as handle:
+        handle.truncate(1024**3)
+    with pytest.raises(
+        RequestRejected, match=r"too large \(1073741824 bytes; the limit is 1048576"
+    ):
+        read_request(path, DEFAULT_MAX_BYTES)
+
+
+def test_small_limit_and_grown_data(home: Home) -> None:
+    """A limit is exclusive of its own size, and data longer than the limit is refused too."""
+    assert read_request(drop(home, "ok.md", b"12345"), max_bytes=5).body == "12345"
+    with pytest.raises(RequestRejected, match="too large"):
+        read_request(drop(home, "big.md", b"123456"), max_bytes=5)
+    with pytest.raises(RequestRejected, match="too large"):
+        parse_request("grown.md", b"x" * 11, max_bytes=10)
+
+
+def test_reason_file_explains(home: Home) -> None:
+    """The reason file names the file, the time, what was wrong and what to do."""
+    path = drop(home, "bad.md", b"")
+    when = datetime(2026, 11, 21, 8, 30, 0, tzinfo=UTC)
+    reject(home, path, "the file is empty", now=when)
+    text = (home.inbox_rejected / "bad.md.reason.md").read_text(encoding="utf-8")
+    assert text.startswith("# Request rejected: bad.md")
+    assert "inbox/rejected/bad.md" in text
+    assert "2026-11-21 08:30:00 UTC" in text
+    assert "## What was wrong\n\nThe file is empty" in text
+    assert "## What to do" in text
+
+
+def test_reject_collisions_never_overwrite(home: Home) -> None:
+    """Rejecting the same name again adds -1, -2 before the suffix; earlier files stay intact."""
+    first = reject(home, drop(home, "req.md", b"one"), "Reason one")
+    second = reject(home, drop(home, "req.md", b"two"), "Reason two")
+    third = reject(home, drop(home, "req.md", b"three"), "Reason three")
+    assert [p.name for p in (first, second, third)] == ["req.md", "req-1.md", "req-2.md"]
+    assert [p.read_bytes() for p in (first, second, third)] == [b"one", b"two", b"three"]
+    reason = (home.inbox_rejected / "req-1.md.reason.md").read_text(encoding="utf-8")
+    assert "Reason two" in reason
+    assert "Reason one" in (home.inbox_rejected / "req.md.reason.md").read_text(encoding="utf-8")
+
+
+def test_reject_skips_name_whose_reason_file_exists(home: Home) -> None:
+    """A leftover reason file also makes its name taken, so it is never overwritten."""
+    home.inbox_rejected.mkdir()
+    leftover = home.inbox_rejected / "x.md.reason.md"
+    leftover.write_text("a person's note", encoding="utf-8")
+    moved = reject(home, drop(home, "x.md", b"data"), "why")
+    assert moved.name == "x-1.md"
+    assert leftover.read_text(encoding="utf-8") == "a person's note"
+
+
+def test_move_to_done_collision_safe(home: Home) -> None:
+    """Handled requests move to done/ and a second one of the same name gets -1."""
+    first = move_to_done(home, drop(home, "plan.v2.md", b"a"))
+    second = move_to_done(home, drop(home, "plan.v2.md", b"b"))
+    assert (first.name, second.name) == ("plan.v2.md", "plan.v2-1.md")
+    assert (first.read_bytes(), second.read_bytes()) == (b"a", b"b")
+    assert pending_requests(home) == []
+
+
+def test_move_to_done_respects_existing_reply(home: Home) -> None:
+    """A name whose reply file is already in done/ is taken, so an old reply is never reused."""
+    home.inbox_done.mkdir()
+    reply_path(home, "ask.md").write_text("old reply", encoding="utf-8")
+    moved = move_to_done(home, drop(home, "ask.md", b"q"))
+    assert moved.name == "ask-1.md"
+
+
+def test_reply_path(home: Home) -> None:
+    """A SIMPLE_TASK reply sits in done/ beside its request."""
+    assert reply_path(home, "ask.md") == home.inbox / "done" / "ask.md.reply.md"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        ".request.md.swp",
+        "request.md.swx",
+        ".request.md.swo",
+        "request.md~",
+        "#request.md#",
+        ".#request.md",
+        "request.md___jb_tmp___",
+        "request.md___jb_old___",
+        "sedA1b2C3",
+        "4913",
+        "5036",
+        "request.md.tmp",
+        "download.md.part",
+        "download.md.crdownload",
+        ".DS_Store",
+        "inbox/sub/.hidden",
+    ],
+)
+def test_ignorable_names(name: str) -> None:
+    """Editor swap, temp, backup and hidden names are ignored."""
+    assert is_ignorable_name(name)
+
+
+@pytest.mark.parametrize(
+    "name", ["request.md", "시장 분석.md", "sed.md", "sedimentary", "4914", "notes.txt", "a#b#.md"]
+)
+def test_real_names_not_ignored(name: str) -> None:
+    """Ordinary request names, including Korean ones, are not ignored."""
+    assert not is_ignorable_name(name)
