@@ -105,7 +105,7 @@ class DoctorReport(Finding):
     packages: list[PackageCheck]
 
     @property
-    def ok(self) -> bool:
+    def healthy(self) -> bool:
         """Nothing needs the user's attention."""
         return (
             self.home.ok
@@ -245,7 +245,7 @@ def _mapping_lines(check: MappingCheck) -> list[str]:
 
 
 def _tier_line(check: TierCheck) -> list[str]:
-    lines = [f"{_mark(not check.degraded)} {check.tier.value:<6} {check.summary}"]
+    lines = [f"{_mark(check.ok)} {check.tier.value:<6} {check.summary}"]
     if check.key_env is not None:
         state = "set" if check.key_set else "not set"
         lines.append(f"    key {check.key_env}: {state}")
@@ -273,5 +273,5 @@ def render_doctor(report: DoctorReport) -> str:
         for tier in report.tiers:
             lines += _tier_line(tier)
     lines += ["", "Agent packages", *(_package_line(p) for p in report.packages), ""]
-    lines.append("✓ all good" if report.ok else "✗ some checks need attention (see ✗ above)")
+    lines.append("✓ all good" if report.healthy else "✗ some checks need attention (see ✗ above)")
     return "\n".join(lines) + "\n"

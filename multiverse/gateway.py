@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import structlog
 from pydantic import BaseModel
@@ -31,6 +31,7 @@ from multiverse.llm import (
     LlmErrorCode,
     RetryPolicy,
     ToolCall,
+    openai_request,
     parse_retry_after,
     sanitize_tool_names,
 )
@@ -45,6 +46,7 @@ MAX_REPAIRS = 2
 MAX_ERROR_TEXT = 500
 LITELLM_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
+PING_TIMEOUT = 30.0
 
 _litellm: ModuleType | None = None
 _import_lock = threading.Lock()
@@ -105,8 +107,8 @@ def classify(exc: Exception) -> Fault | None:
 
 
 def _send(litellm: ModuleType, kwargs: dict[str, Any]) -> Any:
-    """The provider's response, or the Fault it raised (kept out of any exception chain, whose
-    message may echo a key)."""
+    """The provider's response, or the Fault it raised."""
+    # Returned, not raised: our error must not chain the provider's, whose text may echo a key.
     try:
         return litellm.completion(**kwargs)
     except Exception as exc:
@@ -128,57 +130,6 @@ def _retry_after(exc: Exception) -> float | None:
         return None if seconds is None else seconds / 1000
     value = headers.get("retry-after") or headers.get("Retry-After")
     return parse_retry_after(None if value is None else str(value))
-
-
-def _request_kwargs(
-    call: LlmCall, names: dict[str, str], api_key: str | None, max_tokens: int, timeout: float
-) -> dict[str, Any]:
-    kwargs: dict[str, Any] = {
-        "model": call.model,
-        "messages": _sanitized_messages(call.messages, names) if names else call.messages,
-        "max_tokens": max_tokens,
-        "temperature": call.temperature,
-        "timeout": timeout,
-        "max_retries": 0,  # the OpenAI client would retry on its own; we own the loop
-    }
-    if call.api_base:
-        kwargs["api_base"] = call.api_base
-    if api_key:
-        kwargs["api_key"] = api_key
-    if call.json_mode:
-        kwargs["response_format"] = {"type": "json_object"}
-    if call.tools:
-        kwargs["tools"] = [
-            {
-                "type": "function",
-                "function": {
-                    "name": names[tool.name],
-                    "description": tool.description,
-                    "parameters": tool.parameters,
-                },
-            }
-            for tool in call.tools
-        ]
-        # litellm 1.10x imports its MCP bridge (needing the optional `mcp` package) whenever
-        # tools are given; this internal flag, never sent to the provider, skips that path.
-        kwargs["_skip_mcp_handler"] = True
-    return kwargs
-
-
-def _sanitized_messages(messages: list[dict[str, Any]], names: dict[str, str]) -> list[Any]:
-    """Earlier tool calls in the conversation, renamed as the provider knows them."""
-    result: list[Any] = []
-    for message in messages:
-        calls = message.get("tool_calls")
-        if calls:
-            renamed = []
-            for item in calls:
-                function = dict(item.get("function", {}))
-                function["name"] = names.get(function.get("name", ""), function.get("name"))
-                renamed.append({**item, "function": function})
-            message = {**message, "tool_calls": renamed}
-        result.append(message)
-    return result
 
 
 @dataclass(frozen=True)
@@ -374,7 +325,7 @@ class Gateway:
         while True:
             requests += 1
             timeout = max(0.001, min(call.timeout_seconds, deadline - self._clock()))
-            kwargs = _request_kwargs(call, names, api_key, max_tokens, timeout)
+            kwargs = openai_request(call, names, api_key, max_tokens, timeout)
             response = _send(litellm, kwargs)
             if isinstance(response, Fault):
                 failures += 1
@@ -469,3 +420,33 @@ def _api_key(call: LlmCall) -> str | None:
         )
     register_secret(value)
     return value
+
+
+class PingTarget(Protocol):
+    """What a reachability check needs of a tier's settings (config.TierConfig has it)."""
+
+    api_base: str | None
+    api_key_env: str | None
+    timeout_seconds: float
+
+
+def ping_model(model: str, settings: PingTarget) -> str | None:
+    """Ask `model` for a few tokens once (no retry, no cache): None if it answered, else why."""
+    call = LlmCall(
+        role="doctor",
+        agent_version="0",
+        prompt_version="ping",
+        scope="doctor:ping",
+        model=model,
+        api_base=settings.api_base,
+        api_key_env=settings.api_key_env,
+        messages=[{"role": "user", "content": "Reply with the word: ok"}],
+        max_tokens=8,
+        timeout_seconds=min(settings.timeout_seconds, PING_TIMEOUT),
+    )
+    retry = RetryPolicy(max_attempts=1, total_deadline=PING_TIMEOUT + 5)
+    try:
+        Gateway(retry=retry).complete(call)
+    except LlmError as exc:
+        return str(exc)
+    return None

@@ -1,6 +1,7 @@
 """Plain data of a model call: the call, the answer, the retry policy, the errors (SPEC §10.4).
 
 No litellm here: roles build an `LlmCall`, hand it to the gateway and get an `LlmAnswer` back.
+The pure helpers at the end shape a call into the OpenAI request litellm is given.
 """
 
 from __future__ import annotations
@@ -171,3 +172,55 @@ def sanitize_tool_names(names: list[str]) -> dict[str, str]:
         taken.add(candidate)
         safe[name] = candidate
     return safe
+
+
+def openai_request(
+    call: LlmCall, names: dict[str, str], api_key: str | None, max_tokens: int, timeout: float
+) -> dict[str, Any]:
+    """The keyword arguments of litellm.completion for one attempt of `call`."""
+    kwargs: dict[str, Any] = {
+        "model": call.model,
+        "messages": renamed_tool_calls(call.messages, names) if names else call.messages,
+        "max_tokens": max_tokens,
+        "temperature": call.temperature,
+        "timeout": timeout,
+        "max_retries": 0,  # the OpenAI client would retry on its own; we own the loop
+    }
+    if call.api_base:
+        kwargs["api_base"] = call.api_base
+    if api_key:
+        kwargs["api_key"] = api_key
+    if call.json_mode:
+        kwargs["response_format"] = {"type": "json_object"}
+    if call.tools:
+        kwargs["tools"] = [
+            {
+                "type": "function",
+                "function": {
+                    "name": names[tool.name],
+                    "description": tool.description,
+                    "parameters": tool.parameters,
+                },
+            }
+            for tool in call.tools
+        ]
+        # litellm 1.10x imports its MCP bridge (needing the optional `mcp` package) whenever
+        # tools are given; this internal flag, never sent to the provider, skips that path.
+        kwargs["_skip_mcp_handler"] = True
+    return kwargs
+
+
+def renamed_tool_calls(messages: list[dict[str, Any]], names: dict[str, str]) -> list[Any]:
+    """Earlier tool calls in the conversation, renamed as the provider knows them."""
+    result: list[Any] = []
+    for message in messages:
+        calls = message.get("tool_calls")
+        if calls:
+            renamed = []
+            for item in calls:
+                function = dict(item.get("function", {}))
+                function["name"] = names.get(function.get("name", ""), function.get("name"))
+                renamed.append({**item, "function": function})
+            message = {**message, "tool_calls": renamed}
+        result.append(message)
+    return result

@@ -18,12 +18,14 @@ SECRET_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET", "_ACCESS_KEY")
 # Shorter values would mask ordinary words; no real key is that short.
 MIN_SECRET_LENGTH = 6
 KEY_SHAPES = re.compile(
+    # A shape must start a word: "task-skeleton" holds "sk-skeleton" and is no key.
+    r"(?<![A-Za-z0-9_\-])(?:"
     r"sk-[A-Za-z0-9_\-]{8,}"  # OpenAI, Anthropic (sk-ant-…), most OpenAI-compatible hosts
     r"|AIza[0-9A-Za-z_\-]{20,}"  # Google
     r"|gh[pousr]_[A-Za-z0-9]{20,}"  # GitHub
     r"|hf_[A-Za-z0-9]{20,}"  # Hugging Face
     r"|xox[abprs]-[A-Za-z0-9\-]{10,}"  # Slack
-    r"|(?<=Bearer )[A-Za-z0-9._~+/\-]{12,}=*"
+    r")|(?<=Bearer )[A-Za-z0-9._~+/\-]{12,}=*"
 )
 
 _registered: set[str] = set()

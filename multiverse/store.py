@@ -11,6 +11,8 @@ raises `TableError` and is never written.
 from __future__ import annotations
 
 import threading
+from itertools import chain, compress
+from operator import is_not
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -140,15 +142,23 @@ class TableStore:
         self, spec: TableSpec[R], path: Path, change: Callable[[list[R]], list[R]]
     ) -> list[R]:
         """Read-modify-write under the lock: `change` gets the rows and returns the new rows."""
+        return self.modify_indexed(spec, path, lambda rows, index: change(rows))
+
+    def modify_indexed(
+        self,
+        spec: TableSpec[R],
+        path: Path,
+        change: Callable[[list[R], Mapping[str, int]], list[R]],
+    ) -> list[R]:
+        """Like `modify`, and `change` also gets the key → position index of the rows it gets."""
         with self.locked(path):
             before = self.snapshot(spec, path)
-            after = change(list(before.rows))
+            after = change(list(before.rows), before.index)
             self._write(spec, path, before, after)
             return list(after)  # the cache keeps `after`; a caller's edit must not reach it
 
     def _write(self, spec: TableSpec[R], path: Path, before: _Snapshot[R], rows: list[R]) -> None:
-        index = _index_of(path, rows)
-        lines, start, end, widths = _render(spec, before, rows)
+        lines, start, end, widths, index = _render(path, spec, before, rows)
         data = "".join(lines).encode("utf-8")
         if data == before.data:
             return
@@ -166,13 +176,14 @@ def _index_of(path: Path, rows: list[Any]) -> dict[str, int]:
     return index
 
 
-def _render(
-    spec: TableSpec[R], before: _Snapshot[R], rows: list[R]
-) -> tuple[list[str], int, int, list[int]]:
-    """New file lines for `rows`, touching as few lines of `before` as possible."""
+Rendered = tuple[list[str], int, int, list[int], dict[str, int]]
+
+
+def _render(path: Path, spec: TableSpec[R], before: _Snapshot[R], rows: list[R]) -> Rendered:
+    """New file lines (and the key index) for `rows`, touching as few lines as possible."""
     old = before.rows
     if before.exists and old and len(rows) >= len(old):
-        patched = _patch_rows(spec, before, rows)
+        patched = _patch_rows(path, spec, before, rows)
         if patched is not None:
             return patched
     cells = [spec.to_cells(row) for row in rows]
@@ -185,23 +196,30 @@ def _render(
     else:
         prefix, suffix = new_file_lines(spec.title, spec.description), []
     lines = prefix + table + suffix
-    return lines, len(prefix), len(prefix) + len(table), widths_from_delimiter(table[1])
+    widths = widths_from_delimiter(table[1])
+    return lines, len(prefix), len(prefix) + len(table), widths, _index_of(path, rows)
 
 
-def _patch_rows(
-    spec: TableSpec[R], before: _Snapshot[R], rows: list[R]
-) -> tuple[list[str], int, int, list[int]] | None:
+def _patch_rows(path: Path, spec: TableSpec[R], before: _Snapshot[R], rows: list[R]
+                ) -> Rendered | None:
     """Re-render only changed and appended rows; None when a full render is wanted."""
     old = before.rows
+    index = dict(before.index)
     ragged = len(rows) > FULL_RENDER_LIMIT
     newline = _newline(before)
     lines = list(before.lines)
     first_row = before.start + 2
-    for position, row in enumerate(rows):
-        if position < len(old) and old[position] is row:
-            continue
+    # Which rows are not the very objects of the snapshot, found at C speed: a write of one row
+    # into ten thousand must not walk them all in Python.
+    changed = compress(range(len(old)), map(is_not, old, rows))
+    for position in chain(changed, range(len(old), len(rows))):
+        row = rows[position]
         if position < len(old) and old[position].key != row.key:
             return None  # rows were removed or reordered
+        if position >= len(old):
+            if row.key in index:
+                raise TableError(path, None, f"duplicate key {row.key!r} in the rows to write")
+            index[row.key] = position
         line = render_row(spec.to_cells(row), before.widths, ragged=ragged)
         if line is None:
             return None
@@ -213,7 +231,7 @@ def _patch_rows(
     end = first_row + len(rows)
     if end > before.end and not lines[before.end - 1].endswith("\n"):
         lines[before.end - 1] += newline
-    return lines, before.start, end, before.widths
+    return lines, before.start, end, before.widths, index
 
 
 def _newline(before: _Snapshot[Any]) -> str:
@@ -287,8 +305,7 @@ class Table(Generic[R]):
         """Apply several row updates in one atomic write."""
         updated: dict[str, R] = {}
 
-        def apply(rows: list[R]) -> list[R]:
-            positions = {row.key: position for position, row in enumerate(rows)}
+        def apply(rows: list[R], positions: Mapping[str, int]) -> list[R]:
             for key, fields in changes.items():
                 if key not in positions:
                     raise RowNotFoundError(self.path, None, f"no row with key {key!r}")
@@ -304,7 +321,7 @@ class Table(Generic[R]):
                 updated[key] = new
             return rows
 
-        self.store.modify(self.spec, self.path, apply)
+        self.store.modify_indexed(self.spec, self.path, apply)
         return updated
 
 

@@ -34,6 +34,8 @@ class _TableBlock(block_token.Table):
 
 # mistletoe keeps its token list in module state; swapping it is not thread-safe.
 _MISTLETOE_LOCK = threading.Lock()
+# Every other user of mistletoe (e.g. rendering markdown to HTML) must hold the same lock.
+MISTLETOE_LOCK = _MISTLETOE_LOCK
 
 
 def _find_table(lines: list[str]) -> tuple[int, int] | None:

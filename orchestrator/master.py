@@ -76,11 +76,22 @@ def execute_tool_task(crew: Crew, view: RunView, step: Step) -> None:
 
 
 def execute_task(crew: Crew, view: RunView, step: Step) -> None:
-    """The Executor performs the core task; its signal is kept as evidence."""
+    """The Executor performs the core task.
+
+    With POST tools to come, its signal is kept as evidence for them; otherwise the task is
+    finished in the same step (its files catalogued, then COMPLETED), so the COMPLETED row is
+    the evidence and a crash in between only redoes this, the step in flight.
+    """
     assert step.phase_id and step.stage_id and step.task_id
     attend(crew, view, step.phase_id, step.stage_id, step.task_id)
     assignment = task_assignment(crew, view, step.phase_id, step.stage_id, step.task_id)
-    executor_result(crew, view, step, crew.executor.execute_task(assignment))
+    signal = crew.executor.execute_task(assignment)
+    if signal.status == "FAILED" or signal.post_tool_required:
+        executor_result(crew, view, step, signal)
+        return
+    register(crew, view.run_id, step.task_id, signal.outputs)
+    crew.run(view.run_id).tasks.compare_and_set(step.task_id, Status.PENDING,
+                                                status=Status.COMPLETED)
 
 
 def complete_task(crew: Crew, view: RunView, step: Step) -> None:

@@ -56,6 +56,8 @@ def path_shape_problem(path: str) -> str | None:
         return "absolute paths are refused; write it relative to the home, like assets/q3.md"
     if "\\" in path:
         return "use forward slashes, like assets/q3.md"
+    if any(ord(char) < 32 or ord(char) == 127 for char in path):
+        return "control characters are refused in paths"
     for part in path.split("/"):
         if part in ("", ".", ".."):
             return "'..', '.' and empty segments are refused: the path must stay inside the home"
@@ -67,7 +69,10 @@ def path_shape_problem(path: str) -> str | None:
 def inside_home(home: Path, path: str) -> bool:
     """Whether `path` resolves (symlinks followed) to a place inside the home."""
     root = home.resolve()
-    return (root / path).resolve().is_relative_to(root)
+    try:
+        return (root / path).resolve().is_relative_to(root)
+    except (OSError, ValueError, RuntimeError):  # a symlink loop or an unusable name
+        return False
 
 
 def reference_problem(path: str, context: PlanContext, known: set[str]) -> str | None:

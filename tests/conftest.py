@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from fake_openai import fake_openai  # noqa: F401  (the loopback OpenAI server fixture)
 from multiverse.home import Home, init_home
 
 REPO = Path(__file__).resolve().parent.parent

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -23,7 +24,7 @@ from fake_openai import (
 from pydantic import BaseModel
 from structlog.testing import capture_logs
 
-from multiverse.gateway import Gateway
+from multiverse.gateway import Gateway, ping_model
 from multiverse.llm import (
     JsonGuardFailed,
     LlmCall,
@@ -96,10 +97,22 @@ def make_call(server: FakeOpenAI, **changes: object) -> LlmCall:
     return LlmCall.model_validate(fields)
 
 
-def make_gateway(sleep: RecordingSleep, **options: object) -> Gateway:
+def make_gateway(
+    sleep: RecordingSleep,
+    retry: RetryPolicy | None = None,
+    cache: LlmCache | None = None,
+    runs_root: Path | None = None,
+    budget: Budget | None = None,
+) -> Gateway:
     """A gateway with a recording sleep and a fixed jitter draw (no jitter at 0.5)."""
-    retry = options.pop("retry", RetryPolicy(base_delay=0.25, max_delay=2.0))
-    return Gateway(retry=retry, sleep=sleep, jitter=lambda: 0.5, **options)  # type: ignore[arg-type]
+    return Gateway(
+        cache=cache,
+        runs_root=runs_root,
+        budget=budget,
+        retry=retry or RetryPolicy(base_delay=0.25, max_delay=2.0),
+        sleep=sleep,
+        jitter=lambda: 0.5,
+    )
 
 
 def files_text(folder: Path) -> str:
@@ -138,8 +151,11 @@ def test_tool_names_sanitised_and_mapped_back(server: FakeOpenAI, sleep: Recordi
         "role": "assistant",
         "content": None,
         "tool_calls": [
-            {"id": "c0", "type": "function",
-             "function": {"name": "files.read/v2", "arguments": "{}"}}
+            {
+                "id": "c0",
+                "type": "function",
+                "function": {"name": "files.read/v2", "arguments": "{}"},
+            }
         ],
     }
     messages = [
@@ -168,8 +184,9 @@ def test_malformed_json_repaired(server: FakeOpenAI, sleep: RecordingSleep) -> N
     assert "not valid JSON" in repair[-1]["content"]
 
 
-def test_json_still_malformed_fails(server: FakeOpenAI, sleep: RecordingSleep,
-                                    tmp_path: Path) -> None:
+def test_json_still_malformed_fails(
+    server: FakeOpenAI, sleep: RecordingSleep, tmp_path: Path
+) -> None:
     """After two failed repairs the guard fails with the last raw answer, and caches nothing."""
     server.script(text("no"), text("still no"), text('{"title": "x"}'))
     gateway = make_gateway(sleep, cache=LlmCache(tmp_path / "cache"))
@@ -267,8 +284,9 @@ def test_client_error_not_retried(server: FakeOpenAI, sleep: RecordingSleep) -> 
     assert server.count == 1 and sleep.delays == []
 
 
-def test_missing_key_variable(server: FakeOpenAI, sleep: RecordingSleep,
-                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_key_variable(
+    server: FakeOpenAI, sleep: RecordingSleep, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A call whose key variable is unset fails clearly without a request."""
     monkeypatch.delenv(KEY_ENV)
     with pytest.raises(LlmError, match=KEY_ENV) as caught:
@@ -292,8 +310,9 @@ def test_length_cut_retried_only_once(server: FakeOpenAI, sleep: RecordingSleep)
     assert answer.text == "" and answer.finish_reason == "length" and server.count == 2
 
 
-def test_cache_survives_a_restart(server: FakeOpenAI, sleep: RecordingSleep,
-                                  tmp_path: Path) -> None:
+def test_cache_survives_a_restart(
+    server: FakeOpenAI, sleep: RecordingSleep, tmp_path: Path
+) -> None:
     """A repeated call is served from the disk cache, also by a new gateway (a restart)."""
     server.script(text("first"), text('{"title": "t", "count": 1}'))
     call = make_call(server)
@@ -308,8 +327,9 @@ def test_cache_survives_a_restart(server: FakeOpenAI, sleep: RecordingSleep,
     assert memo.value == Memo(title="t", count=1) and memo.answer.cached
 
 
-def test_repaired_json_cached_as_final_answer(server: FakeOpenAI, sleep: RecordingSleep,
-                                              tmp_path: Path) -> None:
+def test_repaired_json_cached_as_final_answer(
+    server: FakeOpenAI, sleep: RecordingSleep, tmp_path: Path
+) -> None:
     """A repaired JSON result is re-used after a restart without any call."""
     server.script(text("nope"), text('{"title": "t", "count": 2}'))
     call = make_call(server)
@@ -329,8 +349,9 @@ def test_failures_not_cached(server: FakeOpenAI, sleep: RecordingSleep, tmp_path
     assert server.count == 2
 
 
-def test_usage_written_to_run_folder(server: FakeOpenAI, sleep: RecordingSleep,
-                                     tmp_path: Path) -> None:
+def test_usage_written_to_run_folder(
+    server: FakeOpenAI, sleep: RecordingSleep, tmp_path: Path
+) -> None:
     """Each call adds its tokens to runs/<run_id>/usage.json; cache hits are counted apart."""
     runs = tmp_path / "runs"
     gateway = make_gateway(sleep, runs_root=runs, cache=LlmCache(tmp_path / "cache"))
@@ -352,11 +373,11 @@ def test_known_model_is_priced(server: FakeOpenAI, sleep: RecordingSleep) -> Non
     assert unknown.cost_usd == 0.0
 
 
-def test_budget_exceeded_then_refused(server: FakeOpenAI, sleep: RecordingSleep,
-                                      tmp_path: Path) -> None:
+def test_budget_exceeded_then_refused(
+    server: FakeOpenAI, sleep: RecordingSleep, tmp_path: Path
+) -> None:
     """The call that crosses the token budget fails, and the next is refused without a request."""
-    gateway = make_gateway(sleep, runs_root=tmp_path / "runs",
-                           budget=Budget(max_tokens_per_run=30))
+    gateway = make_gateway(sleep, runs_root=tmp_path / "runs", budget=Budget(max_tokens_per_run=30))
     call = make_call(server, run_id="run-20261121-000000-002")
     gateway.complete(call)  # 18 tokens
     with pytest.raises(LlmError) as crossed:
@@ -368,8 +389,9 @@ def test_budget_exceeded_then_refused(server: FakeOpenAI, sleep: RecordingSleep,
     assert server.count == 2
 
 
-def test_keys_never_written_or_logged(server: FakeOpenAI, sleep: RecordingSleep,
-                                      tmp_path: Path) -> None:
+def test_keys_never_written_or_logged(
+    server: FakeOpenAI, sleep: RecordingSleep, tmp_path: Path
+) -> None:
     """No file, log event or error carries the key, even when the provider echoes it."""
     server.script(text(f"your key is {KEY}"), error(401, f"Incorrect API key provided: {KEY}"))
     gateway = make_gateway(sleep, cache=LlmCache(tmp_path / "cache"), runs_root=tmp_path / "runs")
@@ -401,8 +423,9 @@ def test_call_event_logged(server: FakeOpenAI, sleep: RecordingSleep) -> None:
 def test_import_does_not_load_litellm() -> None:
     """Importing the gateway module does not import litellm."""
     code = "import sys, multiverse.gateway; print('litellm' in sys.modules)"
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            check=True)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
     assert result.stdout.strip() == "False"
 
 
@@ -412,8 +435,10 @@ def test_sanitize_tool_names_unique_and_valid() -> None:
     safe = sanitize_tool_names(names)
     assert safe["read_file"] == "read_file"
     assert len(set(safe.values())) == len(names)
-    assert all(len(value) <= 64 and value.replace("_", "a").replace("-", "a").isalnum()
-               and value.isascii() for value in safe.values())
+    assert all(
+        len(value) <= 64 and value.replace("_", "a").replace("-", "a").isalnum() and value.isascii()
+        for value in safe.values()
+    )
 
 
 def test_parse_retry_after_forms() -> None:
@@ -430,3 +455,26 @@ def test_backoff_grows_and_is_capped() -> None:
     assert [policy.backoff(n, 0.5) for n in (1, 2, 3, 4)] == [0.5, 1.0, 2.0, 3.0]
     assert policy.backoff(1, 0.0) == pytest.approx(0.4)
     assert policy.backoff(4, 0.999) <= 3.0
+
+
+@dataclass
+class Tier:
+    """A tier's settings as the doctor hands them to the ping."""
+
+    api_base: str | None
+    api_key_env: str | None
+    timeout_seconds: float = 5.0
+
+
+def test_ping_answers(server: FakeOpenAI) -> None:
+    """A reachable model pings as healthy (None)."""
+    assert ping_model("openai/fake-model", Tier(server.base_url, KEY_ENV)) is None
+    assert server.count == 1
+
+
+def test_ping_reports_masked_error_without_retry(server: FakeOpenAI) -> None:
+    """A failing model pings as its error, masked, after a single request."""
+    server.script(error(401, f"Incorrect API key provided: {KEY}"))
+    problem = ping_model("openai/fake-model", Tier(server.base_url, KEY_ENV))
+    assert problem is not None and "HTTP 401" in problem and "SECRET123" not in problem
+    assert server.count == 1

@@ -52,7 +52,10 @@ def write_request(home: Path, text: str, run_id: str = RUN_ID) -> None:
 def scanned_catalog(home: Path) -> list[CatalogEntry]:
     """The catalog rows T03 would write for assets/ and guidelines/."""
     entries = []
-    for folder, kind in (("assets", AssetType.ORIGINAL_INPUT), ("guidelines", AssetType.GUIDELINE_DOC)):
+    for folder, kind in (
+        ("assets", AssetType.ORIGINAL_INPUT),
+        ("guidelines", AssetType.GUIDELINE_DOC),
+    ):
         for path in sorted((home / folder).rglob("*")):
             if path.is_file():
                 relative = path.relative_to(home).as_posix()
@@ -125,13 +128,21 @@ def walk_run(home: Path, request: str) -> Walk:
 
 
 def _walk_stage(
-    home: Path, walk: Walk, planner: BuiltinPlanner, ctx: PlanContext, phase: Phase, stage: MajorStage
+    home: Path,
+    walk: Walk,
+    planner: BuiltinPlanner,
+    ctx: PlanContext,
+    phase: Phase,
+    stage: MajorStage,
 ) -> None:
     update = {"catalog": list(walk.catalog), "stages": list(walk.stages), "stage": stage}
     plan = planner.plan_tasks(ctx.model_copy(update=update | {"tasks": list(walk.tasks)}))
     walk.tasks += plan.tasks
     for task in plan.tasks:
-        for timing, wanted in ((Timing.PRE, task.pre_tool_purpose), (Timing.POST, task.post_tool_purpose)):
+        for timing, wanted in (
+            (Timing.PRE, task.pre_tool_purpose),
+            (Timing.POST, task.post_tool_purpose),
+        ):
             if not wanted:
                 continue
             tool_ctx = ctx.model_copy(update={"catalog": list(walk.catalog), "task": task})
@@ -139,7 +150,13 @@ def _walk_stage(
             walk.tool_plans[tools[0].tool_task_id.rsplit("-", 1)[0]] = [t.tool_type for t in tools]
             if timing is Timing.PRE:
                 folder = f"runs/{RUN_ID}/workspace/{phase.phase_name}"
-                produce(home, walk, f"{folder}/web_{task.task_id}.md", AssetType.TOOL_OUTPUT, task.task_id)
+                produce(
+                    home,
+                    walk,
+                    f"{folder}/web_{task.task_id}.md",
+                    AssetType.TOOL_OUTPUT,
+                    task.task_id,
+                )
         if task.output_path.startswith("outputs/"):
             kind = AssetType.FINAL_OUTPUT
         elif phase.phase_name == "GENERATING_OUTPUT":

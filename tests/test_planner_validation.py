@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from test_planner_support import RUN_ID, context, make_home, write_request
 
 from multiverse.contracts import (
     PlanContext,
@@ -14,7 +15,7 @@ from multiverse.contracts import (
     TasksPlan,
     ToolTasksPlan,
 )
-from multiverse.models import InstructionStatus, MajorStage, Status, Task, Timing, UserInstruction
+from multiverse.models import InstructionStatus, MajorStage, Status, Timing, UserInstruction
 from planner.builtin import BuiltinPlanner
 from planner.validation import (
     validate_phase0,
@@ -23,7 +24,6 @@ from planner.validation import (
     validate_tasks,
     validate_tool_tasks,
 )
-from test_planner_support import RUN_ID, context, make_home, write_request
 
 REQUEST = "Write a market-entry memo with a chart of the revenue figures"
 FOLDER = f"runs/{RUN_ID}/workspace/ANALYZING"
@@ -40,8 +40,12 @@ def home(tmp_path: Path) -> Path:
 def stage(stage_id: str, order: int = 1) -> MajorStage:
     """A PENDING stage of RUN_ID."""
     return MajorStage(
-        stage_id=stage_id, run_id=RUN_ID, phase_id=stage_id[:2], stage_name="s",
-        stage_goal="g", execution_order=order,
+        stage_id=stage_id,
+        run_id=RUN_ID,
+        phase_id=stage_id[:2],
+        stage_name="s",
+        stage_goal="g",
+        execution_order=order,
     )
 
 
@@ -96,6 +100,7 @@ def test_invented_reference(home: Path) -> None:
         ("assets\\q1.md", "forward slashes"),
         (".multiverse/cache.json", "hidden files"),
         ("assets/./q1.md", "must stay inside the home"),
+        ("assets/q1.md\x00", "control characters"),
     ],
 )
 def test_references_that_leave_the_home(home: Path, reference: str, problem: str) -> None:
@@ -119,14 +124,18 @@ def test_symlink_out_of_the_home(home: Path, tmp_path_factory: pytest.TempPathFa
 def test_task_without_reference(home: Path) -> None:
     """A task with no reference is invalid."""
     plan, ctx = task_plan(home)
-    one_error(validate_tasks(edit(plan, 0, related_references=[]), ctx), "related_references is empty")
+    one_error(
+        validate_tasks(edit(plan, 0, related_references=[]), ctx), "related_references is empty"
+    )
 
 
 def test_output_outside_the_phase_folder(home: Path) -> None:
     """An output in another phase's folder is refused, naming the allowed folder."""
     plan, ctx = task_plan(home)
     bad = f"runs/{RUN_ID}/workspace/STRATEGIZING/facts.md"
-    one_error(validate_tasks(edit(plan, 0, output_path=bad), ctx), "outside the allowed folder", FOLDER)
+    one_error(
+        validate_tasks(edit(plan, 0, output_path=bad), ctx), "outside the allowed folder", FOLDER
+    )
 
 
 def test_outputs_folder_in_a_non_final_stage(home: Path) -> None:
@@ -182,7 +191,9 @@ def test_order_gaps(home: Path) -> None:
 def test_status_and_run_id(home: Path) -> None:
     """A new plan is PENDING and belongs to the context's run."""
     plan, ctx = task_plan(home)
-    errors = validate_tasks(edit(plan, 0, status=Status.COMPLETED, run_id="run-20250101-000000-001"), ctx)
+    errors = validate_tasks(
+        edit(plan, 0, status=Status.COMPLETED, run_id="run-20250101-000000-001"), ctx
+    )
     assert len(errors) == 2
     assert any("must be PENDING" in error for error in errors)
 
@@ -208,7 +219,9 @@ def test_stages(home: Path) -> None:
     assert any("phase_id 'P2' must be 'P1'" in error for error in errors)
     assert any("exactly 1..2" in error for error in errors)
     empty_goal = StagesPlan(stages=[stage("P1-S01").model_copy(update={"stage_goal": " "})])
-    one_error(validate_stages(empty_goal, ctx.model_copy(update={"stages": []})), "stage_goal is empty")
+    one_error(
+        validate_stages(empty_goal, ctx.model_copy(update={"stages": []})), "stage_goal is empty"
+    )
 
 
 def tool_context(home: Path) -> PlanContext:
@@ -230,7 +243,9 @@ def test_tool_tasks(home: Path) -> None:
         "web_search, data_visualization",
     )
     tools = [plan.tool_tasks[0].model_copy(update={"parent_task_id": "P4-S01-T01"})]
-    one_error(validate_tool_tasks(ToolTasksPlan(tool_tasks=tools), ctx, Timing.POST), "parent_task_id")
+    one_error(
+        validate_tool_tasks(ToolTasksPlan(tool_tasks=tools), ctx, Timing.POST), "parent_task_id"
+    )
     errors = validate_tool_tasks(plan, ctx, Timing.PRE)
     assert any("P4-S02-T01-PRE-01" in error for error in errors)
     assert any("timing POST must be PRE" in error for error in errors)
@@ -248,27 +263,40 @@ def test_phase0(home: Path) -> None:
     one_error(validate_phase0(edit(plan, 0, stage_id="P1-S01"), ctx), "must be P0-S01")
 
 
-def past(instruction_id: str, status: InstructionStatus = InstructionStatus.ACTIVE) -> UserInstruction:
+def past(
+    instruction_id: str, status: InstructionStatus = InstructionStatus.ACTIVE
+) -> UserInstruction:
     """An instruction of an earlier run."""
     return UserInstruction(
-        instruction_id=instruction_id, run_id="run-20250101-000000-001",
-        instruction_type="LANGUAGE", content="Write in English.", status=status,
+        instruction_id=instruction_id,
+        run_id="run-20250101-000000-001",
+        instruction_type="LANGUAGE",
+        content="Write in English.",
+        status=status,
     )
 
 
 def test_proposal_supersedes(home: Path) -> None:
     """A proposal may supersede only known ACTIVE instructions, each at most once."""
-    ctx = context(home, REQUEST, past_instructions=[past("I0001"), past("I0002", InstructionStatus.SUPERSEDED)])
+    ctx = context(
+        home,
+        REQUEST,
+        past_instructions=[past("I0001"), past("I0002", InstructionStatus.SUPERSEDED)],
+    )
 
     def proposal(*supersedes: list[str], kind: str = "LANGUAGE") -> Proposal:
         items = [
-            ProposedInstruction(instruction_type=kind, content="Korean", justification="j", supersedes=s)
+            ProposedInstruction(
+                instruction_type=kind, content="Korean", justification="j", supersedes=s
+            )
             for s in supersedes
         ]
         return Proposal(understanding="u", instructions=items)
 
     assert validate_proposal(proposal(["I0001"]), ctx) == []
-    one_error(validate_proposal(proposal(["I0009"]), ctx), "unknown instruction 'I0009'", "allowed: I0001")
+    one_error(
+        validate_proposal(proposal(["I0009"]), ctx), "unknown instruction 'I0009'", "allowed: I0001"
+    )
     one_error(validate_proposal(proposal(["I0002"]), ctx), "not ACTIVE")
     one_error(validate_proposal(proposal(["I0001"], ["I0001"]), ctx), "at most one")
     one_error(validate_proposal(proposal([], kind="language"), ctx), "UPPER_CASE")

@@ -265,6 +265,22 @@ def test_writing_keeps_everything_outside_the_table(tmp_path: Path, name: str) -
     check()
 
 
+def test_row_patches_keep_crlf_and_fix_a_missing_final_newline(tmp_path: Path) -> None:
+    """Rows patched into a CRLF table ending the file without a newline are whole CRLF lines."""
+    path = tmp_path / PROCESS_RUNS.filename
+    TableStore().table(PROCESS_RUNS, path).insert(_run(1, "a request that sets the width"))
+    crlf = path.read_bytes().replace(b"\n", b"\r\n").removesuffix(b"\r\n")
+    path.write_bytes(crlf)
+    table = TableStore().table(PROCESS_RUNS, path)
+    table.insert(_run(2, "short"))
+    table.update(_run(1).run_id, status=Status.FAILED)
+    data = path.read_bytes()
+    assert data.startswith(crlf.split(b"\r\n| run-")[0])  # title, header, delimiter untouched
+    assert data.endswith(b"\r\n") and data.count(b"\n") == data.count(b"\r\n")
+    expected = [_run(1, "a request that sets the width", Status.FAILED), _run(2, "short")]
+    assert TableStore().table(PROCESS_RUNS, path).rows() == expected
+
+
 BROKEN_FIXTURES: list[tuple[str, TableSpec[Any], int | None, str]] = [
     ("too_few_cells.md", PHASES, 6, "row has 4 cells, expected 5"),
     ("too_many_cells.md", PHASES, 6, "row has 6 cells, expected 5"),

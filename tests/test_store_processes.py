@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing
 import queue
+import time
 import traceback
 from multiprocessing.synchronize import Barrier, Event
 from pathlib import Path
@@ -73,7 +74,9 @@ def _writer(path: Path, rounds: int, reading: Event, done: Event, results: Any) 
                 raise TimeoutError("the reader never started")
             for number in range(rounds):
                 if number % 4 == 0:
-                    table.insert(ProcessRun(run_id=_run_id(0, number), user_request=f"row {number}"))
+                    table.insert(
+                        ProcessRun(run_id=_run_id(0, number), user_request=f"row {number}")
+                    )
                 else:
                     status = Status.COMPLETED if number % 2 else Status.PENDING
                     text = "widening " * (number % 9)  # forces full re-renders now and then
@@ -115,13 +118,17 @@ def _reader(path: Path, reading: Event, done: Event, results: Any) -> None:
 
 
 def _collect(processes: list[Any], results: Any, count: int) -> dict[int, Any]:
-    """Join the processes and return each worker's result; fail on any error."""
+    """Join the processes and return each worker's result; fail on any error or early death."""
     outcomes: dict[int, Any] = {}
-    for _ in range(count):
+    deadline = time.monotonic() + JOIN_SECONDS
+    while len(outcomes) < count:
         try:
-            worker, kind, value = results.get(timeout=JOIN_SECONDS)
-        except queue.Empty as error:
-            raise AssertionError(f"only {len(outcomes)} of {count} workers reported") from error
+            worker, kind, value = results.get(timeout=1.0)
+        except queue.Empty:
+            dead = [p.exitcode for p in processes if p.exitcode not in (None, 0)]
+            assert not dead, f"a worker died without reporting (exit codes {dead})"
+            assert time.monotonic() < deadline, f"only {len(outcomes)} of {count} reported"
+            continue
         assert kind == "ok", value
         outcomes[worker] = value
     for process in processes:
@@ -149,7 +156,10 @@ def test_concurrent_writers_lose_no_update(tmp_path: Path) -> None:
     assert {row.run_id for row in rows[1:]} == expected
     assert len(rows) == 1 + sum(inserted.values())
     assert path.read_text().endswith(TRAILER)
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".process_runs.md.lock", "process_runs.md"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        ".process_runs.md.lock",
+        "process_runs.md",
+    ]
 
 
 def test_a_reader_never_sees_a_partial_table(tmp_path: Path) -> None:
@@ -170,4 +180,7 @@ def test_a_reader_never_sees_a_partial_table(tmp_path: Path) -> None:
     assert reads > 0 and states > 1
     assert outcomes[0] == rounds
     assert len(TableStore().table(PROCESS_RUNS, path).rows()) == 1 + rounds // 4
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".process_runs.md.lock", "process_runs.md"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        ".process_runs.md.lock",
+        "process_runs.md",
+    ]

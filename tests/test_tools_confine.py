@@ -1,4 +1,4 @@
-"""Confinement of the Executor's tools: whatever arguments arrive, nothing acts outside its bounds."""
+"""Confinement of the Executor's tools: whatever the arguments, nothing acts out of bounds."""
 
 from __future__ import annotations
 
@@ -129,7 +129,7 @@ def test_symlink_to_etc_is_refused(home: Home, registry: ToolRegistry) -> None:
 def test_symlink_leaving_the_home_is_refused(
     tmp_path: Path, home: Home, registry: ToolRegistry
 ) -> None:
-    """A symlink to a folder outside the home is refused for reads and writes; nothing is written."""
+    """A symlink leading outside the home is refused for reads and writes; nothing is written."""
     workspace = home.run(RUN).workspace
     (workspace / "out").symlink_to(tmp_path / "outside")
     (workspace / "dangling").symlink_to(tmp_path / "outside" / "new.txt")

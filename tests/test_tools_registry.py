@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from structlog.testing import capture_logs
@@ -33,7 +34,7 @@ class ExplodingTool:
 
     name = "explode"
     description = "Always fails inside."
-    parameters: dict[str, Any] = {"type": "object", "properties": {}}
+    parameters: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}}
 
     def run(self, context: ToolContext, arguments: dict[str, Any]) -> ToolResult:
         """Raise, as a buggy tool would."""
@@ -95,7 +96,8 @@ def test_not_allowed_tool_is_an_error_value(context: ToolContext) -> None:
 def test_json_string_arguments_are_parsed(context: ToolContext) -> None:
     """Arguments given as a JSON string work like a dict."""
     registry = ToolRegistry(context, ["write_file"])
-    result = registry.call("write_file", '{"path": "%s/j.md", "content": "json 값"}' % WS)
+    arguments = json.dumps({"path": f"{WS}/j.md", "content": "json 값"}, ensure_ascii=False)
+    result = registry.call("write_file", arguments)
     assert result.ok
     assert (context.home / WS / "j.md").read_text("utf-8") == "json 값"
 

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from pydantic import Field
 
 from executor.builtin.extract import Frozen, Heading
-from executor.builtin.figures import FigureKind, parse_figure, rank_key
+from executor.builtin.figures import FigureKind, parse_figure, rank_key, unit_family
 from executor.builtin.tabular import TableFacts, markdown_table, parse_markdown_table, parse_number
 from executor.builtin.text import normalized, similar
 
@@ -23,7 +23,7 @@ FIGURE_HEADER = ["Value", "Context", "Source"]
 _POINT = re.compile(
     r"^\s*(?:[-*+]|\d+[.)])\s+(?P<text>.+?)\s+_\(source: `(?P<source>[^`]+)`\)_\s*$"
 )
-_SOURCE_HEADING = re.compile(r"^#{2,4} Source: `(?P<source>[^`]+)`(?: — (?P<title>.+))?$")
+_SOURCE_HEADING = re.compile(r"^(?:#{2,4}|[-*]) Source: `(?P<source>[^`]+)`(?: — (?P<title>.+))?$")
 
 
 class Point(Frozen):
@@ -74,8 +74,9 @@ def figures_table(figures: Iterable[Figure]) -> str:
 
 
 def source_heading(level: int, digest: Digest) -> str:
-    """The heading that opens a source's section."""
-    return f"{'#' * level} Source: `{digest.source}` — {digest.title}"
+    """The heading that opens a source's section (level 0: a bullet naming the source)."""
+    marker = "#" * level if level else "-"
+    return f"{marker} Source: `{digest.source}` — {digest.title}"
 
 
 def is_builtin_document(text: str) -> bool:
@@ -103,7 +104,7 @@ def read_document(text: str) -> list[Digest]:
         Digest(
             source=source,
             kind="cited",
-            title=titles.get(source, source.rsplit("/", 1)[-1]),
+            title=titles.get(source, _basename(source)),
             points=points.get(source, []),
             figures=figures.get(source, []),
         )
@@ -115,6 +116,10 @@ def _is_figure_header(line: str) -> bool:
     return (
         line.startswith("|") and [c.strip() for c in line.strip("| ").split("|")] == FIGURE_HEADER
     )
+
+
+def _basename(source: str) -> str:
+    return source.rsplit("/", 1)[-1]
 
 
 def _figure_rows(lines: list[str]) -> list[Figure]:
@@ -154,7 +159,7 @@ def merge(digests: Iterable[Digest]) -> list[Digest]:
             update={
                 "points": dedupe_points([*known.points, *digest.points]),
                 "figures": _dedupe([*known.figures, *digest.figures]),
-                "title": known.title if known.kind != "cited" else digest.title,
+                "title": known.title if known.title != _basename(known.source) else digest.title,
             }
         )
     return list(merged.values())
@@ -183,7 +188,9 @@ def ranked_points(digests: list[Digest], limit: int) -> list[Point]:
     for rank in range(depth):
         for digest in digests:
             if rank < len(digest.points):
-                chosen = dedupe_points([*chosen, digest.points[rank]])
+                point = digest.points[rank]
+                if not any(similar(point.text, other.text) for other in chosen):
+                    chosen.append(point)
             if len(chosen) >= limit:
                 return chosen
     return chosen
@@ -201,10 +208,21 @@ def key_figures(digests: list[Digest], limit: int) -> list[Figure]:
 
 
 def largest_figures(digests: list[Digest], limit: int) -> list[Figure]:
-    """The largest amounts first, then the largest percents and counts (years left out)."""
+    """The largest amounts, then percents and counts (no years); currencies take turns, since
+    an amount in won and one in euros cannot be ranked against each other."""
     every = [f for d in digests for f in d.figures if f.kind != "year"]
     every.sort(key=lambda f: rank_key(f.kind, f.magnitude))
-    unique: dict[str, Figure] = {}
+    groups: dict[tuple[str, str], list[Figure]] = {}
+    seen: set[str] = set()
     for figure in every:
-        unique.setdefault(figure.value, figure)
-    return list(unique.values())[:limit]
+        if figure.value not in seen:
+            seen.add(figure.value)
+            groups.setdefault((figure.kind, unit_family(figure.value, figure.kind)), []).append(
+                figure
+            )
+    ordered: list[Figure] = []
+    for kind in ("money", "percent", "count"):
+        pools = [pool for (k, _), pool in groups.items() if k == kind]
+        for rank in range(max((len(p) for p in pools), default=0)):
+            ordered += [pool[rank] for pool in pools if rank < len(pool)]
+    return ordered[:limit]

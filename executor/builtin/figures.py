@@ -129,6 +129,27 @@ def parse_figure(value: str) -> FoundFigure | None:
     return found[0] if found else None
 
 
+_FAMILY = re.compile(r"US\$|\$|€|£|¥|₩|USD|EUR|GBP|KRW|JPY|CNY|원|달러|엔|억|조|%")
+_FAMILIES = {
+    "US$": "USD",
+    "$": "USD",
+    "달러": "USD",
+    "€": "EUR",
+    "£": "GBP",
+    "¥": "JPY",
+    "엔": "JPY",
+}
+_FAMILIES |= {"₩": "KRW", "원": "KRW", "억": "KRW", "조": "KRW"}
+
+
+def unit_family(value: str, kind: str) -> str:
+    """What a figure's value is counted in (`USD`, `KRW`, `%`…), so like is compared with like."""
+    found = _FAMILY.search(value)
+    if not found:
+        return kind
+    return _FAMILIES.get(found.group(0), found.group(0))
+
+
 def rank_key(kind: str, magnitude: float) -> tuple[int, float]:
     """Sort key putting money first, then percents, then counts, larger values first."""
     return (_KIND_RANK.get(kind, 9), -magnitude)

@@ -11,6 +11,7 @@ from executor.builtin.evidence import (
     key_figures,
     point_line,
     ranked_points,
+    source_heading,
 )
 from executor.builtin.strategy import Theme, all_points, classify, themes
 from executor.builtin.text import terms
@@ -62,6 +63,7 @@ def render_refined(context: DocContext, digests: list[Digest]) -> str:
     rest = [p for p in points if p.text not in used]
     if rest:
         lines += ["## Further points", "", *(point_line(p) for p in rest[:12]), ""]
+    lines += ["## Sources", "", *(source_heading(0, d) for d in digests)]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -95,6 +97,9 @@ def render_assembly_plan(context: DocContext, digests: list[Digest], charts: lis
         "## Material to carry",
         "",
     ]
-    lines += bullet_list([point_line(p) for p in ranked_points(digests, 12)], "No key points.")
-    lines += [figures_table(figures), ""] if figures else []
+    for digest in digests:
+        lines += [source_heading(3, digest), ""]
+        lines += bullet_list([point_line(p) for p in digest.points[:6]], "No key points.")
+        own = [f for f in digest.figures if f.kind != "year"][:8]
+        lines += [figures_table(own), ""] if own else []
     return "\n".join(lines).rstrip() + "\n"

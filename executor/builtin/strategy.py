@@ -17,6 +17,7 @@ from executor.builtin.evidence import (
     largest_figures,
     point_line,
     ranked_points,
+    source_heading,
 )
 from executor.builtin.extract import Frozen
 from executor.builtin.tabular import markdown_table
@@ -30,7 +31,7 @@ _OPPORTUNITY = re.compile(
 _KOREAN_OPPORTUNITY = ("성장", "증가", "기회", "확대", "상승", "개선", "호조", "유망", "수요")
 _RISK = re.compile(
     r"\b(?:risk|declin|decreas|cost|threat|competi|loss|lost|fall|drop|weak|uncertain|"
-    r"challeng|pressure|delay|regulat|inflation|shortage|recall|overhang|squeez|burn)\w*",
+    r"challeng|pressure|delay|regulat|inflation|shortage|recall|overhang|squeez|burn|discount)\w*",
     re.IGNORECASE,
 )
 _KOREAN_RISK = (
@@ -47,7 +48,12 @@ _KOREAN_RISK = (
     "둔화",
 )
 # Words of the engine's own column sentences, which are not themes of the material.
-_META = frozenset(["column", "ranges", "rows", "row", "sum", "highest", "values", "value"])
+_META = frozenset(
+    (
+        "column", "ranges", "rows", "row", "sum", "highest", "values", "value", "thousand",
+        "million", "billion", "trillion", "percent", "grew", "rose", "fell", "reached", "quarter",
+    )
+)  # fmt: skip
 
 
 class Theme(Frozen):
@@ -134,4 +140,5 @@ def render_strategy(context: DocContext, digests: list[Digest]) -> str:
     lines += ["## Recommended direction", "", direction_intro(found, len(digests)), ""]
     moves = direction(digests, 5)
     lines += [point_line(p, f"{n}.") for n, p in enumerate(moves, 1)]
+    lines += ["", "## Sources", "", *(source_heading(0, d) for d in digests)]
     return "\n".join(lines).rstrip() + "\n"

@@ -99,7 +99,8 @@ def _split_row(line: str) -> list[str]:
 
 _TIME_NAME = re.compile(r"year|date|month|quarter|period|연도|날짜|월|분기|기간", re.I)
 _TIME_CELL = re.compile(
-    r"^(?:FY ?)?(?:19|20)\d{2}(?:[-/.]\d{1,2})*(?:년.*)?$|^Q[1-4]\b|^\d{1,2}월$"
+    r"^(?:FY ?)?(?:19|20)\d{2}(?:[-/.]\d{1,2})*(?:[-/ ]?[QH][1-4])?(?:년.*)?$"
+    r"|^[QH][1-4]\b|^\d{1,2}월$"
 )
 
 

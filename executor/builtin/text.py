@@ -5,6 +5,7 @@ Pure functions over strings; English and Korean are both first-class.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 
@@ -127,9 +128,14 @@ def normalized(text: str) -> str:
     return " ".join(re.findall(r"\w+", text.lower()))
 
 
+@functools.lru_cache(maxsize=4096)
+def _token_set(text: str) -> frozenset[str]:
+    return frozenset(normalized(text).split())
+
+
 def similar(a: str, b: str, threshold: float = 0.8) -> bool:
     """Whether two sentences say nearly the same thing (token-set Jaccard)."""
-    left, right = set(normalized(a).split()), set(normalized(b).split())
+    left, right = _token_set(a), _token_set(b)
     if not left or not right:
         return left == right
     return len(left & right) / len(left | right) >= threshold

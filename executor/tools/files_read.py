@@ -144,10 +144,10 @@ class ReadManyFiles(ModelTool[ReadManyFilesArgs]):
         limits = context.limits
         sections: list[str] = []
         budget = limits.read_many_max_bytes
-        for path in files:
+        for index, path in enumerate(files):
             if len(sections) >= limits.read_many_max_files or budget <= 0:
-                skipped.append(f"{context.relative(path)}: over the cap of this call")
-                continue
+                skipped.append(f"{len(files) - index} more file(s) not read: over the cap")
+                break
             shown = context.relative(path)
             problem = _unreadable(path, shown)
             if problem is not None:
@@ -157,12 +157,20 @@ class ReadManyFiles(ModelTool[ReadManyFilesArgs]):
             budget -= len(window.text.encode("utf-8"))
             note = "\n[truncated at the size cap]" if window.more else ""
             sections.append(f"--- {shown} ---\n{window.text}{note}")
+        skipped = _shorten(skipped)
         if not sections:
             return ToolResult.failure("no file could be read: " + "; ".join(skipped or ["none"]))
         output = "\n\n".join(sections)
         if skipped:
             output += "\n\n[skipped: " + "; ".join(skipped) + "]"
         return ToolResult.success(output, files=len(sections), skipped=skipped)
+
+
+def _shorten(notes: list[str], keep: int = 20) -> list[str]:
+    # A wide glob over many binaries must not turn the answer into a list of refusals.
+    if len(notes) <= keep:
+        return notes
+    return [*notes[:keep], f"and {len(notes) - keep} more"]
 
 
 def _expand(context: ToolContext, raws: list[str]) -> tuple[list[Path], list[str]]:

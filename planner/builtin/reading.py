@@ -137,8 +137,12 @@ def negated(text: str) -> bool:
 
 
 def named_language(text: str) -> str | None:
-    """A language the text explicitly names ("in English", "한국어로"), else None."""
+    """A language the text asks for ("in English", "한국어로"), else any language it names."""
     folded = text.casefold()
+    for word, label in LANGUAGES:
+        asked = rf"(?:\bin(?:to)? {word}\b|{word}\s*(?:로|으로))"
+        if re.search(asked, folded):
+            return label
     return next((label for word, label in LANGUAGES if _occurs(word, folded)), None)
 
 

@@ -42,17 +42,19 @@ class Draft:
 
 
 def intent(context: PlanContext) -> Reading:
-    """The request's reading, with deliverables and visuals taken from confirmed instructions."""
+    """The request's reading; the run's confirmed instructions decide deliverables, visuals and
+    research once they exist (a MODIFY may have changed what the request said)."""
     reading = read_request(context.request)
     own = [i for i in context.instructions if i.run_id == context.run_id]
     if not own:
         return reading
     wanted = [i.content for i in own if i.instruction_type == "DELIVERABLE"]
     visuals = [i.content for i in own if i.instruction_type == "VISUALS"]
+    research = any(i.instruction_type == "RESEARCH" for i in own)
     return Reading(
         deliverables=deliverables(" ".join(wanted)) or reading.deliverables,
         charts=chart_words(" ".join(visuals)),
-        outside=reading.outside,
+        outside=(reading.outside or ["outside information"]) if research else [],
         language=reading.language,
         length=reading.length,
         formats=reading.formats,

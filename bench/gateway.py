@@ -1,0 +1,156 @@
+"""Benchmark of the LLM gateway: its overhead per call, a cache hit, and CLI start-up.
+
+Run: `.venv/bin/python bench/gateway.py`. Against the loopback fake OpenAI server of the tests:
+the median latency of raw `litellm.completion` and of `Gateway.complete` (cache off), their
+difference being the gateway's overhead; the median cache hit (without and with the run's
+ledger); the median start time of `multiverse --help` and `multiverse status` (5 runs each);
+and whether `import multiverse.cli` imports litellm. Targets: overhead ≤ 1 ms, cache hit ≤ 2 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import structlog
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+from fake_openai import FakeOpenAI, running_server, text
+
+from multiverse.gateway import Gateway, load_litellm
+from multiverse.home import Home, init_home
+from multiverse.llm import LlmCall
+from multiverse.llm_cache import LlmCache
+from multiverse.secrets import mask_processor
+
+KEY_ENV = "BENCH_FAKE_API_KEY"
+CLI = Path(sys.executable).parent / "multiverse"
+
+
+def _median_ms(operation: Callable[[int], object], repeats: int) -> float:
+    operation(-1)  # warm-up: litellm's first call costs ~0.5 s
+    times = []
+    for number in range(repeats):
+        began = time.perf_counter()
+        operation(number)
+        times.append((time.perf_counter() - began) * 1000)
+    return statistics.median(times)
+
+
+def _call(server: FakeOpenAI, number: int) -> LlmCall:
+    return LlmCall(
+        role="planner",
+        agent_version="1",
+        prompt_version="p1",
+        scope=f"bench:{number}",
+        model="openai/bench-model",
+        api_base=server.base_url,
+        api_key_env=KEY_ENV,
+        messages=[{"role": "user", "content": f"Summarise report {number}."}],
+    )
+
+
+def measure_calls(repeats: int) -> dict[str, float]:
+    """Median ms of raw litellm, the gateway without cache, and cache hits."""
+    os.environ[KEY_ENV] = "sk-bench-0000000000"
+    litellm = load_litellm()
+    with running_server() as server, tempfile.TemporaryDirectory() as folder:
+        server.default = text("A short summary.")
+
+        def raw(number: int) -> object:
+            return litellm.completion(
+                model="openai/bench-model",
+                api_base=server.base_url,
+                api_key=os.environ[KEY_ENV],
+                max_tokens=1024,
+                temperature=0.0,
+                timeout=60.0,
+                max_retries=0,
+                messages=[{"role": "user", "content": f"Summarise {number}."}],
+            )
+
+        plain = Gateway()
+        cached = Gateway(cache=LlmCache(Path(folder) / "cache"))
+        ledgered = Gateway(cache=LlmCache(Path(folder) / "cache"), runs_root=Path(folder) / "runs")
+        warm = _call(server, 0)
+        cached.complete(warm)
+        run_call = warm.model_copy(update={"run_id": "run-20261121-000000-001"})
+        ledgered.complete(run_call)
+        raw_ms = _median_ms(raw, repeats)
+        gateway_ms = _median_ms(lambda n: plain.complete(_call(server, n)), repeats)
+        return {
+            "raw": raw_ms,
+            "gateway": gateway_ms,
+            "hit": _median_ms(lambda n: cached.complete(warm), repeats),
+            "hit_ledger": _median_ms(lambda n: ledgered.complete(run_call), repeats),
+        }
+
+
+def _start_ms(arguments: list[str]) -> str:
+    if not CLI.exists():
+        return "not available"
+    times = []
+    for _ in range(5):
+        began = time.perf_counter()
+        done = subprocess.run([str(CLI), *arguments], capture_output=True, text=True)
+        times.append((time.perf_counter() - began) * 1000)
+        if done.returncode != 0:
+            return f"not available (exit {done.returncode})"
+    return f"{statistics.median(times):.0f} ms"
+
+
+def litellm_in_cli_import() -> str:
+    """Whether `import multiverse.cli` imports litellm, from -X importtime."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import multiverse.cli"],
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        return "not available (multiverse.cli does not import)"
+    return "yes" if "litellm" in done.stderr else "no"
+
+
+def main() -> None:
+    """Measure and print a markdown table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=200)
+    repeats = parser.parse_args().repeats
+    # Log events rendered as in production (masked JSON), but not printed.
+    structlog.configure(
+        processors=[mask_processor, structlog.processors.JSONRenderer()],
+        logger_factory=structlog.ReturnLoggerFactory(),
+    )
+    calls = measure_calls(repeats)
+    with tempfile.TemporaryDirectory() as folder:
+        init_home(Home(Path(folder)))
+        help_ms = _start_ms(["--help"])
+        status_ms = _start_ms(["status", "--home", folder])
+    overhead = calls["gateway"] - calls["raw"]
+    rows = [
+        ("litellm.completion, raw (median)", f"{calls['raw']:.2f} ms", ""),
+        ("Gateway.complete, cache off (median)", f"{calls['gateway']:.2f} ms", ""),
+        ("gateway overhead per call", f"{overhead:.2f} ms", "≤ 1 ms"),
+        ("cache hit (median)", f"{calls['hit']:.3f} ms", "≤ 2 ms"),
+        ("cache hit + run ledger update (median)", f"{calls['hit_ledger']:.3f} ms", ""),
+        ("`multiverse --help` start (median of 5)", help_ms, ""),
+        ("`multiverse status --home` start (median of 5)", status_ms, ""),
+        ("litellm imported by `import multiverse.cli`", litellm_in_cli_import(), "no"),
+    ]
+    print(f"Gateway benchmark ({repeats} calls per figure, loopback fake server)\n")
+    print("| measure | value | target |")
+    print("| --- | --- | --- |")
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,175 @@
+"""Benchmark of orchestration alone, with instant no-op roles behind the real interfaces.
+
+Run: `make bench-orchestrator` (or `.venv/bin/python bench/orchestrator.py`). Measures:
+1. the orchestration time of one run of 4 phases × 3 stages × 4 tasks (Phase 0 included,
+   confirmation written at once), at 0 past runs and at 10,000 past runs in process_runs.md plus
+   10,000 catalog rows, median of REPEATS runs each (steps driven in-process by the StepRunner);
+2. inbox-drop to run-created latency through a real daemon (watchdog, debounce), median;
+3. idle CPU of a `multiverse start` process over 10 s, and its peak RSS after serving a run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import logging
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import structlog
+
+# This file is named like the package it measures: bench/ must not shadow `orchestrator`.
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+
+from communicator.speaker import Speaker  # noqa: E402
+from multiverse.atomic import atomic_write_text  # noqa: E402
+from multiverse.home import Home, init_home  # noqa: E402
+from multiverse.models import AssetType, CatalogEntry, ProcessRun, Status  # noqa: E402
+from orchestrator.crew import Crew  # noqa: E402
+from orchestrator.daemon import Daemon  # noqa: E402
+from orchestrator.intake import take_in  # noqa: E402
+from orchestrator.runner import StepRunner  # noqa: E402
+
+_spec = importlib.util.spec_from_file_location("noop_roles", _HERE / "noop_roles.py")
+assert _spec is not None and _spec.loader is not None
+noop_roles = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(noop_roles)
+NoopExecutor, NoopPlanner = noop_roles.NoopExecutor, noop_roles.NoopPlanner
+SilentCommunicator = noop_roles.SilentCommunicator
+
+
+def _quiet() -> None:
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.CRITICAL))
+
+
+def _crew(home: Home) -> Crew:
+    return Crew(home=home, planner=NoopPlanner(), executor=NoopExecutor(),
+                speaker=Speaker(home, SilentCommunicator(), lambda text: None))
+
+
+def _seed_history(crew: Crew, size: int) -> None:
+    if not size:
+        return
+    crew.process_runs.insert(*[
+        ProcessRun(run_id=f"run-20250101-{n // 1000:06d}-{n % 1000:03d}",
+                   user_request=f"Analyse quarterly report {n} and write a market memo",
+                   status=Status.COMPLETED) for n in range(size)])
+    crew.catalog.insert(*[
+        CatalogEntry(file_path=f"runs/run-20250101-{n // 1000:06d}-{n % 1000:03d}/out.md",
+                     asset_type=AssetType.ANALYSIS_REPORT, summary=f"analysis {n}")
+        for n in range(size)])
+
+
+def one_run_ms(history: int) -> tuple[float, int]:
+    """Milliseconds to drive one run from intake to COMPLETED, and the number of steps."""
+    with tempfile.TemporaryDirectory() as folder:
+        home = Home(Path(folder))
+        init_home(home)
+        crew = _crew(home)
+        _seed_history(crew, history)
+        crew.process_runs.rows()  # the daemon has its tables cached, as in steady state
+        crew.catalog.rows()
+        atomic_write_text(home.inbox / "request.md", "Analyse the reports and write a memo\n")
+        began = time.perf_counter()
+        run_id = take_in(crew, home.inbox / "request.md", 1 << 20)
+        assert run_id is not None
+        runner = StepRunner(crew)
+        steps = 0
+        while True:
+            step = runner.advance(run_id)
+            if step is not None and step.is_work:
+                steps += 1
+                continue
+            run = crew.process_runs.get(run_id)
+            assert run is not None
+            if run.status is not Status.AWAITING_CONFIRMATION:
+                break
+            atomic_write_text(home.run(run_id).user_response, "CONFIRM\n")
+        elapsed = (time.perf_counter() - began) * 1000
+        assert crew.process_runs.get(run_id).status is Status.COMPLETED  # type: ignore[union-attr]
+        return elapsed, steps
+
+
+def pickup_ms(repeats: int) -> float:
+    """Median latency from an inbox file's arrival to its process_runs row."""
+    with tempfile.TemporaryDirectory() as folder:
+        home = Home(Path(folder))
+        init_home(home)
+        crew = _crew(home)
+        daemon = Daemon(crew)
+        thread = threading.Thread(target=daemon.run, daemon=True)
+        thread.start()
+        time.sleep(0.5)  # let the observer start (a benchmark, not a test)
+        samples = []
+        for n in range(repeats):
+            known = {r.run_id for r in crew.process_runs.rows()}
+            began = time.perf_counter()
+            atomic_write_text(home.inbox / f"r{n}.md", f"Request number {n}\n")
+            deadline = began + 10
+            while time.perf_counter() < deadline:
+                if {r.run_id for r in crew.process_runs.rows()} - known:
+                    break
+                time.sleep(0.0005)
+            samples.append((time.perf_counter() - began) * 1000)
+        daemon.stop()
+        thread.join(timeout=15)
+        return statistics.median(samples)
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def idle_cpu_and_rss(seconds: float) -> tuple[float, float]:
+    """CPU % of an idle `multiverse start` over `seconds`, and its peak RSS (MB) after a run."""
+    exe = Path(sys.executable).with_name("multiverse")
+    with tempfile.TemporaryDirectory() as folder:
+        subprocess.run([str(exe), "init", folder], check=True, capture_output=True)
+        atomic_write_text(Path(folder) / "inbox" / "r.md", "List the assets\n")
+        process = subprocess.Popen([str(exe), "start", "--home", folder],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            time.sleep(3)  # start-up and the request
+            before = _cpu_seconds(process.pid)
+            time.sleep(seconds)
+            cpu = (_cpu_seconds(process.pid) - before) / seconds * 100
+            rss = next(line for line in Path(f"/proc/{process.pid}/status").read_text()
+                       .splitlines() if line.startswith("VmHWM"))
+            return cpu, int(rss.split()[1]) / 1024
+        finally:
+            process.terminate()
+            process.wait(timeout=20)
+
+
+def main() -> None:
+    """Print the results as markdown."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--idle-seconds", type=float, default=10.0)
+    args = parser.parse_args()
+    _quiet()
+    print(f"machine: {platform.machine()}, {platform.system()} {platform.release()}, "
+          f"{os.cpu_count()} cores, Python {platform.python_version()}")
+    print("| measure | median | target |")
+    print("| --- | ---: | ---: |")
+    for history, target in ((0, "≤ 70 ms"), (10_000, "≤ 130 ms")):
+        results = [one_run_ms(history) for _ in range(args.repeats)]
+        median = statistics.median(r[0] for r in results)
+        print(f"| one run, {results[0][1]} steps, {history:,} past runs | {median:.1f} ms | {target} |")
+    print(f"| inbox drop → run created | {pickup_ms(args.repeats * 4):.1f} ms | ≤ 150 ms |")
+    cpu, rss = idle_cpu_and_rss(args.idle_seconds)
+    print(f"| idle daemon CPU over {args.idle_seconds:.0f} s | {cpu:.2f} % | ≤ 0.5 % |")
+    print(f"| daemon peak RSS | {rss:.1f} MB | ≤ 120 MB |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,119 @@
+"""The specialised agents of the offline engine: web_search (an honest note) and
+data_visualization (a self-contained pygal chart page)."""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+
+from executor.builtin.chart import chart_page
+from executor.builtin.evidence import BANNER, Digest, key_figures
+from executor.builtin.series import ChartSpec, choose, comparison_chart, figure_chart, text_charts
+from executor.builtin.sources import MAX_BYTES, decode
+from executor.builtin.text import terms, unique
+from multiverse.contracts import ToolAssignment
+
+_FILLER = frozenset(
+    [
+        "search",
+        "fetch",
+        "find",
+        "look",
+        "summarise",
+        "summarize",
+        "task",
+        "related",
+        "relevant",
+        "sources",
+        "source",
+        "report",
+        "figures",
+        "citations",
+        "recent",
+        "two",
+        "most",
+        "their",
+    ]
+)
+_COMPARE = re.compile(r"compar|largest|across sources|비교|최대", re.IGNORECASE)
+
+
+def _query(text: str, limit: int = 8) -> str:
+    return " ".join(unique(t for t in terms(text) if t not in _FILLER)[:limit])
+
+
+def search_queries(assignment: ToolAssignment) -> list[str]:
+    """The queries a web search would run for this tool task, most specific first."""
+    task = assignment.task
+    candidates = [
+        _query(assignment.tool_task.tool_task_purpose),
+        _query(f"{task.task_name} {task.task_purpose}"),
+        _query(assignment.request, 6),
+    ]
+    return unique(q for q in candidates if q)
+
+
+def web_search_note(assignment: ToolAssignment) -> str:
+    """The note that stands in for a web search the offline engine cannot make."""
+    tool = assignment.tool_task
+    queries = search_queries(assignment) or ["(no query could be derived from the task)"]
+    lines = [
+        BANNER,
+        "",
+        f"# Web search not performed: {tool.tool_task_name}",
+        "",
+        f"- **Run:** `{assignment.run_id}` · **Tool task:** `{tool.tool_task_id}` ({tool.timing})",
+        f"- **For task:** `{assignment.task.task_id}` {assignment.task.task_name}",
+        f"- **Purpose:** {' '.join(tool.tool_task_purpose.split()) or '(none given)'}",
+        "",
+        "**No web search was performed and there are no search results here.** The builtin "
+        "offline engine has no network access: it cannot search the web or fetch pages, and it "
+        "does not pretend to. The task goes on with the material already in the home.",
+        "",
+        "## Queries it would have run",
+        "",
+        *(f"{n}. `{query}`" for n, query in enumerate(queries, 1)),
+        "",
+        "## What you can do",
+        "",
+        "- Configure a language model in `runtime-mapping.yaml` (`tier_mapping`, e.g. "
+        "`anthropic/…` or `openai/…`) with its API key in the environment, and map `web_search` "
+        "in `tool_mapping` to a search provider; then ask for the run to be retried.",
+        "- Or run the queries above yourself and save what you find into `assets/`; the next run "
+        "will analyse it.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def visualization_page(
+    assignment: ToolAssignment, texts: dict[str, tuple[str, str]], digests: list[Digest]
+) -> tuple[str, list[ChartSpec]]:
+    """The chart page for the material (`texts`: source → (suffix, text)) and the charts in it."""
+    tool = assignment.tool_task
+    specs: list[ChartSpec] = []
+    if _COMPARE.search(tool.tool_task_purpose):
+        comparison = comparison_chart(digests)
+        specs = [comparison] if comparison is not None else []
+    if not specs:
+        found = [
+            c for source, (suffix, text) in texts.items() for c in text_charts(text, source, suffix)
+        ]
+        specs = choose(found, 3)
+    if not specs:
+        fallback = figure_chart(key_figures(digests, 12), "Figures in the material", False)
+        specs = [fallback] if fallback is not None else []
+    intro = f"{tool.tool_task_purpose} Material: {', '.join(texts) or 'none'}."
+    slug = re.sub(r"[^A-Za-z0-9-]", "-", tool.tool_task_id)
+    return chart_page(html.unescape(tool.tool_task_name), intro.strip(), specs, slug), specs
+
+
+def read_texts(home: Path, paths: list[Path]) -> dict[str, tuple[str, str]]:
+    """Decoded text of each readable file, by its home-relative path (binary files left out)."""
+    texts: dict[str, tuple[str, str]] = {}
+    for path in paths:
+        with path.open("rb") as handle:
+            text = decode(handle.read(MAX_BYTES))
+        if text is not None:
+            texts[path.relative_to(home).as_posix()] = (path.suffix.lower(), text)
+    return texts

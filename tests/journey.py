@@ -1,0 +1,59 @@
+"""Helpers of the end-to-end tests: drive the real CLI in child processes over a real home."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from multiverse.home import Home
+
+FIXTURE_ASSETS = Path(__file__).resolve().parent / "fixtures" / "assets"
+
+
+def cli(home: Home, *args: str, env: dict[str, str] | None = None,
+        timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    """Run `multiverse ARGS --home HOME` as a child process."""
+    environ = {**os.environ, **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "multiverse.cli", *args, "--home", str(home.root)],
+        capture_output=True, text=True, timeout=timeout, env=environ, encoding="utf-8")
+
+
+def copy_assets(home: Home, *names: str) -> None:
+    """Copy fixture assets (all when no names are given) into the home's assets/."""
+    for path in sorted(FIXTURE_ASSETS.iterdir()):
+        if not names or path.name in names:
+            shutil.copy(path, home.assets / path.name)
+
+
+def runs(home: Home) -> list[dict[str, Any]]:
+    """`status --json`: every process_runs row."""
+    result = cli(home, "status", "--json")
+    assert result.returncode == 0, result.stderr
+    data: list[dict[str, Any]] = json.loads(result.stdout)
+    return data
+
+
+def run_tree(home: Home, run_id: str) -> dict[str, Any]:
+    """`status RUN --json`: the run's phases, stages, tasks and tool tasks."""
+    result = cli(home, "status", run_id, "--json")
+    assert result.returncode == 0, result.stderr
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data
+
+
+def once(home: Home, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`start --once`: work until nothing can advance without the user."""
+    return cli(home, "start", "--once", env=env)
+
+
+def only_run(home: Home) -> dict[str, Any]:
+    """The single run of the home."""
+    rows = runs(home)
+    assert len(rows) == 1, rows
+    return rows[0]

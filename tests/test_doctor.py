@@ -1,0 +1,173 @@
+"""Tests of `multiverse doctor` as data and as text."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from multiverse.config import Tier, TierConfig
+from multiverse.doctor import DoctorReport, diagnose, render_doctor
+from multiverse.home import Home, init_home
+
+SECRET = "sk-test-DOCTOR-secret-0123456789"
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    root = tmp_path / "home"
+    init_home(Home(root))
+    return root
+
+
+def configure(home: Path, text: str) -> None:
+    (home / "runtime-mapping.yaml").write_text(text, encoding="utf-8")
+
+
+class RecordingPing:
+    """A reachability probe that answers from a script and records what it was asked."""
+
+    def __init__(self, answers: dict[str, str | None]) -> None:
+        self.answers = answers
+        self.asked: list[str] = []
+
+    def __call__(self, model: str, config: TierConfig) -> str | None:
+        self.asked.append(model)
+        answer = self.answers[model]
+        if answer == "raise":
+            raise ConnectionError(f"refused while sending Bearer {SECRET}")
+        return answer
+
+
+def test_fresh_home_is_all_good(home: Path) -> None:
+    """A freshly initialised home passes every check with all tiers builtin."""
+    report = diagnose(home, {})
+    assert report.healthy
+    assert report.home.ok and not report.home.missing
+    assert report.mapping.present and report.mapping.error is None
+    assert [t.tier for t in report.tiers] == [Tier.HIGH, Tier.MEDIUM, Tier.LOW]
+    assert {t.mode for t in report.tiers} == {"builtin"}
+    assert [p.role for p in report.packages] == ["planner", "executor", "communicator"]
+    assert all(p.loaded for p in report.packages)
+    text = render_doctor(report)
+    assert "✗" not in text
+    assert "✓ all good" in text
+    assert not list(home.glob(".doctor-*"))
+
+
+def test_key_value_never_appears(home: Path) -> None:
+    """With a key set, the tier uses its model and only the key's name appears, never its value."""
+    configure(home, "tier_mapping:\n  HIGH: openai/gpt-4.1\n")
+    report = diagnose(home, {"OPENAI_API_KEY": SECRET})
+    high = report.tiers[0]
+    assert (high.mode, high.key_env, high.key_set) == ("model", "OPENAI_API_KEY", True)
+    text = render_doctor(report)
+    assert "key OPENAI_API_KEY: set" in text
+    assert SECRET not in text
+    assert SECRET not in report.model_dump_json()
+    assert report.healthy
+
+
+def test_missing_key_is_flagged(home: Path) -> None:
+    """A tier that degrades for want of a key is marked ✗ and named with the missing variable."""
+    configure(home, "tier_mapping:\n  LOW: anthropic/claude-haiku-4-5\n")
+    report = diagnose(home, {})
+    assert not report.healthy
+    low = report.tiers[2]
+    assert low.degraded and low.key_env == "ANTHROPIC_API_KEY" and not low.key_set
+    text = render_doctor(report)
+    assert "✗ LOW" in text
+    assert "ANTHROPIC_API_KEY is not set" in text
+    assert "key ANTHROPIC_API_KEY: not set" in text
+
+
+def test_injected_ping_checks_model_tiers_once_each(home: Path) -> None:
+    """The ping is asked once per distinct model of the model-backed tiers, never for builtin."""
+    configure(
+        home,
+        "tier_mapping:\n  HIGH: ollama/llama3.1\n  MEDIUM: ollama/llama3.1\n"
+        "  LOW: ollama/qwen2.5\n",
+    )
+    ping = RecordingPing({"ollama/llama3.1": None, "ollama/qwen2.5": "connection refused"})
+    report = diagnose(home, {}, ping=ping)
+    assert sorted(ping.asked) == ["ollama/llama3.1", "ollama/qwen2.5"]
+    assert [(t.pinged, t.ping_error) for t in report.tiers] == [
+        (True, None),
+        (True, None),
+        (True, "connection refused"),
+    ]
+    assert not report.healthy
+    text = render_doctor(report)
+    assert "✓ reachable" in text
+    assert "✗ connection refused" in text
+    assert "✗ LOW" in text
+
+
+def test_ping_not_called_for_builtin(home: Path) -> None:
+    """A home with only builtin tiers needs no ping at all."""
+    ping = RecordingPing({})
+    report = diagnose(home, {}, ping=ping)
+    assert ping.asked == []
+    assert not any(t.pinged for t in report.tiers)
+
+
+def test_failing_ping_is_a_finding_with_keys_masked(home: Path) -> None:
+    """A ping that raises is reported as the tier's error, with any key value masked."""
+    configure(home, "tier_mapping:\n  MEDIUM: openai/gpt-4.1-mini\n")
+    ping = RecordingPing({"openai/gpt-4.1-mini": "raise"})
+    report = diagnose(home, {"OPENAI_API_KEY": SECRET}, ping=ping)
+    error = report.tiers[1].ping_error
+    assert error is not None and error.startswith("ConnectionError: refused")
+    assert SECRET not in render_doctor(report)
+
+
+def test_broken_mapping_is_reported(home: Path) -> None:
+    """A broken runtime-mapping.yaml is shown with its ConfigError; agents are not checked."""
+    configure(home, "tier_mapping:\n  HIGH:\n    max_tokens: -1\n")
+    report = diagnose(home, {})
+    assert report.mapping.error is not None
+    assert "tier_mapping.HIGH.max_tokens: must be greater than 0" in report.mapping.error
+    assert report.tiers == []
+    assert not any(p.loaded for p in report.packages)
+    assert not report.healthy
+    assert "✗" in render_doctor(report)
+
+
+def test_missing_home_and_layout(tmp_path: Path) -> None:
+    """A missing home, and a home missing folders, are named with how to fix them."""
+    absent = diagnose(tmp_path / "nowhere", {})
+    assert not absent.home.exists
+    assert "does not exist" in render_doctor(absent)
+    (tmp_path / "inbox").mkdir()
+    partial = diagnose(tmp_path, {})
+    assert partial.home.exists and partial.home.writable
+    assert "runs" in partial.home.missing
+    assert "✗ layout: missing" in render_doctor(partial)
+    assert not partial.healthy
+
+
+def test_report_is_plain_data(home: Path) -> None:
+    """The report round-trips through JSON (the CLI may print it as data)."""
+    report = diagnose(home, {})
+    assert DoctorReport.model_validate_json(report.model_dump_json()) == report
+
+
+def test_doctor_never_imports_litellm(tmp_path: Path) -> None:
+    """Diagnosing a home loads neither litellm nor its start-up cost (a real child process)."""
+    code = (
+        "import sys, pathlib\n"
+        "from multiverse.doctor import diagnose\n"
+        "diagnose(pathlib.Path('.'), {})\n"
+        "print('litellm' in sys.modules)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert result.stdout.strip() == "False"
