@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import secrets
+import signal
 import stat
 from pathlib import Path
+
+# Fault injection for the durability tests (SPEC §14): with MULTIVERSE_KILL_AFTER_WRITES=k the
+# process kills itself with SIGKILL right after its k-th durable write, exactly as a power cut
+# or `kill -9` would stop it between two writes. Unset, it costs one comparison per write.
+_KILL_AFTER = int(os.environ.get("MULTIVERSE_KILL_AFTER_WRITES", "0") or 0)
+_WRITES = itertools.count(1)
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -25,6 +33,8 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         Path(tmp_name).unlink(missing_ok=True)
         raise
     _fsync_dir(path.parent)
+    if _KILL_AFTER and next(_WRITES) >= _KILL_AFTER:
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _existing_mode(path: Path) -> int | None:

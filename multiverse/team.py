@@ -1,23 +1,45 @@
 """Choosing each role's implementation from runtime-mapping.yaml (SPEC §15: roles behind
 interfaces). The Orchestrator receives a Crew and never learns which implementation it has.
+
+Each role's agent card names its tier; a tier whose effective mode is a model gets the
+model-backed role, any other the builtin one. Model-backed roles are imported only when needed,
+and importing this module never imports litellm (the gateway loads it on the first call).
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 import structlog
 
 from communicator.builtin import BuiltinCommunicator
 from communicator.speaker import Speaker, print_to_console
 from executor.builtin.role import BuiltinExecutor
-from multiverse.config import RuntimeMapping, effective_tiers, warn_degraded_once
+from multiverse.agent_package import load_agent_package, role_package_dir
+from multiverse.config import (
+    PROCESS_GATE,
+    EffectiveTier,
+    OnceGate,
+    RuntimeMapping,
+    Tier,
+    debug_enabled,
+    debug_mode_line_once,
+    effective_tiers,
+    warn_degraded_once,
+)
 from multiverse.home import Home
+from multiverse.roles import CommunicatorRole, ExecutorRole, PlannerRole
 from orchestrator.crew import Crew
 from planner.builtin import BuiltinPlanner
 
+if TYPE_CHECKING:
+    from multiverse.gateway import Gateway
+
 log = structlog.get_logger(__name__)
 TOOL_TYPES = ("web_search", "data_visualization")
+ROLE_NAMES = ("planner", "executor", "communicator")
 
 
 def tool_types(mapping: RuntimeMapping) -> tuple[str, ...]:
@@ -25,19 +47,98 @@ def tool_types(mapping: RuntimeMapping) -> tuple[str, ...]:
     return tuple(name for name in TOOL_TYPES if name in mapping.tool_mapping)
 
 
+def print_to_stderr(text: str) -> None:
+    """The channel of the MULTIVERSE_DEBUG line: standard error, flushed."""
+    sys.stderr.write(text.rstrip("\n") + "\n")
+    sys.stderr.flush()
+
+
+def role_tiers(mapping: RuntimeMapping) -> dict[str, Tier]:
+    """Each role's tier, read from its agent card (the package is loaded afresh)."""
+    return {role: load_agent_package(role_package_dir(role), mapping).tier for role in ROLE_NAMES}
+
+
+def model_backed_roles(
+    tiers: Mapping[str, Tier], effective: Mapping[Tier, EffectiveTier]
+) -> frozenset[str]:
+    """The roles whose tier is effectively served by a model (pure)."""
+    return frozenset(role for role, tier in tiers.items() if effective[tier].mode == "model")
+
+
+def make_gateway(home: Home, mapping: RuntimeMapping) -> Gateway:
+    """The process's one gateway: disk cache in the home's state, per-run ledger and budget."""
+    from multiverse.gateway import Gateway
+    from multiverse.llm_cache import LlmCache
+    from multiverse.llm_usage import Budget
+
+    budget = Budget(
+        max_tokens_per_run=mapping.budget.max_tokens_per_run,
+        max_cost_per_run_usd=mapping.budget.max_cost_per_run_usd,
+    )
+    return Gateway(cache=LlmCache(home.state / "llm_cache"), runs_root=home.runs, budget=budget)
+
+
+def _planner(
+    home: Home, mapping: RuntimeMapping, tier: Tier, gateway: Gateway | None
+) -> PlannerRole:
+    if gateway is None:
+        return BuiltinPlanner()
+    from planner.model import ModelPlanner
+
+    return ModelPlanner(gateway, mapping, mapping.tier_mapping[tier])
+
+
+def _executor(
+    home: Home, mapping: RuntimeMapping, tier: Tier, gateway: Gateway | None
+) -> ExecutorRole:
+    if gateway is None:
+        return BuiltinExecutor()
+    from executor.model import ModelExecutor
+
+    return ModelExecutor(gateway, mapping, mapping.tier_mapping[tier])
+
+
+def _communicator(
+    home: Home, mapping: RuntimeMapping, tier: Tier, gateway: Gateway | None
+) -> CommunicatorRole:
+    if gateway is None:
+        return BuiltinCommunicator()
+    from communicator.model import ModelCommunicator
+
+    return ModelCommunicator(home, gateway, mapping, mapping.tier_mapping[tier])
+
+
 def build_crew(
     home: Home,
     mapping: RuntimeMapping,
     environ: Mapping[str, str],
     console: Callable[[str], None] = print_to_console,
+    debug_channel: Callable[[str], None] = print_to_stderr,
+    gate: OnceGate = PROCESS_GATE,
 ) -> Crew:
-    """The roles for this home: builtin where no model is configured or reachable by key."""
+    """The roles for this home: model-backed where a tier's model is usable, builtin elsewhere."""
     effective = effective_tiers(mapping, environ)
-    warn_degraded_once(effective)
+    warn_degraded_once(effective, gate=gate)
+    if debug_enabled(environ):
+        line = debug_mode_line_once(effective, gate=gate)
+        if line is not None:
+            debug_channel(line)
+    tiers = role_tiers(mapping)
+    backed = model_backed_roles(tiers, effective)
+    gateway = make_gateway(home, mapping) if backed else None
+
+    def serving(role: str) -> Gateway | None:
+        return gateway if role in backed else None
+
+    log.info("crew_built", model_backed=sorted(backed), gateway=gateway is not None)
     return Crew(
         home=home,
-        planner=BuiltinPlanner(),
-        executor=BuiltinExecutor(),
-        speaker=Speaker(home, BuiltinCommunicator(), console),
+        planner=_planner(home, mapping, tiers["planner"], serving("planner")),
+        executor=_executor(home, mapping, tiers["executor"], serving("executor")),
+        speaker=Speaker(
+            home,
+            _communicator(home, mapping, tiers["communicator"], serving("communicator")),
+            console,
+        ),
         tool_types=tool_types(mapping),
     )

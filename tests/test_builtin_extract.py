@@ -18,13 +18,21 @@ def test_split_sentences_english_korean_and_cjk_stop() -> None:
         "Why?",
         "See e.g. the table.",
     ]
-    assert split_sentences("매출이 증가했다. 비용은 감소했다.") == ["매출이 증가했다.", "비용은 감소했다."]
-    assert split_sentences("市場は拡大した。競争も激しい。") == ["市場は拡大した。", "競争も激しい。"]
+    assert split_sentences("매출이 증가했다. 비용은 감소했다.") == [
+        "매출이 증가했다.",
+        "비용은 감소했다.",
+    ]
+    assert split_sentences("市場は拡大した。競争も激しい。") == [
+        "市場は拡大した。",
+        "競争も激しい。",
+    ]
 
 
 def test_hard_wrapped_lines_join_and_korean_lines_split() -> None:
     """A wrapped English sentence is one sentence; Korean lines ending in 다 are separate."""
-    facts = extract_text("Growth was driven by\nstrong demand.\n\n시장이 성장했다\n경쟁이 심해졌다\n", "x")
+    facts = extract_text(
+        "Growth was driven by\nstrong demand.\n\n시장이 성장했다\n경쟁이 심해졌다\n", "x"
+    )
     assert [s.text for s in facts.sentences] == [
         "Growth was driven by strong demand.",
         "시장이 성장했다",

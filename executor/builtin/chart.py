@@ -11,7 +11,7 @@ from pygal.style import Style
 from executor.builtin.evidence import BANNER_MARK
 from executor.builtin.series import ChartSpec
 
-_UUID = re.compile(r"chart-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _SVG = re.compile(r"<svg\b.*?</svg>", re.DOTALL)
 _FONTS = "system-ui, 'Segoe UI', 'Noto Sans KR', 'Malgun Gothic', 'Apple SD Gothic Neo', sans-serif"
@@ -53,7 +53,7 @@ def render_svg(spec: ChartSpec, chart_id: str) -> str:
         chart.add(line.name, line.values)
     svg = str(chart.render(is_unicode=True))
     # pygal names each chart by a random uuid and dates it; stable ids keep output deterministic.
-    svg = _UUID.sub(f"chart-{chart_id}", svg)
+    svg = _UUID.sub(chart_id, svg)
     return _COMMENT.sub("", svg)
 
 

@@ -85,11 +85,13 @@ class _Scan:
     skip_next: bool = False
 
     def flush(self) -> None:
+        """End the paragraph being collected."""
         if self.current:
             self.paragraphs.append((len(self.headings), " ".join(self.current)))
             self.current = []
 
     def heading(self, level: int, text: str) -> None:
+        """Record a heading; it ends the paragraph before it."""
         self.flush()
         self.headings.append(Heading(level=level, text=clean_inline(text)))
 
@@ -100,6 +102,11 @@ def _strip_front_matter(lines: list[str]) -> list[str]:
             if lines[index].strip() in ("---", "..."):
                 return lines[index + 1 :]
     return lines
+
+
+def strip_front_matter(text: str) -> str:
+    """The text without a leading `---` front-matter block (e.g. `mode: simple`)."""
+    return "\n".join(_strip_front_matter(text.splitlines()))
 
 
 def _scan(text: str) -> _Scan:

@@ -20,9 +20,9 @@ from executor.builtin.evidence import (
     ranked_points,
     source_heading,
 )
-from executor.builtin.extract import Frozen, extract_text
+from executor.builtin.extract import Frozen, extract_text, strip_front_matter
 from executor.builtin.strategy import all_points, classify, direction, direction_intro, themes
-from executor.builtin.text import clean_inline, shorten, split_sentences
+from executor.builtin.text import shorten
 from multiverse.tablefile import MISTLETOE_LOCK
 
 _IMAGE_LINE = re.compile(r"^!\[(?P<alt>[^\]]*)\]\((?P<target>[^)]+)\)$", re.MULTILINE)
@@ -39,18 +39,16 @@ class ChartImage(Frozen):
 def report_title(request: str) -> str:
     """A title from the request: its first heading, else its first sentence."""
     facts = extract_text(request, "Report")
-    headings = [h.text for h in facts.headings]
-    if headings:
-        return shorten(headings[0], 100)
-    first = next(
-        (line for line in request.splitlines() if line.strip() and line.strip() != "---"), ""
-    )
-    sentences = split_sentences(clean_inline(first))
-    return shorten(sentences[0], 100).rstrip(".") if sentences else "Report"
+    if facts.headings:
+        return shorten(facts.headings[0].text, 100)
+    if facts.sentences:
+        return shorten(facts.sentences[0].text, 100).rstrip(".")
+    return "Report"
 
 
 def _intro(context: DocContext, source_count: int) -> list[str]:
-    quoted = [f"> {line}" if line.strip() else ">" for line in context.request.strip().splitlines()]
+    request = strip_front_matter(context.request).strip()
+    quoted = [f"> {line}" if line.strip() else ">" for line in request.splitlines()]
     lines = ["**The request**", "", *(quoted or ["> (empty)"]), "", "**Instructions followed**", ""]
     lines += bullet_list([f"- {i}" for i in context.instructions], "No active instructions.")
     lines += [

@@ -17,7 +17,6 @@ from executor.builtin.tabular import describe_data, parse_csv
 
 MAX_BYTES = 2_000_000
 MAX_FOLDER_FILES = 50
-_TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".text", ".rst", ""}
 
 
 def decode(data: bytes) -> str | None:

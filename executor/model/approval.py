@@ -1,0 +1,89 @@
+"""Tools the mapping marks `requires_approval` (SPEC §11): the approver is asked before each use.
+
+run_shell_command has its own rule (its allow-list runs freely, any other command needs approval)
+and is left to it. For every other such tool, no approver, or a "no", means refused: a refusal
+the registry hands back to the model like any tool error.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+
+from executor.tools.base import Approver, Tool, ToolContext, ToolRefused, ToolResult
+from multiverse.config import ToolBinding
+from multiverse.errors import ConfigError
+
+log = structlog.get_logger(__name__)
+
+SHELL = "run_shell_command"
+MAX_SHOWN = 300
+
+
+@dataclass(frozen=True)
+class ApprovalGated:
+    """A tool that runs only when the approver says yes to this very call."""
+
+    inner: Tool
+    approver: Approver | None
+
+    @property
+    def name(self) -> str:
+        """The wrapped tool's name."""
+        return self.inner.name
+
+    @property
+    def description(self) -> str:
+        """The wrapped tool's description, saying that each use needs approval."""
+        return f"{self.inner.description} Each use needs the user's approval."
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """The wrapped tool's argument schema."""
+        return self.inner.parameters
+
+    def run(self, context: ToolContext, arguments: dict[str, Any]) -> ToolResult:
+        """Ask, then run the wrapped tool; refuse without a yes."""
+        shown = json.dumps(arguments, ensure_ascii=False, default=str)
+        if len(shown) > MAX_SHOWN:
+            shown = shown[:MAX_SHOWN] + " …"
+        if self.approver is None:
+            raise ToolRefused(f"{self.name} needs the user's approval and none is possible; refused")
+        approved = self.approver(f"{self.name} {shown}")
+        log.info("tool_approval", run_id=context.run_id, tool=self.name, approved=approved)
+        if not approved:
+            raise ToolRefused(f"the user did not approve {self.name}; refused")
+        return self.inner.run(context, arguments)
+
+
+def gate_approvals(
+    catalogue: Mapping[str, Tool],
+    bindings: Mapping[str, ToolBinding],
+    approver: Approver | None,
+) -> dict[str, Tool]:
+    """The catalogue with every tool bound with `requires_approval` wrapped in a gate."""
+    gated = dict(catalogue)
+    for binding in bindings.values():
+        tool = gated.get(binding.tool)
+        if binding.requires_approval and binding.tool != SHELL and tool is not None:
+            gated[binding.tool] = ApprovalGated(tool, approver)
+    return gated
+
+
+def shell_allow_list(bindings: Mapping[str, ToolBinding]) -> tuple[str, ...]:
+    """The shell's allow-list from its binding's `options.allow` (none when it is not mapped)."""
+    for binding in bindings.values():
+        if binding.tool != SHELL:
+            continue
+        allow = binding.options.get("allow", [])
+        items = [allow] if isinstance(allow, str) else allow
+        if not isinstance(items, list | tuple) or not all(isinstance(i, str) for i in items):
+            raise ConfigError(
+                "runtime-mapping.yaml: run_shell_command options.allow must be a list of programs"
+            )
+        return tuple(item.strip() for item in items if item.strip())
+    return ()

@@ -1,0 +1,162 @@
+"""The model-backed Executor's messages: AGENT.md as the system prompt, the task as the user's.
+
+Decision (SPEC §10.6, §14): the references' content is never pasted into the prompt. The model
+reads them with its file tools, so a large asset cannot blow the prompt, the prompt stays small
+and stable for the cache, and there is one path for every reference. The prompt lists each
+reference with its size and catalog summary, and fences all file text as data, not instructions;
+the real defence against a hostile asset is the tools' confinement, not the wording.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from importlib import resources
+from string import Template
+from typing import Any
+
+from executor.tools.base import ToolContext, ToolRefused
+from executor.tools.confine import resolve_readable
+from multiverse.agent_package import AgentPackage
+from multiverse.contracts import TaskAssignment
+from multiverse.llm import ChatMessage
+from multiverse.models import CatalogEntry, InstructionStatus
+
+TASK_TEMPLATE = "task.md"
+READ_TOOLS = ("read_file", "read_many_files")
+WRITE_TOOL = "write_file"
+
+
+@dataclass(frozen=True)
+class PromptTemplate:
+    """A template's text and the version that enters the LLM cache key."""
+
+    name: str
+    text: str
+
+    @property
+    def version(self) -> str:
+        """A short hash of the text: editing the template invalidates cached answers."""
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()[:12]
+
+    def render(self, **values: str) -> str:
+        """The text with every `$name` filled; a missing value is our bug (KeyError)."""
+        return Template(self.text).substitute(values)
+
+
+def load_template(name: str = TASK_TEMPLATE) -> PromptTemplate:
+    """Read a template shipped in executor/prompts/."""
+    text = resources.files("executor.prompts").joinpath(name).read_text(encoding="utf-8")
+    return PromptTemplate(name=name, text=text)
+
+
+def prompt_version(package: AgentPackage, template: PromptTemplate) -> str:
+    """The call's prompt_version: the card's (AGENT.md) and the template's together."""
+    return f"{package.prompt_version}+{template.name}@{template.version}"
+
+
+@dataclass(frozen=True)
+class ReferenceFacts:
+    """What the prompt says about one reference: where it is and how big."""
+
+    path: str
+    kind: str  # "file", "folder", "missing" or "refused"
+    size: int = 0
+
+
+def reference_facts(context: ToolContext, references: list[str]) -> list[ReferenceFacts]:
+    """Look at each reference on disk (sizes only; the content is for the model to read)."""
+    facts = []
+    for reference in references:
+        try:
+            # The same confinement as the tools: not even a size leaks from outside the home.
+            path = resolve_readable(context, reference)
+        except ToolRefused:
+            facts.append(ReferenceFacts(reference, "refused"))
+            continue
+        if path.is_file():
+            facts.append(ReferenceFacts(reference, "file", path.stat().st_size))
+        elif path.is_dir():
+            facts.append(ReferenceFacts(reference, "folder"))
+        else:
+            facts.append(ReferenceFacts(reference, "missing"))
+    return facts
+
+
+def describe_references(facts: list[ReferenceFacts], catalog: list[CatalogEntry]) -> str:
+    """One markdown line per reference: path, size or kind, catalog summary."""
+    if not facts:
+        return "- (none given: the task names no references)"
+    summaries = {entry.file_path: entry.summary for entry in catalog}
+    lines = []
+    for fact in facts:
+        what = {
+            "file": f"file, {fact.size:,} bytes",
+            "folder": "folder: list it, then read the files that matter",
+            "missing": "not found in the home",
+            "refused": "refused: outside what the tools may read",
+        }[fact.kind]
+        line = f"- `{fact.path}` ({what})"
+        summary = summaries.get(fact.path, "").strip()
+        if summary:
+            line += f": catalog summary: {' '.join(summary.split())}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def assignment_json(assignment: TaskAssignment, output_path: str) -> str:
+    """The assignment as the model sees it: the task, its place, the request, ACTIVE rules."""
+    task, phase, stage = assignment.task, assignment.phase, assignment.stage
+    data: dict[str, Any] = {
+        "run_id": assignment.run_id,
+        "request": assignment.request,
+        "phase": {"phase_id": phase.phase_id, "phase_name": phase.phase_name,
+                  "phase_purpose": phase.phase_purpose},
+        "stage": {"stage_id": stage.stage_id, "stage_name": stage.stage_name,
+                  "stage_goal": stage.stage_goal},
+        "task": {"task_id": task.task_id, "task_name": task.task_name,
+                 "task_purpose": task.task_purpose,
+                 "related_references": task.related_references, "output_path": output_path,
+                 "pre_tool_purpose": task.pre_tool_purpose,
+                 "post_tool_purpose": task.post_tool_purpose},
+        "active_instructions": [
+            {"instruction_id": i.instruction_id, "instruction_type": i.instruction_type,
+             "content": i.content}
+            for i in assignment.instructions
+            if i.status == InstructionStatus.ACTIVE
+        ],
+    }  # fmt: skip
+    return json.dumps(data, ensure_ascii=False, indent=2)
+
+
+def _tool_names(package: AgentPackage, abstract: tuple[str, ...], otherwise: str) -> str:
+    names = [f"`{package.tools[name].tool}`" for name in abstract if name in package.tools]
+    return " or ".join(names) if names else otherwise
+
+
+@dataclass(frozen=True)
+class TaskPrompt:
+    """Everything the prompt is made from, gathered at the edge."""
+
+    assignment: TaskAssignment
+    output_path: str
+    workspace: str
+    outputs: str
+    references: list[ReferenceFacts]
+
+
+def task_messages(
+    package: AgentPackage, template: PromptTemplate, prompt: TaskPrompt
+) -> list[ChatMessage]:
+    """The conversation's first two messages: the role's prompt, then the task."""
+    user = template.render(
+        assignment=assignment_json(prompt.assignment, prompt.output_path),
+        references=describe_references(prompt.references, prompt.assignment.catalog),
+        read_tools=_tool_names(package, READ_TOOLS, "your reading tools"),
+        write_tool=_tool_names(package, (WRITE_TOOL,), "your writing tool"),
+        output_path=prompt.output_path,
+        workspace=prompt.workspace,
+        outputs=prompt.outputs,
+    )
+    return [{"role": "system", "content": package.prompt}, {"role": "user", "content": user}]

@@ -1,0 +1,1 @@
+"""Prompt templates of the model-backed Executor, shipped as package data (string.Template)."""

@@ -1,0 +1,153 @@
+"""The Orchestrator's pure decision: from a run's tables and evidence to its next step."""
+
+from __future__ import annotations
+
+from multiverse.contracts import ProducedFile, ResultSignal
+from multiverse.models import (
+    AssetType,
+    MajorStage,
+    Phase,
+    ProcessRun,
+    Status,
+    Task,
+    Timing,
+    ToolTask,
+)
+from orchestrator.decisions import Decision, DecisionKind
+from orchestrator.next_step import next_step
+from orchestrator.steps import StepKind
+from orchestrator.view import RunView
+
+RUN = "run-20261121-101500-001"
+DONE = Status.COMPLETED
+
+
+def _run(status: Status = Status.PENDING) -> ProcessRun:
+    return ProcessRun(run_id=RUN, user_request="write a memo", status=status)
+
+
+def _task(task_id: str, stage: str, order: int, status: Status = Status.PENDING,
+          pre: str = "", post: str = "") -> Task:
+    return Task(task_id=task_id, run_id=RUN, stage_id=stage, task_name=task_id,
+                related_references=[f"runs/{RUN}/request.md"], output_path="x.md",
+                pre_tool_purpose=pre, post_tool_purpose=post, execution_order=order,
+                status=status)
+
+
+def _phase0(status: Status = DONE) -> list[Task]:
+    return [_task(t, "P0-S01", n, status) for n, t in enumerate(("T00", "T02", "T03", "T04"), 1)]
+
+
+def _phases(*pending: str) -> list[Phase]:
+    names = {"P1": "ANALYZING", "P2": "STRATEGIZING", "P3": "REFINING_CONTENT",
+             "P4": "GENERATING_OUTPUT"}
+    rows = [Phase(phase_id="P0", run_id=RUN, phase_name="INSTRUCTION_AMENDMENT", status=DONE)]
+    rows += [Phase(phase_id=p, run_id=RUN, phase_name=n,
+                   status=Status.PENDING if p in pending else DONE) for p, n in names.items()]
+    return rows
+
+
+def _stage(stage_id: str, order: int, status: Status = Status.PENDING) -> MajorStage:
+    return MajorStage(stage_id=stage_id, run_id=RUN, phase_id=stage_id[:2], stage_name=stage_id,
+                      execution_order=order, status=status)
+
+
+def _view(**fields: object) -> RunView:
+    base: dict[str, object] = {"run": _run(), "evidence": frozenset({"confirmed"})}
+    base.update(fields)
+    return RunView(**base)  # type: ignore[arg-type]
+
+
+def test_a_new_run_plans_phase0_then_sets_up() -> None:
+    """A run with no tasks plans Phase 0; with T00 pending it sets up its folders."""
+    assert next_step(_view(evidence=frozenset())).kind is StepKind.PLAN_PHASE0
+    assert next_step(_view(tasks=_phase0(Status.PENDING))).kind is StepKind.SET_UP_RUN
+
+
+def test_the_amendment_proposes_asks_and_waits() -> None:
+    """After set-up: propose revision 1, ask, then wait for the user's answer."""
+    tasks = [_phase0()[0], *(_task(t, "P0-S01", n) for n, t in ((2, "T02"), (3, "T03"),
+                                                                 (4, "T04")))]
+    proposing = next_step(_view(tasks=tasks, evidence=frozenset()))
+    assert (proposing.kind, proposing.revision) == (StepKind.PROPOSE, 1)
+    asking = next_step(_view(tasks=tasks, evidence=frozenset({"proposal-1"})))
+    assert (asking.kind, asking.revision) == (StepKind.ASK, 1)
+    waiting = next_step(_view(run=_run(Status.AWAITING_CONFIRMATION), tasks=tasks,
+                              evidence=frozenset({"proposal-1", "asked-1"})))
+    assert waiting.kind is StepKind.WAIT
+
+
+def test_an_answer_is_handled_and_modify_asks_for_a_new_revision() -> None:
+    """An answer is handled; a recorded MODIFY leads to proposal revision 2."""
+    tasks = [_phase0()[0], _task("T02", "P0-S01", 2)]
+    answer = Decision(kind=DecisionKind.MODIFY, text="add a chart")
+    handling = next_step(_view(run=_run(Status.AWAITING_CONFIRMATION), tasks=tasks,
+                               evidence=frozenset({"proposal-1"}), response=answer))
+    assert handling.kind is StepKind.HANDLE_RESPONSE and handling.decision == answer
+    revising = next_step(_view(tasks=tasks, evidence=frozenset({"proposal-1", "modify-2"})))
+    assert (revising.kind, revising.revision) == (StepKind.PROPOSE, 2)
+
+
+def test_confirmed_phase0_runs_t02_t03_t04_then_completes() -> None:
+    """Once confirmed, T02, T03 and T04 run in order, then Phase 0 completes."""
+    tasks = _phase0(Status.PENDING)
+    tasks[0] = _phase0()[0]
+    assert next_step(_view(tasks=tasks)).kind is StepKind.WRITE_INSTRUCTIONS
+    tasks[1] = _phase0()[1]
+    assert next_step(_view(tasks=tasks)).kind is StepKind.BUILD_CATALOG
+    tasks[2] = _phase0()[2]
+    assert next_step(_view(tasks=tasks)).kind is StepKind.FIRST_ANALYSIS
+    assert next_step(_view(tasks=_phase0())).kind is StepKind.COMPLETE_PHASE0
+
+
+def test_the_master_loop_plans_stages_then_tasks() -> None:
+    """The first pending phase gets stages planned, then its first stage gets tasks."""
+    step = next_step(_view(tasks=_phase0(), phases=_phases("P1", "P2", "P3", "P4")))
+    assert (step.kind, step.phase_id) == (StepKind.PLAN_STAGES, "P1")
+    stages = [_stage("P1-S02", 2), _stage("P1-S01", 1)]
+    step = next_step(_view(tasks=_phase0(), phases=_phases("P1"), stages=stages))
+    assert (step.kind, step.stage_id) == (StepKind.PLAN_TASKS, "P1-S01")
+
+
+def test_a_task_runs_pre_tools_core_post_tools_then_completes() -> None:
+    """PRE tools are planned and run, then the core, then POST tools, then completion."""
+    stages = [_stage("P1-S01", 1)]
+    task = _task("P1-S01-T01", "P1-S01", 1, pre="search the web", post="chart it")
+    base = {"tasks": [*_phase0(), task], "phases": _phases("P1"), "stages": stages}
+    assert next_step(_view(**base)).kind is StepKind.PLAN_TOOLS
+    pre = ToolTask(tool_task_id="P1-S01-T01-PRE-01", run_id=RUN, parent_task_id="P1-S01-T01",
+                   timing=Timing.PRE, tool_type="web_search", tool_task_name="s",
+                   execution_order=1)
+    step = next_step(_view(**base, tool_tasks=[pre]))
+    assert (step.kind, step.tool_task_id) == (StepKind.EXECUTE_TOOL_TASK, "P1-S01-T01-PRE-01")
+    done_pre = pre.model_copy(update={"status": DONE})
+    assert next_step(_view(**base, tool_tasks=[done_pre])).kind is StepKind.EXECUTE_TASK
+    signal = ResultSignal(status="COMPLETED", post_tool_required=True, outputs=[ProducedFile(
+        path="a.md", asset_type=AssetType.ANALYSIS_REPORT, summary="s")])
+    step = next_step(_view(**base, tool_tasks=[done_pre], signals={"P1-S01-T01": signal}))
+    assert (step.kind, step.timing) == (StepKind.PLAN_TOOLS, Timing.POST)
+    post = ToolTask(tool_task_id="P1-S01-T01-POST-01", run_id=RUN, parent_task_id="P1-S01-T01",
+                    timing=Timing.POST, tool_type="data_visualization", tool_task_name="c",
+                    execution_order=1, status=DONE)
+    step = next_step(_view(**base, tool_tasks=[done_pre, post], signals={"P1-S01-T01": signal}))
+    assert step.kind is StepKind.COMPLETE_TASK
+
+
+def test_completion_climbs_stage_phase_run() -> None:
+    """Finished tasks complete their stage, finished stages their phase, then the run."""
+    stages = [_stage("P1-S01", 1)]
+    tasks = [*_phase0(), _task("P1-S01-T01", "P1-S01", 1, DONE)]
+    step = next_step(_view(tasks=tasks, phases=_phases("P1"), stages=stages))
+    assert step.kind is StepKind.COMPLETE_STAGE
+    step = next_step(_view(tasks=tasks, phases=_phases("P1"), stages=[_stage("P1-S01", 1, DONE)]))
+    assert step.kind is StepKind.COMPLETE_PHASE
+    assert next_step(_view(tasks=_phase0(), phases=_phases())).kind is StepKind.COMPLETE_RUN
+
+
+def test_any_failure_fails_the_run_and_a_final_run_is_idle() -> None:
+    """A FAILED row or an unreadable table fails the run; a final run has nothing to do."""
+    tasks = [*_phase0(), _task("P1-S01-T01", "P1-S01", 1, Status.FAILED)]
+    assert next_step(_view(tasks=tasks)).kind is StepKind.FAIL_RUN
+    assert next_step(_view(load_error="tasks.md:7: broken")).kind is StepKind.FAIL_RUN
+    for status in (Status.COMPLETED, Status.FAILED, Status.CANCELLED):
+        assert next_step(_view(run=_run(status))).kind is StepKind.IDLE

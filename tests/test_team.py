@@ -1,0 +1,109 @@
+"""build_crew: builtin or model-backed roles chosen from the mapping and the environment."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from structlog.testing import capture_logs
+
+from communicator.builtin import BuiltinCommunicator
+from communicator.model import ModelCommunicator
+from executor.builtin.role import BuiltinExecutor
+from multiverse.config import OnceGate, RuntimeMapping, Tier, TierConfig
+from multiverse.home import Home
+from multiverse.team import build_crew
+from planner.builtin import BuiltinPlanner
+
+FAKE_BASE = "http://127.0.0.1:9/v1"  # never called: building a crew makes no request
+
+
+def _model_mapping(**budget: int) -> RuntimeMapping:
+    tier = TierConfig(model="openai/fake", api_base=FAKE_BASE, api_key_env="FAKE_LLM_KEY")
+    return RuntimeMapping.model_validate(
+        {"tier_mapping": {t: tier for t in Tier}, "budget": budget or None}
+    )
+
+
+def _quiet(text: str) -> None:
+    return None
+
+
+def test_all_builtin_mapping_gives_builtin_roles(home: Home) -> None:
+    """With every tier builtin, every role is the builtin one and no gateway is made."""
+    with capture_logs() as logs:
+        crew = build_crew(home, RuntimeMapping(), {}, _quiet, _quiet, OnceGate())
+    assert isinstance(crew.planner, BuiltinPlanner)
+    assert isinstance(crew.executor, BuiltinExecutor)
+    assert isinstance(crew.speaker.role, BuiltinCommunicator)
+    assert not [e for e in logs if e["log_level"] == "warning"]
+    built = [e for e in logs if e["event"] == "crew_built"]
+    assert built and built[0]["gateway"] is False
+
+
+def test_model_mapping_with_key_gives_model_roles(home: Home) -> None:
+    """A fake OpenAI model with its key set gives model-backed roles sharing one gateway."""
+    from executor.model import ModelExecutor
+    from planner.model import ModelPlanner
+
+    environ = {"FAKE_LLM_KEY": "sk-test-123456789"}
+    crew = build_crew(home, _model_mapping(max_tokens_per_run=5000), environ, _quiet, _quiet,
+                      OnceGate())  # fmt: skip
+    assert isinstance(crew.planner, ModelPlanner)
+    assert isinstance(crew.executor, ModelExecutor)
+    communicator = crew.speaker.role
+    assert isinstance(communicator, ModelCommunicator)
+    assert communicator.tier is not None and communicator.tier.model == "openai/fake"
+    gateway = communicator.gateway
+    assert gateway.budget.max_tokens_per_run == 5000  # type: ignore[attr-defined]
+    assert gateway.cache.folder == home.state / "llm_cache"  # type: ignore[attr-defined]
+    assert gateway.runs_root == home.runs  # type: ignore[attr-defined]
+
+
+def test_missing_key_degrades_with_one_warning(home: Home) -> None:
+    """Without the key every role is builtin, with one warning per tier, said only once."""
+    gate = OnceGate()
+    with capture_logs() as logs:
+        crew = build_crew(home, _model_mapping(), {}, _quiet, _quiet, gate)
+        build_crew(home, _model_mapping(), {}, _quiet, _quiet, gate)
+    assert isinstance(crew.planner, BuiltinPlanner)
+    assert isinstance(crew.executor, BuiltinExecutor)
+    assert isinstance(crew.speaker.role, BuiltinCommunicator)
+    warnings = [e for e in logs if e["event"] == "tier_degraded_to_builtin"]
+    assert sorted(e["tier"] for e in warnings) == ["HIGH", "LOW", "MEDIUM"]
+    assert all("FAKE_LLM_KEY is not set" in e["reason"] for e in warnings)
+
+
+def test_debug_line_said_once(home: Home) -> None:
+    """MULTIVERSE_DEBUG=1 says the effective-mode line once per process, never again."""
+    said: list[str] = []
+    gate = OnceGate()
+    environ = {"MULTIVERSE_DEBUG": "1"}
+    build_crew(home, RuntimeMapping(), environ, _quiet, said.append, gate)
+    build_crew(home, RuntimeMapping(), environ, _quiet, said.append, gate)
+    assert len(said) == 1
+    assert said[0].startswith("multiverse effective modes:") and "LOW=builtin" in said[0]
+
+
+def test_no_debug_line_without_the_variable(home: Home) -> None:
+    """Without MULTIVERSE_DEBUG no effective-mode line is said."""
+    said: list[str] = []
+    build_crew(home, RuntimeMapping(), {}, _quiet, said.append, OnceGate())
+    assert said == []
+
+
+def test_import_does_not_load_litellm(home: Home) -> None:
+    """Importing multiverse.team and building a builtin crew never imports litellm."""
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from multiverse.home import Home\n"
+        "from multiverse.config import RuntimeMapping\n"
+        "from multiverse.team import build_crew\n"
+        "home = Home(Path(sys.argv[1]))\n"
+        "build_crew(home, RuntimeMapping(), {}, lambda t: None)\n"
+        "print('litellm' in sys.modules)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code, str(home.root)], capture_output=True, text=True,
+                            timeout=60, check=True)  # fmt: skip
+    assert result.stdout.strip().splitlines()[-1] == "False"
