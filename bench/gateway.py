@@ -23,13 +23,13 @@ import structlog
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from fake_openai import FakeOpenAI, running_server, text
-
 from multiverse.gateway import Gateway, load_litellm
 from multiverse.home import Home, init_home
 from multiverse.llm import LlmCall
 from multiverse.llm_cache import LlmCache
 from multiverse.secrets import mask_processor
+
+from fake_openai import FakeOpenAI, running_server, text
 
 KEY_ENV = "BENCH_FAKE_API_KEY"
 CLI = Path(sys.executable).parent / "multiverse"

@@ -51,21 +51,37 @@ def _quiet() -> None:
 
 
 def _crew(home: Home) -> Crew:
-    return Crew(home=home, planner=NoopPlanner(), executor=NoopExecutor(),
-                speaker=Speaker(home, SilentCommunicator(), lambda text: None))
+    return Crew(
+        home=home,
+        planner=NoopPlanner(),
+        executor=NoopExecutor(),
+        speaker=Speaker(home, SilentCommunicator(), lambda text: None),
+    )
 
 
 def _seed_history(crew: Crew, size: int) -> None:
     if not size:
         return
-    crew.process_runs.insert(*[
-        ProcessRun(run_id=f"run-20250101-{n // 1000:06d}-{n % 1000:03d}",
-                   user_request=f"Analyse quarterly report {n} and write a market memo",
-                   status=Status.COMPLETED) for n in range(size)])
-    crew.catalog.insert(*[
-        CatalogEntry(file_path=f"runs/run-20250101-{n // 1000:06d}-{n % 1000:03d}/out.md",
-                     asset_type=AssetType.ANALYSIS_REPORT, summary=f"analysis {n}")
-        for n in range(size)])
+    crew.process_runs.insert(
+        *[
+            ProcessRun(
+                run_id=f"run-20250101-{n // 1000:06d}-{n % 1000:03d}",
+                user_request=f"Analyse quarterly report {n} and write a market memo",
+                status=Status.COMPLETED,
+            )
+            for n in range(size)
+        ]
+    )
+    crew.catalog.insert(
+        *[
+            CatalogEntry(
+                file_path=f"runs/run-20250101-{n // 1000:06d}-{n % 1000:03d}/out.md",
+                asset_type=AssetType.ANALYSIS_REPORT,
+                summary=f"analysis {n}",
+            )
+            for n in range(size)
+        ]
+    )
 
 
 def one_run_ms(history: int) -> tuple[float, int]:
@@ -135,15 +151,21 @@ def idle_cpu_and_rss(seconds: float) -> tuple[float, float]:
     with tempfile.TemporaryDirectory() as folder:
         subprocess.run([str(exe), "init", folder], check=True, capture_output=True)
         atomic_write_text(Path(folder) / "inbox" / "r.md", "List the assets\n")
-        process = subprocess.Popen([str(exe), "start", "--home", folder],
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        process = subprocess.Popen(
+            [str(exe), "start", "--home", folder],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         try:
             time.sleep(3)  # start-up and the request
             before = _cpu_seconds(process.pid)
             time.sleep(seconds)
             cpu = (_cpu_seconds(process.pid) - before) / seconds * 100
-            rss = next(line for line in Path(f"/proc/{process.pid}/status").read_text()
-                       .splitlines() if line.startswith("VmHWM"))
+            rss = next(
+                line
+                for line in Path(f"/proc/{process.pid}/status").read_text().splitlines()
+                if line.startswith("VmHWM")
+            )
             return cpu, int(rss.split()[1]) / 1024
         finally:
             process.terminate()
@@ -157,14 +179,17 @@ def main() -> None:
     parser.add_argument("--idle-seconds", type=float, default=10.0)
     args = parser.parse_args()
     _quiet()
-    print(f"machine: {platform.machine()}, {platform.system()} {platform.release()}, "
-          f"{os.cpu_count()} cores, Python {platform.python_version()}")
+    print(
+        f"machine: {platform.machine()}, {platform.system()} {platform.release()}, "
+        f"{os.cpu_count()} cores, Python {platform.python_version()}"
+    )
     print("| measure | median | target |")
     print("| --- | ---: | ---: |")
     for history, target in ((0, "≤ 70 ms"), (10_000, "≤ 130 ms")):
         results = [one_run_ms(history) for _ in range(args.repeats)]
         median = statistics.median(r[0] for r in results)
-        print(f"| one run, {results[0][1]} steps, {history:,} past runs | {median:.1f} ms | {target} |")
+        label = f"one run, {results[0][1]} steps, {history:,} past runs"
+        print(f"| {label} | {median:.1f} ms | {target} |")
     print(f"| inbox drop → run created | {pickup_ms(args.repeats * 4):.1f} ms | ≤ 150 ms |")
     cpu, rss = idle_cpu_and_rss(args.idle_seconds)
     print(f"| idle daemon CPU over {args.idle_seconds:.0f} s | {cpu:.2f} % | ≤ 0.5 % |")

@@ -76,8 +76,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeats", type=int, default=25)
     args = parser.parse_args()
-    print(f"machine: {platform.machine()}, {platform.system()} {platform.release()}, "
-          f"Python {platform.python_version()}; median of {args.repeats} runs, ms")
+    print(
+        f"machine: {platform.machine()}, {platform.system()} {platform.release()}, "
+        f"Python {platform.python_version()}; median of {args.repeats} runs, ms"
+    )
     print("| rows | read one row | update one status | append one row |")
     print("| ---: | ---: | ---: | ---: |")
     for size in SIZES:

@@ -14,7 +14,7 @@ def _proposal(m: Message) -> str:
         f"{f.get('summary', '')}\n\n"
         f"Please read `{f.get('proposal_path', '')}`, then answer with one of:\n"
         f"- `multiverse confirm {m.run_id}` to go ahead,\n"
-        f"- `multiverse modify {m.run_id} \"what to change\"` to revise it,\n"
+        f'- `multiverse modify {m.run_id} "what to change"` to revise it,\n'
         f"- `multiverse cancel {m.run_id}` to stop.\n"
         "(Or write CONFIRM, MODIFY: <text> or CANCEL into "
         f"`runs/{m.run_id}/user_response.md`.)"
@@ -48,8 +48,12 @@ def _failure(m: Message) -> str:
     f = m.facts
     place = " › ".join(
         f"{label} {f[key]}"
-        for label, key in (("phase", "phase"), ("stage", "stage"), ("task", "task"),
-                           ("tool task", "tool_task"))
+        for label, key in (
+            ("phase", "phase"),
+            ("stage", "stage"),
+            ("task", "task"),
+            ("tool task", "tool_task"),
+        )
         if f.get(key)
     )
     return (

@@ -25,7 +25,9 @@ app = typer.Typer(
 
 HomeOption = Annotated[
     str | None,
-    typer.Option("--home", help="The home folder (default: $MULTIVERSE_HOME or the current folder)."),
+    typer.Option(
+        "--home", help="The home folder (default: $MULTIVERSE_HOME or the current folder)."
+    ),
 ]
 
 
@@ -54,7 +56,9 @@ def init(
 
 @app.command()
 def start(
-    once: Annotated[bool, typer.Option("--once", help="Work until nothing can advance, then exit.")] = False,
+    once: Annotated[
+        bool, typer.Option("--once", help="Work until nothing can advance, then exit.")
+    ] = False,
     home: HomeOption = None,
 ) -> None:
     """Run the daemon in the foreground (Ctrl-C stops it after the step in flight)."""
@@ -70,7 +74,9 @@ def start(
 @app.command()
 def submit(
     text: Annotated[str | None, typer.Argument(help="The request text.")] = None,
-    file: Annotated[Path | None, typer.Option("--file", "-f", help="A request file to copy.")] = None,
+    file: Annotated[
+        Path | None, typer.Option("--file", "-f", help="A request file to copy.")
+    ] = None,
     home: HomeOption = None,
 ) -> None:
     """Drop a request into inbox/."""
@@ -85,7 +91,9 @@ def submit(
 
 @app.command()
 def status(
-    run: Annotated[str | None, typer.Argument(help="A run_id for its phase/stage/task tree.")] = None,
+    run: Annotated[
+        str | None, typer.Argument(help="A run_id for its phase/stage/task tree.")
+    ] = None,
     watch: Annotated[bool, typer.Option("--watch", help="Redraw live until Ctrl-C.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     home: HomeOption = None,
@@ -144,7 +152,9 @@ def show(run: Annotated[str, typer.Argument()], home: HomeOption = None) -> None
 
 @app.command()
 def doctor(
-    ping: Annotated[bool, typer.Option("--ping", help="Send a one-token call to each model.")] = False,
+    ping: Annotated[
+        bool, typer.Option("--ping", help="Send a one-token call to each model.")
+    ] = False,
     home: HomeOption = None,
 ) -> None:
     """Check the home, the mapping, and which tiers are model-backed or builtin and why."""

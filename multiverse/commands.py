@@ -29,8 +29,10 @@ def run_daemon(home_option: str | None, once: bool) -> int:
     daemon = Daemon(crew, mapping.daemon)
     daemon.install_signal_handlers()
     if not once:
-        print(f"multiverse is serving {home.root}: drop a request into inbox/ (Ctrl-C stops)",
-              flush=True)
+        print(
+            f"multiverse is serving {home.root}: drop a request into inbox/ (Ctrl-C stops)",
+            flush=True,
+        )
     return daemon.run(once=once)
 
 
@@ -86,7 +88,7 @@ def answer_run(home_option: str | None, run_id: str, kind: str, text: str = "") 
     if current is not Status.AWAITING_CONFIRMATION:
         raise UserError(f"run {run_id} is not waiting for an answer (it is {current.value})")
     if kind == "MODIFY" and not text.strip():
-        raise UserError("say what to change: multiverse modify RUN \"…\"")
+        raise UserError('say what to change: multiverse modify RUN "…"')
     path = home.run(run_id).user_response
     atomic_write_text(path, render_decision(DecisionKind(kind), text.strip()))
     return path
@@ -100,14 +102,17 @@ def show_run(home_option: str | None, run_id: str) -> str:
     parts = [f"# {run_id} ({status.value})"]
     for label, path in (("Proposal", paths.feedback), ("Messages", paths.messages)):
         try:
-            parts.append(f"\n## {label} ({home.relative(path)})\n\n" +
-                         path.read_text(encoding="utf-8"))
+            parts.append(
+                f"\n## {label} ({home.relative(path)})\n\n" + path.read_text(encoding="utf-8")
+            )
         except FileNotFoundError:
             parts.append(f"\n## {label}\n\n(none yet)")
-    outputs = sorted(p for p in paths.outputs.rglob("*") if p.is_file()) \
-        if paths.outputs.is_dir() else []
-    parts.append("\n## Outputs\n\n" + ("\n".join(f"- {home.relative(p)}" for p in outputs)
-                                         or "(none yet)"))
+    outputs = (
+        sorted(p for p in paths.outputs.rglob("*") if p.is_file()) if paths.outputs.is_dir() else []
+    )
+    parts.append(
+        "\n## Outputs\n\n" + ("\n".join(f"- {home.relative(p)}" for p in outputs) or "(none yet)")
+    )
     return "\n".join(parts)
 
 

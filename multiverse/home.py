@@ -176,7 +176,13 @@ def init_home(home: Home) -> list[Path]:
     if home.root.exists() and not home.root.is_dir():
         raise HomeError(f"{home.root} exists and is not a folder")
     folders = (
-        home.inbox, home.db, home.templates, home.runs, home.outputs, home.assets, home.guidelines
+        home.inbox,
+        home.db,
+        home.templates,
+        home.runs,
+        home.outputs,
+        home.assets,
+        home.guidelines,
     )
     for folder in folders:
         if not folder.exists():

@@ -30,18 +30,30 @@ def configure_logging(log_file: Path | None, console_level: int = logging.WARNIN
     root.setLevel(logging.INFO)
     console = logging.StreamHandler(sys.stderr)
     console.setLevel(console_level)
-    console.setFormatter(structlog.stdlib.ProcessorFormatter(
-        processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta,
-                    structlog.dev.ConsoleRenderer(colors=False, exception_formatter=structlog.dev.plain_traceback)],
-        foreign_pre_chain=shared))
+    console.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            processors=[
+                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                structlog.dev.ConsoleRenderer(
+                    colors=False, exception_formatter=structlog.dev.plain_traceback
+                ),
+            ],
+            foreign_pre_chain=shared,
+        )
+    )
     root.addHandler(console)
     if log_file is not None:
         log_file.parent.mkdir(parents=True, exist_ok=True)
         handler = logging.FileHandler(log_file, encoding="utf-8")
         handler.setLevel(logging.INFO)
-        handler.setFormatter(structlog.stdlib.ProcessorFormatter(
-            processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta,
-                        structlog.processors.dict_tracebacks,
-                        structlog.processors.JSONRenderer(ensure_ascii=False)],
-            foreign_pre_chain=shared))
+        handler.setFormatter(
+            structlog.stdlib.ProcessorFormatter(
+                processors=[
+                    structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                    structlog.processors.dict_tracebacks,
+                    structlog.processors.JSONRenderer(ensure_ascii=False),
+                ],
+                foreign_pre_chain=shared,
+            )
+        )
         root.addHandler(handler)

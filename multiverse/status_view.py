@@ -9,11 +9,23 @@ from typing import Any
 from multiverse.errors import UserError
 from multiverse.home import Home, require_home, resolve_home
 from multiverse.models import FINAL_STATUSES, Status
-from multiverse.schemas import MAJOR_STAGES, PHASES, PROCESS_RUNS, TASKS, TOOL_TASKS
+from multiverse.schemas import (
+    MAJOR_STAGES,
+    PHASES,
+    PROCESS_RUNS,
+    TASKS,
+    TOOL_TASKS,
+    TableSpec,
+)
 from multiverse.store import TableStore
 
-MARKS = {Status.PENDING: "·", Status.AWAITING_CONFIRMATION: "?", Status.COMPLETED: "✓",
-         Status.FAILED: "✗", Status.CANCELLED: "–"}
+MARKS = {
+    Status.PENDING: "·",
+    Status.AWAITING_CONFIRMATION: "?",
+    Status.COMPLETED: "✓",
+    Status.FAILED: "✗",
+    Status.CANCELLED: "–",
+}
 
 
 def runs_data(home: Home, store: TableStore) -> list[dict[str, Any]]:
@@ -29,9 +41,15 @@ def run_data(home: Home, store: TableStore, run_id: str) -> dict[str, Any]:
         raise UserError(f"no run {run_id} in {home.db / PROCESS_RUNS.filename}")
     db = home.run(run_id).db
     data: dict[str, Any] = {"run": run.model_dump(mode="json")}
-    for name, spec in (("phases", PHASES), ("stages", MAJOR_STAGES), ("tasks", TASKS),
-                       ("tool_tasks", TOOL_TASKS)):
-        data[name] = [row.model_dump(mode="json") for row in store.table(spec, db / spec.filename).rows()]
+    specs: dict[str, TableSpec[Any]] = {
+        "phases": PHASES,
+        "stages": MAJOR_STAGES,
+        "tasks": TASKS,
+        "tool_tasks": TOOL_TASKS,
+    }
+    for name, spec in specs.items():
+        rows = store.table(spec, db / spec.filename).rows()
+        data[name] = [row.model_dump(mode="json") for row in rows]
     return data
 
 
@@ -41,11 +59,14 @@ def render_runs(runs: list[dict[str, Any]]) -> str:
         return "no runs yet: drop a request into inbox/ or use `multiverse submit`"
     lines = []
     for run in runs:
-        where = " › ".join(run[k] for k in ("current_phase_id", "current_stage_id",
-                                            "current_task_id") if run[k])
+        where = " › ".join(
+            run[k] for k in ("current_phase_id", "current_stage_id", "current_task_id") if run[k]
+        )
         request = " ".join(run["user_request"].split())[:60]
-        lines.append(f"{MARKS[Status(run['status'])]} {run['run_id']}  {run['status']:<21}  "
-                     f"{where or '-':<24}  {request}")
+        lines.append(
+            f"{MARKS[Status(run['status'])]} {run['run_id']}  {run['status']:<21}  "
+            f"{where or '-':<24}  {request}"
+        )
     return "\n".join(lines)
 
 
@@ -54,17 +75,24 @@ def render_tree(data: dict[str, Any]) -> str:
     run = data["run"]
     lines = [f"{run['run_id']}  {run['status']}  {' '.join(run['user_request'].split())[:70]}"]
     for phase in data["phases"]:
-        lines.append(f"  {MARKS[Status(phase['status'])]} {phase['phase_id']} {phase['phase_name']}")
+        lines.append(
+            f"  {MARKS[Status(phase['status'])]} {phase['phase_id']} {phase['phase_name']}"
+        )
         for stage in (s for s in data["stages"] if s["phase_id"] == phase["phase_id"]):
-            lines.append(f"    {MARKS[Status(stage['status'])]} {stage['stage_id']} "
-                         f"{stage['stage_name']}")
+            lines.append(
+                f"    {MARKS[Status(stage['status'])]} {stage['stage_id']} {stage['stage_name']}"
+            )
             for task in (t for t in data["tasks"] if t["stage_id"] == stage["stage_id"]):
-                lines.append(f"      {MARKS[Status(task['status'])]} {task['task_id']} "
-                             f"{task['task_name']}")
-                for tool in (t for t in data["tool_tasks"]
-                             if t["parent_task_id"] == task["task_id"]):
-                    lines.append(f"        {MARKS[Status(tool['status'])]} "
-                                 f"{tool['tool_task_id']} {tool['tool_type']}")
+                lines.append(
+                    f"      {MARKS[Status(task['status'])]} {task['task_id']} {task['task_name']}"
+                )
+                for tool in (
+                    t for t in data["tool_tasks"] if t["parent_task_id"] == task["task_id"]
+                ):
+                    lines.append(
+                        f"        {MARKS[Status(tool['status'])]} "
+                        f"{tool['tool_task_id']} {tool['tool_type']}"
+                    )
     return "\n".join(lines)
 
 
@@ -92,7 +120,8 @@ def show_status(home_option: str | None, run_id: str | None, watch: bool, as_jso
                 text = _snapshot(home, store, run_id, as_json)
                 live.update(Text(text), refresh=True)
                 if run_id and json.loads(json.dumps(run_data(home, store, run_id)))["run"][
-                        "status"] in {s.value for s in FINAL_STATUSES}:
+                    "status"
+                ] in {s.value for s in FINAL_STATUSES}:
                     break
     except KeyboardInterrupt:
         pass

@@ -11,11 +11,11 @@ raises `TableError` and is never written.
 from __future__ import annotations
 
 import threading
-from itertools import chain, compress
-from operator import is_not
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from itertools import chain, compress
+from operator import is_not
 from pathlib import Path
 from typing import Any, Generic
 
@@ -200,8 +200,9 @@ def _render(path: Path, spec: TableSpec[R], before: _Snapshot[R], rows: list[R])
     return lines, len(prefix), len(prefix) + len(table), widths, _index_of(path, rows)
 
 
-def _patch_rows(path: Path, spec: TableSpec[R], before: _Snapshot[R], rows: list[R]
-                ) -> Rendered | None:
+def _patch_rows(
+    path: Path, spec: TableSpec[R], before: _Snapshot[R], rows: list[R]
+) -> Rendered | None:
     """Re-render only changed and appended rows; None when a full render is wanted."""
     old = before.rows
     index = dict(before.index)

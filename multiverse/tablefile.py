@@ -9,49 +9,18 @@ column widths, which is what keeps a one-row update from re-rendering ten thousa
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from mistletoe import block_token
 from tabulate import tabulate
 from wcwidth import wcswidth
 
 from multiverse.errors import TableError
 from multiverse.tablecodec import decode_cell, encode_cell, split_row
+from multiverse.tablelocate import MISTLETOE_LOCK, find_table
 
-
-class _TableBlock(block_token.Table):
-    """A mistletoe table that keeps its raw lines and skips inline parsing of the cells."""
-
-    def __init__(self, match: tuple[list[str], int]) -> None:
-        lines, start_line = match
-        self.raw_lines = lines
-        self.line_number = start_line
-        self.children = []
-
-
-# mistletoe keeps its token list in module state; swapping it is not thread-safe.
-_MISTLETOE_LOCK = threading.Lock()
-# Every other user of mistletoe (e.g. rendering markdown to HTML) must hold the same lock.
-MISTLETOE_LOCK = _MISTLETOE_LOCK
-
-
-def _find_table(lines: list[str]) -> tuple[int, int] | None:
-    """Return (first line index, line count) of the first top-level table, or None."""
-    with _MISTLETOE_LOCK:
-        types = block_token._token_types
-        position = types.index(block_token.Table)
-        types[position] = _TableBlock
-        try:
-            document = block_token.Document(lines)
-        finally:
-            types[position] = block_token.Table
-    for child in document.children or ():
-        if isinstance(child, _TableBlock):
-            return child.line_number - 1, len(child.raw_lines)
-    return None
+__all__ = ["MISTLETOE_LOCK"]  # re-exported for the modules that render markdown
 
 
 @dataclass
@@ -92,7 +61,7 @@ def parse_table_text(text: str, path: Path, columns: Sequence[str]) -> TableText
     """Parse a whole file's text; raise TableError naming the line on any defect."""
     lines = _split_lines(text)
     for_mistletoe = [_content(line).lstrip("\ufeff") + "\n" for line in lines]
-    found = _find_table(for_mistletoe)
+    found = find_table(for_mistletoe)
     if found is None:
         raise TableError(
             path, None, f"no pipe table found (expected columns: {', '.join(columns)})"

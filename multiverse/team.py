@@ -24,6 +24,7 @@ from multiverse.config import (
     OnceGate,
     RuntimeMapping,
     Tier,
+    TierConfig,
     debug_enabled,
     debug_mode_line_once,
     effective_tiers,
@@ -79,13 +80,14 @@ def make_gateway(home: Home, mapping: RuntimeMapping) -> Gateway:
 
 
 def _planner(
-    home: Home, mapping: RuntimeMapping, tier: Tier, gateway: Gateway | None
+    home: Home, mapping: RuntimeMapping, served: Mapping[Tier, TierConfig], gateway: Gateway | None
 ) -> PlannerRole:
     if gateway is None:
         return BuiltinPlanner()
-    from planner.model import ModelPlanner
+    from planner.model.planner import ModelPlanner
 
-    return ModelPlanner(gateway, mapping, mapping.tier_mapping[tier])
+    # Every model-backed tier: the mode decision (LOW) and escalation use them as well.
+    return ModelPlanner(gateway, mapping, served, home.root)
 
 
 def _executor(
@@ -95,7 +97,7 @@ def _executor(
         return BuiltinExecutor()
     from executor.model import ModelExecutor
 
-    return ModelExecutor(gateway, mapping, mapping.tier_mapping[tier])
+    return ModelExecutor(gateway, mapping, mapping.tier_mapping[tier], home.root)
 
 
 def _communicator(
@@ -125,6 +127,9 @@ def build_crew(
             debug_channel(line)
     tiers = role_tiers(mapping)
     backed = model_backed_roles(tiers, effective)
+    served = {
+        tier: mapping.tier_mapping[tier] for tier, item in effective.items() if item.mode == "model"
+    }
     gateway = make_gateway(home, mapping) if backed else None
 
     def serving(role: str) -> Gateway | None:
@@ -133,7 +138,7 @@ def build_crew(
     log.info("crew_built", model_backed=sorted(backed), gateway=gateway is not None)
     return Crew(
         home=home,
-        planner=_planner(home, mapping, tiers["planner"], serving("planner")),
+        planner=_planner(home, mapping, served, serving("planner")),
         executor=_executor(home, mapping, tiers["executor"], serving("executor")),
         speaker=Speaker(
             home,

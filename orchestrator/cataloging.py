@@ -16,8 +16,9 @@ HASHES_FILE = "catalog_hashes.json"
 SUMMARY_LIMIT = 300
 
 
-def register(crew: Crew, run_id: str | None, task_id: str | None,
-             produced: Iterable[ProducedFile]) -> None:
+def register(
+    crew: Crew, run_id: str | None, task_id: str | None, produced: Iterable[ProducedFile]
+) -> None:
     """Add or refresh catalog rows for produced files (idempotent)."""
     entries = [
         CatalogEntry(
@@ -54,8 +55,10 @@ def _one_line(text: str) -> str:
 def input_files(crew: Crew) -> list[tuple[Path, AssetType]]:
     """Every visible file under assets/ and guidelines/, sorted."""
     found = []
-    for folder, kind in ((crew.home.assets, AssetType.ORIGINAL_INPUT),
-                         (crew.home.guidelines, AssetType.GUIDELINE_DOC)):
+    for folder, kind in (
+        (crew.home.assets, AssetType.ORIGINAL_INPUT),
+        (crew.home.guidelines, AssetType.GUIDELINE_DOC),
+    ):
         if not folder.is_dir():
             continue
         for path in sorted(folder.rglob("*")):

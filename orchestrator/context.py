@@ -54,8 +54,9 @@ def plan_context(crew: Crew, view: RunView, modification: str | None = None) -> 
     )
 
 
-def task_assignment(crew: Crew, view: RunView, phase_id: str, stage_id: str, task_id: str
-                    ) -> TaskAssignment:
+def task_assignment(
+    crew: Crew, view: RunView, phase_id: str, stage_id: str, task_id: str
+) -> TaskAssignment:
     """One core task with its phase, stage and the run's constitution."""
     run_id = view.run_id
     return TaskAssignment(
@@ -70,8 +71,9 @@ def task_assignment(crew: Crew, view: RunView, phase_id: str, stage_id: str, tas
     )
 
 
-def tool_assignment(crew: Crew, view: RunView, phase_id: str, task_id: str, tool_task_id: str
-                    ) -> ToolAssignment:
+def tool_assignment(
+    crew: Crew, view: RunView, phase_id: str, task_id: str, tool_task_id: str
+) -> ToolAssignment:
     """One tool task with its parent task."""
     run_id = view.run_id
     return ToolAssignment(

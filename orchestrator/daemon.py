@@ -69,8 +69,11 @@ class Daemon:
         while True:
             key, delay = item
             due = time.monotonic() + delay
-            self._due[key] = min(self._due.get(key, due), due) if delay == 0 else max(
-                self._due.get(key, 0.0), due)
+            self._due[key] = (
+                min(self._due.get(key, due), due)
+                if delay == 0
+                else max(self._due.get(key, 0.0), due)
+            )
             try:
                 item = self._queue.get_nowait()
             except queue.Empty:
@@ -108,12 +111,13 @@ class Daemon:
         return list(dict.fromkeys(keys))
 
     def _changed_by_someone(self, key: str) -> bool:
-        return not self.crew.store.is_current(Path(key[len(DB_PREFIX):]))
+        return not self.crew.store.is_current(Path(key[len(DB_PREFIX) :]))
 
     def _open_runs(self) -> list[str]:
         try:
-            return [r.run_id for r in self.crew.process_runs.rows()
-                    if r.status not in FINAL_STATUSES]
+            return [
+                r.run_id for r in self.crew.process_runs.rows() if r.status not in FINAL_STATUSES
+            ]
         except TableError as error:
             log.error("global_table_broken", error=str(error))
             return []
@@ -136,8 +140,9 @@ class Daemon:
         return True
 
     def _launch(self, key: str, work: Callable[[], None]) -> None:
-        thread = threading.Thread(target=self._work, args=(key, work), name=f"step-{key}",
-                                  daemon=True)
+        thread = threading.Thread(
+            target=self._work, args=(key, work), name=f"step-{key}", daemon=True
+        )
         with self._guard:
             self._in_flight[key] = thread
         thread.start()

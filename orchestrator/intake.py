@@ -35,9 +35,17 @@ def take_in(crew: Crew, path: Path, max_bytes: int) -> str | None:
         request = read_request(path, max_bytes)
     except RequestRejected as error:
         target = reject(crew.home, path, error.reason)
-        crew.speaker.tell(Message(kind=MessageKind.NOTICE, facts={"text": (
-            f"The request `{path.name}` was not accepted: {error.reason} It was moved to "
-            f"`{crew.home.relative(target)}` with the reason beside it.")}))
+        crew.speaker.tell(
+            Message(
+                kind=MessageKind.NOTICE,
+                facts={
+                    "text": (
+                        f"The request `{path.name}` was not accepted: {error.reason} "
+                        f"It was moved to `{crew.home.relative(target)}` with the reason beside it."
+                    )
+                },
+            )
+        )
         return None
     except FileNotFoundError:
         return None  # taken by another pass already
@@ -69,8 +77,10 @@ def _mode(crew: Crew, request: InboxRequest) -> Mode:
 def _simple_task(crew: Crew, path: Path, request: InboxRequest) -> None:
     """The Executor answers directly; nothing in runs/ or outputs/ (SPEC §5)."""
     reply = crew.executor.simple_task(request.body, crew.home.root)
-    crew.speaker.reply(reply_path(crew.home, path.name),
-                       Message(kind=MessageKind.SIMPLE_REPLY, facts={"reply": reply}))
+    crew.speaker.reply(
+        reply_path(crew.home, path.name),
+        Message(kind=MessageKind.SIMPLE_REPLY, facts={"reply": reply}),
+    )
     move_to_done(crew.home, path)
 
 
@@ -116,4 +126,3 @@ def _read_claim(path: Path) -> dict[str, str] | None:
     except (FileNotFoundError, ValueError):
         return None
     return data if isinstance(data, dict) and "run_id" in data else None
-

@@ -18,20 +18,23 @@ from orchestrator.validate import (
 from orchestrator.view import RunView
 
 
-def attend(crew: Crew, view: RunView, phase: str | None, stage: str | None,
-           task: str | None) -> None:
+def attend(
+    crew: Crew, view: RunView, phase: str | None, stage: str | None, task: str | None
+) -> None:
     """Record where the run's attention is now (process_runs current_*), if it moved."""
     run = view.run
     if (run.current_phase_id, run.current_stage_id, run.current_task_id) != (phase, stage, task):
-        crew.process_runs.update(view.run_id, current_phase_id=phase, current_stage_id=stage,
-                                 current_task_id=task)
+        crew.process_runs.update(
+            view.run_id, current_phase_id=phase, current_stage_id=stage, current_task_id=task
+        )
 
 
 def plan_stages(crew: Crew, view: RunView, step: Step) -> None:
     """The Planner plans the stages of the current phase."""
     attend(crew, view, step.phase_id, None, None)
-    context = plan_context(crew, view).model_copy(update={
-        "phase": next(p for p in view.phases if p.phase_id == step.phase_id)})
+    context = plan_context(crew, view).model_copy(
+        update={"phase": next(p for p in view.phases if p.phase_id == step.phase_id)}
+    )
     assert step.phase_id is not None
     plan = crew.planner.plan_stages(context)
     crew.run(view.run_id).stages.insert(*checked_stages(plan.stages, view.run_id, step.phase_id))
@@ -41,9 +44,12 @@ def plan_tasks(crew: Crew, view: RunView, step: Step) -> None:
     """The Planner plans the tasks of the current stage."""
     assert step.stage_id is not None
     attend(crew, view, step.phase_id, step.stage_id, None)
-    context = plan_context(crew, view).model_copy(update={
-        "phase": next(p for p in view.phases if p.phase_id == step.phase_id),
-        "stage": next(s for s in view.stages if s.stage_id == step.stage_id)})
+    context = plan_context(crew, view).model_copy(
+        update={
+            "phase": next(p for p in view.phases if p.phase_id == step.phase_id),
+            "stage": next(s for s in view.stages if s.stage_id == step.stage_id),
+        }
+    )
     plan = crew.planner.plan_tasks(context)
     crew.run(view.run_id).tasks.insert(*checked_tasks(plan.tasks, view.run_id, step.stage_id))
 
@@ -54,11 +60,14 @@ def plan_tools(crew: Crew, view: RunView, step: Step) -> None:
     attend(crew, view, step.phase_id, step.stage_id, step.task_id)
     task = next(t for t in view.tasks if t.task_id == step.task_id)
     signal = view.signals.get(step.task_id)
-    context = plan_context(crew, view).model_copy(update={
-        "phase": next(p for p in view.phases if p.phase_id == step.phase_id),
-        "stage": next(s for s in view.stages if s.stage_id == step.stage_id),
-        "task": task,
-        "signal_outputs": [item.path for item in signal.outputs] if signal else []})
+    context = plan_context(crew, view).model_copy(
+        update={
+            "phase": next(p for p in view.phases if p.phase_id == step.phase_id),
+            "stage": next(s for s in view.stages if s.stage_id == step.stage_id),
+            "task": task,
+            "signal_outputs": [item.path for item in signal.outputs] if signal else [],
+        }
+    )
     plan = crew.planner.plan_tools(context, step.timing)
     tools = checked_tool_tasks(plan.tool_tasks, view.run_id, step.task_id)
     crew.run(view.run_id).tools.insert(*tools)
@@ -71,8 +80,9 @@ def execute_tool_task(crew: Crew, view: RunView, step: Step) -> None:
     assignment = tool_assignment(crew, view, step.phase_id, step.task_id, step.tool_task_id)
     signal = executor_result(crew, view, step, crew.executor.execute_tool_task(assignment))
     register(crew, view.run_id, step.tool_task_id, signal.outputs)
-    crew.run(view.run_id).tools.compare_and_set(step.tool_task_id, Status.PENDING,
-                                                status=Status.COMPLETED)
+    crew.run(view.run_id).tools.compare_and_set(
+        step.tool_task_id, Status.PENDING, status=Status.COMPLETED
+    )
 
 
 def execute_task(crew: Crew, view: RunView, step: Step) -> None:
@@ -90,8 +100,9 @@ def execute_task(crew: Crew, view: RunView, step: Step) -> None:
         executor_result(crew, view, step, signal)
         return
     register(crew, view.run_id, step.task_id, signal.outputs)
-    crew.run(view.run_id).tasks.compare_and_set(step.task_id, Status.PENDING,
-                                                status=Status.COMPLETED)
+    crew.run(view.run_id).tasks.compare_and_set(
+        step.task_id, Status.PENDING, status=Status.COMPLETED
+    )
 
 
 def complete_task(crew: Crew, view: RunView, step: Step) -> None:
@@ -100,23 +111,26 @@ def complete_task(crew: Crew, view: RunView, step: Step) -> None:
     signal = view.signals.get(step.task_id)
     if signal is not None:
         register(crew, view.run_id, step.task_id, signal.outputs)
-    crew.run(view.run_id).tasks.compare_and_set(step.task_id, Status.PENDING,
-                                                status=Status.COMPLETED)
+    crew.run(view.run_id).tasks.compare_and_set(
+        step.task_id, Status.PENDING, status=Status.COMPLETED
+    )
 
 
 def complete_stage(crew: Crew, view: RunView, step: Step) -> None:
     """Every task done: the stage is COMPLETED."""
     assert step.stage_id is not None
-    crew.run(view.run_id).stages.compare_and_set(step.stage_id, Status.PENDING,
-                                                 status=Status.COMPLETED)
+    crew.run(view.run_id).stages.compare_and_set(
+        step.stage_id, Status.PENDING, status=Status.COMPLETED
+    )
     attend(crew, view, step.phase_id, None, None)
 
 
 def complete_phase(crew: Crew, view: RunView, step: Step) -> None:
     """Every stage done: the phase is COMPLETED."""
     assert step.phase_id is not None
-    crew.run(view.run_id).phases.compare_and_set(step.phase_id, Status.PENDING,
-                                                 status=Status.COMPLETED)
+    crew.run(view.run_id).phases.compare_and_set(
+        step.phase_id, Status.PENDING, status=Status.COMPLETED
+    )
     attend(crew, view, None, None, None)
 
 
@@ -125,12 +139,24 @@ def complete_run(crew: Crew, view: RunView, step: Step) -> None:
     paths = crew.home.run(view.run_id)
     box = SignalBox(paths.signals)
     if "completion_reported" not in view.evidence:
-        deliverables = sorted(
-            crew.home.relative(path) for path in paths.outputs.rglob("*") if path.is_file()
-        ) if paths.outputs.is_dir() else []
-        crew.speaker.tell(Message(
-            kind=MessageKind.COMPLETION, run_id=view.run_id,
-            facts={"outputs": crew.home.relative(paths.outputs) + "/"}, items=deliverables))
+        deliverables = (
+            sorted(crew.home.relative(path) for path in paths.outputs.rglob("*") if path.is_file())
+            if paths.outputs.is_dir()
+            else []
+        )
+        crew.speaker.tell(
+            Message(
+                kind=MessageKind.COMPLETION,
+                run_id=view.run_id,
+                facts={"outputs": crew.home.relative(paths.outputs) + "/"},
+                items=deliverables,
+            )
+        )
         box.write("completion_reported", Mark())
-    crew.process_runs.update(view.run_id, status=Status.COMPLETED, current_phase_id=None,
-                             current_stage_id=None, current_task_id=None)
+    crew.process_runs.update(
+        view.run_id,
+        status=Status.COMPLETED,
+        current_phase_id=None,
+        current_stage_id=None,
+        current_task_id=None,
+    )

@@ -7,7 +7,6 @@ step that finished is never repeated and the one in flight when the daemon died 
 from __future__ import annotations
 
 from multiverse.models import FINAL_STATUSES, Status, Task, Timing, ToolTask
-from orchestrator.decisions import DecisionKind
 from orchestrator.steps import Step, StepKind
 from orchestrator.view import RunView
 
@@ -111,42 +110,39 @@ def _master_loop(view: RunView) -> Step:
     )
     if stage is None:
         return Step(kind=StepKind.COMPLETE_PHASE, run_id=run_id, phase_id=phase.phase_id)
-    where = {"run_id": run_id, "phase_id": phase.phase_id, "stage_id": stage.stage_id}
+    where = Step(
+        kind=StepKind.PLAN_TASKS, run_id=run_id, phase_id=phase.phase_id, stage_id=stage.stage_id
+    )
     tasks = [t for t in view.tasks if t.stage_id == stage.stage_id]
     if not tasks:
-        return Step(kind=StepKind.PLAN_TASKS, **where)
+        return where
     task = _first_pending(tasks)
     if task is None:
-        return Step(kind=StepKind.COMPLETE_STAGE, **where)
+        return where.model_copy(update={"kind": StepKind.COMPLETE_STAGE})
     assert isinstance(task, Task)
-    return _task_step(view, task, where)
+    return _task_step(view, task, where.model_copy(update={"task_id": task.task_id}))
 
 
-def _task_step(view: RunView, task: Task, where: dict[str, str]) -> Step:
+def _task_step(view: RunView, task: Task, here: Step) -> Step:
     """The next step inside one task: its PRE tools, the core, its POST tools, completion."""
-    here = {**where, "task_id": task.task_id}
+
+    def step(kind: StepKind, **extra: object) -> Step:
+        return here.model_copy(update={"kind": kind, **extra})
+
     own = [t for t in view.tool_tasks if t.parent_task_id == task.task_id]
     pre = [t for t in own if t.timing is Timing.PRE]
     post = [t for t in own if t.timing is Timing.POST]
     if task.pre_tool_purpose.strip() and not pre:
-        return Step(kind=StepKind.PLAN_TOOLS, timing=Timing.PRE, **here)
+        return step(StepKind.PLAN_TOOLS, timing=Timing.PRE)
     tool = _first_pending(pre)
     if tool is not None:
-        return Step(kind=StepKind.EXECUTE_TOOL_TASK, tool_task_id=tool.key, **here)
+        return step(StepKind.EXECUTE_TOOL_TASK, tool_task_id=tool.key)
     signal = view.signals.get(task.task_id)
     if signal is None:
-        return Step(kind=StepKind.EXECUTE_TASK, **here)
+        return step(StepKind.EXECUTE_TASK)
     if signal.post_tool_required and not post:
-        return Step(kind=StepKind.PLAN_TOOLS, timing=Timing.POST, **here)
+        return step(StepKind.PLAN_TOOLS, timing=Timing.POST)
     tool = _first_pending(post)
     if tool is not None:
-        return Step(kind=StepKind.EXECUTE_TOOL_TASK, tool_task_id=tool.key, **here)
-    return Step(kind=StepKind.COMPLETE_TASK, **here)
-
-
-def is_waiting_on_user(step: Step) -> bool:
-    """Whether the run cannot advance until the user answers."""
-    return step.kind is StepKind.WAIT and bool(step.reason)
-
-
-__all__ = ["DecisionKind", "is_waiting_on_user", "next_step"]
+        return step(StepKind.EXECUTE_TOOL_TASK, tool_task_id=tool.key)
+    return step(StepKind.COMPLETE_TASK)

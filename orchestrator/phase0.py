@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 from multiverse.atomic import atomic_write_text
@@ -35,21 +36,38 @@ def plan_phase0(crew: Crew, view: RunView, step: Step) -> None:
     plan = crew.planner.plan_phase0(plan_context(crew, view))
     tables = crew.run(view.run_id)
     if tables.phases.get("P0") is None:
-        tables.phases.insert(Phase(phase_id="P0", run_id=view.run_id, phase_name=PHASE0_NAME,
-                                   phase_purpose=PHASE0_PURPOSE))
+        tables.phases.insert(
+            Phase(
+                phase_id="P0",
+                run_id=view.run_id,
+                phase_name=PHASE0_NAME,
+                phase_purpose=PHASE0_PURPOSE,
+            )
+        )
     if tables.stages.get("P0-S01") is None:
-        tables.stages.insert(MajorStage(
-            stage_id="P0-S01", run_id=view.run_id, phase_id="P0", stage_name="Set-up and amendment",
-            stage_goal="A confirmed constitution, a fresh catalog and a first analysis.",
-            execution_order=1))
+        tables.stages.insert(
+            MajorStage(
+                stage_id="P0-S01",
+                run_id=view.run_id,
+                phase_id="P0",
+                stage_name="Set-up and amendment",
+                stage_goal="A confirmed constitution, a fresh catalog and a first analysis.",
+                execution_order=1,
+            )
+        )
     tables.tasks.insert(*checked_tasks(plan.tasks, view.run_id, "P0-S01"))
 
 
 def set_up_run(crew: Crew, view: RunView, step: Step) -> None:
     """T00: the run's folders and outputs/<run_id>/."""
     paths = crew.home.run(view.run_id)
-    for folder in (paths.db, paths.signals, paths.logs, paths.outputs,
-                   *(paths.phase_workspace(name) for name in PHASE_FOLDERS)):
+    for folder in (
+        paths.db,
+        paths.signals,
+        paths.logs,
+        paths.outputs,
+        *(paths.phase_workspace(name) for name in PHASE_FOLDERS),
+    ):
         folder.mkdir(parents=True, exist_ok=True)
     crew.run(view.run_id).tasks.compare_and_set("T00", Status.PENDING, status=Status.COMPLETED)
 
@@ -63,8 +81,10 @@ def propose(crew: Crew, view: RunView, step: Step) -> None:
     proposal = crew.planner.propose(context)
     text = render_proposal(proposal, view.run_id, context.learning)
     atomic_write_text(crew.home.run(view.run_id).feedback, text)
-    box.write(f"proposal-{step.revision}",
-              ProposalRecord(revision=step.revision, proposal=proposal, modification=modification))
+    box.write(
+        f"proposal-{step.revision}",
+        ProposalRecord(revision=step.revision, proposal=proposal, modification=modification),
+    )
 
 
 def ask(crew: Crew, view: RunView, step: Step) -> None:
@@ -75,11 +95,17 @@ def ask(crew: Crew, view: RunView, step: Step) -> None:
     if name not in view.evidence:
         record = box.read(f"proposal-{step.revision}", ProposalRecord)
         summary = record.proposal.understanding if record else ""
-        crew.speaker.tell(Message(kind=MessageKind.PROPOSAL, run_id=view.run_id, facts={
-            "proposal_path": crew.home.relative(paths.feedback), "summary": summary}))
+        crew.speaker.tell(
+            Message(
+                kind=MessageKind.PROPOSAL,
+                run_id=view.run_id,
+                facts={"proposal_path": crew.home.relative(paths.feedback), "summary": summary},
+            )
+        )
         box.write(name, Mark(revision=step.revision))
-    crew.process_runs.compare_and_set(view.run_id, Status.PENDING,
-                                      status=Status.AWAITING_CONFIRMATION)
+    crew.process_runs.compare_and_set(
+        view.run_id, Status.PENDING, status=Status.AWAITING_CONFIRMATION
+    )
 
 
 def handle_response(crew: Crew, view: RunView, step: Step) -> None:
@@ -90,26 +116,38 @@ def handle_response(crew: Crew, view: RunView, step: Step) -> None:
     decision = step.decision
     run_id = view.run_id
     if decision.kind is DecisionKind.INVALID:
-        crew.speaker.tell(Message(kind=MessageKind.ANSWER_REFUSED, run_id=run_id,
-                                  facts={"text": decision.text}))
+        crew.speaker.tell(
+            Message(kind=MessageKind.ANSWER_REFUSED, run_id=run_id, facts={"text": decision.text})
+        )
         _archive_response(crew, run_id, "refused")
         return
     if decision.kind is DecisionKind.CANCEL:
         crew.speaker.tell(Message(kind=MessageKind.CANCELLED, run_id=run_id))
-        crew.process_runs.compare_and_set(run_id, Status.AWAITING_CONFIRMATION,
-                                          status=Status.CANCELLED, current_phase_id=None,
-                                          current_stage_id=None, current_task_id=None)
+        crew.process_runs.compare_and_set(
+            run_id,
+            Status.AWAITING_CONFIRMATION,
+            status=Status.CANCELLED,
+            current_phase_id=None,
+            current_stage_id=None,
+            current_task_id=None,
+        )
         _archive_response(crew, run_id, "cancel")
         return
     if decision.kind is DecisionKind.CONFIRM:
         box.write("confirmed", Mark(revision=step.revision))
     else:
-        box.write(f"modify-{step.revision + 1}",
-                  ModifyRequest(revision=step.revision + 1, text=decision.text))
-    crew.speaker.tell(Message(kind=MessageKind.ANSWER_RECEIVED, run_id=run_id,
-                              facts={"answer": decision.kind.value, "text": decision.text}))
-    crew.process_runs.compare_and_set(run_id, Status.AWAITING_CONFIRMATION,
-                                      status=Status.PENDING)
+        box.write(
+            f"modify-{step.revision + 1}",
+            ModifyRequest(revision=step.revision + 1, text=decision.text),
+        )
+    crew.speaker.tell(
+        Message(
+            kind=MessageKind.ANSWER_RECEIVED,
+            run_id=run_id,
+            facts={"answer": decision.kind.value, "text": decision.text},
+        )
+    )
+    crew.process_runs.compare_and_set(run_id, Status.AWAITING_CONFIRMATION, status=Status.PENDING)
     _archive_response(crew, run_id, decision.kind.value.lower())
 
 
@@ -119,10 +157,8 @@ def _archive_response(crew: Crew, run_id: str, label: str) -> None:
     folder = paths.root / "responses"
     folder.mkdir(exist_ok=True)
     number = len(os.listdir(folder)) + 1
-    try:
+    with contextlib.suppress(FileNotFoundError):  # already moved before a crash
         os.replace(paths.user_response, folder / f"{number:03d}-{label}.md")
-    except FileNotFoundError:
-        pass
 
 
 def write_instructions(crew: Crew, view: RunView, step: Step) -> None:
@@ -142,21 +178,41 @@ def write_instructions(crew: Crew, view: RunView, step: Step) -> None:
         for item in record.proposal.instructions:
             number += 1
             new_id = f"I{number:04d}"
-            rows.append(UserInstruction(
-                instruction_id=new_id, run_id=run_id, instruction_type=item.instruction_type,
-                content=item.content, justification=item.justification))
+            rows.append(
+                UserInstruction(
+                    instruction_id=new_id,
+                    run_id=run_id,
+                    instruction_type=item.instruction_type,
+                    content=item.content,
+                    justification=item.justification,
+                )
+            )
             replaced.update({old: new_id for old in item.supersedes})
         return [
-            row.model_copy(update={"status": InstructionStatus.SUPERSEDED,
-                                   "superseded_by_id": replaced[row.instruction_id]})
-            if row.instruction_id in replaced and row.status is InstructionStatus.ACTIVE else row
+            row.model_copy(
+                update={
+                    "status": InstructionStatus.SUPERSEDED,
+                    "superseded_by_id": replaced[row.instruction_id],
+                }
+            )
+            if row.instruction_id in replaced and row.status is InstructionStatus.ACTIVE
+            else row
             for row in rows
         ]
 
     crew.store.modify(crew.instructions.spec, crew.instructions.path, amend)
-    register(crew, run_id, "T02", [ProducedFile(
-        path=crew.home.relative(crew.instructions.path), asset_type=AssetType.USER_INSTRUCTIONS,
-        summary="Every confirmed instruction of every run, ACTIVE or SUPERSEDED.")])
+    register(
+        crew,
+        run_id,
+        "T02",
+        [
+            ProducedFile(
+                path=crew.home.relative(crew.instructions.path),
+                asset_type=AssetType.USER_INSTRUCTIONS,
+                summary="Every confirmed instruction of every run, ACTIVE or SUPERSEDED.",
+            )
+        ],
+    )
     crew.run(run_id).tasks.compare_and_set("T02", Status.PENDING, status=Status.COMPLETED)
 
 
@@ -172,8 +228,9 @@ def first_analysis(crew: Crew, view: RunView, step: Step) -> None:
     assignment = task_assignment(crew, view, step.phase_id, step.stage_id, step.task_id)
     signal = executor_result(crew, view, step, crew.executor.execute_task(assignment))
     register(crew, view.run_id, step.task_id, signal.outputs)
-    crew.run(view.run_id).tasks.compare_and_set(step.task_id, Status.PENDING,
-                                                status=Status.COMPLETED)
+    crew.run(view.run_id).tasks.compare_and_set(
+        step.task_id, Status.PENDING, status=Status.COMPLETED
+    )
 
 
 def complete_phase0(crew: Crew, view: RunView, step: Step) -> None:
@@ -184,17 +241,36 @@ def complete_phase0(crew: Crew, view: RunView, step: Step) -> None:
         tables.stages.update("P0-S01", status=Status.COMPLETED)
     template = crew.phase_template.rows()
     if not any(t.phase_id != "P0" for t in template):
-        raise StepFailed(FailureRecord(role="system", phase_id="P0", error=(
-            f"the phase template {crew.home.relative(crew.home.phase_template)} has no phases")))
+        raise StepFailed(
+            FailureRecord(
+                role="system",
+                phase_id="P0",
+                error=(
+                    f"the phase template {crew.home.relative(crew.home.phase_template)} "
+                    "has no phases"
+                ),
+            )
+        )
     run_id = view.run_id
 
     def advance(rows: list[Phase]) -> list[Phase]:
         present = {row.phase_id for row in rows}
-        rows = [row.model_copy(update={"status": Status.COMPLETED}) if row.phase_id == "P0"
-                and row.status is Status.PENDING else row for row in rows]
-        rows += [Phase(phase_id=t.phase_id, run_id=run_id, phase_name=t.phase_name,
-                       phase_purpose=t.phase_purpose)
-                 for t in template if t.phase_id not in present and t.phase_id != "P0"]
+        rows = [
+            row.model_copy(update={"status": Status.COMPLETED})
+            if row.phase_id == "P0" and row.status is Status.PENDING
+            else row
+            for row in rows
+        ]
+        rows += [
+            Phase(
+                phase_id=t.phase_id,
+                run_id=run_id,
+                phase_name=t.phase_name,
+                phase_purpose=t.phase_purpose,
+            )
+            for t in template
+            if t.phase_id not in present and t.phase_id != "P0"
+        ]
         return rows
 
     crew.store.modify(tables.phases.spec, tables.phases.path, advance)

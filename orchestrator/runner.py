@@ -15,6 +15,7 @@ import structlog
 
 from multiverse.contracts import Message, MessageKind
 from multiverse.errors import TableError
+from multiverse.roles import PlanFailed
 from orchestrator import master, phase0
 from orchestrator.crew import Crew
 from orchestrator.failfast import StepFailed, fail_run
@@ -22,7 +23,6 @@ from orchestrator.next_step import next_step
 from orchestrator.signals import FailureRecord
 from orchestrator.steps import Step, StepKind
 from orchestrator.view import RunView, load_run_view
-from multiverse.roles import PlanFailed
 
 log = structlog.get_logger(__name__)
 
@@ -89,22 +89,44 @@ class StepRunner:
         except StepFailed as failed:
             self._fail(step, failed.record)
         except PlanFailed as error:
-            self._fail(step, FailureRecord(
-                role="planner", phase_id=step.phase_id, stage_id=step.stage_id,
-                task_id=step.task_id, purpose=f"plan {error.target}", error=_plan_error(error)))
+            self._fail(
+                step,
+                FailureRecord(
+                    role="planner",
+                    phase_id=step.phase_id,
+                    stage_id=step.stage_id,
+                    task_id=step.task_id,
+                    purpose=f"plan {error.target}",
+                    error=_plan_error(error),
+                ),
+            )
         except TableError as error:
             if self._is_global(error):
                 self._global_table_broken(error)
                 return
-            self._fail(step, FailureRecord(role="system", phase_id=step.phase_id,
-                                           stage_id=step.stage_id, task_id=step.task_id,
-                                           error=str(error)))
+            self._fail(
+                step,
+                FailureRecord(
+                    role="system",
+                    phase_id=step.phase_id,
+                    stage_id=step.stage_id,
+                    task_id=step.task_id,
+                    error=str(error),
+                ),
+            )
         except Exception as error:  # a role crashed: a FAILED signal of the system (SPEC §8)
             self._log_crash(step)
-            self._fail(step, FailureRecord(
-                role=_role_of(step), phase_id=step.phase_id, stage_id=step.stage_id,
-                task_id=step.task_id, tool_task_id=step.tool_task_id,
-                error=f"{type(error).__name__}: {error}"))
+            self._fail(
+                step,
+                FailureRecord(
+                    role=_role_of(step),
+                    phase_id=step.phase_id,
+                    stage_id=step.stage_id,
+                    task_id=step.task_id,
+                    tool_task_id=step.tool_task_id,
+                    error=f"{type(error).__name__}: {error}",
+                ),
+            )
         else:
             log.info("step_finished", run_id=step.run_id, step=step.describe())
 
@@ -123,9 +145,17 @@ class StepRunner:
         log.error("global_table_broken", error=key)
         if key not in self._reported_global:
             self._reported_global.add(key)
-            self.crew.speaker.tell(Message(kind=MessageKind.NOTICE, facts={"text": (
-                f"A global table cannot be read, so runs that need it are paused: {key}. "
-                "Fix the file; the daemon retries as soon as it changes.")}))
+            self.crew.speaker.tell(
+                Message(
+                    kind=MessageKind.NOTICE,
+                    facts={
+                        "text": (
+                            "A global table cannot be read, so runs that need it are paused: "
+                            f"{key}. Fix the file; the daemon retries as soon as it changes."
+                        )
+                    },
+                )
+            )
 
     def _log_crash(self, step: Step) -> None:
         folder = self.crew.home.run(step.run_id).logs

@@ -26,7 +26,11 @@ def checked_tasks(tasks: list[Task], run_id: str, stage_id: str) -> list[Task]:
 def checked_stages(stages: list[MajorStage], run_id: str, phase_id: str) -> list[MajorStage]:
     """The planned stages, refused unless they belong to this run and phase and are PENDING."""
     for stage in stages:
-        if stage.run_id != run_id or stage.phase_id != phase_id or stage.status is not Status.PENDING:
+        if (
+            stage.run_id != run_id
+            or stage.phase_id != phase_id
+            or stage.status is not Status.PENDING
+        ):
             raise _plan_failure(run_id, phase_id, f"stage {stage.stage_id} does not belong here")
     return stages
 
@@ -46,10 +50,17 @@ def executor_result(crew: Crew, view: RunView, step: Step, signal: ResultSignal)
     SignalBox(crew.home.run(view.run_id).signals).write(step_id, signal)
     if signal.status == "FAILED":
         purpose = _purpose(view, step)
-        raise StepFailed(FailureRecord(
-            role="executor", phase_id=step.phase_id, stage_id=step.stage_id, task_id=step.task_id,
-            tool_task_id=step.tool_task_id, purpose=purpose,
-            error=signal.error or "the Executor reported FAILED without an error message"))
+        raise StepFailed(
+            FailureRecord(
+                role="executor",
+                phase_id=step.phase_id,
+                stage_id=step.stage_id,
+                task_id=step.task_id,
+                tool_task_id=step.tool_task_id,
+                purpose=purpose,
+                error=signal.error or "the Executor reported FAILED without an error message",
+            )
+        )
     return signal
 
 

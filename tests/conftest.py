@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from fake_openai import fake_openai  # noqa: F401  (the loopback OpenAI server fixture)
 from multiverse.home import Home, init_home
+
+from fake_openai import fake_openai  # noqa: F401  (the loopback OpenAI server fixture)
 
 REPO = Path(__file__).resolve().parent.parent
 

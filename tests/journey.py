@@ -15,13 +15,19 @@ from multiverse.home import Home
 FIXTURE_ASSETS = Path(__file__).resolve().parent / "fixtures" / "assets"
 
 
-def cli(home: Home, *args: str, env: dict[str, str] | None = None,
-        timeout: float = 240) -> subprocess.CompletedProcess[str]:
+def cli(
+    home: Home, *args: str, env: dict[str, str] | None = None, timeout: float = 240
+) -> subprocess.CompletedProcess[str]:
     """Run `multiverse ARGS --home HOME` as a child process."""
     environ = {**os.environ, **(env or {})}
     return subprocess.run(
         [sys.executable, "-m", "multiverse.cli", *args, "--home", str(home.root)],
-        capture_output=True, text=True, timeout=timeout, env=environ, encoding="utf-8")
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=environ,
+        encoding="utf-8",
+    )
 
 
 def copy_assets(home: Home, *names: str) -> None:

@@ -7,10 +7,11 @@ import itertools
 import json
 from collections import Counter
 
-from journey import cli, copy_assets, once, only_run
 from multiverse.home import Home
 from multiverse.schemas import GLOBAL_TABLES, RUN_TABLES
 from multiverse.store import TableStore
+
+from journey import cli, copy_assets, once, only_run
 
 # Different write counts make each life of the daemon die at a different kind of step.
 KILL_POINTS = (4, 7, 5, 9, 6, 3, 8)
@@ -38,8 +39,14 @@ def _executions(home: Home) -> Counter[str]:
 def test_sigkill_at_many_points_then_restart_completes(home: Home) -> None:
     """Every life is cut after k durable writes; the run still completes exactly once."""
     copy_assets(home, "market_report_2024.md", "quarterly_revenue.csv")
-    assert cli(home, "submit", "Analyse the market report and write a memo with a chart of "
-                              "the revenue figures").returncode == 0
+    assert (
+        cli(
+            home,
+            "submit",
+            "Analyse the market report and write a memo with a chart of the revenue figures",
+        ).returncode
+        == 0
+    )
     kills = 0
     points = itertools.cycle(KILL_POINTS)
     for _ in range(MAX_LIVES):

@@ -11,16 +11,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from fake_openai import (
-    FakeOpenAI,
-    drop,
-    error,
-    hang,
-    length_cut,
-    running_server,
-    text,
-    tools,
-)
 from pydantic import BaseModel
 from structlog.testing import capture_logs
 
@@ -37,6 +27,17 @@ from multiverse.llm import (
 )
 from multiverse.llm_cache import LlmCache
 from multiverse.llm_usage import Budget
+
+from fake_openai import (
+    FakeOpenAI,
+    drop,
+    error,
+    hang,
+    length_cut,
+    running_server,
+    text,
+    tools,
+)
 
 KEY_ENV = "MULTIVERSE_TEST_API_KEY"
 KEY = "sk-test-SECRET123"

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from journey import cli, copy_assets, once, only_run, run_tree, runs
 from multiverse.home import Home
 from multiverse.schemas import KNOWLEDGE_CATALOG, USER_INSTRUCTIONS
 from multiverse.store import TableStore
+
+from journey import cli, copy_assets, once, only_run, run_tree, runs
 
 REQUEST = (
     "Analyse these reports and write a 2-page market-entry memo with a chart of the revenue "
@@ -43,7 +44,10 @@ def test_submit_confirm_complete(home: Home) -> None:
     run = only_run(home)
     assert run["status"] == "COMPLETED"
     assert (run["current_phase_id"], run["current_stage_id"], run["current_task_id"]) == (
-        None, None, None)
+        None,
+        None,
+        None,
+    )
     tree = run_tree(home, run_id)
     assert [p["phase_id"] for p in tree["phases"]] == ["P0", "P1", "P2", "P3", "P4"]
     assert set(_all_rows_final(tree)) == {"COMPLETED"}
@@ -56,8 +60,12 @@ def test_submit_confirm_complete(home: Home) -> None:
     html = (outputs / "report.html").read_text(encoding="utf-8")
     assert "<svg" in html or any(outputs.glob("*.html"))
 
-    catalog = {row.file_path for row in TableStore().table(
-        KNOWLEDGE_CATALOG, home.db / KNOWLEDGE_CATALOG.filename).rows()}
+    catalog = {
+        row.file_path
+        for row in TableStore()
+        .table(KNOWLEDGE_CATALOG, home.db / KNOWLEDGE_CATALOG.filename)
+        .rows()
+    }
     produced = [p for p in (home.run(run_id).workspace.rglob("*")) if p.is_file()]
     produced += [p for p in outputs.rglob("*") if p.is_file()]
     for path in produced:
@@ -77,7 +85,9 @@ def test_modify_then_confirm(home: Home) -> None:
     cli(home, "submit", "Summarise the market report as a short memo for the board.")
     once(home)
     run_id = only_run(home)["run_id"]
-    assert cli(home, "modify", run_id, "Please add a chart of the revenue by country").returncode == 0
+    assert (
+        cli(home, "modify", run_id, "Please add a chart of the revenue by country").returncode == 0
+    )
     once(home)
     run = only_run(home)
     assert run["status"] == "AWAITING_CONFIRMATION"
@@ -185,8 +195,12 @@ def test_bad_inbox_files_are_rejected_with_a_reason(home: Home) -> None:
 
 def test_user_errors_are_one_clear_line(home: Home, tmp_path: Path) -> None:
     """A user error prints one line and exits non-zero, never a traceback."""
-    for args in (("confirm", "run-20990101-000000-001"), ("confirm", "nonsense"),
-                 ("status", "run-20990101-000000-001"), ("submit", "   ")):
+    for args in (
+        ("confirm", "run-20990101-000000-001"),
+        ("confirm", "nonsense"),
+        ("status", "run-20990101-000000-001"),
+        ("submit", "   "),
+    ):
         result = cli(home, *args)
         assert result.returncode != 0
         assert "Traceback" not in result.stderr

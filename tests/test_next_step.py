@@ -26,12 +26,26 @@ def _run(status: Status = Status.PENDING) -> ProcessRun:
     return ProcessRun(run_id=RUN, user_request="write a memo", status=status)
 
 
-def _task(task_id: str, stage: str, order: int, status: Status = Status.PENDING,
-          pre: str = "", post: str = "") -> Task:
-    return Task(task_id=task_id, run_id=RUN, stage_id=stage, task_name=task_id,
-                related_references=[f"runs/{RUN}/request.md"], output_path="x.md",
-                pre_tool_purpose=pre, post_tool_purpose=post, execution_order=order,
-                status=status)
+def _task(
+    task_id: str,
+    stage: str,
+    order: int,
+    status: Status = Status.PENDING,
+    pre: str = "",
+    post: str = "",
+) -> Task:
+    return Task(
+        task_id=task_id,
+        run_id=RUN,
+        stage_id=stage,
+        task_name=task_id,
+        related_references=[f"runs/{RUN}/request.md"],
+        output_path="x.md",
+        pre_tool_purpose=pre,
+        post_tool_purpose=post,
+        execution_order=order,
+        status=status,
+    )
 
 
 def _phase0(status: Status = DONE) -> list[Task]:
@@ -39,17 +53,29 @@ def _phase0(status: Status = DONE) -> list[Task]:
 
 
 def _phases(*pending: str) -> list[Phase]:
-    names = {"P1": "ANALYZING", "P2": "STRATEGIZING", "P3": "REFINING_CONTENT",
-             "P4": "GENERATING_OUTPUT"}
+    names = {
+        "P1": "ANALYZING",
+        "P2": "STRATEGIZING",
+        "P3": "REFINING_CONTENT",
+        "P4": "GENERATING_OUTPUT",
+    }
     rows = [Phase(phase_id="P0", run_id=RUN, phase_name="INSTRUCTION_AMENDMENT", status=DONE)]
-    rows += [Phase(phase_id=p, run_id=RUN, phase_name=n,
-                   status=Status.PENDING if p in pending else DONE) for p, n in names.items()]
+    rows += [
+        Phase(phase_id=p, run_id=RUN, phase_name=n, status=Status.PENDING if p in pending else DONE)
+        for p, n in names.items()
+    ]
     return rows
 
 
 def _stage(stage_id: str, order: int, status: Status = Status.PENDING) -> MajorStage:
-    return MajorStage(stage_id=stage_id, run_id=RUN, phase_id=stage_id[:2], stage_name=stage_id,
-                      execution_order=order, status=status)
+    return MajorStage(
+        stage_id=stage_id,
+        run_id=RUN,
+        phase_id=stage_id[:2],
+        stage_name=stage_id,
+        execution_order=order,
+        status=status,
+    )
 
 
 def _view(**fields: object) -> RunView:
@@ -66,14 +92,21 @@ def test_a_new_run_plans_phase0_then_sets_up() -> None:
 
 def test_the_amendment_proposes_asks_and_waits() -> None:
     """After set-up: propose revision 1, ask, then wait for the user's answer."""
-    tasks = [_phase0()[0], *(_task(t, "P0-S01", n) for n, t in ((2, "T02"), (3, "T03"),
-                                                                 (4, "T04")))]
+    tasks = [
+        _phase0()[0],
+        *(_task(t, "P0-S01", n) for n, t in ((2, "T02"), (3, "T03"), (4, "T04"))),
+    ]
     proposing = next_step(_view(tasks=tasks, evidence=frozenset()))
     assert (proposing.kind, proposing.revision) == (StepKind.PROPOSE, 1)
     asking = next_step(_view(tasks=tasks, evidence=frozenset({"proposal-1"})))
     assert (asking.kind, asking.revision) == (StepKind.ASK, 1)
-    waiting = next_step(_view(run=_run(Status.AWAITING_CONFIRMATION), tasks=tasks,
-                              evidence=frozenset({"proposal-1", "asked-1"})))
+    waiting = next_step(
+        _view(
+            run=_run(Status.AWAITING_CONFIRMATION),
+            tasks=tasks,
+            evidence=frozenset({"proposal-1", "asked-1"}),
+        )
+    )
     assert waiting.kind is StepKind.WAIT
 
 
@@ -81,8 +114,14 @@ def test_an_answer_is_handled_and_modify_asks_for_a_new_revision() -> None:
     """An answer is handled; a recorded MODIFY leads to proposal revision 2."""
     tasks = [_phase0()[0], _task("T02", "P0-S01", 2)]
     answer = Decision(kind=DecisionKind.MODIFY, text="add a chart")
-    handling = next_step(_view(run=_run(Status.AWAITING_CONFIRMATION), tasks=tasks,
-                               evidence=frozenset({"proposal-1"}), response=answer))
+    handling = next_step(
+        _view(
+            run=_run(Status.AWAITING_CONFIRMATION),
+            tasks=tasks,
+            evidence=frozenset({"proposal-1"}),
+            response=answer,
+        )
+    )
     assert handling.kind is StepKind.HANDLE_RESPONSE and handling.decision == answer
     revising = next_step(_view(tasks=tasks, evidence=frozenset({"proposal-1", "modify-2"})))
     assert (revising.kind, revising.revision) == (StepKind.PROPOSE, 2)
@@ -115,20 +154,36 @@ def test_a_task_runs_pre_tools_core_post_tools_then_completes() -> None:
     task = _task("P1-S01-T01", "P1-S01", 1, pre="search the web", post="chart it")
     base = {"tasks": [*_phase0(), task], "phases": _phases("P1"), "stages": stages}
     assert next_step(_view(**base)).kind is StepKind.PLAN_TOOLS
-    pre = ToolTask(tool_task_id="P1-S01-T01-PRE-01", run_id=RUN, parent_task_id="P1-S01-T01",
-                   timing=Timing.PRE, tool_type="web_search", tool_task_name="s",
-                   execution_order=1)
+    pre = ToolTask(
+        tool_task_id="P1-S01-T01-PRE-01",
+        run_id=RUN,
+        parent_task_id="P1-S01-T01",
+        timing=Timing.PRE,
+        tool_type="web_search",
+        tool_task_name="s",
+        execution_order=1,
+    )
     step = next_step(_view(**base, tool_tasks=[pre]))
     assert (step.kind, step.tool_task_id) == (StepKind.EXECUTE_TOOL_TASK, "P1-S01-T01-PRE-01")
     done_pre = pre.model_copy(update={"status": DONE})
     assert next_step(_view(**base, tool_tasks=[done_pre])).kind is StepKind.EXECUTE_TASK
-    signal = ResultSignal(status="COMPLETED", post_tool_required=True, outputs=[ProducedFile(
-        path="a.md", asset_type=AssetType.ANALYSIS_REPORT, summary="s")])
+    signal = ResultSignal(
+        status="COMPLETED",
+        post_tool_required=True,
+        outputs=[ProducedFile(path="a.md", asset_type=AssetType.ANALYSIS_REPORT, summary="s")],
+    )
     step = next_step(_view(**base, tool_tasks=[done_pre], signals={"P1-S01-T01": signal}))
     assert (step.kind, step.timing) == (StepKind.PLAN_TOOLS, Timing.POST)
-    post = ToolTask(tool_task_id="P1-S01-T01-POST-01", run_id=RUN, parent_task_id="P1-S01-T01",
-                    timing=Timing.POST, tool_type="data_visualization", tool_task_name="c",
-                    execution_order=1, status=DONE)
+    post = ToolTask(
+        tool_task_id="P1-S01-T01-POST-01",
+        run_id=RUN,
+        parent_task_id="P1-S01-T01",
+        timing=Timing.POST,
+        tool_type="data_visualization",
+        tool_task_name="c",
+        execution_order=1,
+        status=DONE,
+    )
     step = next_step(_view(**base, tool_tasks=[done_pre, post], signals={"P1-S01-T01": signal}))
     assert step.kind is StepKind.COMPLETE_TASK
 

@@ -52,7 +52,7 @@ class ApprovalGated:
         if len(shown) > MAX_SHOWN:
             shown = shown[:MAX_SHOWN] + " …"
         if self.approver is None:
-            raise ToolRefused(f"{self.name} needs the user's approval and none is possible; refused")
+            raise ToolRefused(f"{self.name} needs the user's approval, which is not possible")
         approved = self.approver(f"{self.name} {shown}")
         log.info("tool_approval", run_id=context.run_id, tool=self.name, approved=approved)
         if not approved:

@@ -1,0 +1,8 @@
+"""The model-backed Planner (SPEC §10.3): plans made by a model through the gateway."""
+
+from __future__ import annotations
+
+from planner.model.planner import ModelPlanner
+from planner.model.prompts import PromptError, PromptTemplate, load_prompt
+
+__all__ = ["ModelPlanner", "PromptError", "PromptTemplate", "load_prompt"]

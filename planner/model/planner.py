@@ -1,0 +1,237 @@
+"""ModelPlanner: the PlannerRole served by a model through the gateway (SPEC §10.3, §10.4).
+
+Each plan target is one JSON call (see planner.model.asking): the system message is the agent
+package's AGENT.md, loaded afresh on every call, the user message the target's template filled
+with the selective context (planner.model.context). The answer is checked with the same
+validators as the builtin planner's plans, so an invalid plan goes back to the model with the
+errors. A target whose tier no model serves here is planned by the builtin planner.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TypeVar
+
+import structlog
+from pydantic import BaseModel
+
+from multiverse.agent_package import AgentPackage, load_agent_package, role_package_dir
+from multiverse.config import RuntimeMapping, Tier, TierConfig
+from multiverse.contracts import (
+    Mode,
+    ModeDecision,
+    PlanContext,
+    Proposal,
+    StagesPlan,
+    TasksPlan,
+    ToolTasksPlan,
+)
+from multiverse.gateway import Gateway
+from multiverse.models import Timing
+from multiverse.roles import PlanFailed
+from planner.builtin import BuiltinPlanner
+from planner.mcp import load_mcps
+from planner.mode import decide_mode as heuristic_mode
+from planner.model.answers import (
+    ProposalAnswer,
+    StagesAnswer,
+    TasksAnswer,
+    ToolTasksAnswer,
+    to_proposal,
+    to_stages,
+    to_tasks,
+    to_tool_tasks,
+)
+from planner.model.asking import Asker, PlanJob, checker, converted, digest
+from planner.model.context import (
+    mode_values,
+    proposal_values,
+    stages_values,
+    tasks_values,
+    tools_values,
+)
+from planner.validation import (
+    stage_phase,
+    validate_proposal,
+    validate_stages,
+    validate_tasks,
+    validate_tool_tasks,
+)
+
+log = structlog.get_logger(__name__)
+
+P = TypeVar("P", bound=BaseModel)
+MODE_TIER = Tier.LOW
+
+
+def check_mode(has_past_runs: bool) -> Callable[[ModeDecision], list[str]]:
+    """A mode decision must agree with whether past runs exist."""
+
+    def check(decision: ModeDecision) -> list[str]:
+        if decision.mode is Mode.CONTINUOUS_RUN and not has_past_runs:
+            return ["mode CONTINUOUS_RUN needs past runs, and there are none: use INITIAL_RUN"]
+        if decision.mode is Mode.INITIAL_RUN and has_past_runs:
+            return ["mode INITIAL_RUN is for a first run, but past runs exist: use CONTINUOUS_RUN"]
+        return []
+
+    return check
+
+
+class ModelPlanner:
+    """The model-backed Planner; a target whose tier is not model-backed goes to the builtin."""
+
+    def __init__(
+        self,
+        gateway: Gateway,
+        mapping: RuntimeMapping,
+        tier_configs: Mapping[Tier, TierConfig],
+        home: Path,
+        *,
+        agent_dir: Path | None = None,
+        prompts_dir: Path | None = None,
+    ) -> None:
+        self.mapping = mapping
+        self.home = home
+        self.agent_dir = agent_dir
+        self.asker = Asker(gateway, tier_configs, prompts_dir)
+        self.builtin = BuiltinPlanner()
+
+    def package(self) -> AgentPackage:
+        """The Planner's agent package, loaded afresh (SPEC §10.1: on every spawn)."""
+        return load_agent_package(self.agent_dir or role_package_dir("planner"), self.mapping)
+
+    def decide_mode(self, request: str, has_past_runs: bool) -> ModeDecision:
+        """Plan target `mode`: a cheap LOW-tier call, else (or on failure) the heuristic."""
+        if not self.asker.serves(MODE_TIER):
+            return heuristic_mode(request, has_past_runs)
+        job = PlanJob(
+            target="mode",
+            template="mode",
+            values=mode_values(request, has_past_runs),
+            schema=ModeDecision,
+            check=check_mode(has_past_runs),
+            start=MODE_TIER,
+            scope=f"mode:{digest(request)}",
+        )
+        try:
+            return self.asker.ask(self.package(), job)
+        except PlanFailed as failed:
+            # Deciding the mode must not lose a request: the documented heuristic decides.
+            log.warning("mode_fallback_heuristic", errors=failed.errors[:5])
+            return heuristic_mode(request, has_past_runs)
+
+    def plan_phase0(self, context: PlanContext) -> TasksPlan:
+        """Plan target `phase0`: the builtin plan.
+
+        Phase 0's shape is fixed by SPEC §6 (tasks T00, T02, T03, T04 with fixed outputs the
+        Orchestrator relies on), so a model could only add cost and the risk of a wrong plan.
+        """
+        return self.builtin.plan_phase0(context)
+
+    def propose(self, context: PlanContext) -> Proposal:
+        """Plan target `proposal` (revised by `context.modification` on MODIFY)."""
+        package = self.package()
+        if not self.asker.serves(package.card.tier):
+            return self._offline("proposal", context, self.builtin.propose)
+        modification = (context.modification or "").strip()
+        job = PlanJob(
+            target="proposal",
+            template="proposal",
+            values=proposal_values(context),
+            schema=ProposalAnswer,
+            check=checker(to_proposal, lambda made: validate_proposal(made, context)),
+            start=package.card.tier,
+            scope=f"{context.run_id}:proposal",
+            run_id=context.run_id,
+            # A revised proposal is a new question, never the cached first answer.
+            variant=f"modify-{digest(modification)}" if modification else "default",
+        )
+        return converted(job.target, to_proposal(self.asker.ask(package, job)))
+
+    def plan_stages(self, context: PlanContext) -> StagesPlan:
+        """Plan target `stages:<phase_id>` for `context.phase`."""
+        phase = context.phase
+        if phase is None:
+            raise PlanFailed("stages", ["the plan context names no phase"])
+        target = f"stages:{phase.phase_id}"
+        package = self.package()
+        if not self.asker.serves(package.card.tier):
+            return self._offline(target, context, self.builtin.plan_stages)
+        job = PlanJob(
+            target=target,
+            template="stages",
+            values=stages_values(context, phase),
+            schema=StagesAnswer,
+            check=checker(
+                lambda answer: to_stages(answer, context, phase),
+                lambda plan: validate_stages(plan, context),
+            ),
+            start=package.card.tier,
+            scope=f"{context.run_id}:{target}",
+            run_id=context.run_id,
+        )
+        return converted(target, to_stages(self.asker.ask(package, job), context, phase))
+
+    def plan_tasks(self, context: PlanContext) -> TasksPlan:
+        """Plan target `tasks:<stage_id>` for `context.stage`."""
+        stage = context.stage
+        if stage is None:
+            raise PlanFailed("tasks", ["the plan context names no stage"])
+        target = f"tasks:{stage.stage_id}"
+        phase = stage_phase(context, stage)
+        if phase is None:
+            raise PlanFailed(target, [f"the plan context has no phase {stage.phase_id}"])
+        package = self.package()
+        if not self.asker.serves(package.card.tier):
+            return self._offline(target, context, self.builtin.plan_tasks)
+        job = PlanJob(
+            target=target,
+            template="tasks",
+            values=tasks_values(context, stage, phase),
+            schema=TasksAnswer,
+            check=checker(
+                lambda answer: to_tasks(answer, context, stage.stage_id),
+                lambda plan: validate_tasks(plan, context),
+            ),
+            start=package.card.tier,
+            scope=f"{context.run_id}:{target}",
+            run_id=context.run_id,
+        )
+        answer = self.asker.ask(package, job)
+        return converted(target, to_tasks(answer, context, stage.stage_id))
+
+    def plan_tools(self, context: PlanContext, timing: Timing) -> ToolTasksPlan:
+        """Plan targets `pre_tool:<task_id>` / `post_tool:<task_id>` for `context.task`."""
+        task = context.task
+        if task is None:
+            raise PlanFailed(f"{timing.value.lower()}_tool", ["the plan context names no task"])
+        target = f"{timing.value.lower()}_tool:{task.task_id}"
+        if not context.tool_types:
+            # No answer could pass validation: failing now saves three paid calls.
+            raise PlanFailed(target, ["the runtime mapping provides no tool types"])
+        package = self.package()
+        if not self.asker.serves(package.card.tier):
+            return self._offline(
+                target, context, lambda given: self.builtin.plan_tools(given, timing)
+            )
+        job = PlanJob(
+            target=target,
+            template="tools",
+            values=tools_values(context, task, timing, load_mcps(self.home)),
+            schema=ToolTasksAnswer,
+            check=checker(
+                lambda answer: to_tool_tasks(answer, context, task.task_id, timing),
+                lambda plan: validate_tool_tasks(plan, context, timing),
+            ),
+            start=package.card.tier,
+            scope=f"{context.run_id}:{target}",
+            run_id=context.run_id,
+        )
+        answer = self.asker.ask(package, job)
+        return converted(target, to_tool_tasks(answer, context, task.task_id, timing))
+
+    def _offline(self, target: str, context: PlanContext, plan: Callable[[PlanContext], P]) -> P:
+        """A plan by the builtin planner, when no model serves the card's tier here."""
+        log.info("planner_tier_builtin", target=target, run_id=context.run_id)
+        return plan(context)

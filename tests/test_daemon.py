@@ -1,0 +1,97 @@
+"""The daemon: real watchdog wake-ups, one daemon per home, clean stop on signals."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from multiverse.atomic import atomic_write_text
+from multiverse.config import load_runtime_mapping
+from multiverse.home import Home
+from multiverse.models import Status
+from multiverse.schemas import PROCESS_RUNS
+from multiverse.store import TableStore
+from multiverse.team import build_crew
+from orchestrator.daemon import Daemon
+
+from journey import cli, copy_assets
+
+
+def _wait_for(condition: Callable[[], bool], what: str, seconds: float = 90) -> None:
+    """Poll a condition with a deadline (no fixed sleeps)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def _statuses(home: Home) -> list[Status]:
+    try:
+        rows = TableStore().table(PROCESS_RUNS, home.db / PROCESS_RUNS.filename).rows()
+    except Exception:
+        return []
+    return [row.status for row in rows]
+
+
+@pytest.fixture
+def daemon_process(home: Home) -> Iterator[subprocess.Popen[str]]:
+    """`multiverse start` running on the home, stopped at the end."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "multiverse.cli", "start", "--home", str(home.root)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ),
+    )
+    _wait_for(lambda: (home.state / "daemon.pid").exists(), "the daemon to start")
+    yield process
+    if process.poll() is None:
+        process.kill()
+        process.wait(timeout=30)
+
+
+def test_a_dropped_request_is_picked_up_confirmed_and_completed(
+    home: Home, daemon_process: subprocess.Popen[str]
+) -> None:
+    """Drop → proposal → confirm → COMPLETED, driven only by file events; SIGINT exits 0."""
+    copy_assets(home, "market_report_2024.md")
+    atomic_write_text(home.inbox / "memo.md", "Write a short market memo from the report.\n")
+    _wait_for(lambda: _statuses(home) == [Status.AWAITING_CONFIRMATION], "the proposal")
+    run_id = TableStore().table(PROCESS_RUNS, home.db / PROCESS_RUNS.filename).rows()[0].run_id
+    assert cli(home, "confirm", run_id).returncode == 0
+    _wait_for(lambda: _statuses(home) == [Status.COMPLETED], "the run to complete")
+    assert (home.run(run_id).outputs / "report.md").exists()
+    daemon_process.send_signal(signal.SIGINT)
+    assert daemon_process.wait(timeout=60) == 0
+    assert "Traceback" not in daemon_process.stderr.read()
+
+
+def test_a_second_daemon_on_the_same_home_is_refused(
+    home: Home, daemon_process: subprocess.Popen[str]
+) -> None:
+    """One daemon per home: a second `start` exits with a clear message; SIGTERM stops the first."""
+    second = cli(home, "start", "--once")
+    assert second.returncode == 2
+    assert "already serving" in second.stderr and "Traceback" not in second.stderr
+    daemon_process.send_signal(signal.SIGTERM)
+    assert daemon_process.wait(timeout=60) == 0
+
+
+def test_tick_reports_whether_it_started_work(home: Home) -> None:
+    """`tick()` does one pass: nothing to do is False; a request in the inbox is True."""
+    crew = build_crew(home, load_runtime_mapping(home.root), os.environ, console=lambda t: None)
+    daemon = Daemon(crew)
+    assert daemon.tick() is False
+    atomic_write_text(home.inbox / "ask.md", "List the assets\n")
+    daemon.wake("inbox")
+    assert daemon.tick() is True
+    assert daemon.run(once=True) == 0
+    assert (home.inbox / "done" / "ask.md.reply.md").exists()

@@ -1,0 +1,245 @@
+"""The model path end to end: the real daemon, roles from build_crew, the loopback fake server.
+
+Every tier of runtime-mapping.yaml points at `openai/fake-model` on the fake server; the model's
+answers are scripted in the order the workflow asks for them (one stage of one task per phase).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fake_openai import FakeOpenAI, Reply, text, tools
+from journey import cli, copy_assets
+from multiverse.commands import answer_run, submit_request
+from multiverse.config import OnceGate, load_runtime_mapping
+from multiverse.home import Home
+from multiverse.models import Status
+from multiverse.schemas import MAJOR_STAGES, PHASES, PROCESS_RUNS, TASKS
+from multiverse.store import TableStore
+from multiverse.team import build_crew
+from orchestrator.daemon import Daemon
+
+KEY_ENV = "FAKE_LLM_KEY"
+SECRET = "sk-test-SECRET-XYZ"
+REQUEST = "Analyse the e-bike market report and write a short market-entry memo for the board."
+PHASES_IN_ORDER = (
+    ("P1", "ANALYZING"),
+    ("P2", "STRATEGIZING"),
+    ("P3", "REFINING_CONTENT"),
+    ("P4", "GENERATING_OUTPUT"),
+)
+
+
+# -- the script builder -----------------------------------------------------------------------
+
+
+def answer(data: dict[str, Any]) -> Reply:
+    """A JSON answer of the model."""
+    return text(json.dumps(data, ensure_ascii=False))
+
+
+def mode() -> Reply:
+    """The Planner's mode decision for a first structured request."""
+    return answer({"mode": "INITIAL_RUN", "reason": "a memo is a structured deliverable"})
+
+
+def proposal() -> Reply:
+    """The Planner's amendment proposal."""
+    return answer({
+        "understanding": "You want a short market-entry memo built on the e-bike report.",
+        "instructions": [{
+            "instruction_type": "DELIVERABLE",
+            "content": "A one-page market-entry memo in markdown.",
+            "justification": "The request asks for a short memo for the board.",
+        }],
+        "conflicts": [],
+    })  # fmt: skip
+
+
+def wording(words: str) -> Reply:
+    """The Communicator's wording of a message."""
+    return answer({"text": words})
+
+
+def done() -> Reply:
+    """The Executor's final word after writing its file."""
+    return answer({"status": "COMPLETED", "post_tool_required": False, "outputs": [], "error": None})
+
+
+@dataclass(frozen=True)
+class RunScript:
+    """Builds the scripted answers of one run, whose run_id is known once it exists."""
+
+    run_id: str
+
+    def workspace(self, phase_name: str, name: str) -> str:
+        """A home-relative path in a phase's workspace folder."""
+        return f"runs/{self.run_id}/workspace/{phase_name}/{name}"
+
+    @property
+    def first_analysis(self) -> str:
+        """Phase 0's T04 output."""
+        return self.workspace("ANALYZING", "first_analysis.md")
+
+    @property
+    def memo(self) -> str:
+        """The published deliverable."""
+        return f"outputs/{self.run_id}/memo.md"
+
+    def write(self, path: str, content: str) -> Reply:
+        """The Executor calls write_file."""
+        return tools(("write_file", {"path": path, "content": content}))
+
+    def execute(self, path: str, content: str) -> list[Reply]:
+        """One task: write the file, then say COMPLETED."""
+        return [self.write(path, content), done()]
+
+    def stages(self, phase_id: str) -> Reply:
+        """One stage for the phase."""
+        return answer({"stages": [{
+            "stage_id": f"{phase_id}-S01",
+            "stage_name": f"Build the {phase_id} block",
+            "stage_goal": f"One document for {phase_id}, read by the next phase.",
+            "execution_order": 1,
+        }]})  # fmt: skip
+
+    def tasks(self, phase_id: str, reference: str, output: str) -> Reply:
+        """One task for the phase's stage, reading `reference` and writing `output`."""
+        return answer({"tasks": [{
+            "task_id": f"{phase_id}-S01-T01",
+            "task_name": f"Write the {phase_id} document",
+            "task_purpose": "Condense the reference into the next building block.",
+            "related_references": [reference],
+            "output_path": output,
+            "execution_order": 1,
+        }]})  # fmt: skip
+
+    def output_of(self, phase_id: str, phase_name: str) -> str:
+        """The file each phase's one task writes."""
+        if phase_id == "P4":
+            return self.memo
+        return self.workspace(phase_name, f"{phase_id.lower()}_block.md")
+
+    def phase(self, phase_id: str, phase_name: str, reference: str) -> list[Reply]:
+        """A whole phase: its stage, its task, and the task's execution."""
+        output = self.output_of(phase_id, phase_name)
+        return [
+            self.stages(phase_id),
+            self.tasks(phase_id, reference, output),
+            *self.execute(output, f"# {phase_id}\n\nE-bike market: €18.5 billion in 2023.\n"),
+        ]
+
+    def after_confirm(self) -> list[Reply]:
+        """Everything after CONFIRM: the first analysis, then P1 to P4 chained."""
+        replies = self.execute(self.first_analysis, "# First analysis\n\nRevenue €18.5 bn.\n")
+        reference = self.first_analysis
+        for phase_id, phase_name in PHASES_IN_ORDER:
+            replies += self.phase(phase_id, phase_name, reference)
+            reference = self.output_of(phase_id, phase_name)
+        return replies
+
+
+BEFORE_CONFIRM = (mode(), proposal(), wording("I read your request; here is my proposal."))
+
+
+# -- the home and the daemon ------------------------------------------------------------------
+
+
+def configure(home: Home, server: FakeOpenAI, budget_tokens: int | None = None) -> None:
+    """runtime-mapping.yaml: every tier on the fake model; the key's variable named."""
+    tier = {"model": "openai/fake-model", "api_base": server.base_url, "api_key_env": KEY_ENV}
+    mapping: dict[str, Any] = {"tier_mapping": {name: tier for name in ("HIGH", "MEDIUM", "LOW")}}
+    if budget_tokens is not None:
+        mapping["budget"] = {"max_tokens_per_run": budget_tokens}
+    home.mapping_file.write_text(json.dumps(mapping, indent=1), encoding="utf-8")
+
+
+@pytest.fixture
+def model_home(home: Home, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> Home:
+    """A home with an asset, every tier on the fake model, and the key set."""
+    monkeypatch.setenv(KEY_ENV, SECRET)
+    copy_assets(home, "market_report_2024.md")
+    configure(home, fake_openai)
+    return home
+
+
+def serve_once(home: Home) -> int:
+    """A fresh crew and daemon (as a restart makes them), run until nothing can advance."""
+    mapping = load_runtime_mapping(home.root)
+    crew = build_crew(home, mapping, os.environ, lambda said: None, lambda said: None, OnceGate())
+    return Daemon(crew, mapping.daemon).run(once=True)
+
+
+def the_run(home: Home) -> Any:
+    """The single row of process_runs.md."""
+    rows = TableStore().table(PROCESS_RUNS, home.db / PROCESS_RUNS.filename).rows()
+    assert len(rows) == 1, rows
+    return rows[0]
+
+
+def to_confirmation(home: Home, server: FakeOpenAI) -> str:
+    """Submit the request and run until the proposal waits for the user; the run_id."""
+    server.script(*BEFORE_CONFIRM)
+    submit_request(str(home.root), REQUEST, None)
+    assert serve_once(home) == 0
+    run = the_run(home)
+    assert run.status is Status.AWAITING_CONFIRMATION
+    return str(run.run_id)
+
+
+def statuses(home: Home, run_id: str) -> dict[str, Status]:
+    """Every row key of the run's phases, stages and tasks → its status."""
+    store, db = TableStore(), home.run(run_id).db
+    found: dict[str, Status] = {}
+    for spec in (PHASES, MAJOR_STAGES, TASKS):
+        for row in store.table(spec, db / spec.filename).rows():
+            found[row.key] = row.status
+    return found
+
+
+def files_outside(root: Path, home: Home) -> set[Path]:
+    """Every file under `root` that is not inside the home."""
+    return {p for p in root.rglob("*") if p.is_file() and not p.is_relative_to(home.root)}
+
+
+def user_messages(request: dict[str, Any]) -> str:
+    """Everything a request told the model, as one text."""
+    return json.dumps(request["messages"], ensure_ascii=False)
+
+
+# -- the tests --------------------------------------------------------------------------------
+
+
+def test_whole_run_on_the_model(model_home: Home, fake_openai: FakeOpenAI) -> None:
+    """A run goes from the inbox to COMPLETED with every plan and file made by the model."""
+    run_id = to_confirmation(model_home, fake_openai)
+    paths = model_home.run(run_id)
+    assert fake_openai.count == 3
+    assert "market-entry memo" in paths.feedback.read_text(encoding="utf-8")
+    asked = paths.messages.read_text(encoding="utf-8")
+    assert "I read your request; here is my proposal." in asked
+    assert f"multiverse confirm {run_id}" in asked
+
+    script = RunScript(run_id)
+    planned = script.after_confirm()
+    fake_openai.script(*planned)
+    answer_run(str(model_home.root), run_id, "CONFIRM")
+    assert serve_once(model_home) == 0
+
+    run = the_run(model_home)
+    assert run.status is Status.COMPLETED
+    assert set(statuses(model_home, run_id).values()) == {Status.COMPLETED}
+    assert fake_openai.count == 3 + len(planned)
+    memo = (model_home.root / script.memo).read_text(encoding="utf-8")
+    assert "€18.5 billion" in memo
+    said = paths.messages.read_text(encoding="utf-8")
+    assert "COMPLETION" in said and script.memo in said
+    usage = json.loads((paths.root / "usage.json").read_text(encoding="utf-8"))
+    assert usage["calls"] == 2 + len(planned)  # the mode call belongs to no run yet
+    assert set(usage["by_role"]) == {"planner", "executor", "communicator"}
