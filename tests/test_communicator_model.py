@@ -10,13 +10,14 @@ import pytest
 
 from communicator.builtin import BuiltinCommunicator
 from communicator.model import ModelCommunicator
-from fake_openai import FakeOpenAI, error, text
 from multiverse.agent_package import role_package_dir
 from multiverse.config import RuntimeMapping, Tier, TierConfig
 from multiverse.contracts import Message, MessageKind
 from multiverse.gateway import Gateway
 from multiverse.home import Home
 from multiverse.llm import RetryPolicy
+
+from fake_openai import FakeOpenAI, error, text
 
 RUN = "run-20260101-120000-001"
 PROPOSAL = Message(
@@ -62,7 +63,9 @@ def _answer(words: str) -> str:
     return json.dumps({"text": words})
 
 
-def test_proposal_words_then_facts(communicator: ModelCommunicator, fake_openai: FakeOpenAI) -> None:
+def test_proposal_words_then_facts(
+    communicator: ModelCommunicator, fake_openai: FakeOpenAI
+) -> None:
     """A proposal is the model's wording followed by the path and the answer commands verbatim."""
     fake_openai.script(text(_answer("Here is how I understood your memo request.")))
     said = communicator.compose(PROPOSAL)
@@ -117,7 +120,9 @@ def test_repaired_answer_is_used(communicator: ModelCommunicator, fake_openai: F
     assert "could not be used" in repair
 
 
-def test_provider_error_falls_back(communicator: ModelCommunicator, fake_openai: FakeOpenAI) -> None:
+def test_provider_error_falls_back(
+    communicator: ModelCommunicator, fake_openai: FakeOpenAI
+) -> None:
     """A provider that refuses the call gives the builtin template's text, never an exception."""
     fake_openai.script(error(400, "bad request"))
     assert communicator.compose(PROPOSAL) == BuiltinCommunicator().compose(PROPOSAL)

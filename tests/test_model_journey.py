@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from fake_openai import FakeOpenAI, Reply, text, tools
-from journey import cli, copy_assets
 from multiverse.commands import answer_run, submit_request
 from multiverse.config import OnceGate, load_runtime_mapping
 from multiverse.home import Home
@@ -24,6 +22,9 @@ from multiverse.schemas import MAJOR_STAGES, PHASES, PROCESS_RUNS, TASKS
 from multiverse.store import TableStore
 from multiverse.team import build_crew
 from orchestrator.daemon import Daemon
+
+from fake_openai import FakeOpenAI, Reply, text, tools
+from journey import cli, copy_assets
 
 KEY_ENV = "FAKE_LLM_KEY"
 SECRET = "sk-test-SECRET-XYZ"
@@ -69,7 +70,9 @@ def wording(words: str) -> Reply:
 
 def done() -> Reply:
     """The Executor's final word after writing its file."""
-    return answer({"status": "COMPLETED", "post_tool_required": False, "outputs": [], "error": None})
+    return answer(
+        {"status": "COMPLETED", "post_tool_required": False, "outputs": [], "error": None}
+    )
 
 
 @dataclass(frozen=True)
@@ -237,9 +240,182 @@ def test_whole_run_on_the_model(model_home: Home, fake_openai: FakeOpenAI) -> No
     assert set(statuses(model_home, run_id).values()) == {Status.COMPLETED}
     assert fake_openai.count == 3 + len(planned)
     memo = (model_home.root / script.memo).read_text(encoding="utf-8")
-    assert "€18.5 billion" in memo
+    assert memo == "# P4\n\nE-bike market: €18.5 billion in 2023.\n"  # the model's own words
     said = paths.messages.read_text(encoding="utf-8")
     assert "COMPLETION" in said and script.memo in said
     usage = json.loads((paths.root / "usage.json").read_text(encoding="utf-8"))
     assert usage["calls"] == 2 + len(planned)  # the mode call belongs to no run yet
     assert set(usage["by_role"]) == {"planner", "executor", "communicator"}
+
+
+def test_malformed_json_repaired_on_second_answer(
+    model_home: Home, fake_openai: FakeOpenAI
+) -> None:
+    """A malformed proposal is repaired by the second answer and the run goes on to the question."""
+    fake_openai.script(mode(), text("Sure! {understanding: oops"), proposal(), wording("Ready."))
+    submit_request(str(model_home.root), REQUEST, None)
+    assert serve_once(model_home) == 0
+    run = the_run(model_home)
+    assert run.status is Status.AWAITING_CONFIRMATION
+    assert fake_openai.count == 4
+    repair = fake_openai.requests[2]["messages"]
+    assert repair[-2] == {"role": "assistant", "content": "Sure! {understanding: oops"}
+    assert "could not be used" in repair[-1]["content"]
+    feedback = model_home.run(run.run_id).feedback.read_text(encoding="utf-8")
+    assert "short market-entry memo" in feedback
+
+
+def test_still_malformed_after_two_repairs_fails_the_run(
+    model_home: Home, fake_openai: FakeOpenAI
+) -> None:
+    """A task plan still malformed after two repairs fails every level, raw answer reported."""
+    run_id = to_confirmation(model_home, fake_openai)
+    script = RunScript(run_id)
+    raw = "RAW-ANSWER-7 {tasks: [oops"
+    fake_openai.script(
+        *script.execute(script.first_analysis, "# First analysis\n"),
+        script.stages("P1"),
+        text(raw), text(raw + " again"), text(raw + " still"),
+        wording("The run stopped while planning the analysis."),
+    )  # fmt: skip
+    answer_run(str(model_home.root), run_id, "CONFIRM")
+    assert serve_once(model_home) == 1
+
+    run = the_run(model_home)
+    assert run.status is Status.FAILED
+    assert (run.current_phase_id, run.current_stage_id) == ("P1", "P1-S01")
+    found = statuses(model_home, run_id)
+    assert found["P1"] is Status.FAILED and found["P1-S01"] is Status.FAILED
+    assert found["P0"] is Status.COMPLETED
+    messages = model_home.run(run_id).messages.read_text(encoding="utf-8")
+    assert "The run stopped while planning the analysis." in messages
+    assert raw + " still" in messages
+    assert "tasks:P1-S01" in messages
+    assert fake_openai.count == 3 + 2 + 1 + 3 + 1
+
+
+def test_restart_pays_no_second_call(model_home: Home, fake_openai: FakeOpenAI) -> None:
+    """A restarted daemon asks the model nothing again, even for a step redone after a crash."""
+    run_id = to_confirmation(model_home, fake_openai)
+    paid = fake_openai.count
+    assert serve_once(model_home) == 0
+    assert fake_openai.count == paid
+
+    # The state a crash leaves right after the proposal was answered: no evidence of the step.
+    signals = model_home.run(run_id).signals
+    for name in ("proposal-1.json", "asked-1.json"):
+        (signals / name).unlink()
+    model_home.run(run_id).feedback.unlink()
+    runs = TableStore().table(PROCESS_RUNS, model_home.db / PROCESS_RUNS.filename)
+    runs.update(run_id, status=Status.PENDING)
+    assert serve_once(model_home) == 0
+    assert the_run(model_home).status is Status.AWAITING_CONFIRMATION
+    assert model_home.run(run_id).feedback.is_file()
+    assert fake_openai.count == paid  # the proposal and its wording came from the cache
+
+    script = RunScript(run_id)
+    planned = script.after_confirm()
+    fake_openai.script(*planned)
+    answer_run(str(model_home.root), run_id, "CONFIRM")
+    assert serve_once(model_home) == 0
+    assert the_run(model_home).status is Status.COMPLETED
+    assert fake_openai.count == paid + len(planned)
+
+
+def test_budget_exhaustion_fails_the_run(
+    home: Home, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The call that takes the run over its token budget fails it with BUDGET_EXCEEDED."""
+    monkeypatch.setenv(KEY_ENV, SECRET)
+    copy_assets(home, "market_report_2024.md")
+    configure(home, fake_openai, budget_tokens=100)
+    run_id = to_confirmation(home, fake_openai)
+    script = RunScript(run_id)
+    expensive = tools(("write_file", {"path": script.first_analysis, "content": "x"}))
+    fake_openai.script(replace(expensive, prompt_tokens=5000))
+    answer_run(str(home.root), run_id, "CONFIRM")
+    assert serve_once(home) == 1
+
+    assert the_run(home).status is Status.FAILED
+    assert statuses(home, run_id)["T04"] is Status.FAILED
+    messages = home.run(run_id).messages.read_text(encoding="utf-8")
+    report = messages[messages.rindex("· FAILURE") :]
+    assert "BUDGET_EXCEEDED" in report and "T04" in report
+    assert fake_openai.count == 4  # nothing was asked once the budget was spent
+    assert not (home.root / script.first_analysis).exists()
+
+
+def test_hostile_answers_are_refused(
+    model_home: Home, fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    """Paths out of the home, invented references and reads outside are refused and fed back."""
+    run_id = to_confirmation(model_home, fake_openai)
+    script = RunScript(run_id)
+    before = files_outside(tmp_path, model_home)
+    escape = f"/tmp/{run_id}-escape.md"
+    good = script.output_of("P1", "ANALYZING")
+    hostile_plan = answer({"tasks": [{
+        "task_id": "P1-S01-T01", "task_name": "Escape", "task_purpose": "Write elsewhere.",
+        "related_references": ["assets/invented_source.md"],
+        "output_path": "../../escaped.md", "execution_order": 1,
+    }]})  # fmt: skip
+    hostile_tools = tools(
+        ("read_file", {"path": "/etc/passwd"}),
+        ("read_file", {"path": "../../../../etc/passwd"}),
+        ("write_file", {"path": "../../escaped.md", "content": "out"}),
+        ("write_file", {"path": escape, "content": "out"}),
+        ("write_file", {"path": "assets/injected.md", "content": "out"}),
+    )
+    replies = [
+        *script.execute(script.first_analysis, "# First analysis\n"),
+        script.stages("P1"),
+        hostile_plan,
+        script.tasks("P1", script.first_analysis, good),
+        hostile_tools,
+        *script.execute(good, "# P1\n\nFacts.\n"),
+    ]
+    reference = good
+    for phase_id, phase_name in PHASES_IN_ORDER[1:]:
+        replies += script.phase(phase_id, phase_name, reference)
+        reference = script.output_of(phase_id, phase_name)
+    fake_openai.script(*replies)
+    answer_run(str(model_home.root), run_id, "CONFIRM")
+    assert serve_once(model_home) == 0
+    assert the_run(model_home).status is Status.COMPLETED
+
+    requests = fake_openai.requests
+    plan_repair = requests[3 + 2 + 2]["messages"][-1]["content"]
+    assert "reference 'assets/invented_source.md' is refused: no such file" in plan_repair
+    assert "output_path '../../escaped.md' is refused" in plan_repair
+    fed_back = [m for m in requests[3 + 2 + 4]["messages"] if m["role"] == "tool"]
+    assert len(fed_back) == 5 and all(m["content"].startswith("ERROR") for m in fed_back)
+    everything_sent = "".join(json.dumps(r, ensure_ascii=False) for r in requests)
+    assert "root:x:0:0" not in everything_sent
+    assert files_outside(tmp_path, model_home) == before
+    assert not Path(escape).exists()
+    assert not (model_home.assets / "injected.md").exists()
+
+
+def test_key_appears_in_no_file(model_home: Home, fake_openai: FakeOpenAI) -> None:
+    """After a whole run through the CLI, the key is in no file of the home, logs included."""
+    environ = {KEY_ENV: SECRET, "MULTIVERSE_HOME": str(model_home.root)}
+    fake_openai.script(*BEFORE_CONFIRM)
+    assert cli(model_home, "submit", REQUEST, env=environ).returncode == 0
+    first = cli(model_home, "start", "--once", env=environ, timeout=120)
+    assert first.returncode == 0, first.stderr
+    run_id = str(the_run(model_home).run_id)
+    fake_openai.script(*RunScript(run_id).after_confirm())
+    assert cli(model_home, "confirm", run_id, env=environ).returncode == 0
+    second = cli(model_home, "start", "--once", env=environ, timeout=120)
+    assert second.returncode == 0, second.stderr
+    assert the_run(model_home).status is Status.COMPLETED
+
+    assert all(h.get("Authorization") == f"Bearer {SECRET}" for h in fake_openai.headers)
+    assert (model_home.state / "logs" / "daemon.jsonl").is_file()
+    leaked = [
+        path for path in model_home.root.rglob("*")
+        if path.is_file() and SECRET.encode() in path.read_bytes()
+    ]  # fmt: skip
+    assert leaked == []
+    for output in (first, second):
+        assert SECRET not in output.stdout and SECRET not in output.stderr

@@ -60,6 +60,17 @@ def test_model_mapping_with_key_gives_model_roles(home: Home) -> None:
     assert gateway.runs_root == home.runs  # type: ignore[attr-defined]
 
 
+def test_each_role_follows_its_own_tier(home: Home) -> None:
+    """Only the LOW tier on a model: the Communicator (LOW) is model-backed, the others builtin."""
+    tier = TierConfig(model="openai/fake", api_base=FAKE_BASE, api_key_env="FAKE_LLM_KEY")
+    mapping = RuntimeMapping.model_validate({"tier_mapping": {"LOW": tier}})
+    environ = {"FAKE_LLM_KEY": "sk-test-123456789"}
+    crew = build_crew(home, mapping, environ, _quiet, _quiet, OnceGate())
+    assert isinstance(crew.planner, BuiltinPlanner)  # its card says HIGH
+    assert isinstance(crew.executor, BuiltinExecutor)  # its card says MEDIUM
+    assert isinstance(crew.speaker.role, ModelCommunicator)
+
+
 def test_missing_key_degrades_with_one_warning(home: Home) -> None:
     """Without the key every role is builtin, with one warning per tier, said only once."""
     gate = OnceGate()
@@ -104,6 +115,6 @@ def test_import_does_not_load_litellm(home: Home) -> None:
         "build_crew(home, RuntimeMapping(), {}, lambda t: None)\n"
         "print('litellm' in sys.modules)\n"
     )
-    result = subprocess.run([sys.executable, "-c", code, str(home.root)], capture_output=True, text=True,
-                            timeout=60, check=True)  # fmt: skip
+    command = [sys.executable, "-c", code, str(home.root)]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=60, check=True)
     assert result.stdout.strip().splitlines()[-1] == "False"

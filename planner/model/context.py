@@ -49,7 +49,10 @@ def quoted(text: str, info: str = "") -> str:
 
 
 def json_block(data: Any) -> str:
-    """`data` as indented JSON (UTF-8 as is) in a fence."""
+    """`data` as JSON (UTF-8 as is) in a fence; a list has one item per line, to save tokens."""
+    if isinstance(data, list) and data:
+        items = ",\n".join(f"  {json.dumps(item, ensure_ascii=False)}" for item in data)
+        return quoted(f"[\n{items}\n]", "json")
     return quoted(json.dumps(data, ensure_ascii=False, indent=2), "json")
 
 

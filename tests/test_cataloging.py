@@ -1,0 +1,47 @@
+"""The knowledge catalog is built incrementally, and a new similar run learns from old ones."""
+
+from __future__ import annotations
+
+import os
+
+from journey import cli, copy_assets, once, runs
+from multiverse.config import load_runtime_mapping
+from multiverse.home import Home
+from multiverse.schemas import KNOWLEDGE_CATALOG
+from multiverse.store import TableStore
+from multiverse.team import build_crew
+from orchestrator.cataloging import refresh_inputs
+
+
+def test_unchanged_inputs_are_not_summarised_again(home: Home) -> None:
+    """Only new or changed files (by content hash) get a new summary."""
+    copy_assets(home, "market_report_2024.md", "competitor_review.txt")
+    crew = build_crew(home, load_runtime_mapping(home.root), os.environ, console=lambda t: None)
+    assert refresh_inputs(crew) == 3  # two assets and guidelines/mcp_list.md
+    assert refresh_inputs(crew) == 0
+    path = home.assets / "competitor_review.txt"
+    path.write_text(path.read_text(encoding="utf-8") + "\nA new paragraph.\n", encoding="utf-8")
+    assert refresh_inputs(crew) == 1
+    rows = TableStore().table(KNOWLEDGE_CATALOG, home.db / KNOWLEDGE_CATALOG.filename).rows()
+    assert {row.file_path for row in rows} == {
+        "assets/competitor_review.txt", "assets/market_report_2024.md", "guidelines/mcp_list.md"}
+    assert all(row.summary for row in rows)
+
+
+def test_a_similar_request_sees_the_past_run_in_its_proposal(home: Home) -> None:
+    """CONTINUOUS_RUN: the past run ranked by BM25, with its score, in the run folder and proposal."""
+    copy_assets(home, "market_report_2024.md")
+    cli(home, "submit", "Write a market-entry memo about the European e-bike market.")
+    once(home)
+    first = runs(home)[0]["run_id"]
+    cli(home, "confirm", first)
+    once(home)
+    cli(home, "submit", "Update the e-bike market memo for the European market.")
+    cli(home, "submit", "List the quarterly invoices of the bakery.")
+    once(home)
+    second = next(r["run_id"] for r in runs(home)
+                  if r["user_request"].startswith("Update the e-bike"))
+    context = home.run(second).root / "learning_context.md"
+    text = context.read_text(encoding="utf-8")
+    assert first in text and "CONTINUOUS_RUN" in text
+    assert first in home.run(second).feedback.read_text(encoding="utf-8")
