@@ -21,6 +21,7 @@ from multiverse.config import RuntimeMapping, TierConfig
 from multiverse.contracts import Message, MessageKind
 from multiverse.home import Home
 from multiverse.llm import ChatMessage, JsonResult, LlmCall, LlmError
+from multiverse.secrets import mask_secrets
 
 log = structlog.get_logger(__name__)
 
@@ -137,7 +138,8 @@ class ModelCommunicator:
             kind=message.kind.value,
             used_repair=result.used_repair,
         )
-        return text[:MAX_TEXT_CHARS]
+        # A model never sees a key, but an echoed one must still never reach messages.md.
+        return mask_secrets(text[:MAX_TEXT_CHARS])
 
     def _call(self, package: AgentPackage, message: Message) -> LlmCall:
         config = self.tier or self.mapping.tier_mapping[package.tier]

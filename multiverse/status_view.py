@@ -114,14 +114,13 @@ def show_status(home_option: str | None, run_id: str | None, watch: bool, as_jso
     from rich.text import Text
 
     stop = threading.Event()
+    table = store.table(PROCESS_RUNS, home.db / PROCESS_RUNS.filename)
     try:
         with Live(Text(_snapshot(home, store, run_id, as_json)), auto_refresh=False) as live:
-            while not stop.wait(0.5):
-                text = _snapshot(home, store, run_id, as_json)
-                live.update(Text(text), refresh=True)
-                if run_id and json.loads(json.dumps(run_data(home, store, run_id)))["run"][
-                    "status"
-                ] in {s.value for s in FINAL_STATUSES}:
+            while not stop.wait(0.5):  # a display refresh, not a wait for work
+                live.update(Text(_snapshot(home, store, run_id, as_json)), refresh=True)
+                run = table.get(run_id) if run_id else None
+                if run is not None and run.status in FINAL_STATUSES:
                     break
     except KeyboardInterrupt:
         pass

@@ -84,7 +84,7 @@ def _planner(
 ) -> PlannerRole:
     if gateway is None:
         return BuiltinPlanner()
-    from planner.model.planner import ModelPlanner
+    from planner.model import ModelPlanner
 
     # Every model-backed tier: the mode decision (LOW) and escalation use them as well.
     return ModelPlanner(gateway, mapping, served, home.root)

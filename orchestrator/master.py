@@ -86,9 +86,14 @@ def execute_tool_task(crew: Crew, view: RunView, step: Step) -> None:
 
 
 def execute_task(crew: Crew, view: RunView, step: Step) -> None:
-    """The Executor performs the core task.
+    """The Executor performs the core task (POST tools may follow)."""
+    run_core_task(crew, view, step, post_tools=True)
 
-    With POST tools to come, its signal is kept as evidence for them; otherwise the task is
+
+def run_core_task(crew: Crew, view: RunView, step: Step, post_tools: bool) -> None:
+    """Perform a core task through the Executor and record it.
+
+    With POST tools to come, the signal is kept as evidence for them; otherwise the task is
     finished in the same step (its files catalogued, then COMPLETED), so the COMPLETED row is
     the evidence and a crash in between only redoes this, the step in flight.
     """
@@ -96,7 +101,7 @@ def execute_task(crew: Crew, view: RunView, step: Step) -> None:
     attend(crew, view, step.phase_id, step.stage_id, step.task_id)
     assignment = task_assignment(crew, view, step.phase_id, step.stage_id, step.task_id)
     signal = crew.executor.execute_task(assignment)
-    if signal.status == "FAILED" or signal.post_tool_required:
+    if signal.status == "FAILED" or (post_tools and signal.post_tool_required):
         executor_result(crew, view, step, signal)
         return
     register(crew, view.run_id, step.task_id, signal.outputs)

@@ -17,13 +17,14 @@ from multiverse.models import (
     UserInstruction,
 )
 from orchestrator.cataloging import refresh_inputs, register
-from orchestrator.context import plan_context, task_assignment
+from orchestrator.context import plan_context
 from orchestrator.crew import Crew
 from orchestrator.decisions import DecisionKind
 from orchestrator.failfast import StepFailed
+from orchestrator.master import run_core_task
 from orchestrator.signals import FailureRecord, Mark, ModifyRequest, ProposalRecord, SignalBox
 from orchestrator.steps import Step
-from orchestrator.validate import checked_tasks, executor_result
+from orchestrator.validate import checked_tasks
 from orchestrator.view import RunView
 from planner.proposal_doc import render_proposal
 
@@ -223,14 +224,8 @@ def build_catalog(crew: Crew, view: RunView, step: Step) -> None:
 
 
 def first_analysis(crew: Crew, view: RunView, step: Step) -> None:
-    """T04: the Executor's first analysis, registered in the catalog."""
-    assert step.phase_id and step.stage_id and step.task_id
-    assignment = task_assignment(crew, view, step.phase_id, step.stage_id, step.task_id)
-    signal = executor_result(crew, view, step, crew.executor.execute_task(assignment))
-    register(crew, view.run_id, step.task_id, signal.outputs)
-    crew.run(view.run_id).tasks.compare_and_set(
-        step.task_id, Status.PENDING, status=Status.COMPLETED
-    )
+    """T04: the Executor's first analysis, registered in the catalog (no tool tasks in P0)."""
+    run_core_task(crew, view, step, post_tools=False)
 
 
 def complete_phase0(crew: Crew, view: RunView, step: Step) -> None:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from journey import cli
 from multiverse.home import Home
+
+from journey import cli
 
 PROBE = """
 import sys
@@ -25,14 +28,26 @@ print("litellm" in sys.modules)
 
 @pytest.mark.parametrize(
     "args",
-    [["--help"], ["init"], ["status"], ["status", "--json"], ["confirm", "run-20990101-000000-001"],
-     ["submit", "hello"], ["show", "run-20990101-000000-001"]],
+    [
+        ["--help"],
+        ["init"],
+        ["status"],
+        ["status", "--json"],
+        ["confirm", "run-20990101-000000-001"],
+        ["submit", "hello"],
+        ["show", "run-20990101-000000-001"],
+    ],
 )
 def test_commands_without_a_model_never_import_litellm(home: Home, args: list[str]) -> None:
     """`--help`, `init`, `status`, `confirm`, `submit`, `show` leave litellm unimported."""
-    result = subprocess.run([sys.executable, "-c", PROBE, *args, "--home", str(home.root)]
-                            if args != ["--help"] else [sys.executable, "-c", PROBE, *args],
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE, *args, "--home", str(home.root)]
+        if args != ["--help"]
+        else [sys.executable, "-c", PROBE, *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.stdout.strip().splitlines()[-1] == "False", result.stdout + result.stderr
 
 
@@ -45,3 +60,19 @@ def test_status_json_lists_every_column(home: Home) -> None:
     assert '"current_task_id"' in result.stdout and '"user_request"' in result.stdout
     tree = cli(home, "status", result.stdout.split('"run_id": "')[1].split('"')[0])
     assert "P0" in tree.stdout and "T00" in tree.stdout
+
+
+def test_submit_file_show_and_watch(home: Home, tmp_path: Path) -> None:
+    """`submit --file` copies a request; `show` prints proposal and messages; `--watch` ends."""
+    request = tmp_path / "brief.md"
+    request.write_text("---\ntitle: Brief\n---\nWrite a memo about the market.\n", encoding="utf-8")
+    assert cli(home, "submit", "--file", str(request)).returncode == 0
+    assert (home.inbox / "brief.md").read_bytes() == request.read_bytes()
+    cli(home, "start", "--once")
+    run_id = json.loads(cli(home, "status", "--json").stdout)[0]["run_id"]
+    shown = cli(home, "show", run_id)
+    assert shown.returncode == 0 and "## Proposal" in shown.stdout and "PROPOSAL" in shown.stdout
+    cli(home, "cancel", run_id)
+    cli(home, "start", "--once")
+    watched = cli(home, "status", run_id, "--watch", timeout=60)
+    assert watched.returncode == 0 and "CANCELLED" in watched.stdout
