@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import os
 
-from journey import cli, copy_assets, once, runs
 from multiverse.config import load_runtime_mapping
 from multiverse.home import Home
 from multiverse.schemas import KNOWLEDGE_CATALOG
 from multiverse.store import TableStore
 from multiverse.team import build_crew
 from orchestrator.cataloging import refresh_inputs
+
+from journey import cli, copy_assets, once, runs
 
 
 def test_unchanged_inputs_are_not_summarised_again(home: Home) -> None:
@@ -29,7 +30,7 @@ def test_unchanged_inputs_are_not_summarised_again(home: Home) -> None:
 
 
 def test_a_similar_request_sees_the_past_run_in_its_proposal(home: Home) -> None:
-    """CONTINUOUS_RUN: the past run ranked by BM25, with its score, in the run folder and proposal."""
+    """CONTINUOUS_RUN: the past run, ranked by BM25, is in the run folder and the proposal."""
     copy_assets(home, "market_report_2024.md")
     cli(home, "submit", "Write a market-entry memo about the European e-bike market.")
     once(home)
