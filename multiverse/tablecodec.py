@@ -29,8 +29,15 @@ def _code(char: str) -> str:
     return f"\\u{{{ord(char):x}}}"
 
 
+# Everything `encode_cell` would change: a value without any of it is written as it is.
+# (Cc covers \x00-\x1f and \x7f-\x9f, and with them every line breaker but the separators.)
+_NEEDS_WORK = re.compile(r"[\\|<\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]|^\s|\s$")
+
+
 def encode_cell(value: str) -> str:
     """Encode a value so that it survives a pipe-table row and decodes back exactly."""
+    if not _NEEDS_WORK.search(value):
+        return value
     out: list[str] = []
     last = len(value) - 1
     for index, char in enumerate(value):

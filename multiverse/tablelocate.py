@@ -21,7 +21,7 @@ MISTLETOE_LOCK = threading.Lock()
 _DELIMITER = re.compile(r"\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*")
 # A prose line that cannot open a block which could contain or hide a table: it starts with a
 # letter, digit or a few safe characters, and is not an ordered-list item.
-_PLAIN = re.compile(r"[^\s>\-*+_=<`~|\[#\\\d]|\d+(?![.)](\s|$))")
+_PLAIN = re.compile(r"[^\s>\-*+_=<`~|\[#\\\d]|\d+(?![.)](\s|$))|`(?!``)")
 _HEADING = re.compile(r"#{1,6}(\s|$)")
 
 

@@ -108,3 +108,15 @@ def test_edge_whitespace_and_controls_are_coded() -> None:
 def test_split_row(line: str, cells: list[str]) -> None:
     """Rows split as GitHub does: optional outer pipes, kept empty cells, escaped pipes."""
     assert split_row(line) == cells
+
+
+def test_the_fast_path_misses_no_character_that_needs_encoding() -> None:
+    """Over every code point: whatever encode_cell must change is caught by its fast check."""
+    from multiverse.tablecodec import _NEEDS_WORK
+
+    for code in range(0x110000):
+        char = chr(code)
+        if char in "\\|<\n" or char.isspace() or encode_cell(f"a{char}a") != f"a{char}a":
+            assert _NEEDS_WORK.search(f"a{char}a") or char.isspace(), hex(code)
+            if char.isspace():
+                assert _NEEDS_WORK.search(f"{char}a") and _NEEDS_WORK.search(f"a{char}")
