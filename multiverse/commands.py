@@ -6,6 +6,7 @@ import os
 import re
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from multiverse.atomic import atomic_write_text
 from multiverse.errors import UserError
@@ -13,6 +14,9 @@ from multiverse.home import Home, require_home, resolve_home
 from multiverse.models import RUN_ID, Status
 from multiverse.schemas import PROCESS_RUNS
 from multiverse.store import TableStore
+
+if TYPE_CHECKING:
+    from multiverse.config import RuntimeMapping
 
 
 def run_daemon(home_option: str | None, once: bool) -> int:
@@ -30,10 +34,26 @@ def run_daemon(home_option: str | None, once: bool) -> int:
     daemon.install_signal_handlers()
     if not once:
         print(
-            f"multiverse is serving {home.root}: drop a request into inbox/ (Ctrl-C stops)",
+            f"multiverse is serving {home.root} ({_engine_line(mapping)}): drop a request "
+            "into inbox/ (Ctrl-C stops)",
             flush=True,
         )
     return daemon.run(once=once)
+
+
+def _engine_line(mapping: RuntimeMapping) -> str:
+    """Which engine serves each tier, in a few words (no key values, ever)."""
+    from multiverse.config import effective_tiers
+
+    effective = effective_tiers(mapping, os.environ)
+    if all(item.mode == "builtin" for item in effective.values()):
+        if any(item.degraded for item in effective.values()):
+            return "builtin offline engine: the configured models have no key, see the warning"
+        return "builtin offline engine: no model configured"
+    return "; ".join(
+        f"{tier}: {item.model if item.mode != 'builtin' else 'builtin'}"
+        for tier, item in effective.items()
+    )
 
 
 def _slug(text: str) -> str:

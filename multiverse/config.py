@@ -308,18 +308,16 @@ def warn_degraded_once(
     log: Any = log,
     gate: OnceGate = PROCESS_GATE,
 ) -> list[EffectiveTier]:
-    """Warn once per process for each tier that degrades to builtin; returns those warned now."""
+    """One warning line per process for the tiers that degrade to builtin; returns them."""
     tiers = list(effective.values()) if isinstance(effective, Mapping) else list(effective)
     warned = [
         item for item in tiers
         if item.degraded and gate.first(("degraded", item.tier, item.model, item.reason))
     ]  # fmt: skip
-    for item in warned:
+    if warned:
         log.warning(
             "tier_degraded_to_builtin",
-            tier=str(item.tier) if item.tier else None,
-            model=item.model,
-            reason=item.reason,
+            tiers={str(item.tier): f"{item.model} ({item.reason})" for item in warned},
             hint="set the key or change runtime-mapping.yaml; the offline engine serves meanwhile",
         )
     return warned

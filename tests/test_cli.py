@@ -76,3 +76,27 @@ def test_submit_file_show_and_watch(home: Home, tmp_path: Path) -> None:
     cli(home, "start", "--once")
     watched = cli(home, "status", run_id, "--watch", timeout=60)
     assert watched.returncode == 0 and "CANCELLED" in watched.stdout
+
+
+def test_doctor_on_a_fresh_home(home: Home) -> None:
+    """`doctor` explains that every tier runs on the builtin engine, and exits 0."""
+    result = cli(home, "doctor")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "builtin" in result.stdout
+
+
+def test_start_says_which_engine_serves(home: Home) -> None:
+    """The daemon's first line says it runs on the offline engine when no model is configured."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "multiverse.cli", "start", "--home", str(home.root)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        first = process.stdout.readline()
+        assert "builtin offline engine" in first
+    finally:
+        process.terminate()
+        assert process.wait(timeout=60) == 0

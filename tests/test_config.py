@@ -252,7 +252,7 @@ def test_effective_tiers_covers_every_tier() -> None:
 
 
 def test_degraded_tiers_warn_once_per_process() -> None:
-    """Each degraded tier is warned about once, with tier, model and reason; builtin tiers never."""
+    """Degraded tiers are warned about in one line, once, with model and reason; builtin never."""
     mapping = RuntimeMapping.model_validate(
         {"tier_mapping": {"HIGH": "openai/gpt-4.1", "LOW": "anthropic/claude-haiku"}}
     )
@@ -264,10 +264,11 @@ def test_degraded_tiers_warn_once_per_process() -> None:
     assert [item.tier for item in first] == [Tier.HIGH, Tier.LOW]
     assert again == []
     warnings = [e for e in events if e["event"] == "tier_degraded_to_builtin"]
-    assert len(warnings) == 2
-    assert warnings[0]["tier"] == "HIGH"
-    assert warnings[0]["model"] == "openai/gpt-4.1"
-    assert warnings[0]["reason"] == "OPENAI_API_KEY is not set"
+    assert len(warnings) == 1
+    assert warnings[0]["tiers"] == {
+        "HIGH": "openai/gpt-4.1 (OPENAI_API_KEY is not set)",
+        "LOW": "anthropic/claude-haiku (ANTHROPIC_API_KEY is not set)",
+    }
     assert warnings[0]["log_level"] == "warning"
 
 
