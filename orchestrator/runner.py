@@ -89,46 +89,32 @@ class StepRunner:
         except StepFailed as failed:
             self._fail(step, failed.record)
         except PlanFailed as error:
-            self._fail(
-                step,
-                FailureRecord(
-                    role="planner",
-                    phase_id=step.phase_id,
-                    stage_id=step.stage_id,
-                    task_id=step.task_id,
-                    purpose=f"plan {error.target}",
-                    error=_plan_error(error),
-                ),
-            )
+            self._fail_here(step, "planner", _plan_error(error), purpose=f"plan {error.target}")
         except TableError as error:
             if self._is_global(error):
                 self._global_table_broken(error)
                 return
-            self._fail(
-                step,
-                FailureRecord(
-                    role="system",
-                    phase_id=step.phase_id,
-                    stage_id=step.stage_id,
-                    task_id=step.task_id,
-                    error=str(error),
-                ),
-            )
+            self._fail_here(step, "system", str(error))
         except Exception as error:  # a role crashed: a FAILED signal of the system (SPEC §8)
             self._log_crash(step)
-            self._fail(
-                step,
-                FailureRecord(
-                    role=_role_of(step),
-                    phase_id=step.phase_id,
-                    stage_id=step.stage_id,
-                    task_id=step.task_id,
-                    tool_task_id=step.tool_task_id,
-                    error=f"{type(error).__name__}: {error}",
-                ),
-            )
+            self._fail_here(step, _role_of(step), f"{type(error).__name__}: {error}")
         else:
             log.info("step_finished", run_id=step.run_id, step=step.describe())
+
+    def _fail_here(self, step: Step, role: str, error: str, purpose: str = "") -> None:
+        """Fail the run at the place the step was working on."""
+        self._fail(
+            step,
+            FailureRecord(
+                role=role,
+                phase_id=step.phase_id,
+                stage_id=step.stage_id,
+                task_id=step.task_id,
+                tool_task_id=step.tool_task_id,
+                purpose=purpose,
+                error=error,
+            ),
+        )
 
     def _fail(self, step: Step, record: FailureRecord) -> None:
         try:

@@ -89,8 +89,15 @@ def _how_made(inputs: list[str], digests: list[Digest], charts: list[ChartImage]
     return [*lines, ""]
 
 
+def _is_request_file(source: str) -> bool:
+    parts = source.split("/")
+    return len(parts) == 3 and parts[0] == "runs" and parts[2] == "request.md"
+
+
 def render_report(context: DocContext, digests: list[Digest], charts: list[ChartImage]) -> str:
     """The final report in markdown."""
+    # The request is quoted in the intro; as a "source" it would only echo itself back.
+    digests = [d for d in digests if not _is_request_file(d.source)] or digests
     lines = [BANNER, "", f"# {report_title(context.request)}", "", *_intro(context, len(digests))]
     lines += ["## Executive summary", ""]
     lines += bullet_list([point_line(p) for p in ranked_points(digests, 5)], "No key points.")
