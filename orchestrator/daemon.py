@@ -49,6 +49,7 @@ class Daemon:
         self._due: dict[str, float] = {}
         self._in_flight: dict[str, threading.Thread] = {}
         self._guard = threading.Lock()
+        self._unhandled: set[str] = set()
 
     # -- wake-ups ------------------------------------------------------------------------
 
@@ -171,7 +172,16 @@ class Daemon:
         for path in pending_requests(self.crew.home):
             if self.stop_event.is_set():
                 return
-            run_id = take_in(self.crew, path, self.config.inbox_max_bytes)
+            if path.name in self._unhandled:
+                continue
+            try:
+                run_id = take_in(self.crew, path, self.config.inbox_max_bytes)
+            except Exception:
+                # Our bug or an unreadable file: log it once and leave the file where it is,
+                # rather than retrying it in a loop (it is retried when the daemon restarts).
+                log.exception("request_not_handled", name=path.name)
+                self._unhandled.add(path.name)
+                continue
             if run_id is not None:
                 self.wake(run_id)
 
