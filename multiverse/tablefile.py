@@ -18,9 +18,7 @@ from wcwidth import wcswidth
 
 from multiverse.errors import TableError
 from multiverse.tablecodec import decode_cell, encode_cell, split_row
-from multiverse.tablelocate import MISTLETOE_LOCK, find_table
-
-__all__ = ["MISTLETOE_LOCK"]  # re-exported for the modules that render markdown
+from multiverse.tablelocate import find_table
 
 
 @dataclass

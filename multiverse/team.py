@@ -32,20 +32,19 @@ from multiverse.config import (
 )
 from multiverse.home import Home
 from multiverse.roles import CommunicatorRole, ExecutorRole, PlannerRole
-from orchestrator.crew import Crew
+from orchestrator.crew import DEFAULT_TOOL_TYPES, Crew
 from planner.builtin import BuiltinPlanner
 
 if TYPE_CHECKING:
     from multiverse.gateway import Gateway
 
 log = structlog.get_logger(__name__)
-TOOL_TYPES = ("web_search", "data_visualization")
 ROLE_NAMES = ("planner", "executor", "communicator")
 
 
 def tool_types(mapping: RuntimeMapping) -> tuple[str, ...]:
     """The specialised tool types the mapping provides."""
-    return tuple(name for name in TOOL_TYPES if name in mapping.tool_mapping)
+    return tuple(name for name in DEFAULT_TOOL_TYPES if name in mapping.tool_mapping)
 
 
 def print_to_stderr(text: str) -> None:

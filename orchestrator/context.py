@@ -8,8 +8,6 @@ from orchestrator.crew import Crew
 from orchestrator.learning import learning_context_path, read_learning_context
 from orchestrator.view import RunView
 
-REQUEST_FILE = "request.md"
-
 
 def request_text(crew: Crew, run_id: str) -> str:
     """The run's request as dropped (runs/<run_id>/request.md)."""

@@ -23,7 +23,7 @@ from executor.builtin.evidence import (
 from executor.builtin.extract import Frozen, extract_text, strip_front_matter
 from executor.builtin.strategy import all_points, classify, direction, direction_intro, themes
 from executor.builtin.text import shorten
-from multiverse.tablefile import MISTLETOE_LOCK
+from multiverse.tablelocate import MISTLETOE_LOCK
 
 _IMAGE_LINE = re.compile(r"^!\[(?P<alt>[^\]]*)\]\((?P<target>[^)]+)\)$", re.MULTILINE)
 
