@@ -24,6 +24,8 @@ STAGE_ID = r"P[0-4]-S\d{2}"
 TASK_ID = r"(?:T0\d|P[0-4]-S\d{2}-T\d{2})"
 TOOL_TASK_ID = TASK_ID + r"-(?:PRE|POST)-\d{2}"
 INSTRUCTION_ID = r"I\d{4,}"
+PHASE0_ID = "P0"  # Phase 0 is one phase with one stage (SPEC §3.3)
+PHASE0_STAGE = "P0-S01"
 
 
 class Status(StrEnum):

@@ -10,8 +10,11 @@ raises `TableError` and is never written.
 
 from __future__ import annotations
 
+import os
 import threading
-from collections.abc import Callable, Iterator, Mapping
+import time
+from bisect import insort
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import chain, compress
@@ -34,6 +37,11 @@ from multiverse.tablefile import (
     widths_from_delimiter,
 )
 
+# A file's identity and times: (inode, size, mtime_ns, ctime_ns).
+Stamp = tuple[int, int, int, int]
+# Longer than a coarse kernel clock tick (at most 10 ms): see `TableStore._remember_stamp`.
+RACY_NS = 20_000_000
+
 # Above this many rows a row that outgrows its column is written ragged (still a valid row)
 # instead of re-rendering the whole table: a 10,000-row render costs ~0.3 s.
 FULL_RENDER_LIMIT = 2000
@@ -51,6 +59,8 @@ class _Snapshot(Generic[R]):
     widths: list[int]
     rows: list[R]
     index: dict[str, int] = field(default_factory=dict)
+    # Secondary indexes built on demand: field name → value → positions of its rows, in order.
+    groups: dict[str, dict[Any, tuple[int, ...]]] = field(default_factory=dict)
 
     @property
     def exists(self) -> bool:
@@ -63,6 +73,7 @@ class TableStore:
     def __init__(self) -> None:
         self._snapshots: dict[Path, _Snapshot[Any]] = {}
         self._locks: dict[Path, tuple[threading.Lock, FileLock]] = {}
+        self._settled: dict[Path, Stamp] = {}  # stamps that prove the cached bytes current
         self._guard = threading.Lock()
 
     def table(self, spec: TableSpec[R], path: Path) -> Table[R]:
@@ -72,20 +83,48 @@ class TableStore:
     # -- reading -------------------------------------------------------------------------
 
     def snapshot(self, spec: TableSpec[R], path: Path) -> _Snapshot[R]:
-        """The parsed current state of the file (from cache when its bytes are unchanged)."""
+        """The parsed current state of the file (from cache when its bytes are unchanged).
+
+        The bytes are compared on every read, except when the file's stamp (inode, size,
+        modification and change times) is the one seen when they were last compared and that
+        comparison came long enough after the file's last change (`_remember_stamp`).
+        """
         try:
+            stamp = _stamp_of(os.stat(path))
+            cached = self._snapshots.get(path)
+            if cached is not None and self._settled.get(path) == stamp:
+                return cached
+            began = time.time_ns()
             data = path.read_bytes()
         except FileNotFoundError:
             return _Snapshot(b"", [], 0, 0, [], [])
         except OSError as error:
             raise TableError(path, None, f"cannot read: {error.strerror}") from error
-        cached = self._snapshots.get(path)
-        if cached is not None and cached.data == data:
-            return cached
-        parsed = self._parse(spec, path, data)
+        if cached is None or cached.data != data:
+            cached = self._parse(spec, path, data)
+            with self._guard:
+                self._snapshots[path] = cached
+        self._remember_stamp(path, stamp, began)
+        return cached
+
+    def _remember_stamp(self, path: Path, stamp: Stamp, compared_at: int) -> None:
+        """Trust `stamp` for the cached bytes only if a later change must show another stamp.
+
+        Git's "racy clean" rule: a file changed after the comparison gets timestamps at or
+        after it (less a coarse clock tick), so a stamp older than the comparison by more than
+        `RACY_NS` cannot be repeated by a later change. A file system with millisecond or
+        coarser timestamps is never trusted: its files are compared every time.
+        """
+        settled = (
+            stamp[2] < compared_at - RACY_NS
+            and stamp[3] < compared_at - RACY_NS
+            and stamp[2] % 1_000_000 != 0
+        )
         with self._guard:
-            self._snapshots[path] = parsed
-        return parsed
+            if settled:
+                self._settled[path] = stamp
+            else:
+                self._settled.pop(path, None)
 
     def _parse(self, spec: TableSpec[R], path: Path, data: bytes) -> _Snapshot[R]:
         try:
@@ -109,6 +148,22 @@ class TableStore:
             rows.append(row)
         return _Snapshot(data, table.lines, table.start, table.end, table.widths, rows, index)
 
+    def rows_with(self, spec: TableSpec[R], path: Path, by: str, values: Iterable[Any]) -> list[R]:
+        """The rows whose field `by` holds one of `values`, in file order.
+
+        The index behind it is built once per table and then kept up to date by each write at
+        the cost of the rows it changed, so the answer costs the rows it returns, not the table.
+        """
+        snap = self.snapshot(spec, path)
+        groups = snap.groups.get(by)
+        if groups is None:
+            groups = _group(snap.rows, by)
+            with self._guard:
+                snap.groups[by] = groups
+        wanted = set(values)
+        positions = sorted(chain.from_iterable(groups.get(value, ()) for value in wanted))
+        return [snap.rows[position] for position in positions]
+
     def is_current(self, path: Path) -> bool:
         """Whether the file still holds exactly what this store last read or wrote."""
         cached = self._snapshots.get(path)
@@ -124,11 +179,11 @@ class TableStore:
         """Hold the cross-process lock of one table file."""
         with self._guard:
             if path not in self._locks:
+                path.parent.mkdir(parents=True, exist_ok=True)
                 lock_path = path.parent / f".{path.name}.lock"
                 self._locks[path] = (threading.Lock(), FileLock(lock_path, thread_local=False))
             thread_lock, file_lock = self._locks[path]
         with thread_lock:
-            path.parent.mkdir(parents=True, exist_ok=True)
             try:
                 file_lock.acquire(timeout=LOCK_TIMEOUT_SECONDS)
             except Timeout as error:
@@ -158,13 +213,58 @@ class TableStore:
             return list(after)  # the cache keeps `after`; a caller's edit must not reach it
 
     def _write(self, spec: TableSpec[R], path: Path, before: _Snapshot[R], rows: list[R]) -> None:
-        lines, start, end, widths, index = _render(path, spec, before, rows)
+        lines, start, end, widths, index, touched = _render(path, spec, before, rows)
         data = "".join(lines).encode("utf-8")
         if data == before.data:
             return
         atomic_write_bytes(path, data)
         with self._guard:
-            self._snapshots[path] = _Snapshot(data, lines, start, end, widths, rows, index)
+            self._settled.pop(path, None)
+        groups = (
+            {
+                by: _regroup(positions, before.rows, rows, touched, by)
+                for by, positions in before.groups.items()
+            }
+            if touched is not None
+            else {}
+        )
+        with self._guard:
+            self._snapshots[path] = _Snapshot(data, lines, start, end, widths, rows, index, groups)
+
+
+def _stamp_of(stat: os.stat_result) -> Stamp:
+    return (stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
+
+
+def _group(rows: list[Any], by: str) -> dict[Any, tuple[int, ...]]:
+    groups: dict[Any, list[int]] = {}
+    for position, row in enumerate(rows):
+        groups.setdefault(getattr(row, by), []).append(position)
+    return {value: tuple(positions) for value, positions in groups.items()}
+
+
+def _regroup(
+    groups: dict[Any, tuple[int, ...]],
+    old: list[Any],
+    new: list[Any],
+    touched: list[int],
+    by: str,
+) -> dict[Any, tuple[int, ...]]:
+    """`groups` of `old` updated for the positions a patch changed or appended."""
+    groups = dict(groups)
+    for position in touched:
+        value = getattr(new[position], by)
+        if position < len(old):
+            previous = getattr(old[position], by)
+            if previous == value:
+                continue
+            groups[previous] = tuple(p for p in groups[previous] if p != position)
+            if not groups[previous]:
+                del groups[previous]
+        members = list(groups.get(value, ()))
+        insort(members, position)
+        groups[value] = tuple(members)
+    return groups
 
 
 def _index_of(path: Path, rows: list[Any]) -> dict[str, int]:
@@ -176,7 +276,9 @@ def _index_of(path: Path, rows: list[Any]) -> dict[str, int]:
     return index
 
 
-Rendered = tuple[list[str], int, int, list[int], dict[str, int]]
+# New file lines, table start and end, column widths, key index, and the positions a patch
+# changed or appended (None after a full render).
+Rendered = tuple[list[str], int, int, list[int], dict[str, int], list[int] | None]
 
 
 def _render(path: Path, spec: TableSpec[R], before: _Snapshot[R], rows: list[R]) -> Rendered:
@@ -197,7 +299,7 @@ def _render(path: Path, spec: TableSpec[R], before: _Snapshot[R], rows: list[R])
         prefix, suffix = new_file_lines(spec.title, spec.description), []
     lines = prefix + table + suffix
     widths = widths_from_delimiter(table[1])
-    return lines, len(prefix), len(prefix) + len(table), widths, _index_of(path, rows)
+    return lines, len(prefix), len(prefix) + len(table), widths, _index_of(path, rows), None
 
 
 def _patch_rows(
@@ -213,7 +315,8 @@ def _patch_rows(
     # Which rows are not the very objects of the snapshot, found at C speed: a write of one row
     # into ten thousand must not walk them all in Python.
     changed = compress(range(len(old)), map(is_not, old, rows))
-    for position in chain(changed, range(len(old), len(rows))):
+    touched = list(chain(changed, range(len(old), len(rows))))
+    for position in touched:
         row = rows[position]
         if position < len(old) and old[position].key != row.key:
             return None  # rows were removed or reordered
@@ -232,7 +335,7 @@ def _patch_rows(
     end = first_row + len(rows)
     if end > before.end and not lines[before.end - 1].endswith("\n"):
         lines[before.end - 1] += newline
-    return lines, before.start, end, before.widths, index
+    return lines, before.start, end, before.widths, index, touched
 
 
 def _newline(before: _Snapshot[Any]) -> str:
@@ -270,6 +373,10 @@ class Table(Generic[R]):
     def rows(self) -> list[R]:
         """Every row, in file order."""
         return list(self.store.snapshot(self.spec, self.path).rows)
+
+    def rows_with(self, by: str, values: Iterable[Any]) -> list[R]:
+        """The rows whose field `by` holds one of `values` (see `TableStore.rows_with`)."""
+        return self.store.rows_with(self.spec, self.path, by, values)
 
     def get(self, key: str) -> R | None:
         """The row with this key, or None."""

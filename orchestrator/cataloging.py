@@ -7,44 +7,76 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
+from multiverse.asset_types import asset_type
 from multiverse.atomic import atomic_write_text
 from multiverse.contracts import ProducedFile
-from multiverse.models import AssetType, CatalogEntry
+from multiverse.models import PHASE0_STAGE, AssetType, CatalogEntry, Phase, Status, Task
 from orchestrator.crew import Crew
+from orchestrator.signals import SignalBox
 
 HASHES_FILE = "catalog_hashes.json"
 SUMMARY_LIMIT = 300
 
 
 def register(
-    crew: Crew, run_id: str | None, task_id: str | None, produced: Iterable[ProducedFile]
+    crew: Crew,
+    run_id: str | None,
+    task_id: str | None,
+    produced: Iterable[ProducedFile],
+    behind: bool = False,
 ) -> None:
-    """Add or refresh catalog rows for produced files (idempotent)."""
-    entries = [
-        CatalogEntry(
+    """Add or refresh catalog rows for produced files (idempotent).
+
+    `behind=True` leaves the rows to the catalog's write-behind (`catalog_rows.py`): every
+    context the crew builds sees them at once, and they reach the file within the flush delay.
+    A crash before then is repaired from the files (`uncatalogued`, `register_outputs`).
+    """
+    for item in produced:
+        entry = CatalogEntry(
             file_path=item.path,
             run_id=run_id,
             asset_type=item.asset_type,
             source_task_id=task_id,
             summary=_one_line(item.summary),
         )
-        for item in produced
+        crew.pending_catalog.put(entry)
+    if not behind:
+        crew.pending_catalog.flush()
+
+
+def catalogued(crew: Crew, path: str) -> bool:
+    """Whether a file has a catalog row, on disk or waiting to be written."""
+    return crew.pending_catalog.get(path) is not None or crew.catalog.get(path) is not None
+
+
+def uncatalogued(crew: Crew, tasks: Iterable[Task]) -> list[str]:
+    """Master-loop tasks COMPLETED whose output has no catalog row (lost in a crash)."""
+    return [
+        task.task_id
+        for task in tasks
+        if task.status is Status.COMPLETED
+        and task.stage_id != PHASE0_STAGE
+        and task.output_path
+        and not catalogued(crew, task.output_path)
     ]
-    if entries:
-        crew.store.modify(crew.catalog.spec, crew.catalog.path, lambda rows: upsert(rows, entries))
 
 
-def upsert(rows: list[CatalogEntry], entries: list[CatalogEntry]) -> list[CatalogEntry]:
-    """Rows with each entry replacing the row of the same file_path, or appended."""
-    position = {row.file_path: index for index, row in enumerate(rows)}
-    for entry in entries:
-        if entry.file_path in position:
-            if rows[position[entry.file_path]] != entry:
-                rows[position[entry.file_path]] = entry
-        else:
-            position[entry.file_path] = len(rows)
-            rows.append(entry)
-    return rows
+def register_outputs(crew: Crew, run_id: str, task: Task, phase: Phase) -> None:
+    """Register a COMPLETED task's files again: from its result signal, else its output file."""
+    signal = SignalBox(crew.home.run(run_id).signals).result(task.task_id)
+    if signal is not None and signal.outputs:
+        produced = signal.outputs
+    else:
+        path = crew.home.root / task.output_path
+        in_outputs = task.output_path.startswith(f"outputs/{run_id}/")
+        produced = [
+            ProducedFile(
+                path=task.output_path,
+                asset_type=asset_type(phase, is_task_output=True, in_outputs=in_outputs),
+                summary=crew.executor.summarize(path) if path.is_file() else "",
+            )
+        ]
+    register(crew, run_id, task.task_id, produced)
 
 
 def _one_line(text: str) -> str:

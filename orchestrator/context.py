@@ -20,9 +20,14 @@ def learning(crew: Crew, run_id: str) -> LearningContext:
 
 
 def relevant_catalog(crew: Crew, run_id: str, related: set[str]) -> list[CatalogEntry]:
-    """Catalog rows of the inputs, of this run, and of the similar past runs."""
-    keep = related | {run_id}
-    return [row for row in crew.catalog.rows() if row.run_id is None or row.run_id in keep]
+    """Catalog rows of the inputs, of this run, and of the similar past runs, in file order."""
+    owners = {None, run_id, *related}
+    rows = crew.catalog.rows_with("run_id", owners)
+    waiting = {row.file_path: row for row in crew.pending_catalog.rows_of(owners)}
+    if not waiting:
+        return rows
+    fresh = [waiting.pop(row.file_path, row) for row in rows]
+    return fresh + list(waiting.values())
 
 
 def active_instructions(rows: list[UserInstruction], run_ids: set[str]) -> list[UserInstruction]:

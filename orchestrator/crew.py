@@ -28,6 +28,8 @@ from multiverse.schemas import (
     USER_INSTRUCTIONS,
 )
 from multiverse.store import Table, TableStore
+from orchestrator.attention import Attention
+from orchestrator.catalog_rows import PendingCatalog
 
 DEFAULT_TOOL_TYPES = ("web_search", "data_visualization")
 
@@ -53,6 +55,17 @@ class Crew:
     speaker: Speaker
     store: TableStore = field(default_factory=TableStore)
     tool_types: tuple[str, ...] = DEFAULT_TOOL_TYPES
+    attention: Attention = field(init=False)
+    pending_catalog: PendingCatalog = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.attention = Attention(self.store, self.home.db / PROCESS_RUNS.filename)
+        self.pending_catalog = PendingCatalog(self.store, self.home.db / KNOWLEDGE_CATALOG.filename)
+
+    def flush_behind(self) -> None:
+        """Write everything the write-behinds hold (on stop, before a run's final status)."""
+        self.pending_catalog.flush()
+        self.attention.flush()
 
     @property
     def process_runs(self) -> Table[ProcessRun]:

@@ -7,6 +7,7 @@ on that queue; signal handlers only set the stop flag.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import signal
@@ -25,6 +26,7 @@ from multiverse.models import FINAL_STATUSES, Status
 from orchestrator.crew import Crew
 from orchestrator.inbox import pending_requests
 from orchestrator.intake import take_in
+from orchestrator.learning import warm_index
 from orchestrator.runner import StepRunner
 from orchestrator.watcher import ALL, DB_PREFIX, INBOX, start_watching
 
@@ -184,6 +186,16 @@ class Daemon:
                 continue
             if run_id is not None:
                 self.wake(run_id)
+        self._warm_learning()
+
+    def _warm_learning(self) -> None:
+        """Build, off the request path, the ranking index the next request will need."""
+
+        def warm() -> None:
+            with contextlib.suppress(TableError):  # reported where a step meets it
+                warm_index(self.crew.process_runs.rows())
+
+        threading.Thread(target=warm, name="warm-learning", daemon=True).start()
 
     # -- the loop ------------------------------------------------------------------------
 
@@ -197,6 +209,7 @@ class Daemon:
         try:
             observer = None if once else start_watching(self.crew.home, self.wake_debounced)
             self.wake(ALL)
+            self._warm_learning()
             log.info("daemon_started", home=str(self.crew.home.root), once=once)
             try:
                 self._loop(once)
@@ -204,6 +217,7 @@ class Daemon:
                 if observer is not None:
                     observer.stop()
                 self._finish_in_flight()
+                self._flush_behind()
             log.info("daemon_stopped", failed_runs=sorted(self.failed_runs))
         finally:
             lock.release()
@@ -225,6 +239,14 @@ class Daemon:
         if pending:
             return max(0.0, min(pending) - time.monotonic())
         return None  # block until a wake-up arrives (no polling: idle means idle)
+
+    def _flush_behind(self) -> None:
+        try:
+            self.crew.flush_behind()
+        except (TableError, OSError) as error:
+            # Nothing is lost: pointers are recorded again and missing catalog rows rebuilt
+            # from the files when the daemon next starts.
+            log.warning("write_behind_not_flushed", error=str(error))
 
     def stop(self) -> None:
         """Ask the loop to stop after the steps in flight."""

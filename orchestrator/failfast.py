@@ -28,10 +28,15 @@ def fail_run(crew: Crew, run_id: str, record: FailureRecord | None, reason: str)
     if "failure" not in box.names():
         box.write("failure", record)
     log.error("run_failed", run_id=run_id, role=record.role, error=record.error)
+    try:
+        crew.pending_catalog.flush()  # the files the run did make stay findable
+    except TableError as error:
+        log.warning("catalog_rows_not_written", run_id=run_id, error=str(error))
     _mark_levels(crew, run_id, record)
     if "failure_reported" not in box.names():
         crew.speaker.tell(_report(crew, run_id, record))
         box.write("failure_reported", Mark())
+    crew.attention.settle(run_id)
     crew.process_runs.update(
         run_id,
         status=Status.FAILED,
@@ -43,13 +48,17 @@ def fail_run(crew: Crew, run_id: str, record: FailureRecord | None, reason: str)
 
 def _from_attention(crew: Crew, run_id: str, reason: str) -> FailureRecord:
     """A failure found in the files (a broken table, a FAILED row): place it where the run was."""
-    run = crew.process_runs.get(run_id)
+    pointer = crew.attention.where(run_id)
+    if pointer is None:
+        run = crew.process_runs.get(run_id)
+        pointer = (
+            (run.current_phase_id, run.current_stage_id, run.current_task_id)
+            if run
+            else (None, None, None)
+        )
+    phase_id, stage_id, task_id = pointer
     return FailureRecord(
-        role="system",
-        phase_id=run.current_phase_id if run else None,
-        stage_id=run.current_stage_id if run else None,
-        task_id=run.current_task_id if run else None,
-        error=reason,
+        role="system", phase_id=phase_id, stage_id=stage_id, task_id=task_id, error=reason
     )
 
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from multiverse.contracts import Message, MessageKind
-from multiverse.models import Status
+from multiverse.models import PHASE0_STAGE, Status
+from orchestrator import cataloging
 from orchestrator.cataloging import register
 from orchestrator.context import plan_context, task_assignment, tool_assignment
 from orchestrator.crew import Crew
@@ -21,12 +22,10 @@ from orchestrator.view import RunView
 def attend(
     crew: Crew, view: RunView, phase: str | None, stage: str | None, task: str | None
 ) -> None:
-    """Record where the run's attention is now (process_runs current_*), if it moved."""
+    """Record where the run's attention is now (process_runs current_*, written behind)."""
     run = view.run
-    if (run.current_phase_id, run.current_stage_id, run.current_task_id) != (phase, stage, task):
-        crew.process_runs.update(
-            view.run_id, current_phase_id=phase, current_stage_id=stage, current_task_id=task
-        )
+    recorded = (run.current_phase_id, run.current_stage_id, run.current_task_id)
+    crew.attention.move(view.run_id, (phase, stage, task), recorded)
 
 
 def plan_stages(crew: Crew, view: RunView, step: Step) -> None:
@@ -104,7 +103,13 @@ def run_core_task(crew: Crew, view: RunView, step: Step, post_tools: bool) -> No
     if signal.status == "FAILED" or (post_tools and signal.post_tool_required):
         executor_result(crew, view, step, signal)
         return
-    register(crew, view.run_id, step.task_id, signal.outputs)
+    # Phase 0's rows are written at once; the master loop's are written behind, and if a crash
+    # loses them they are rebuilt from the output file, or from the signal kept here when the
+    # task made more than its output file.
+    behind = step.stage_id != PHASE0_STAGE
+    if behind and [item.path for item in signal.outputs] != [assignment.task.output_path]:
+        executor_result(crew, view, step, signal)
+    register(crew, view.run_id, step.task_id, signal.outputs, behind=behind)
     crew.run(view.run_id).tasks.compare_and_set(
         step.task_id, Status.PENDING, status=Status.COMPLETED
     )
@@ -115,10 +120,19 @@ def complete_task(crew: Crew, view: RunView, step: Step) -> None:
     assert step.task_id is not None
     signal = view.signals.get(step.task_id)
     if signal is not None:
-        register(crew, view.run_id, step.task_id, signal.outputs)
+        register(crew, view.run_id, step.task_id, signal.outputs, behind=True)
     crew.run(view.run_id).tasks.compare_and_set(
         step.task_id, Status.PENDING, status=Status.COMPLETED
     )
+
+
+def register_outputs(crew: Crew, view: RunView, step: Step) -> None:
+    """Catalog again the files of COMPLETED tasks whose rows a crash lost."""
+    stages = {s.stage_id: s.phase_id for s in view.stages}
+    phases = {p.phase_id: p for p in view.phases}
+    for task in view.tasks:
+        if task.task_id in view.uncatalogued:
+            cataloging.register_outputs(crew, view.run_id, task, phases[stages[task.stage_id]])
 
 
 def complete_stage(crew: Crew, view: RunView, step: Step) -> None:
@@ -158,6 +172,8 @@ def complete_run(crew: Crew, view: RunView, step: Step) -> None:
             )
         )
         box.write("completion_reported", Mark())
+    crew.pending_catalog.flush()  # a final run is never looked at again: its rows go now
+    crew.attention.settle(view.run_id)
     crew.process_runs.update(
         view.run_id,
         status=Status.COMPLETED,

@@ -6,12 +6,18 @@ step that finished is never repeated and the one in flight when the daemon died 
 
 from __future__ import annotations
 
-from multiverse.models import FINAL_STATUSES, Status, Task, Timing, ToolTask
+from multiverse.models import (
+    FINAL_STATUSES,
+    PHASE0_ID,
+    PHASE0_STAGE,
+    Status,
+    Task,
+    Timing,
+    ToolTask,
+)
 from orchestrator.steps import Step, StepKind
 from orchestrator.view import RunView
 
-PHASE0_ID = "P0"
-PHASE0_STAGE = "P0-S01"
 PHASE0_STEPS = (
     ("T02", StepKind.WRITE_INSTRUCTIONS),
     ("T03", StepKind.BUILD_CATALOG),
@@ -96,6 +102,8 @@ def _first_pending(rows: list[Task] | list[ToolTask]) -> Task | ToolTask | None:
 def _master_loop(view: RunView) -> Step:
     """SPEC §7: phase → stage → task → PRE tools → core → POST tools → done."""
     run_id = view.run_id
+    if view.uncatalogued:  # a crash lost catalog rows that were still waiting to be written
+        return Step(kind=StepKind.REGISTER_OUTPUTS, run_id=run_id, task_id=view.uncatalogued[0])
     phases = sorted((p for p in view.phases if p.phase_id != PHASE0_ID), key=lambda p: p.phase_id)
     phase = next((p for p in phases if p.status is Status.PENDING), None)
     if phase is None:

@@ -124,6 +124,7 @@ def handle_response(crew: Crew, view: RunView, step: Step) -> None:
         return
     if decision.kind is DecisionKind.CANCEL:
         crew.speaker.tell(Message(kind=MessageKind.CANCELLED, run_id=run_id))
+        crew.attention.settle(run_id)
         crew.process_runs.compare_and_set(
             run_id,
             Status.AWAITING_CONFIRMATION,

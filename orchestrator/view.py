@@ -8,6 +8,7 @@ from pathlib import Path
 from multiverse.contracts import ResultSignal
 from multiverse.errors import TableError
 from multiverse.models import FINAL_STATUSES, MajorStage, Phase, ProcessRun, Status, Task, ToolTask
+from orchestrator.cataloging import uncatalogued
 from orchestrator.crew import Crew
 from orchestrator.decisions import Decision, parse_decision
 from orchestrator.signals import FailureRecord, SignalBox
@@ -27,6 +28,7 @@ class RunView:
     response: Decision | None = None
     failure: FailureRecord | None = None
     load_error: str | None = None
+    uncatalogued: tuple[str, ...] = ()  # COMPLETED tasks whose files have no catalog row
 
     @property
     def run_id(self) -> str:
@@ -70,6 +72,8 @@ def load_run_view(crew: Crew, run: ProcessRun) -> RunView:
     response = None
     if run.status is Status.AWAITING_CONFIRMATION:
         response = read_response(paths.user_response)
+    # Outside the try above: a broken global catalog is not this run's failure.
+    missing = tuple(uncatalogued(crew, tasks))
     return RunView(
         run=run,
         phases=phases,
@@ -80,6 +84,7 @@ def load_run_view(crew: Crew, run: ProcessRun) -> RunView:
         evidence=evidence,
         response=response,
         failure=failure,
+        uncatalogued=missing,
     )
 
 

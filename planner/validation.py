@@ -15,6 +15,7 @@ from pathlib import Path
 
 from multiverse.contracts import PlanContext, Proposal, StagesPlan, TasksPlan, ToolTasksPlan
 from multiverse.models import (
+    PHASE0_STAGE,
     TASK_ID,
     InstructionStatus,
     MajorStage,
@@ -24,7 +25,6 @@ from multiverse.models import (
     Timing,
 )
 
-PHASE0_STAGE = "P0-S01"
 PHASE0_TASK_IDS = ("T00", "T02", "T03", "T04")
 PUBLISHING_PHASE = "GENERATING_OUTPUT"
 _INSTRUCTION_TYPE = re.compile(r"[A-Z][A-Z0-9_]*")

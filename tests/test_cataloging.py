@@ -25,7 +25,10 @@ def test_unchanged_inputs_are_not_summarised_again(home: Home) -> None:
     assert refresh_inputs(crew) == 1
     rows = TableStore().table(KNOWLEDGE_CATALOG, home.db / KNOWLEDGE_CATALOG.filename).rows()
     assert {row.file_path for row in rows} == {
-        "assets/competitor_review.txt", "assets/market_report_2024.md", "guidelines/mcp_list.md"}
+        "assets/competitor_review.txt",
+        "assets/market_report_2024.md",
+        "guidelines/mcp_list.md",
+    }
     assert all(row.summary for row in rows)
 
 
@@ -40,8 +43,9 @@ def test_a_similar_request_sees_the_past_run_in_its_proposal(home: Home) -> None
     cli(home, "submit", "Update the e-bike market memo for the European market.")
     cli(home, "submit", "List the quarterly invoices of the bakery.")
     once(home)
-    second = next(r["run_id"] for r in runs(home)
-                  if r["user_request"].startswith("Update the e-bike"))
+    second = next(
+        r["run_id"] for r in runs(home) if r["user_request"].startswith("Update the e-bike")
+    )
     context = home.run(second).root / "learning_context.md"
     text = context.read_text(encoding="utf-8")
     assert first in text and "CONTINUOUS_RUN" in text

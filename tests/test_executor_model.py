@@ -15,8 +15,9 @@ from structlog.testing import capture_logs
 
 from executor.builtin import BuiltinExecutor
 from executor.model import PROMPT_IN_PROGRESS, ModelExecutor
-from executor.model.verdict import asset_type, final_word
+from executor.model.verdict import final_word
 from executor.tools import Tool, ToolContext, ToolResult, builtin_tools
+from multiverse.asset_types import asset_type
 from multiverse.config import RuntimeMapping, TierConfig, ToolBinding
 from multiverse.contracts import ResultSignal, TaskAssignment, ToolAssignment
 from multiverse.gateway import Gateway

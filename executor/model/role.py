@@ -31,10 +31,11 @@ from executor.model.prompt import (
     task_messages,
 )
 from executor.model.runlock import PROMPT_IN_PROGRESS, RunLocks
-from executor.model.verdict import asset_type, clipped, final_word
+from executor.model.verdict import clipped, final_word
 from executor.tools.base import Approver, Tool, ToolContext, WebSearchProvider
 from executor.tools.registry import ToolRegistry, builtin_tools
 from multiverse.agent_package import AgentPackage, load_agent_package, role_package_dir
+from multiverse.asset_types import asset_type
 from multiverse.config import RuntimeMapping, TierConfig
 from multiverse.contracts import ProducedFile, ResultSignal, TaskAssignment, ToolAssignment
 from multiverse.errors import ConfigError

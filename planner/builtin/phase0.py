@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from multiverse.contracts import PlanContext, TasksPlan
-from multiverse.models import Task
+from multiverse.models import PHASE0_STAGE, Task
 from planner.builtin.sources import folder_files
-from planner.validation import PHASE0_STAGE, PHASE0_TASK_IDS, phase0_outputs, request_path
+from planner.validation import PHASE0_TASK_IDS, phase0_outputs, request_path
 
 _NAMES = {
     "T00": (

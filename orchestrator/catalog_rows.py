@@ -1,0 +1,65 @@
+"""Catalog rows on their way to db/knowledge_base_catalog.md, written behind (`behind.py`).
+
+A finished task's files join the catalog here first: every context the crew builds sees them at
+once, and they reach the file within the flush delay, with the rows of any other task that
+finished meanwhile, in one write. A crash before then loses nothing that cannot be rebuilt:
+`cataloging.uncatalogued` finds the COMPLETED tasks whose files have no row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from multiverse.models import CatalogEntry
+from multiverse.schemas import KNOWLEDGE_CATALOG
+from multiverse.store import TableStore
+from orchestrator.behind import WriteBehind
+
+
+class PendingCatalog:
+    """Catalog rows not yet written, by file path (a newer row for a file replaces the older)."""
+
+    def __init__(self, store: TableStore, path: Path) -> None:
+        self.store = store
+        self.path = path
+        self.behind: WriteBehind[str, CatalogEntry] = WriteBehind(path.name, self._write)
+
+    def put(self, entry: CatalogEntry) -> None:
+        """Queue a row; it is written within the flush delay."""
+        self.behind.put(entry.file_path, entry)
+
+    def get(self, file_path: str) -> CatalogEntry | None:
+        """The row waiting for this file, if any."""
+        return self.behind.get(file_path)
+
+    def rows_of(self, owners: Iterable[str | None]) -> list[CatalogEntry]:
+        """Waiting rows whose run_id is one of `owners`, oldest first."""
+        wanted = set(owners)
+        return [row for row in self.behind.pending().values() if row.run_id in wanted]
+
+    def flush(self) -> None:
+        """Write every waiting row now (errors are raised; the rows stay queued)."""
+        self.behind.flush()
+
+    def _write(self, batch: dict[str, CatalogEntry]) -> None:
+        self.store.modify_indexed(
+            KNOWLEDGE_CATALOG,
+            self.path,
+            lambda rows, index: upsert(rows, index, list(batch.values())),
+        )
+
+
+def upsert(
+    rows: list[CatalogEntry], index: Mapping[str, int], entries: list[CatalogEntry]
+) -> list[CatalogEntry]:
+    """Rows with each entry replacing the row of the same file_path, or appended."""
+    appended: dict[str, int] = {}
+    for entry in entries:
+        where = index.get(entry.file_path, appended.get(entry.file_path))
+        if where is None:
+            appended[entry.file_path] = len(rows)
+            rows.append(entry)
+        elif rows[where] != entry:
+            rows[where] = entry
+    return rows
