@@ -29,12 +29,15 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     mode = _existing_mode(path)
     fd, tmp_name = _create_temp(path)
     try:
-        with os.fdopen(fd, "wb") as handle:
+        try:
             if mode is not None:
                 os.fchmod(fd, mode)  # a replaced file keeps the permissions a person gave it
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+            written = 0
+            while written < len(data):
+                written += os.write(fd, data[written:] if written else data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
         os.replace(tmp_name, path)
     except BaseException:
         Path(tmp_name).unlink(missing_ok=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import cached_property
 from importlib import resources
 from pathlib import Path
 
@@ -26,47 +27,47 @@ class RunPaths:
     root: Path
     outputs: Path
 
-    @property
+    @cached_property
     def run_id(self) -> str:
         """The run's identifier (its folder name)."""
         return self.root.name
 
-    @property
+    @cached_property
     def db(self) -> Path:
         """The run's own tables."""
         return self.root / "db"
 
-    @property
+    @cached_property
     def workspace(self) -> Path:
         """The run's workspace with one folder per phase."""
         return self.root / "workspace"
 
-    @property
+    @cached_property
     def signals(self) -> Path:
         """Result signals of finished steps (durable evidence, SPEC §15)."""
         return self.root / "signals"
 
-    @property
+    @cached_property
     def logs(self) -> Path:
         """Logs of the run's roles and child processes."""
         return self.root / "logs"
 
-    @property
+    @cached_property
     def request(self) -> Path:
         """The request as dropped."""
         return self.root / "request.md"
 
-    @property
+    @cached_property
     def feedback(self) -> Path:
         """The Planner's amendment proposal."""
         return self.root / "feedback_for_user.md"
 
-    @property
+    @cached_property
     def user_response(self) -> Path:
         """The user's decision (CONFIRM / MODIFY: … / CANCEL)."""
         return self.root / "user_response.md"
 
-    @property
+    @cached_property
     def messages(self) -> Path:
         """Everything the Communicator said, newest last."""
         return self.root / "messages.md"
@@ -82,62 +83,62 @@ class Home:
 
     root: Path
 
-    @property
+    @cached_property
     def inbox(self) -> Path:
         """Where requests are dropped."""
         return self.root / "inbox"
 
-    @property
+    @cached_property
     def inbox_done(self) -> Path:
         """Handled requests (and SIMPLE_TASK replies)."""
         return self.inbox / "done"
 
-    @property
+    @cached_property
     def inbox_rejected(self) -> Path:
         """Requests that could not be read, each with a reason file."""
         return self.inbox / "rejected"
 
-    @property
+    @cached_property
     def db(self) -> Path:
         """The global tables."""
         return self.root / "db"
 
-    @property
+    @cached_property
     def templates(self) -> Path:
         """Shipped templates (the phase template)."""
         return self.db / "templates"
 
-    @property
+    @cached_property
     def phase_template(self) -> Path:
         """The fixed P1–P4 phase template."""
         return self.templates / "default_phases.md"
 
-    @property
+    @cached_property
     def runs(self) -> Path:
         """Every run's folder."""
         return self.root / "runs"
 
-    @property
+    @cached_property
     def outputs(self) -> Path:
         """Every run's deliverables."""
         return self.root / "outputs"
 
-    @property
+    @cached_property
     def assets(self) -> Path:
         """Read-only input: the content to work on."""
         return self.root / "assets"
 
-    @property
+    @cached_property
     def guidelines(self) -> Path:
         """Read-only input: formats, styles, policies, mcp_list.md."""
         return self.root / "guidelines"
 
-    @property
+    @cached_property
     def mapping_file(self) -> Path:
         """Tiers → models and budgets, abstract tools → concrete tools."""
         return self.root / "runtime-mapping.yaml"
 
-    @property
+    @cached_property
     def state(self) -> Path:
         """Private daemon state (lock file, LLM cache); never read by people."""
         return self.root / ".multiverse"

@@ -90,12 +90,13 @@ class TableStore:
         comparison came long enough after the file's last change (`_remember_stamp`).
         """
         try:
-            stamp = _stamp_of(os.stat(path))
-            cached = self._snapshots.get(path)
-            if cached is not None and self._settled.get(path) == stamp:
-                return cached
-            began = time.time_ns()
-            data = path.read_bytes()
+            with open(path, "rb") as handle:
+                stamp = _stamp_of(os.fstat(handle.fileno()))
+                cached = self._snapshots.get(path)
+                if cached is not None and self._settled.get(path) == stamp:
+                    return cached
+                began = time.time_ns()
+                data = handle.read()
         except FileNotFoundError:
             return _Snapshot(b"", [], 0, 0, [], [])
         except OSError as error:
@@ -377,6 +378,11 @@ class Table(Generic[R]):
     def rows_with(self, by: str, values: Iterable[Any]) -> list[R]:
         """The rows whose field `by` holds one of `values` (see `TableStore.rows_with`)."""
         return self.store.rows_with(self.spec, self.path, by, values)
+
+    def missing(self, keys: Iterable[str]) -> list[str]:
+        """The keys that have no row, in the order given."""
+        index = self.store.snapshot(self.spec, self.path).index
+        return [key for key in keys if key not in index]
 
     def get(self, key: str) -> R | None:
         """The row with this key, or None."""

@@ -98,6 +98,8 @@ def _column_problem(found: list[str], expected: list[str]) -> str:
 
 def cell_width(text: str) -> int:
     """Display width of an encoded cell, the way tabulate measures it."""
+    if text.isascii():  # encoded cells hold no control characters: one column per character
+        return len(text)
     width = wcswidth(text)
     return width if width >= 0 else len(text)
 

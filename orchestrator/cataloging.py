@@ -44,21 +44,18 @@ def register(
         crew.pending_catalog.flush()
 
 
-def catalogued(crew: Crew, path: str) -> bool:
-    """Whether a file has a catalog row, on disk or waiting to be written."""
-    return crew.pending_catalog.get(path) is not None or crew.catalog.get(path) is not None
-
-
 def uncatalogued(crew: Crew, tasks: Iterable[Task]) -> list[str]:
     """Master-loop tasks COMPLETED whose output has no catalog row (lost in a crash)."""
-    return [
-        task.task_id
+    outputs = {
+        task.output_path: task.task_id
         for task in tasks
-        if task.status is Status.COMPLETED
-        and task.stage_id != PHASE0_STAGE
-        and task.output_path
-        and not catalogued(crew, task.output_path)
-    ]
+        if task.status is Status.COMPLETED and task.stage_id != PHASE0_STAGE and task.output_path
+    }
+    if not outputs:
+        return []
+    waiting = crew.pending_catalog.behind.pending()
+    missing = crew.catalog.missing(path for path in outputs if path not in waiting)
+    return [outputs[path] for path in missing]
 
 
 def register_outputs(crew: Crew, run_id: str, task: Task, phase: Phase) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from communicator.speaker import Speaker
 from multiverse.home import Home, RunPaths
@@ -57,6 +58,7 @@ class Crew:
     tool_types: tuple[str, ...] = DEFAULT_TOOL_TYPES
     attention: Attention = field(init=False)
     pending_catalog: PendingCatalog = field(init=False)
+    _runs: dict[str, RunTables] = field(init=False, default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         self.attention = Attention(self.store, self.home.db / PROCESS_RUNS.filename)
@@ -67,33 +69,37 @@ class Crew:
         self.pending_catalog.flush()
         self.attention.flush()
 
-    @property
+    @cached_property
     def process_runs(self) -> Table[ProcessRun]:
         """db/process_runs.md."""
         return self.store.table(PROCESS_RUNS, self.home.db / PROCESS_RUNS.filename)
 
-    @property
+    @cached_property
     def instructions(self) -> Table[UserInstruction]:
         """db/user_instructions.md."""
         return self.store.table(USER_INSTRUCTIONS, self.home.db / USER_INSTRUCTIONS.filename)
 
-    @property
+    @cached_property
     def catalog(self) -> Table[CatalogEntry]:
         """db/knowledge_base_catalog.md."""
         return self.store.table(KNOWLEDGE_CATALOG, self.home.db / KNOWLEDGE_CATALOG.filename)
 
-    @property
+    @cached_property
     def phase_template(self) -> Table[PhaseTemplate]:
         """db/templates/default_phases.md."""
         return self.store.table(PHASE_TEMPLATE, self.home.phase_template)
 
     def run(self, run_id: str) -> RunTables:
         """The tables of one run."""
+        known = self._runs.get(run_id)
+        if known is not None:
+            return known
         paths = self.home.run(run_id)
-        return RunTables(
+        self._runs[run_id] = tables = RunTables(
             paths,
             self.store.table(PHASES, paths.db / PHASES.filename),
             self.store.table(MAJOR_STAGES, paths.db / MAJOR_STAGES.filename),
             self.store.table(TASKS, paths.db / TASKS.filename),
             self.store.table(TOOL_TASKS, paths.db / TOOL_TASKS.filename),
         )
+        return tables

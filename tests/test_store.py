@@ -8,6 +8,7 @@ import shutil
 import stat
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -459,3 +460,44 @@ def test_threads_with_separate_stores_lose_no_update(tmp_path: Path) -> None:
     for worker in workers:
         worker.join()
     assert TableStore().table(PROCESS_RUNS, path).rows() == [_run(1, str(rounds * threads))]
+
+
+def test_a_settled_cache_still_sees_an_in_place_edit_of_the_same_size(tmp_path: Path) -> None:
+    """Once the bytes are trusted by their stamp, an edit in place still changes the stamp."""
+    path = tmp_path / PROCESS_RUNS.filename
+    table = TableStore().table(PROCESS_RUNS, path)
+    table.insert(_run(1, "aaaa"))
+    changed = path.stat().st_ctime_ns
+    deadline = time.monotonic() + 10
+    while time.time_ns() < changed + 2 * store_module.RACY_NS:  # past the racy window
+        assert time.monotonic() < deadline
+    assert table.rows() == [_run(1, "aaaa")]  # compared, and now trusted by its stamp
+    assert table.rows() == [_run(1, "aaaa")]  # served from the stamp
+    with path.open("r+b") as handle:  # an editor that writes in place, keeping the size
+        data = handle.read()
+        handle.seek(0)
+        handle.write(data.replace(b"aaaa", b"bbbb"))
+    assert table.rows() == [_run(1, "bbbb")]
+
+
+def test_rows_with_follows_every_write(tmp_path: Path) -> None:
+    """The index behind rows_with is kept up to date by appends, updates and full renders."""
+    path = tmp_path / KNOWLEDGE_CATALOG.filename
+    table = TableStore().table(KNOWLEDGE_CATALOG, path)
+
+    def entry(n: int, run_id: str | None) -> CatalogEntry:
+        return CatalogEntry(
+            file_path=f"f{n}.md", run_id=run_id, asset_type=AssetType.TOOL_OUTPUT, summary="s"
+        )
+
+    def expected(owners: set[str | None]) -> list[CatalogEntry]:
+        return [row for row in table.rows() if row.run_id in owners]
+
+    other = "run-20260105-093000-002"
+    table.insert(entry(1, None), entry(2, RUN), entry(3, other))
+    assert table.rows_with("run_id", {RUN}) == expected({RUN})
+    table.insert(entry(4, RUN))  # appended: the index grows
+    table.update("f3.md", run_id=RUN)  # moved from one group to another
+    table.update("f1.md", summary="a summary long enough to widen the column " * 3)
+    for owners in ({RUN}, {other}, {None}, {None, RUN, other}, set()):
+        assert table.rows_with("run_id", owners) == expected(owners)

@@ -1,0 +1,163 @@
+"""Write-behind of the global tables: coalesced writes, nothing lost, repaired after a crash."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import pytest
+
+from multiverse.atomic import atomic_write_text
+from multiverse.config import load_runtime_mapping
+from multiverse.home import Home
+from multiverse.models import PHASE0_STAGE, Status
+from multiverse.team import build_crew
+from orchestrator.behind import WriteBehind
+from orchestrator.crew import Crew
+from orchestrator.intake import take_in
+from orchestrator.runner import StepRunner
+from orchestrator.steps import StepKind
+
+from journey import copy_assets
+
+NEVER = 3600.0  # a flush delay no test outlives: only explicit flushes write
+
+
+def _crew(home: Home) -> Crew:
+    crew = build_crew(home, load_runtime_mapping(home.root), os.environ, console=lambda t: None)
+    crew.pending_catalog.behind.delay = NEVER
+    crew.attention.behind.delay = NEVER
+    return crew
+
+
+def _confirmed_run(crew: Crew) -> tuple[str, StepRunner]:
+    atomic_write_text(crew.home.inbox / "memo.md", "Analyse the market report and write a memo.\n")
+    run_id = take_in(crew, crew.home.inbox / "memo.md", 1 << 20)
+    assert run_id is not None
+    runner = StepRunner(crew)
+    while (step := runner.advance(run_id)) is not None and step.is_work:
+        pass
+    atomic_write_text(crew.home.run(run_id).user_response, "CONFIRM\n")
+    return run_id, runner
+
+
+def _finish(runner: StepRunner, run_id: str) -> list[StepKind]:
+    kinds = []
+    for _ in range(300):
+        step = runner.advance(run_id)
+        if step is None or not step.is_work:
+            return kinds
+        kinds.append(step.kind)
+    raise AssertionError("the run never settled")
+
+
+def test_values_that_arrive_together_share_one_write() -> None:
+    """A newer value for a key replaces the older; one flush writes the latest of each."""
+    batches: list[dict[str, int]] = []
+    behind: WriteBehind[str, int] = WriteBehind("t", batches.append, delay=NEVER)
+    behind.put("a", 1)
+    behind.put("b", 2)
+    behind.put("a", 3)
+    assert behind.get("a") == 3 and batches == []
+    behind.flush()
+    assert batches == [{"a": 3, "b": 2}]
+    behind.flush()
+    assert batches == [{"a": 3, "b": 2}]  # nothing waiting, nothing written
+
+
+def test_a_failed_write_keeps_its_values_and_newer_ones_win() -> None:
+    """A batch whose write fails stays pending; a value that arrived since is kept over it."""
+    batches: list[dict[str, int]] = []
+    failing = [True]
+
+    def write(batch: dict[str, int]) -> None:
+        if failing[0]:
+            behind.put("a", 9)  # arrives while the failing write is under way
+            raise OSError("disk full")
+        batches.append(batch)
+
+    behind: WriteBehind[str, int] = WriteBehind("t", write, delay=NEVER)
+    behind.put("a", 1)
+    behind.put("b", 2)
+    with pytest.raises(OSError):
+        behind.flush()
+    failing[0] = False
+    behind.flush()
+    assert batches == [{"a": 9, "b": 2}]
+
+
+def test_values_are_written_within_the_delay_without_being_asked() -> None:
+    """The timer writes on its own; a reader waits on an event, not on a sleep."""
+    written = threading.Event()
+    batches: list[dict[str, int]] = []
+
+    def write(batch: dict[str, int]) -> None:
+        batches.append(batch)
+        written.set()
+
+    behind: WriteBehind[str, int] = WriteBehind("t", write, delay=0.01)
+    behind.put("a", 1)
+    assert written.wait(timeout=10)
+    assert batches == [{"a": 1}] and behind.pending() == {}
+
+
+def test_the_attention_pointer_is_written_behind_and_a_final_status_wins(home: Home) -> None:
+    """current_* follow the run lazily; a flush after the run finished cannot undo its status."""
+    copy_assets(home, "market_report_2024.md")
+    crew = _crew(home)
+    run_id, runner = _confirmed_run(crew)
+    for _ in range(100):
+        step = runner.advance(run_id)
+        assert step is not None
+        if step.kind is StepKind.EXECUTE_TASK and step.stage_id != PHASE0_STAGE:
+            break
+    pointer = crew.attention.where(run_id)
+    assert pointer is not None and pointer[2] == step.task_id
+    crew.attention.flush()
+    run = crew.process_runs.get(run_id)
+    assert run is not None
+    assert (run.current_phase_id, run.current_stage_id, run.current_task_id) == pointer
+
+    _finish(runner, run_id)
+    crew.attention.behind.put(run_id, pointer)  # a late move, as from a stray flush
+    crew.attention.flush()
+    run = crew.process_runs.get(run_id)
+    assert run is not None and run.status is Status.COMPLETED
+    assert (run.current_phase_id, run.current_stage_id, run.current_task_id) == (None,) * 3
+
+
+def test_catalog_rows_lost_with_the_daemon_are_rebuilt_from_the_files(home: Home) -> None:
+    """Rows still waiting when the process dies: the next process registers them again."""
+    copy_assets(home, "market_report_2024.md", "quarterly_revenue.csv")
+    crew = _crew(home)
+    run_id, runner = _confirmed_run(crew)
+    for _ in range(100):
+        step = runner.advance(run_id)
+        assert step is not None
+        if step.kind is StepKind.EXECUTE_TASK and step.stage_id != PHASE0_STAGE:
+            break
+    task = crew.run(run_id).tasks.get(step.task_id or "")
+    assert task is not None and task.status is Status.COMPLETED
+    waiting = crew.pending_catalog.get(task.output_path)
+    assert waiting is not None and waiting.source_task_id == task.task_id
+    catalog = home.db / "knowledge_base_catalog.md"
+    assert task.output_path not in catalog.read_text(encoding="utf-8")
+
+    # The process dies here: its waiting rows die with it. A new daemon starts.
+    reborn = _crew(home)
+    runner = StepRunner(reborn)
+    decided = runner.decide(run_id)
+    assert decided is not None and decided[1].kind is StepKind.REGISTER_OUTPUTS
+    runner.perform(*decided)
+    row = reborn.catalog.get(task.output_path)
+    assert row is not None
+    assert (row.run_id, row.source_task_id) == (run_id, task.task_id)
+    assert row.asset_type == waiting.asset_type and row.summary
+
+    kinds = _finish(runner, run_id)
+    assert StepKind.REGISTER_OUTPUTS not in kinds
+    run = reborn.process_runs.get(run_id)
+    assert run is not None and run.status is Status.COMPLETED
+    catalogued = {r.file_path for r in reborn.catalog.rows()}
+    done = [t for t in reborn.run(run_id).tasks.rows() if t.stage_id != PHASE0_STAGE]
+    assert done and all(t.output_path in catalogued for t in done)
