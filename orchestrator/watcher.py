@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,6 +18,14 @@ from watchdog.observers.api import BaseObserver
 
 from multiverse.home import Home
 from orchestrator.editor_files import is_ignorable_name
+
+# watchdog 7.1's recursive inotify watch warns, with the whole watch table in the message, when
+# a new folder is registered twice (its creation event and the parent's rescan race). The second
+# registration replaces the first with the same callback, so nothing is lost; without this
+# filter every new run folder would print kilobytes to the daemon's console.
+warnings.filterwarnings(
+    "ignore", message="Callback with id .* already exists for watch", category=RuntimeWarning
+)
 
 INBOX = "inbox"
 ALL = "*"
