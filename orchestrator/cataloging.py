@@ -59,20 +59,23 @@ def uncatalogued(crew: Crew, tasks: Iterable[Task]) -> list[str]:
 
 
 def register_outputs(crew: Crew, run_id: str, task: Task, phase: Phase) -> None:
-    """Register a COMPLETED task's files again: from its result signal, else its output file."""
+    """Register a COMPLETED task's files again: from its result signal, and its output file.
+
+    The output file always gets a row (rebuilt from the file if the signal does not name it),
+    so the repair cannot be asked for twice.
+    """
     signal = SignalBox(crew.home.run(run_id).signals).result(task.task_id)
-    if signal is not None and signal.outputs:
-        produced = signal.outputs
-    else:
+    produced = list(signal.outputs) if signal is not None else []
+    if task.output_path not in {item.path for item in produced}:
         path = crew.home.root / task.output_path
         in_outputs = task.output_path.startswith(f"outputs/{run_id}/")
-        produced = [
+        produced.append(
             ProducedFile(
                 path=task.output_path,
                 asset_type=asset_type(phase, is_task_output=True, in_outputs=in_outputs),
                 summary=crew.executor.summarize(path) if path.is_file() else "",
             )
-        ]
+        )
     register(crew, run_id, task.task_id, produced)
 
 

@@ -9,13 +9,15 @@ import pytest
 
 from multiverse.atomic import atomic_write_text
 from multiverse.config import load_runtime_mapping
+from multiverse.contracts import ProducedFile, ResultSignal
 from multiverse.home import Home
-from multiverse.models import PHASE0_STAGE, Status
+from multiverse.models import PHASE0_STAGE, AssetType, Status
 from multiverse.team import build_crew
 from orchestrator.behind import WriteBehind
 from orchestrator.crew import Crew
 from orchestrator.intake import take_in
 from orchestrator.runner import StepRunner
+from orchestrator.signals import SignalBox
 from orchestrator.steps import StepKind
 
 from journey import copy_assets
@@ -161,3 +163,33 @@ def test_catalog_rows_lost_with_the_daemon_are_rebuilt_from_the_files(home: Home
     catalogued = {r.file_path for r in reborn.catalog.rows()}
     done = [t for t in reborn.run(run_id).tasks.rows() if t.stage_id != PHASE0_STAGE]
     assert done and all(t.output_path in catalogued for t in done)
+
+
+def test_the_repair_catalogues_the_output_file_even_when_the_signal_omits_it(home: Home) -> None:
+    """A kept signal that does not name the task's output file cannot make the repair repeat."""
+    copy_assets(home, "market_report_2024.md")
+    crew = _crew(home)
+    run_id, runner = _confirmed_run(crew)
+    for _ in range(100):
+        step = runner.advance(run_id)
+        assert step is not None
+        if step.kind is StepKind.EXECUTE_TASK and step.stage_id != PHASE0_STAGE:
+            break
+    task = crew.run(run_id).tasks.get(step.task_id or "")
+    assert task is not None
+    extra = ProducedFile(
+        path=f"runs/{run_id}/workspace/ANALYZING/extra.md",
+        asset_type=AssetType.TOOL_OUTPUT,
+        summary="an extra file",
+    )
+    box = SignalBox(home.run(run_id).signals)
+    box.write(task.task_id, ResultSignal(status="COMPLETED", outputs=[extra]))
+
+    runner = StepRunner(_crew(home))  # the queued rows died with the first process
+    decided = runner.decide(run_id)
+    assert decided is not None and decided[1].kind is StepKind.REGISTER_OUTPUTS
+    runner.perform(*decided)
+    assert runner.crew.catalog.get(extra.path) is not None
+    assert runner.crew.catalog.get(task.output_path) is not None
+    decided = runner.decide(run_id)
+    assert decided is not None and decided[1].kind is not StepKind.REGISTER_OUTPUTS
