@@ -10,27 +10,15 @@ from multiverse.home import Home
 from multiverse.models import Status
 from multiverse.team import build_crew
 from orchestrator.crew import Crew
-from orchestrator.intake import take_in
 from orchestrator.runner import StepRunner
 from orchestrator.steps import StepKind
 
 from journey import copy_assets
+from stepping import confirmed_run
 
 
 def _crew(home: Home) -> Crew:
     return build_crew(home, load_runtime_mapping(home.root), os.environ, console=lambda t: None)
-
-
-def _confirmed_run(crew: Crew) -> tuple[str, StepRunner]:
-    """A run taken in and confirmed, with Phase 0 still to finish."""
-    atomic_write_text(crew.home.inbox / "memo.md", "Analyse the market report and write a memo.\n")
-    run_id = take_in(crew, crew.home.inbox / "memo.md", 1 << 20)
-    assert run_id is not None
-    runner = StepRunner(crew)
-    while (step := runner.advance(run_id)) is not None and step.is_work:
-        pass
-    atomic_write_text(crew.home.run(run_id).user_response, "CONFIRM\n")
-    return run_id, runner
 
 
 def _advance_until(runner: StepRunner, run_id: str, kind: StepKind) -> None:
@@ -54,7 +42,7 @@ def test_a_hand_broken_run_table_fails_the_run_and_stays_byte_identical(home: Ho
     """A run table broken by hand mid-run: FAILED everywhere it can be written, file untouched."""
     copy_assets(home, "market_report_2024.md")
     crew = _crew(home)
-    run_id, runner = _confirmed_run(crew)
+    run_id, runner = confirmed_run(crew)
     _advance_until(runner, run_id, StepKind.EXECUTE_TASK)
     tasks_file = home.run(run_id).db / "tasks.md"
     lines = tasks_file.read_text(encoding="utf-8").splitlines(keepends=True)
@@ -81,7 +69,7 @@ def test_an_executor_failure_marks_every_level_and_reports_the_error(home: Home)
     """A task whose reference vanished: task, stage, phase and run FAILED; report has the log."""
     copy_assets(home, "market_report_2024.md", "competitor_review.txt")
     crew = _crew(home)
-    run_id, runner = _confirmed_run(crew)
+    run_id, runner = confirmed_run(crew)
     _advance_until(runner, run_id, StepKind.EXECUTE_TASK)
     (home.assets / "competitor_review.txt").unlink()
     runner.advance(run_id)
@@ -102,7 +90,7 @@ def test_an_executor_failure_marks_every_level_and_reports_the_error(home: Home)
 def test_a_broken_global_table_pauses_runs_without_failing_them(home: Home) -> None:
     """A hand-broken global table is reported, left as is, and the run resumes once fixed."""
     crew = _crew(home)
-    run_id, runner = _confirmed_run(crew)
+    run_id, runner = confirmed_run(crew)
     catalog = home.db / "knowledge_base_catalog.md"
     good = catalog.read_bytes() if catalog.exists() else None
     atomic_write_text(catalog, "# Knowledge base catalog\n\n| file_path | run_id |\n|---|---|\n")

@@ -7,7 +7,6 @@ import threading
 
 import pytest
 
-from multiverse.atomic import atomic_write_text
 from multiverse.config import load_runtime_mapping
 from multiverse.contracts import ProducedFile, ResultSignal
 from multiverse.home import Home
@@ -15,12 +14,12 @@ from multiverse.models import PHASE0_STAGE, AssetType, Status
 from multiverse.team import build_crew
 from orchestrator.behind import WriteBehind
 from orchestrator.crew import Crew
-from orchestrator.intake import take_in
 from orchestrator.runner import StepRunner
 from orchestrator.signals import SignalBox
-from orchestrator.steps import StepKind
+from orchestrator.steps import Step, StepKind
 
 from journey import copy_assets
+from stepping import confirmed_run
 
 NEVER = 3600.0  # a flush delay no test outlives: only explicit flushes write
 
@@ -32,15 +31,14 @@ def _crew(home: Home) -> Crew:
     return crew
 
 
-def _confirmed_run(crew: Crew) -> tuple[str, StepRunner]:
-    atomic_write_text(crew.home.inbox / "memo.md", "Analyse the market report and write a memo.\n")
-    run_id = take_in(crew, crew.home.inbox / "memo.md", 1 << 20)
-    assert run_id is not None
-    runner = StepRunner(crew)
-    while (step := runner.advance(run_id)) is not None and step.is_work:
-        pass
-    atomic_write_text(crew.home.run(run_id).user_response, "CONFIRM\n")
-    return run_id, runner
+def _first_master_task(runner: StepRunner, run_id: str) -> Step:
+    """Perform steps up to and including the first task of the master loop."""
+    for _ in range(100):
+        step = runner.advance(run_id)
+        assert step is not None
+        if step.kind is StepKind.EXECUTE_TASK and step.stage_id != PHASE0_STAGE:
+            return step
+    raise AssertionError("the master loop never started")
 
 
 def _finish(runner: StepRunner, run_id: str) -> list[StepKind]:
@@ -107,12 +105,8 @@ def test_the_attention_pointer_is_written_behind_and_a_final_status_wins(home: H
     """current_* follow the run lazily; a flush after the run finished cannot undo its status."""
     copy_assets(home, "market_report_2024.md")
     crew = _crew(home)
-    run_id, runner = _confirmed_run(crew)
-    for _ in range(100):
-        step = runner.advance(run_id)
-        assert step is not None
-        if step.kind is StepKind.EXECUTE_TASK and step.stage_id != PHASE0_STAGE:
-            break
+    run_id, runner = confirmed_run(crew)
+    step = _first_master_task(runner, run_id)
     pointer = crew.attention.where(run_id)
     assert pointer is not None and pointer[2] == step.task_id
     crew.attention.flush()
@@ -132,12 +126,8 @@ def test_catalog_rows_lost_with_the_daemon_are_rebuilt_from_the_files(home: Home
     """Rows still waiting when the process dies: the next process registers them again."""
     copy_assets(home, "market_report_2024.md", "quarterly_revenue.csv")
     crew = _crew(home)
-    run_id, runner = _confirmed_run(crew)
-    for _ in range(100):
-        step = runner.advance(run_id)
-        assert step is not None
-        if step.kind is StepKind.EXECUTE_TASK and step.stage_id != PHASE0_STAGE:
-            break
+    run_id, runner = confirmed_run(crew)
+    step = _first_master_task(runner, run_id)
     task = crew.run(run_id).tasks.get(step.task_id or "")
     assert task is not None and task.status is Status.COMPLETED
     waiting = crew.pending_catalog.get(task.output_path)
@@ -169,12 +159,8 @@ def test_the_repair_catalogues_the_output_file_even_when_the_signal_omits_it(hom
     """A kept signal that does not name the task's output file cannot make the repair repeat."""
     copy_assets(home, "market_report_2024.md")
     crew = _crew(home)
-    run_id, runner = _confirmed_run(crew)
-    for _ in range(100):
-        step = runner.advance(run_id)
-        assert step is not None
-        if step.kind is StepKind.EXECUTE_TASK and step.stage_id != PHASE0_STAGE:
-            break
+    run_id, runner = confirmed_run(crew)
+    step = _first_master_task(runner, run_id)
     task = crew.run(run_id).tasks.get(step.task_id or "")
     assert task is not None
     extra = ProducedFile(

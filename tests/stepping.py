@@ -1,0 +1,20 @@
+"""Helpers of the in-process tests: drive a run through the real StepRunner over a real home."""
+
+from __future__ import annotations
+
+from multiverse.atomic import atomic_write_text
+from orchestrator.crew import Crew
+from orchestrator.intake import take_in
+from orchestrator.runner import StepRunner
+
+
+def confirmed_run(crew: Crew) -> tuple[str, StepRunner]:
+    """A run taken in and confirmed, with Phase 0 still to finish."""
+    atomic_write_text(crew.home.inbox / "memo.md", "Analyse the market report and write a memo.\n")
+    run_id = take_in(crew, crew.home.inbox / "memo.md", 1 << 20)
+    assert run_id is not None
+    runner = StepRunner(crew)
+    while (step := runner.advance(run_id)) is not None and step.is_work:
+        pass
+    atomic_write_text(crew.home.run(run_id).user_response, "CONFIRM\n")
+    return run_id, runner
