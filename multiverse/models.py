@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
+from functools import cache
 from typing import Annotated, ClassVar, get_args
 
 from pydantic import (
@@ -14,8 +15,8 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    ValidationInfo,
     field_validator,
+    model_validator,
 )
 
 RUN_ID = r"run-\d{8}-\d{6}-\d{3}"
@@ -103,15 +104,19 @@ class Row(BaseModel):
         """The value of this row's key column."""
         return str(getattr(self, self.key_field))
 
-    @field_validator("*", mode="before")
+    @model_validator(mode="before")
     @classmethod
-    def _empty_is_none(cls, value: object, info: ValidationInfo) -> object:
+    def _empty_is_none(cls, data: object) -> object:
         # A table cell cannot tell "" from None, so an optional field holds None, never "":
-        # otherwise a row would read back different from what was written.
-        field = cls.model_fields.get(info.field_name or "")
-        if value == "" and field is not None and type(None) in get_args(field.annotation):
-            return None
-        return value
+        # otherwise a row would read back different from what was written. One check per row,
+        # not one call per field: rows are validated on every table write.
+        if not isinstance(data, dict) or "" not in data.values():
+            return data
+        nullable = _nullable_fields(cls)
+        return {
+            name: None if value == "" and name in nullable else value
+            for name, value in data.items()
+        }
 
     @field_validator("status", check_fields=False)
     @classmethod
@@ -120,6 +125,14 @@ class Row(BaseModel):
             allowed = ", ".join(sorted(cls.allowed_statuses))
             raise ValueError(f"status {value.value} is not allowed here (one of: {allowed})")
         return value
+
+
+@cache
+def _nullable_fields(model: type[BaseModel]) -> frozenset[str]:
+    """The fields of a row model that may hold None."""
+    return frozenset(
+        name for name, info in model.model_fields.items() if type(None) in get_args(info.annotation)
+    )
 
 
 class ProcessRun(Row):

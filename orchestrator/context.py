@@ -11,12 +11,12 @@ from orchestrator.view import RunView
 
 def request_text(crew: Crew, run_id: str) -> str:
     """The run's request as dropped (runs/<run_id>/request.md)."""
-    return crew.home.run(run_id).request.read_text(encoding="utf-8")
+    return crew.run(run_id).paths.request.read_text(encoding="utf-8")
 
 
 def learning(crew: Crew, run_id: str) -> LearningContext:
     """The run's ranked past runs."""
-    return read_learning_context(learning_context_path(crew.home.run(run_id)))
+    return read_learning_context(learning_context_path(crew.run(run_id).paths))
 
 
 def relevant_catalog(crew: Crew, run_id: str, related: set[str]) -> list[CatalogEntry]:

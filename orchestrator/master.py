@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from multiverse.contracts import Message, MessageKind
-from multiverse.models import PHASE0_STAGE, Status
+from multiverse.models import PHASE0_STAGE, MajorStage, Status, Task
 from orchestrator import cataloging
 from orchestrator.cataloging import register
 from orchestrator.context import plan_context, task_assignment, tool_assignment
@@ -110,9 +112,7 @@ def run_core_task(crew: Crew, view: RunView, step: Step, post_tools: bool) -> No
     if behind and [item.path for item in signal.outputs] != [assignment.task.output_path]:
         executor_result(crew, view, step, signal)
     register(crew, view.run_id, step.task_id, signal.outputs, behind=behind)
-    crew.run(view.run_id).tasks.compare_and_set(
-        step.task_id, Status.PENDING, status=Status.COMPLETED
-    )
+    finish_task(crew, view, step)
 
 
 def complete_task(crew: Crew, view: RunView, step: Step) -> None:
@@ -121,9 +121,28 @@ def complete_task(crew: Crew, view: RunView, step: Step) -> None:
     signal = view.signals.get(step.task_id)
     if signal is not None:
         register(crew, view.run_id, step.task_id, signal.outputs, behind=True)
+    finish_task(crew, view, step)
+
+
+def finish_task(crew: Crew, view: RunView, step: Step) -> None:
+    """Mark the task COMPLETED, and close its stage and phase if it was their last open task.
+
+    Closing needs no role, so it is done in this step rather than in steps of its own: a run
+    has a stage per four tasks or so, and each step costs a decision. After a crash between
+    these writes `next_step` still finds the finished stage open and closes it then.
+    """
+    assert step.task_id is not None
     crew.run(view.run_id).tasks.compare_and_set(
         step.task_id, Status.PENDING, status=Status.COMPLETED
     )
+    if step.stage_id == PHASE0_STAGE or _others_open(
+        view.tasks, "stage_id", step.stage_id, step.task_id
+    ):
+        return
+    complete_stage(crew, view, step)
+    if _others_open(view.stages, "phase_id", step.phase_id, step.stage_id):
+        return
+    complete_phase(crew, view, step)
 
 
 def register_outputs(crew: Crew, view: RunView, step: Step) -> None:
@@ -180,4 +199,14 @@ def complete_run(crew: Crew, view: RunView, step: Step) -> None:
         current_phase_id=None,
         current_stage_id=None,
         current_task_id=None,
+    )
+
+
+def _others_open(
+    rows: Sequence[Task] | Sequence[MajorStage], by: str, value: str | None, done: str | None
+) -> bool:
+    """Whether a row other than `done` with `by` == `value` is still PENDING."""
+    return any(
+        getattr(row, by) == value and row.key != done and row.status is Status.PENDING
+        for row in rows
     )

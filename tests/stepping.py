@@ -6,6 +6,7 @@ from multiverse.atomic import atomic_write_text
 from orchestrator.crew import Crew
 from orchestrator.intake import take_in
 from orchestrator.runner import StepRunner
+from orchestrator.steps import StepKind
 
 
 def confirmed_run(crew: Crew) -> tuple[str, StepRunner]:
@@ -18,3 +19,14 @@ def confirmed_run(crew: Crew) -> tuple[str, StepRunner]:
         pass
     atomic_write_text(crew.home.run(run_id).user_response, "CONFIRM\n")
     return run_id, runner
+
+
+def steps_until_settled(runner: StepRunner, run_id: str) -> list[StepKind]:
+    """Advance the run until nothing is left to do; returns the kinds of the steps performed."""
+    kinds: list[StepKind] = []
+    for _ in range(300):
+        step = runner.advance(run_id)
+        if step is None or not step.is_work:
+            return kinds
+        kinds.append(step.kind)
+    raise AssertionError("the run never settled")
