@@ -95,10 +95,7 @@ class TableStore:
             # A stat costs a third of an open, and most reads end here.
             if cached is not None and settled is not None and _stamp_of(os.stat(path)) == settled:
                 return cached
-            with open(path, "rb") as handle:
-                stamp = _stamp_of(os.fstat(handle.fileno()))
-                began = time.time_ns()
-                data = handle.read()
+            stamp, began, data = _read_stamped(path)
         except FileNotFoundError:
             return _Snapshot(b"", [], 0, 0, [], [])
         except OSError as error:
@@ -232,6 +229,20 @@ class TableStore:
         )
         with self._guard:
             self._snapshots[path] = _Snapshot(data, lines, start, end, widths, rows, index, groups)
+
+
+def _read_stamped(path: Path) -> tuple[Stamp, int, bytes]:
+    """The file's stamp, the time its bytes were read, and the bytes (one open, os-level)."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        stat = os.fstat(fd)
+        began = time.time_ns()
+        chunks = [os.read(fd, stat.st_size + 1)]
+        while chunks[-1]:  # the file grew after the fstat: read on to its end
+            chunks.append(os.read(fd, 1 << 16))
+        return _stamp_of(stat), began, b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def _stamp_of(stat: os.stat_result) -> Stamp:

@@ -12,44 +12,41 @@ from __future__ import annotations
 
 import re
 import string
-import unicodedata
 
 _ESCAPED = {"\\": "\\\\", "|": "\\|", "<": "\\<"}
 _PUNCTUATION = frozenset(string.punctuation)
-# Python's str.splitlines() breaks on these; inside a row they would split the line.
-_LINE_BREAKERS = frozenset("\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
 _DECODE = re.compile(r"\\u\{([0-9a-fA-F]{1,6})\}|\\(.)|<br\s*/?>", re.IGNORECASE | re.DOTALL)
-
-
-def _needs_code(char: str) -> bool:
-    return char in _LINE_BREAKERS or unicodedata.category(char) in ("Cc", "Cs", "Zl", "Zp")
+# Inside a value: the escaped characters, and the characters written as \u{hex}: every control
+# (Unicode category Cc, \x00-\x1f and \x7f-\x9f), surrogate (Cs) and line or paragraph
+# separator (Zl, Zp). Those are all the characters str.splitlines() breaks on; "\n" among them
+# becomes <br> instead.
+_INNER = re.compile(r"[\\|<\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+# Everything `encode_cell` would change: a value without any of it is written as it is.
+_NEEDS_WORK = re.compile(r"[\\|<\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]|^\s|\s$")
 
 
 def _code(char: str) -> str:
     return f"\\u{{{ord(char):x}}}"
 
 
-# Everything `encode_cell` would change: a value without any of it is written as it is.
-# (Cc covers \x00-\x1f and \x7f-\x9f, and with them every line breaker but the separators.)
-_NEEDS_WORK = re.compile(r"[\\|<\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]|^\s|\s$")
+def _encode_inner(match: re.Match[str]) -> str:
+    char = match.group()
+    if char == "\n":
+        return "<br>"
+    return _ESCAPED.get(char) or _code(char)
 
 
 def encode_cell(value: str) -> str:
     """Encode a value so that it survives a pipe-table row and decodes back exactly."""
     if not _NEEDS_WORK.search(value):
         return value
-    out: list[str] = []
-    last = len(value) - 1
-    for index, char in enumerate(value):
-        if char == "\n":
-            out.append("<br>")
-        elif char in _ESCAPED:
-            out.append(_ESCAPED[char])
-        elif _needs_code(char) or ((index == 0 or index == last) and char.isspace()):
-            out.append(_code(char))
-        else:
-            out.append(char)
-    return "".join(out)
+    head = tail = ""
+    # Edge whitespace would be taken for padding: the first and last characters are coded.
+    if value[0].isspace() and value[0] != "\n":
+        head, value = _code(value[0]), value[1:]
+    if value and value[-1].isspace() and value[-1] != "\n":
+        value, tail = value[:-1], _code(value[-1])
+    return head + _INNER.sub(_encode_inner, value) + tail
 
 
 def _decode_match(match: re.Match[str]) -> str:

@@ -6,10 +6,14 @@ step that finished is never repeated and the one in flight when the daemon died 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from multiverse.models import (
     FINAL_STATUSES,
     PHASE0_ID,
     PHASE0_STAGE,
+    MajorStage,
+    Phase,
     Status,
     Task,
     Timing,
@@ -74,14 +78,20 @@ def _failure(view: RunView) -> Step | None:
         return Step(kind=StepKind.FAIL_RUN, run_id=view.run_id, reason=view.load_error)
     if view.failure is not None:
         return Step(kind=StepKind.FAIL_RUN, run_id=view.run_id, reason=view.failure.error)
-    rows: list[object] = [*view.tool_tasks, *view.tasks, *view.stages, *view.phases]
-    for row in rows:
-        if getattr(row, "status", None) is Status.FAILED:
-            return Step(
-                kind=StepKind.FAIL_RUN,
-                run_id=view.run_id,
-                reason=f"{getattr(row, 'key', '?')} is FAILED in the run's tables",
-            )
+    tables: tuple[Sequence[ToolTask | Task | MajorStage | Phase], ...] = (
+        view.tool_tasks,
+        view.tasks,
+        view.stages,
+        view.phases,
+    )
+    for rows in tables:
+        for row in rows:
+            if row.status is Status.FAILED:
+                return Step(
+                    kind=StepKind.FAIL_RUN,
+                    run_id=view.run_id,
+                    reason=f"{row.key} is FAILED in the run's tables",
+                )
     return None
 
 

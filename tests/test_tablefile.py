@@ -7,8 +7,10 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tabulate import tabulate
 
 from multiverse.errors import TableError
+from multiverse.tablecodec import encode_cell
 from multiverse.tablefile import (
     new_file_lines,
     parse_table_text,
@@ -39,6 +41,32 @@ def test_render_then_parse_gives_the_rows(rows: list[list[str]]) -> None:
     assert parsed.rows == rows
     assert parsed.lines[parsed.start : parsed.end] == table
     assert "".join(parsed.lines) == text
+
+
+def _tabulate_whole(columns: list[str], rows: list[list[str]]) -> list[str]:
+    """The reference: tabulate rendering every row itself."""
+    encoded = [[encode_cell(value) for value in row] for row in rows]
+    text = tabulate(encoded, headers=columns, tablefmt="pipe", disable_numparse=True)
+    return [line + "\n" for line in text.split("\n")]
+
+
+@settings(max_examples=500)
+@given(ROWS)
+def test_render_table_is_what_tabulate_writes(rows: list[list[str]]) -> None:
+    """Rendering from the widest cells gives, byte for byte, tabulate's rendering of all rows."""
+    assert render_table(COLUMNS, rows) == _tabulate_whole(COLUMNS, rows)
+
+
+def test_render_table_is_what_tabulate_writes_for_wide_and_lookalike_cells() -> None:
+    """Wide characters, ties in width, and cells tabulate might type (numbers, booleans)."""
+    rows = [
+        ["한국어", "True", "1.10"],
+        ["abcdef", "False", ""],
+        ["👨\u200d👩\u200d👧", "-0", "1e3"],
+        ["", "", "<br>"],
+    ]
+    for count in range(len(rows) + 1):
+        assert render_table(COLUMNS, rows[:count]) == _tabulate_whole(COLUMNS, rows[:count])
 
 
 @settings(max_examples=300)
