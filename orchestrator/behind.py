@@ -33,6 +33,9 @@ class WriteBehind(Generic[K, V]):
         self.delay = delay
         self._write = write
         self._pending: dict[K, V] = {}
+        # The batch being written: still "pending" to readers until it is on disk, so that no
+        # one sees a value neither in the queue nor in the file.
+        self._writing: dict[K, V] = {}
         self._guard = threading.Lock()
         self._flushing = threading.Lock()  # one batch at a time, so batches land in order
         self._timer: threading.Timer | None = None
@@ -52,12 +55,13 @@ class WriteBehind(Generic[K, V]):
     def get(self, key: K) -> V | None:
         """The value waiting to be written for `key`, if any."""
         with self._guard:
-            return self._pending.get(key)
+            value = self._pending.get(key)
+            return self._writing.get(key) if value is None else value
 
     def pending(self) -> dict[K, V]:
-        """Every value waiting to be written."""
+        """Every value waiting to be written (or being written now)."""
         with self._guard:
-            return dict(self._pending)
+            return {**self._writing, **self._pending} if self._writing else dict(self._pending)
 
     def discard(self, key: K) -> V | None:
         """Forget the value waiting for `key` (a direct write is about to supersede it)."""
@@ -69,6 +73,7 @@ class WriteBehind(Generic[K, V]):
         with self._flushing:
             with self._guard:
                 batch, self._pending = self._pending, {}
+                self._writing = batch
                 if self._timer is not None:
                     self._timer.cancel()
                     self._timer = None
@@ -80,6 +85,9 @@ class WriteBehind(Generic[K, V]):
                 with self._guard:
                     self._pending = {**batch, **self._pending}  # newer values win
                 raise
+            finally:
+                with self._guard:
+                    self._writing = {}
 
     def _flush_in_background(self) -> None:
         try:

@@ -31,6 +31,7 @@ from multiverse.schemas import (
 from multiverse.store import Table, TableStore
 from orchestrator.attention import Attention
 from orchestrator.catalog_rows import PendingCatalog
+from orchestrator.closing import Level, PendingCloses
 
 DEFAULT_TOOL_TYPES = ("web_search", "data_visualization")
 
@@ -58,16 +59,23 @@ class Crew:
     tool_types: tuple[str, ...] = DEFAULT_TOOL_TYPES
     attention: Attention = field(init=False)
     pending_catalog: PendingCatalog = field(init=False)
+    closes: PendingCloses = field(init=False)
     _runs: dict[str, RunTables] = field(init=False, default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         self.attention = Attention(self.store, self.home.db / PROCESS_RUNS.filename)
         self.pending_catalog = PendingCatalog(self.store, self.home.db / KNOWLEDGE_CATALOG.filename)
+        self.closes = PendingCloses(self._close_table)
 
     def flush_behind(self) -> None:
         """Write everything the write-behinds hold (on stop, before a run's final status)."""
         self.pending_catalog.flush()
+        self.closes.flush()
         self.attention.flush()
+
+    def _close_table(self, run_id: str, level: Level) -> Table[MajorStage] | Table[Phase]:
+        tables = self.run(run_id)
+        return tables.stages if level is Level.STAGE else tables.phases
 
     @cached_property
     def process_runs(self) -> Table[ProcessRun]:

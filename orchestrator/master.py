@@ -8,6 +8,7 @@ from multiverse.contracts import Message, MessageKind
 from multiverse.models import PHASE0_STAGE, MajorStage, Status, Task
 from orchestrator import cataloging
 from orchestrator.cataloging import register
+from orchestrator.closing import Level
 from orchestrator.context import plan_context, task_assignment, tool_assignment
 from orchestrator.crew import Crew
 from orchestrator.signals import Mark, SignalBox
@@ -127,9 +128,10 @@ def complete_task(crew: Crew, view: RunView, step: Step) -> None:
 def finish_task(crew: Crew, view: RunView, step: Step) -> None:
     """Mark the task COMPLETED, and close its stage and phase if it was their last open task.
 
-    Closing needs no role, so it is done in this step rather than in steps of its own: a run
-    has a stage per four tasks or so, and each step costs a decision. After a crash between
-    these writes `next_step` still finds the finished stage open and closes it then.
+    Closing needs no role, so it is done in this step rather than in steps of its own, and
+    written behind (`closing.py`): a run has a stage per four tasks or so, and each step costs
+    a decision and each write an fsync. If a crash loses the closes, `next_step` finds the
+    finished stage open and closes it then (COMPLETE_STAGE, COMPLETE_PHASE).
     """
     assert step.task_id is not None
     crew.run(view.run_id).tasks.compare_and_set(
@@ -139,10 +141,13 @@ def finish_task(crew: Crew, view: RunView, step: Step) -> None:
         view.tasks, "stage_id", step.stage_id, step.task_id
     ):
         return
-    complete_stage(crew, view, step)
+    assert step.stage_id is not None and step.phase_id is not None
+    crew.closes.close(view.run_id, Level.STAGE, step.stage_id)
     if _others_open(view.stages, "phase_id", step.phase_id, step.stage_id):
+        attend(crew, view, step.phase_id, None, None)
         return
-    complete_phase(crew, view, step)
+    crew.closes.close(view.run_id, Level.PHASE, step.phase_id)
+    attend(crew, view, None, None, None)
 
 
 def register_outputs(crew: Crew, view: RunView, step: Step) -> None:
@@ -191,7 +196,9 @@ def complete_run(crew: Crew, view: RunView, step: Step) -> None:
             )
         )
         box.write("completion_reported", Mark())
-    crew.pending_catalog.flush()  # a final run is never looked at again: its rows go now
+    # A final run is never looked at again: what is written behind for it goes now.
+    crew.pending_catalog.flush()
+    crew.closes.flush()
     crew.attention.settle(view.run_id)
     crew.process_runs.update(
         view.run_id,

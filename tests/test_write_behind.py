@@ -13,6 +13,7 @@ from multiverse.home import Home
 from multiverse.models import PHASE0_STAGE, AssetType, Status
 from multiverse.team import build_crew
 from orchestrator.behind import WriteBehind
+from orchestrator.closing import Level
 from orchestrator.crew import Crew
 from orchestrator.runner import StepRunner
 from orchestrator.signals import SignalBox
@@ -28,6 +29,7 @@ def _crew(home: Home) -> Crew:
     crew = build_crew(home, load_runtime_mapping(home.root), os.environ, console=lambda t: None)
     crew.pending_catalog.behind.delay = NEVER
     crew.attention.behind.delay = NEVER
+    crew.closes.behind.delay = NEVER
     return crew
 
 
@@ -91,6 +93,28 @@ def test_values_are_written_within_the_delay_without_being_asked() -> None:
     assert batches == [{"a": 1}] and behind.pending() == {}
 
 
+def test_values_being_written_are_still_seen_as_pending() -> None:
+    """While a batch is on its way to the file, readers see it in the queue, not in neither."""
+    entered, release = threading.Event(), threading.Event()
+    seen: list[dict[str, int]] = []
+
+    def write(batch: dict[str, int]) -> None:
+        entered.set()
+        assert release.wait(timeout=10)
+        seen.append(batch)
+
+    behind: WriteBehind[str, int] = WriteBehind("t", write, delay=NEVER)
+    behind.put("a", 1)
+    flusher = threading.Thread(target=behind.flush)
+    flusher.start()
+    assert entered.wait(timeout=10)
+    behind.put("b", 2)  # arrives during the write
+    assert behind.get("a") == 1 and behind.pending() == {"a": 1, "b": 2}
+    release.set()
+    flusher.join(timeout=10)
+    assert seen == [{"a": 1}] and behind.pending() == {"b": 2}
+
+
 def test_the_attention_pointer_is_written_behind_and_a_final_status_wins(home: Home) -> None:
     """current_* follow the run lazily; a flush after the run finished cannot undo its status."""
     copy_assets(home, "market_report_2024.md")
@@ -98,10 +122,8 @@ def test_the_attention_pointer_is_written_behind_and_a_final_status_wins(home: H
     run_id, runner = confirmed_run(crew)
     step = _first_master_task(runner, run_id)
     pointer = crew.attention.where(run_id)
-    stage = crew.run(run_id).stages.get(step.stage_id or "")
-    assert stage is not None
     # The step that finishes a stage's last task closes the stage: attention goes up a level.
-    closed = stage.status is Status.COMPLETED
+    closed = (run_id, Level.STAGE, step.stage_id) in crew.closes.behind.pending()
     expected = (
         (step.phase_id, None, None) if closed else (step.phase_id, step.stage_id, step.task_id)
     )
