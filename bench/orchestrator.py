@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import logging
 import os
 import platform
 import statistics
@@ -24,8 +23,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import structlog
-
 # This file is named like the package it measures: bench/ must not shadow `orchestrator`.
 _HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
@@ -33,6 +30,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 from communicator.speaker import Speaker  # noqa: E402
 from multiverse.atomic import atomic_write_text, durable_writes  # noqa: E402
 from multiverse.home import Home, init_home  # noqa: E402
+from multiverse.logging_setup import configure_logging  # noqa: E402
 from multiverse.models import AssetType, CatalogEntry, ProcessRun, Status  # noqa: E402
 from orchestrator.crew import Crew  # noqa: E402
 from orchestrator.daemon import Daemon  # noqa: E402
@@ -49,8 +47,9 @@ NoopExecutor, NoopPlanner = noop_roles.NoopExecutor, noop_roles.NoopPlanner
 SilentCommunicator = noop_roles.SilentCommunicator
 
 
-def _quiet() -> None:
-    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.CRITICAL))
+def _log_as_the_daemon(folder: Path) -> None:
+    """Log as `multiverse start` does (JSON lines at INFO to a file): that cost is orchestration."""
+    configure_logging(folder / "daemon.jsonl")
 
 
 def _crew(home: Home) -> Crew:
@@ -102,8 +101,8 @@ class RunTiming:
 def one_run(history: int, behind: bool = True) -> RunTiming:
     """Drive one run from intake to COMPLETED with instant roles, timing each part.
 
-    `behind=False` writes every attention move and catalog row at once, as a run whose steps
-    are slower than the write-behind delay would.
+    `behind=False` writes every attention move, catalog row and stage or phase close at once,
+    as a run whose steps are slower than the write-behind delay would.
     """
     with tempfile.TemporaryDirectory() as folder:
         home = Home(Path(folder))
@@ -112,6 +111,7 @@ def one_run(history: int, behind: bool = True) -> RunTiming:
         if not behind:
             crew.attention.behind.delay = 0
             crew.pending_catalog.behind.delay = 0
+            crew.closes.behind.delay = 0
         _seed_history(crew, history)
         # Steady state of a daemon: its tables are cached and its learning index was built
         # while it waited (Daemon._warm_learning), as the issue's "past runs" are runs it knew.
@@ -213,7 +213,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--idle-seconds", type=float, default=10.0)
     args = parser.parse_args()
-    _quiet()
+    log_folder = tempfile.TemporaryDirectory()
+    _log_as_the_daemon(Path(log_folder.name))
     print(
         f"machine: {platform.machine()}, {platform.system()} {platform.release()}, "
         f"{os.cpu_count()} cores, Python {platform.python_version()}"
@@ -235,7 +236,7 @@ def main() -> None:
         )
         eager = [one_run(history, behind=False) for _ in range(args.repeats)]
         print(
-            f"| master loop with every pointer move and catalog row written at once "
+            f"| master loop with every pointer move, catalog row and close written at once "
             f"({eager[0].writes} writes in the run), {history:,} past runs "
             f"| {statistics.median(r.master_ms for r in eager):.1f} ms | |"
         )

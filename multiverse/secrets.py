@@ -39,42 +39,64 @@ def register_secret(value: str | None) -> None:
             _registered.add(value)
 
 
-def is_secret_name(name: str) -> bool:
-    """Whether an environment variable's name says it holds a secret."""
-    upper = name.upper()
-    return upper == "API_KEY" or upper.endswith(SECRET_SUFFIXES)
+# A name per line: API_KEY itself, or a name ending in one of SECRET_SUFFIXES, in any case.
+_SECRET_NAMES = re.compile(
+    r"^(?:API_KEY|.*(?:" + "|".join(SECRET_SUFFIXES) + r"))$", re.IGNORECASE | re.MULTILINE
+)
+
+
+# The secret-looking variable names, found when os.environ last had this many variables.
+_env_secret_names: tuple[int, list[str]] = (-1, [])
+
+
+def _secret_names() -> list[str]:
+    """The names of the environment's secret-looking variables.
+
+    This runs for every log event, and matching every name costs ~10 µs, so the names are
+    matched again only when the number of variables changed: a new variable is seen at once,
+    unless another was removed since the last event (the gateway registers every key it uses
+    with `register_secret` anyway). Values are read afresh each time.
+    """
+    global _env_secret_names
+    count = len(os.environ)
+    if _env_secret_names[0] != count:
+        _env_secret_names = (count, _SECRET_NAMES.findall("\n".join(os.environ)))
+    return _env_secret_names[1]
 
 
 def _secret_values() -> list[str]:
-    values = {
-        value
-        for name, value in os.environ.items()
-        if is_secret_name(name) and len(value) >= MIN_SECRET_LENGTH
-    }
+    values = set()
+    for name in _secret_names():
+        value = os.environ.get(name, "")
+        if len(value) >= MIN_SECRET_LENGTH:
+            values.add(value)
     with _lock:
         values |= _registered
     # Longest first, so a key that contains another is masked whole.
     return sorted(values, key=len, reverse=True)
 
 
-def mask_secrets(text: str) -> str:
-    """`text` with every known secret and every key-shaped string replaced by ***."""
-    for value in _secret_values():
+def mask_secrets(text: str, secrets: list[str] | None = None) -> str:
+    """`text` with every known secret and every key-shaped string replaced by ***.
+
+    `secrets` are the known secrets when the caller already has them (`_secret_values`).
+    """
+    for value in _secret_values() if secrets is None else secrets:
         if value in text:
             text = text.replace(value, MASK)
     return KEY_SHAPES.sub(MASK, text)
 
 
-def mask_value(value: Any) -> Any:
+def mask_value(value: Any, secrets: list[str] | None = None) -> Any:
     """Mask strings inside a value (recursively through dicts, lists and tuples)."""
     if isinstance(value, str):
-        return mask_secrets(value)
+        return mask_secrets(value, secrets)
     if isinstance(value, dict):
-        return {key: mask_value(item) for key, item in value.items()}
+        return {key: mask_value(item, secrets) for key, item in value.items()}
     if isinstance(value, list | tuple):
-        return type(value)(mask_value(item) for item in value)
+        return type(value)(mask_value(item, secrets) for item in value)
     if isinstance(value, BaseException):
-        return mask_secrets(f"{type(value).__name__}: {value}")
+        return mask_secrets(f"{type(value).__name__}: {value}", secrets)
     return value
 
 
@@ -82,9 +104,10 @@ def mask_processor(
     logger: Any, method_name: str, event_dict: MutableMapping[str, Any]
 ) -> MutableMapping[str, Any]:
     """structlog processor: mask secrets in every value of the event."""
+    secrets = _secret_values()  # once per event, not once per value
     for key, value in list(event_dict.items()):
         if key == "exc_info":
             # Left for format_exc_info; its rendered "exception" text is masked on the next pass.
             continue
-        event_dict[key] = mask_value(value)
+        event_dict[key] = mask_value(value, secrets)
     return event_dict

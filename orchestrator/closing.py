@@ -38,24 +38,29 @@ class PendingCloses:
 
     def __init__(self, table_of: TableOf) -> None:
         self.table_of = table_of
-        self.behind: WriteBehind[Close, Status] = WriteBehind("closes", self._write)
+        # The value is the closed row, ready for `overlay`; the write closes the row on disk.
+        self.behind: WriteBehind[Close, MajorStage | Phase] = WriteBehind("closes", self._write)
 
-    def close(self, run_id: str, level: Level, row_id: str) -> None:
-        """Queue a stage's or phase's completion."""
-        self.behind.put((run_id, level, row_id), Status.COMPLETED)
+    def close(self, run_id: str, row: MajorStage | Phase) -> None:
+        """Queue the completion of a stage or phase row (as the step that finished it saw it)."""
+        if isinstance(row, MajorStage):
+            self.behind.put((run_id, Level.STAGE, row.stage_id), _closed(row))
+        else:
+            self.behind.put((run_id, Level.PHASE, row.phase_id), _closed(row))
 
     def overlay(
         self, run_id: str, stages: list[MajorStage], phases: list[Phase]
     ) -> tuple[list[MajorStage], list[Phase]]:
         """The run's stages and phases as they are once the queued closes are written."""
-        queued = {
-            (level, row_id) for (run, level, row_id) in self.behind.pending() if run == run_id
-        }
+        queued = [row for (run, _, _), row in self.behind.pending().items() if run == run_id]
         if not queued:
             return stages, phases
+        closed_stages = {r.stage_id: r for r in queued if isinstance(r, MajorStage)}
+        closed_phases = {r.phase_id: r for r in queued if isinstance(r, Phase)}
+        pending = Status.PENDING
         return (
-            [_closed(s) if (Level.STAGE, s.stage_id) in queued else s for s in stages],
-            [_closed(p) if (Level.PHASE, p.phase_id) in queued else p for p in phases],
+            [closed_stages.get(s.stage_id, s) if s.status is pending else s for s in stages],
+            [closed_phases.get(p.phase_id, p) if p.status is pending else p for p in phases],
         )
 
     def flush(self) -> None:
@@ -68,7 +73,7 @@ class PendingCloses:
             if key[0] == run_id:
                 self.behind.discard(key)
 
-    def _write(self, batch: dict[Close, Status]) -> None:
+    def _write(self, batch: dict[Close, MajorStage | Phase]) -> None:
         groups: dict[tuple[str, Level], set[str]] = {}
         for run_id, level, row_id in batch:
             groups.setdefault((run_id, level), set()).add(row_id)

@@ -8,7 +8,6 @@ from multiverse.contracts import Message, MessageKind
 from multiverse.models import PHASE0_STAGE, MajorStage, Status, Task
 from orchestrator import cataloging
 from orchestrator.cataloging import register
-from orchestrator.closing import Level
 from orchestrator.context import plan_context, task_assignment, tool_assignment
 from orchestrator.crew import Crew
 from orchestrator.signals import Mark, SignalBox
@@ -141,12 +140,11 @@ def finish_task(crew: Crew, view: RunView, step: Step) -> None:
         view.tasks, "stage_id", step.stage_id, step.task_id
     ):
         return
-    assert step.stage_id is not None and step.phase_id is not None
-    crew.closes.close(view.run_id, Level.STAGE, step.stage_id)
+    crew.closes.close(view.run_id, next(s for s in view.stages if s.stage_id == step.stage_id))
     if _others_open(view.stages, "phase_id", step.phase_id, step.stage_id):
         attend(crew, view, step.phase_id, None, None)
         return
-    crew.closes.close(view.run_id, Level.PHASE, step.phase_id)
+    crew.closes.close(view.run_id, next(p for p in view.phases if p.phase_id == step.phase_id))
     attend(crew, view, None, None, None)
 
 

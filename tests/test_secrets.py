@@ -20,6 +20,17 @@ def test_env_secret_values_masked(monkeypatch: pytest.MonkeyPatch) -> None:
     assert mask_secrets(text) == f"a {MASK} b {MASK} c {MASK}"
 
 
+def test_secrets_set_or_changed_between_events_are_masked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A variable added after earlier masking, and a new value of a known one, are both masked."""
+    monkeypatch.setenv("FIRST_TOKEN", "first-value-1")
+    assert mask_secrets("first-value-1") == MASK
+    monkeypatch.setenv("LATER_API_KEY", "later-value-2")
+    monkeypatch.setenv("FIRST_TOKEN", "first-value-3")
+    assert mask_secrets("later-value-2 first-value-3") == f"{MASK} {MASK}"
+    monkeypatch.delenv("LATER_API_KEY")
+    assert mask_secrets("later-value-2") == "later-value-2"
+
+
 def test_short_and_ordinary_values_kept(monkeypatch: pytest.MonkeyPatch) -> None:
     """Short secret values and ordinary variables are not masked (they would wreck text)."""
     monkeypatch.setenv("LOCAL_API_KEY", "x")
