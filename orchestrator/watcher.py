@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -26,6 +27,21 @@ from orchestrator.editor_files import is_ignorable_name
 warnings.filterwarnings(
     "ignore", message="Callback with id .* already exists for watch", category=RuntimeWarning
 )
+
+
+class _StopRaceFilter(logging.Filter):
+    """Drops watchdog 7.1's error for an inotify read that raced the observer's stop.
+
+    Stopping the observer while an event is being read makes the emitter log "queue_events()
+    called when the thread is inactive" at ERROR and drop that event, which is what stopping
+    means: the daemon is shutting down, so the line would only alarm the person who stopped it.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "called when the thread is inactive" not in record.getMessage()
+
+
+logging.getLogger("watchdog.observers.inotify").addFilter(_StopRaceFilter())
 
 INBOX = "inbox"
 ALL = "*"

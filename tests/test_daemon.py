@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import subprocess
@@ -95,3 +96,12 @@ def test_tick_reports_whether_it_started_work(home: Home) -> None:
     assert daemon.tick() is True
     assert daemon.run(once=True) == 0
     assert (home.inbox / "done" / "ask.md.reply.md").exists()
+
+
+def test_watchdogs_stop_race_error_is_not_shown(caplog: pytest.LogCaptureFixture) -> None:
+    """The inotify read that races the observer's stop is not shown; other watchdog errors are."""
+    logger = logging.getLogger("watchdog.observers.inotify")
+    with caplog.at_level(logging.ERROR):
+        logger.error("InotifyEmitter.queue_events() called when the thread is inactive")
+        logger.error("inotify watch limit reached")
+    assert [record.getMessage() for record in caplog.records] == ["inotify watch limit reached"]
