@@ -19,8 +19,8 @@ from multiverse.roles import PlanFailed
 from planner.builtin import phase0, proposal, stages, tasks, tools
 from planner.mcp import load_mcps
 from planner.mode import decide_mode
+from planner.targets import stages_target, tasks_target, tools_target
 from planner.validation import (
-    stage_phase,
     validate_phase0,
     validate_proposal,
     validate_stages,
@@ -60,32 +60,21 @@ class BuiltinPlanner:
 
     def plan_stages(self, context: PlanContext) -> StagesPlan:
         """Plan target `stages:<phase_id>` for `context.phase`."""
-        if context.phase is None:
-            raise PlanFailed("stages", ["the plan context names no phase"])
-        target = f"stages:{context.phase.phase_id}"
-        plan = stages.plan_stages(context, context.phase)
+        target, phase = stages_target(context)
+        plan = stages.plan_stages(context, phase)
         _checked(target, context.run_id, validate_stages(plan, context))
         return plan
 
     def plan_tasks(self, context: PlanContext) -> TasksPlan:
         """Plan target `tasks:<stage_id>` for `context.stage`."""
-        stage = context.stage
-        if stage is None:
-            raise PlanFailed("tasks", ["the plan context names no stage"])
-        target = f"tasks:{stage.stage_id}"
-        phase = stage_phase(context, stage)
-        if phase is None:
-            raise PlanFailed(target, [f"the plan context has no phase {stage.phase_id}"])
+        target, stage, phase = tasks_target(context)
         plan = tasks.plan_tasks(context, stage, phase)
         _checked(target, context.run_id, validate_tasks(plan, context))
         return plan
 
     def plan_tools(self, context: PlanContext, timing: Timing) -> ToolTasksPlan:
         """Plan target `pre_tool:<task_id>` / `post_tool:<task_id>` for `context.task`."""
-        task = context.task
-        if task is None:
-            raise PlanFailed(f"{timing.value.lower()}_tool", ["the plan context names no task"])
-        target = f"{timing.value.lower()}_tool:{task.task_id}"
+        target, task = tools_target(context, timing)
         recipes = load_mcps(Path(context.home))
         plan = tools.plan_tools(context, task, timing, recipes)
         _checked(target, context.run_id, validate_tool_tasks(plan, context, timing))

@@ -51,8 +51,8 @@ from planner.model.context import (
     tasks_values,
     tools_values,
 )
+from planner.targets import stages_target, tasks_target, tools_target
 from planner.validation import (
-    stage_phase,
     validate_proposal,
     validate_stages,
     validate_tasks,
@@ -151,10 +151,7 @@ class ModelPlanner:
 
     def plan_stages(self, context: PlanContext) -> StagesPlan:
         """Plan target `stages:<phase_id>` for `context.phase`."""
-        phase = context.phase
-        if phase is None:
-            raise PlanFailed("stages", ["the plan context names no phase"])
-        target = f"stages:{phase.phase_id}"
+        target, phase = stages_target(context)
         package = self.package()
         if not self.asker.serves(package.card.tier):
             return self._offline(target, context, self.builtin.plan_stages)
@@ -175,13 +172,7 @@ class ModelPlanner:
 
     def plan_tasks(self, context: PlanContext) -> TasksPlan:
         """Plan target `tasks:<stage_id>` for `context.stage`."""
-        stage = context.stage
-        if stage is None:
-            raise PlanFailed("tasks", ["the plan context names no stage"])
-        target = f"tasks:{stage.stage_id}"
-        phase = stage_phase(context, stage)
-        if phase is None:
-            raise PlanFailed(target, [f"the plan context has no phase {stage.phase_id}"])
+        target, stage, phase = tasks_target(context)
         package = self.package()
         if not self.asker.serves(package.card.tier):
             return self._offline(target, context, self.builtin.plan_tasks)
@@ -203,10 +194,7 @@ class ModelPlanner:
 
     def plan_tools(self, context: PlanContext, timing: Timing) -> ToolTasksPlan:
         """Plan targets `pre_tool:<task_id>` / `post_tool:<task_id>` for `context.task`."""
-        task = context.task
-        if task is None:
-            raise PlanFailed(f"{timing.value.lower()}_tool", ["the plan context names no task"])
-        target = f"{timing.value.lower()}_tool:{task.task_id}"
+        target, task = tools_target(context, timing)
         if not context.tool_types:
             # No answer could pass validation: failing now saves three paid calls.
             raise PlanFailed(target, ["the runtime mapping provides no tool types"])
