@@ -2,11 +2,28 @@
 
 from __future__ import annotations
 
+import os
+
 from multiverse.atomic import atomic_write_text
+from multiverse.config import load_runtime_mapping
+from multiverse.home import Home
+from multiverse.team import build_crew
 from orchestrator.crew import Crew
 from orchestrator.intake import take_in
 from orchestrator.runner import StepRunner
 from orchestrator.steps import StepKind
+
+NEVER = 3600.0  # a flush delay no test outlives: only explicit flushes write
+
+
+def builtin_crew(home: Home, held: bool = False) -> Crew:
+    """The home's crew as the daemon builds it; `held`: its write-behinds write only on flush."""
+    crew = build_crew(home, load_runtime_mapping(home.root), os.environ, console=lambda t: None)
+    if held:
+        crew.pending_catalog.behind.delay = NEVER
+        crew.attention.behind.delay = NEVER
+        crew.closes.behind.delay = NEVER
+    return crew
 
 
 def confirmed_run(crew: Crew) -> tuple[str, StepRunner]:

@@ -2,23 +2,15 @@
 
 from __future__ import annotations
 
-import os
-
 from multiverse.atomic import atomic_write_text
-from multiverse.config import load_runtime_mapping
 from multiverse.home import Home
 from multiverse.models import Status
-from multiverse.team import build_crew
 from orchestrator.crew import Crew
 from orchestrator.runner import StepRunner
 from orchestrator.steps import StepKind
 
 from journey import copy_assets
-from stepping import confirmed_run
-
-
-def _crew(home: Home) -> Crew:
-    return build_crew(home, load_runtime_mapping(home.root), os.environ, console=lambda t: None)
+from stepping import builtin_crew, confirmed_run
 
 
 def _advance_until(runner: StepRunner, run_id: str, kind: StepKind) -> None:
@@ -41,7 +33,7 @@ def _statuses(crew: Crew, run_id: str) -> dict[str, Status]:
 def test_a_hand_broken_run_table_fails_the_run_and_stays_byte_identical(home: Home) -> None:
     """A run table broken by hand mid-run: FAILED everywhere it can be written, file untouched."""
     copy_assets(home, "market_report_2024.md")
-    crew = _crew(home)
+    crew = builtin_crew(home)
     run_id, runner = confirmed_run(crew)
     _advance_until(runner, run_id, StepKind.EXECUTE_TASK)
     tasks_file = home.run(run_id).db / "tasks.md"
@@ -68,7 +60,7 @@ def test_a_hand_broken_run_table_fails_the_run_and_stays_byte_identical(home: Ho
 def test_an_executor_failure_marks_every_level_and_reports_the_error(home: Home) -> None:
     """A task whose reference vanished: task, stage, phase and run FAILED; report has the log."""
     copy_assets(home, "market_report_2024.md", "competitor_review.txt")
-    crew = _crew(home)
+    crew = builtin_crew(home)
     run_id, runner = confirmed_run(crew)
     _advance_until(runner, run_id, StepKind.EXECUTE_TASK)
     (home.assets / "competitor_review.txt").unlink()
@@ -89,7 +81,7 @@ def test_an_executor_failure_marks_every_level_and_reports_the_error(home: Home)
 
 def test_a_broken_global_table_pauses_runs_without_failing_them(home: Home) -> None:
     """A hand-broken global table is reported, left as is, and the run resumes once fixed."""
-    crew = _crew(home)
+    crew = builtin_crew(home)
     run_id, runner = confirmed_run(crew)
     catalog = home.db / "knowledge_base_catalog.md"
     good = catalog.read_bytes() if catalog.exists() else None

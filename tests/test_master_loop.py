@@ -5,27 +5,15 @@ The closes are written behind (orchestrator/closing.py); a crash that loses them
 
 from __future__ import annotations
 
-import os
-
-from multiverse.config import load_runtime_mapping
 from multiverse.home import Home
 from multiverse.models import PHASE0_ID, Status
-from multiverse.team import build_crew
 from orchestrator.closing import Level
 from orchestrator.crew import Crew
 from orchestrator.runner import StepRunner
 from orchestrator.steps import StepKind
 
 from journey import copy_assets
-from stepping import confirmed_run, steps_until_settled
-
-NEVER = 3600.0  # a flush delay no test outlives: only explicit flushes write
-
-
-def _crew(home: Home) -> Crew:
-    crew = build_crew(home, load_runtime_mapping(home.root), os.environ, console=lambda t: None)
-    crew.closes.behind.delay = NEVER
-    return crew
+from stepping import builtin_crew, confirmed_run, steps_until_settled
 
 
 def _until_first_phase_closes(crew: Crew, runner: StepRunner, run_id: str) -> str:
@@ -41,7 +29,7 @@ def _until_first_phase_closes(crew: Crew, runner: StepRunner, run_id: str) -> st
 def test_stages_and_phases_close_without_steps_of_their_own(home: Home) -> None:
     """A whole run takes no COMPLETE_STAGE or COMPLETE_PHASE step, yet every row ends COMPLETED."""
     copy_assets(home, "market_report_2024.md")
-    crew = _crew(home)
+    crew = builtin_crew(home, held=True)
     run_id, runner = confirmed_run(crew)
     kinds = steps_until_settled(runner, run_id)
     assert StepKind.COMPLETE_RUN in kinds
@@ -57,7 +45,7 @@ def test_stages_and_phases_close_without_steps_of_their_own(home: Home) -> None:
 def test_closes_are_written_behind_and_decisions_see_them_at_once(home: Home) -> None:
     """The file says PENDING until the flush; the next decision already works on the next phase."""
     copy_assets(home, "market_report_2024.md")
-    crew = _crew(home)
+    crew = builtin_crew(home, held=True)
     run_id, runner = confirmed_run(crew)
     phase_id = _until_first_phase_closes(crew, runner, run_id)
     tables = crew.run(run_id)
@@ -77,14 +65,14 @@ def test_closes_are_written_behind_and_decisions_see_them_at_once(home: Home) ->
 def test_closes_lost_in_a_crash_are_made_by_steps_of_their_own(home: Home) -> None:
     """A new process finds the finished stages open, closes them and the phase, and goes on."""
     copy_assets(home, "market_report_2024.md")
-    crew = _crew(home)
+    crew = builtin_crew(home, held=True)
     run_id, runner = confirmed_run(crew)
     phase_id = _until_first_phase_closes(crew, runner, run_id)
     crew.pending_catalog.flush()  # only the closes are lost here (catalog repair is tested apart)
     stages = [s.stage_id for s in crew.run(run_id).stages.rows() if s.phase_id == phase_id]
 
     # The process dies with its closes queued. A new one starts.
-    reborn = build_crew(home, load_runtime_mapping(home.root), os.environ, console=lambda t: None)
+    reborn = builtin_crew(home)
     runner = StepRunner(reborn)
     repairs = []
     for _ in range(len(stages) + 1):

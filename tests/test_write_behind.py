@@ -2,35 +2,21 @@
 
 from __future__ import annotations
 
-import os
 import threading
 
 import pytest
 
-from multiverse.config import load_runtime_mapping
 from multiverse.contracts import ProducedFile, ResultSignal
 from multiverse.home import Home
 from multiverse.models import PHASE0_STAGE, AssetType, Status
-from multiverse.team import build_crew
 from orchestrator.behind import WriteBehind
 from orchestrator.closing import Level
-from orchestrator.crew import Crew
 from orchestrator.runner import StepRunner
 from orchestrator.signals import SignalBox
 from orchestrator.steps import Step, StepKind
 
 from journey import copy_assets
-from stepping import confirmed_run, steps_until_settled
-
-NEVER = 3600.0  # a flush delay no test outlives: only explicit flushes write
-
-
-def _crew(home: Home) -> Crew:
-    crew = build_crew(home, load_runtime_mapping(home.root), os.environ, console=lambda t: None)
-    crew.pending_catalog.behind.delay = NEVER
-    crew.attention.behind.delay = NEVER
-    crew.closes.behind.delay = NEVER
-    return crew
+from stepping import NEVER, builtin_crew, confirmed_run, steps_until_settled
 
 
 def _first_master_task(runner: StepRunner, run_id: str) -> Step:
@@ -118,7 +104,7 @@ def test_values_being_written_are_still_seen_as_pending() -> None:
 def test_the_attention_pointer_is_written_behind_and_a_final_status_wins(home: Home) -> None:
     """current_* follow the run lazily; a flush after the run finished cannot undo its status."""
     copy_assets(home, "market_report_2024.md")
-    crew = _crew(home)
+    crew = builtin_crew(home, held=True)
     run_id, runner = confirmed_run(crew)
     step = _first_master_task(runner, run_id)
     pointer = crew.attention.where(run_id)
@@ -144,7 +130,7 @@ def test_the_attention_pointer_is_written_behind_and_a_final_status_wins(home: H
 def test_catalog_rows_lost_with_the_daemon_are_rebuilt_from_the_files(home: Home) -> None:
     """Rows still waiting when the process dies: the next process registers them again."""
     copy_assets(home, "market_report_2024.md", "quarterly_revenue.csv")
-    crew = _crew(home)
+    crew = builtin_crew(home, held=True)
     run_id, runner = confirmed_run(crew)
     step = _first_master_task(runner, run_id)
     task = crew.run(run_id).tasks.get(step.task_id or "")
@@ -155,7 +141,7 @@ def test_catalog_rows_lost_with_the_daemon_are_rebuilt_from_the_files(home: Home
     assert task.output_path not in catalog.read_text(encoding="utf-8")
 
     # The process dies here: its waiting rows die with it. A new daemon starts.
-    reborn = _crew(home)
+    reborn = builtin_crew(home, held=True)
     runner = StepRunner(reborn)
     decided = runner.decide(run_id)
     assert decided is not None and decided[1].kind is StepKind.REGISTER_OUTPUTS
@@ -177,7 +163,7 @@ def test_catalog_rows_lost_with_the_daemon_are_rebuilt_from_the_files(home: Home
 def test_the_repair_catalogues_the_output_file_even_when_the_signal_omits_it(home: Home) -> None:
     """A kept signal that does not name the task's output file cannot make the repair repeat."""
     copy_assets(home, "market_report_2024.md")
-    crew = _crew(home)
+    crew = builtin_crew(home, held=True)
     run_id, runner = confirmed_run(crew)
     step = _first_master_task(runner, run_id)
     task = crew.run(run_id).tasks.get(step.task_id or "")
@@ -190,7 +176,9 @@ def test_the_repair_catalogues_the_output_file_even_when_the_signal_omits_it(hom
     box = SignalBox(home.run(run_id).signals)
     box.write(task.task_id, ResultSignal(status="COMPLETED", outputs=[extra]))
 
-    runner = StepRunner(_crew(home))  # the queued rows died with the first process
+    runner = StepRunner(
+        builtin_crew(home, held=True)
+    )  # the queued rows died with the first process
     decided = runner.decide(run_id)
     assert decided is not None and decided[1].kind is StepKind.REGISTER_OUTPUTS
     runner.perform(*decided)
