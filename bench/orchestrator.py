@@ -32,10 +32,10 @@ from multiverse.atomic import atomic_write_text, durable_writes  # noqa: E402
 from multiverse.home import Home, init_home  # noqa: E402
 from multiverse.logging_setup import configure_logging  # noqa: E402
 from multiverse.models import AssetType, CatalogEntry, ProcessRun, Status  # noqa: E402
+from orchestrator.cataloging import refresh_inputs  # noqa: E402
 from orchestrator.crew import Crew  # noqa: E402
 from orchestrator.daemon import Daemon  # noqa: E402
 from orchestrator.intake import take_in  # noqa: E402
-from orchestrator.learning import warm_index  # noqa: E402
 from orchestrator.runner import StepRunner  # noqa: E402
 from orchestrator.steps import StepKind  # noqa: E402
 
@@ -62,8 +62,14 @@ def _crew(home: Home) -> Crew:
 
 
 def _seed_history(crew: Crew, size: int) -> None:
+    """`size` COMPLETED past runs, a catalog row each, and the home's inputs catalogued.
+
+    A home that served past runs has catalogued its guidelines already (T03 of its first run);
+    at 0 past runs the timed run does it.
+    """
     if not size:
         return
+    refresh_inputs(crew)
     crew.process_runs.insert(
         *[
             ProcessRun(
@@ -113,10 +119,9 @@ def one_run(history: int, behind: bool = True) -> RunTiming:
             crew.pending_catalog.behind.delay = 0
             crew.closes.behind.delay = 0
         _seed_history(crew, history)
-        # Steady state of a daemon: its tables are cached and its learning index was built
-        # while it waited (Daemon._warm_learning), as the issue's "past runs" are runs it knew.
-        warm_index(crew.process_runs.rows())
-        crew.catalog.rows()
+        # Steady state of a daemon: its tables are cached and its indexes were built while it
+        # waited (Daemon._warm_indexes), as the issue's "past runs" are runs it knew.
+        crew.warm_indexes()
         atomic_write_text(home.inbox / "request.md", "Analyse the reports and write a memo\n")
         writes_before = durable_writes()
         began = time.perf_counter()

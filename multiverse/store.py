@@ -405,15 +405,15 @@ class Table(Generic[R]):
     def insert(self, *new_rows: R) -> None:
         """Append rows; a key that already exists is a TableError."""
 
-        def append(rows: list[R]) -> list[R]:
-            existing = {row.key for row in rows}
+        def append(rows: list[R], positions: Mapping[str, int]) -> list[R]:
+            added: set[str] = set()
             for row in new_rows:
-                if row.key in existing:
+                if row.key in positions or row.key in added:
                     raise TableError(self.path, None, f"key {row.key!r} already exists")
-                existing.add(row.key)
+                added.add(row.key)
             return rows + list(new_rows)
 
-        self.store.modify(self.spec, self.path, append)
+        self.store.modify_indexed(self.spec, self.path, append)
 
     def update(self, key: str, **fields: Any) -> R:
         """Change fields of the row with this key; returns the new row."""

@@ -32,6 +32,7 @@ from multiverse.store import Table, TableStore
 from orchestrator.attention import Attention
 from orchestrator.catalog_rows import PendingCatalog
 from orchestrator.closing import Level, PendingCloses
+from orchestrator.learning import warm_index
 
 DEFAULT_TOOL_TYPES = ("web_search", "data_visualization")
 
@@ -66,6 +67,16 @@ class Crew:
         self.attention = Attention(self.store, self.home.db / PROCESS_RUNS.filename)
         self.pending_catalog = PendingCatalog(self.store, self.home.db / KNOWLEDGE_CATALOG.filename)
         self.closes = PendingCloses(self._close_table)
+
+    def warm_indexes(self) -> None:
+        """Build the indexes the next request will need, so it does not wait for them.
+
+        The ranking index of past requests (built again after each intake, as the new run
+        joins the past), and the catalog grouped by run, which a plan's context reads and
+        each later write keeps up to date at the cost of the rows it changed.
+        """
+        warm_index(self.process_runs.rows())
+        self.catalog.rows_with("run_id", ())
 
     def flush_behind(self) -> None:
         """Write everything the write-behinds hold (on stop, before a run's final status)."""

@@ -26,7 +26,6 @@ from multiverse.models import FINAL_STATUSES, Status
 from orchestrator.crew import Crew
 from orchestrator.inbox import pending_requests
 from orchestrator.intake import take_in
-from orchestrator.learning import warm_index
 from orchestrator.runner import StepRunner
 from orchestrator.watcher import ALL, DB_PREFIX, INBOX, start_watching
 
@@ -186,16 +185,16 @@ class Daemon:
                 continue
             if run_id is not None:
                 self.wake(run_id)
-        self._warm_learning()
+        self._warm_indexes()
 
-    def _warm_learning(self) -> None:
-        """Build, off the request path, the ranking index the next request will need."""
+    def _warm_indexes(self) -> None:
+        """Build, off the request path, the indexes the next request will need."""
 
         def warm() -> None:
             with contextlib.suppress(TableError):  # reported where a step meets it
-                warm_index(self.crew.process_runs.rows())
+                self.crew.warm_indexes()
 
-        threading.Thread(target=warm, name="warm-learning", daemon=True).start()
+        threading.Thread(target=warm, name="warm-indexes", daemon=True).start()
 
     # -- the loop ------------------------------------------------------------------------
 
@@ -209,7 +208,7 @@ class Daemon:
         try:
             observer = None if once else start_watching(self.crew.home, self.wake_debounced)
             self.wake(ALL)
-            self._warm_learning()
+            self._warm_indexes()
             log.info("daemon_started", home=str(self.crew.home.root), once=once)
             try:
                 self._loop(once)

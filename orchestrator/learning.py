@@ -11,9 +11,11 @@ import math
 import re
 import unicodedata
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
 import structlog
 from rank_bm25 import BM25L
 
@@ -89,34 +91,59 @@ def rank_past_runs(request: str, past: Sequence[ProcessRun], limit: int = 5) -> 
     index = bm25_index(tuple(run.user_request for run in past))
     if index is None:
         return LearningContext()
-    wanted = set(query)
     # Only runs sharing a term can score above zero; scoring just those keeps 10,000 runs fast.
-    candidates = [i for i, freqs in enumerate(index.doc_freqs) if not wanted.isdisjoint(freqs)]
+    candidates = index.candidates(query)
     if not candidates:
         return LearningContext()
-    scores = index.get_batch_scores(query, candidates)
-    ranked = [
-        PastRun(
-            run_id=past[i].run_id, score=round(float(score), 3), user_request=past[i].user_request
-        )
-        for i, score in zip(candidates, scores, strict=True)
-        if round(float(score), 3) > 0
-    ]
-    ranked.sort(key=lambda run: (run.score, run.run_id), reverse=True)
-    log.debug("learning_ranked", past_runs=len(past), matching=len(ranked))
-    return LearningContext(past_runs=ranked[:limit])
+    scores = np.round(np.asarray(index.bm25.get_batch_scores(query, candidates)), 3)
+    kept = np.flatnonzero(scores > 0)
+    if len(kept) > limit:  # only the best `limit` scores, with their ties, need sorting
+        cutoff = np.partition(scores[kept], -limit)[-limit]
+        kept = kept[scores[kept] >= cutoff]
+    best = sorted(
+        ((float(scores[j]), past[candidates[j]].run_id, candidates[j]) for j in kept),
+        reverse=True,
+    )[:limit]
+    log.debug("learning_ranked", past_runs=len(past), matching=len(kept))
+    return LearningContext(
+        past_runs=[
+            PastRun(run_id=run_id, score=score, user_request=past[i].user_request)
+            for score, run_id, i in best
+        ]
+    )
+
+
+@dataclass(frozen=True)
+class PastRequestIndex:
+    """rank_bm25's BM25L over past requests, with the runs each term occurs in."""
+
+    bm25: BM25L
+    postings: dict[str, list[int]]
+
+    def candidates(self, query: list[str]) -> list[int]:
+        """The positions of the past requests that share a term with `query`, in order."""
+        found: set[int] = set()
+        for term in query:
+            found.update(self.postings.get(term, ()))
+        return sorted(found)
 
 
 @lru_cache(maxsize=1)
-def bm25_index(requests: tuple[str, ...]) -> BM25L | None:
-    """The BM25L index of these past requests (None if none has a term).
+def bm25_index(requests: tuple[str, ...]) -> PastRequestIndex | None:
+    """The index of these past requests (None if none has a term).
 
     Building it is most of the cost of ranking (~0.1 s for 10,000 runs), so the last index is
     kept, and the daemon builds the next one while it waits (`warm_index`): the past runs a
     new request is ranked against are the runs the daemon already knew.
     """
     corpus = [_terms(request) for request in requests]
-    return BM25L(corpus) if any(corpus) else None
+    if not any(corpus):
+        return None
+    postings: dict[str, list[int]] = {}
+    for position, terms in enumerate(corpus):
+        for term in set(terms):
+            postings.setdefault(term, []).append(position)
+    return PastRequestIndex(BM25L(corpus), postings)
 
 
 def warm_index(past: Sequence[ProcessRun]) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from rank_bm25 import BM25L
 
 from multiverse.contracts import LearningContext, Mode, PastRun
 from multiverse.errors import TableError
@@ -104,6 +105,45 @@ def test_ties_newer_first_limit_and_rounding() -> None:
     context = rank_past_runs("revenue chart", past, limit=3)
     assert [p.run_id for p in context.past_runs] == [past[6].run_id, past[5].run_id, past[4].run_id]
     assert all(p.score == round(p.score, 3) for p in context.past_runs)
+
+
+def test_best_run_then_ties_at_the_cutoff_newer_first() -> None:
+    """With more matching runs than the limit, the best comes first, then the newest of a tie."""
+    past = [
+        run(1, "revenue chart growth plan"),
+        *(run(n, "quarterly revenue chart") for n in range(2, 8)),
+    ]
+    context = rank_past_runs("revenue chart growth", past, limit=3)
+    assert [p.run_id for p in context.past_runs] == [past[0].run_id, past[6].run_id, past[5].run_id]
+
+
+_WORDS = ["market", "revenue", "chart", "시장", "분석", "보고서", "plan", "memo"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    requests=st.lists(
+        st.lists(st.sampled_from(_WORDS), min_size=0, max_size=5).map(" ".join), max_size=25
+    ),
+    query=st.lists(st.sampled_from(_WORDS), min_size=1, max_size=4).map(" ".join),
+    limit=st.integers(min_value=1, max_value=6),
+)
+def test_ranking_matches_the_library_scoring_every_run(
+    requests: list[str], query: str, limit: int
+) -> None:
+    """Scoring only the runs that share a term gives the ranking of rank_bm25 scoring them all."""
+    past = [run(n, text) for n, text in enumerate(requests, 1)]
+    corpus = [tokenize(text) for text in requests]
+    expected: list[tuple[float, str]] = []
+    if any(corpus):
+        scores = BM25L(corpus).get_scores(list(dict.fromkeys(tokenize(query))))
+        expected = sorted(
+            ((round(float(s), 3), p.run_id) for s, p in zip(scores, past, strict=True)),
+            reverse=True,
+        )
+        expected = [pair for pair in expected if pair[0] > 0][:limit]
+    got = rank_past_runs(query, past, limit=limit).past_runs
+    assert [(p.score, p.run_id) for p in got] == expected
 
 
 @pytest.mark.parametrize(

@@ -372,6 +372,8 @@ def test_update_unknown_key_and_duplicate_insert_fail_without_writing(tmp_path: 
         table.update(_run(9).run_id, status=Status.FAILED)
     with pytest.raises(TableError, match="already exists"):
         table.insert(_run(3), _run(2))
+    with pytest.raises(TableError, match="already exists"):
+        table.insert(_run(3), _run(3))
     with pytest.raises(TableError, match="invalid update"):
         table.update(_run(1).run_id, current_phase_id="P9")
     with pytest.raises(RowNotFoundError):
