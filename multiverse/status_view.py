@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from multiverse.errors import UserError
 from multiverse.home import Home, require_home, resolve_home
@@ -18,6 +18,9 @@ from multiverse.schemas import (
     TableSpec,
 )
 from multiverse.store import TableStore
+
+if TYPE_CHECKING:  # rich is imported only by the live view, to keep the CLI's start fast
+    from rich.console import RenderableType
 
 MARKS = {
     Status.PENDING: "·",
@@ -96,11 +99,74 @@ def render_tree(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+STYLES = {
+    Status.PENDING: "dim",
+    Status.AWAITING_CONFIRMATION: "bold yellow",
+    Status.COMPLETED: "green",
+    Status.FAILED: "bold red",
+    Status.CANCELLED: "magenta",
+}
+
+
+def live_tree(data: dict[str, Any]) -> RenderableType:
+    """The tree of `render_tree` for the live view: statuses in colour, the current work bold."""
+    from rich.text import Text
+    from rich.tree import Tree
+
+    run = data["run"]
+    current = {run[k] for k in ("current_phase_id", "current_stage_id", "current_task_id")}
+
+    def label(key: str, name: str, status: str) -> Text:
+        mark = Status(status)
+        text = Text.assemble(
+            (f"{MARKS[mark]} ", STYLES[mark]), (key, "bold" if key in current else "")
+        )
+        text.append(f" {name}", style="bold" if key in current else "")
+        return text
+
+    root = Tree(
+        Text.assemble(
+            (run["run_id"], "bold"),
+            "  ",
+            (run["status"], STYLES[Status(run["status"])]),
+            f"  {' '.join(run['user_request'].split())[:70]}",
+        )
+    )
+    for phase in data["phases"]:
+        phase_node = root.add(label(phase["phase_id"], phase["phase_name"], phase["status"]))
+        for stage in (s for s in data["stages"] if s["phase_id"] == phase["phase_id"]):
+            stage_node = phase_node.add(
+                label(stage["stage_id"], stage["stage_name"], stage["status"])
+            )
+            for task in (t for t in data["tasks"] if t["stage_id"] == stage["stage_id"]):
+                task_node = stage_node.add(
+                    label(task["task_id"], task["task_name"], task["status"])
+                )
+                for tool in data["tool_tasks"]:
+                    if tool["parent_task_id"] == task["task_id"]:
+                        task_node.add(
+                            label(tool["tool_task_id"], tool["tool_type"], tool["status"])
+                        )
+    return root
+
+
+def _snapshot_data(home: Home, store: TableStore, run_id: str | None) -> Any:
+    return run_data(home, store, run_id) if run_id else runs_data(home, store)
+
+
 def _snapshot(home: Home, store: TableStore, run_id: str | None, as_json: bool) -> str:
-    data: Any = run_data(home, store, run_id) if run_id else runs_data(home, store)
+    data = _snapshot_data(home, store, run_id)
     if as_json:
         return json.dumps(data, ensure_ascii=False, indent=2)
     return render_tree(data) if run_id else render_runs(data)
+
+
+def _live_view(home: Home, store: TableStore, run_id: str | None, as_json: bool) -> RenderableType:
+    from rich.text import Text
+
+    if run_id and not as_json:
+        return live_tree(_snapshot_data(home, store, run_id))
+    return Text(_snapshot(home, store, run_id, as_json))
 
 
 def show_status(home_option: str | None, run_id: str | None, watch: bool, as_json: bool) -> None:
@@ -111,14 +177,13 @@ def show_status(home_option: str | None, run_id: str | None, watch: bool, as_jso
         print(_snapshot(home, store, run_id, as_json))
         return
     from rich.live import Live
-    from rich.text import Text
 
     stop = threading.Event()
     table = store.table(PROCESS_RUNS, home.db / PROCESS_RUNS.filename)
     try:
-        with Live(Text(_snapshot(home, store, run_id, as_json)), auto_refresh=False) as live:
+        with Live(_live_view(home, store, run_id, as_json), auto_refresh=False) as live:
             while not stop.wait(0.5):  # a display refresh, not a wait for work
-                live.update(Text(_snapshot(home, store, run_id, as_json)), refresh=True)
+                live.update(_live_view(home, store, run_id, as_json), refresh=True)
                 run = table.get(run_id) if run_id else None
                 if run is not None and run.status in FINAL_STATUSES:
                     break
