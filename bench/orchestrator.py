@@ -5,7 +5,8 @@ Run: `make bench-orchestrator` (or `.venv/bin/python bench/orchestrator.py`). Me
    confirmation written at once), at 0 past runs and at 10,000 past runs in process_runs.md plus
    10,000 catalog rows, median of REPEATS runs each (steps driven in-process by the StepRunner);
 2. inbox-drop to run-created latency through a real daemon (watchdog, debounce), median;
-3. idle CPU of a `multiverse start` process over 10 s, and its peak RSS after serving a run.
+3. idle CPU of a `multiverse start` process over 10 s, and its peak RSS after serving a run;
+and, for context, the cost of one fsync'd small write on the same disk at the same time.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ _HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 
 from communicator.speaker import Speaker  # noqa: E402
-from multiverse.atomic import atomic_write_text, durable_writes  # noqa: E402
+from multiverse.atomic import atomic_write_bytes, atomic_write_text, durable_writes  # noqa: E402
 from multiverse.home import Home, init_home  # noqa: E402
 from multiverse.logging_setup import configure_logging  # noqa: E402
 from multiverse.models import AssetType, CatalogEntry, ProcessRun, Status  # noqa: E402
@@ -154,6 +155,23 @@ def one_run(history: int, behind: bool = True) -> RunTiming:
         )
 
 
+def fsynced_write_ms(repeats: int = 200) -> float:
+    """Median cost of one durable small write (temporary file, fsync, replace) on this disk now.
+
+    The issue's figures were taken where this cost ~0.3 ms; printed beside the run times, it
+    tells how much of a difference between machines or hours is the disk's.
+    """
+    with tempfile.TemporaryDirectory() as folder:
+        target = Path(folder) / "table.md"
+        data = b"| a | b |\n" * 300
+        samples = []
+        for _ in range(repeats):
+            began = time.perf_counter()
+            atomic_write_bytes(target, data)
+            samples.append((time.perf_counter() - began) * 1000)
+        return statistics.median(samples)
+
+
 def pickup_ms(repeats: int) -> float:
     """Median latency from an inbox file's arrival to its process_runs row."""
     with tempfile.TemporaryDirectory() as folder:
@@ -226,6 +244,7 @@ def main() -> None:
     )
     print("| measure | median | target |")
     print("| --- | ---: | ---: |")
+    print(f"| one fsync'd small write on this disk, now | {fsynced_write_ms():.2f} ms | |")
     for history, master_target in ((0, 70), (10_000, 130)):
         results = [one_run(history) for _ in range(args.repeats)]
         first = results[0]

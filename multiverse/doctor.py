@@ -25,14 +25,13 @@ from multiverse.config import (
 )
 from multiverse.errors import ConfigError
 from multiverse.home import Home
+from multiverse.secrets import mask_secrets, secret_values_in
 
 # (model name, its tier's settings) → None when the model answered, else the error text.
 Ping = Callable[[str, TierConfig], str | None]
 LAYOUT = (
     "inbox", "db", "runs", "outputs", "assets", "guidelines", "db/templates/default_phases.md",
 )  # fmt: skip
-MASK = "***"
-SECRET_SUFFIXES = ("_API_KEY", "_KEY", "_TOKEN", "_SECRET")
 
 
 class Finding(BaseModel):
@@ -134,15 +133,8 @@ def check_home(home: Home) -> HomeCheck:
 
 
 def mask_values(text: str, environ: Mapping[str, str]) -> str:
-    """`text` with the value of every secret-looking variable of `environ` replaced by ***."""
-    secrets = sorted(
-        (v for k, v in environ.items() if k.upper().endswith(SECRET_SUFFIXES) and len(v) >= 4),
-        key=len,
-        reverse=True,
-    )
-    for value in secrets:
-        text = text.replace(value, MASK)
-    return text
+    """`text` with the secrets of `environ` (and key-shaped strings) replaced by ***."""
+    return mask_secrets(text, secret_values_in(environ))
 
 
 def _ping_once(ping: Ping, config: TierConfig, environ: Mapping[str, str]) -> str | None:

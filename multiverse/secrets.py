@@ -10,11 +10,12 @@ from __future__ import annotations
 import os
 import re
 import threading
-from collections.abc import MutableMapping
+from collections.abc import Iterable, Mapping, MutableMapping
 from typing import Any
 
 MASK = "***"
-SECRET_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET", "_ACCESS_KEY")
+# _KEY covers _API_KEY and _ACCESS_KEY, and keys named as a mapping may name them (MY_KEY).
+SECRET_SUFFIXES = ("_KEY", "_TOKEN", "_SECRET")
 # Shorter values would mask ordinary words; no real key is that short.
 MIN_SECRET_LENGTH = 6
 KEY_SHAPES = re.compile(
@@ -65,15 +66,22 @@ def _secret_names() -> list[str]:
 
 
 def _secret_values() -> list[str]:
-    values = set()
-    for name in _secret_names():
-        value = os.environ.get(name, "")
-        if len(value) >= MIN_SECRET_LENGTH:
-            values.add(value)
+    return _with_registered(os.environ.get(name, "") for name in _secret_names())
+
+
+def secret_values_in(environ: Mapping[str, str]) -> list[str]:
+    """The secrets to mask for this environment: its secret-looking values and registered keys."""
+    return _with_registered(
+        value for name, value in environ.items() if _SECRET_NAMES.fullmatch(name)
+    )
+
+
+def _with_registered(values: Iterable[str]) -> list[str]:
+    found = {value for value in values if len(value) >= MIN_SECRET_LENGTH}
     with _lock:
-        values |= _registered
+        found |= _registered
     # Longest first, so a key that contains another is masked whole.
-    return sorted(values, key=len, reverse=True)
+    return sorted(found, key=len, reverse=True)
 
 
 def mask_secrets(text: str, secrets: list[str] | None = None) -> str:

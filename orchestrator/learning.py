@@ -97,14 +97,15 @@ def rank_past_runs(request: str, past: Sequence[ProcessRun], limit: int = 5) -> 
         return LearningContext()
     scores = np.round(np.asarray(index.bm25.get_batch_scores(query, candidates)), 3)
     kept = np.flatnonzero(scores > 0)
-    if len(kept) > limit:  # only the best `limit` scores, with their ties, need sorting
+    matching = len(kept)
+    if matching > limit:  # only the best `limit` scores, with their ties, need sorting
         cutoff = np.partition(scores[kept], -limit)[-limit]
         kept = kept[scores[kept] >= cutoff]
     best = sorted(
         ((float(scores[j]), past[candidates[j]].run_id, candidates[j]) for j in kept),
         reverse=True,
     )[:limit]
-    log.debug("learning_ranked", past_runs=len(past), matching=len(kept))
+    log.debug("learning_ranked", past_runs=len(past), matching=matching)
     return LearningContext(
         past_runs=[
             PastRun(run_id=run_id, score=score, user_request=past[i].user_request)
