@@ -8,7 +8,13 @@ import json
 import pytest
 import structlog
 
-from multiverse.secrets import MASK, mask_processor, mask_secrets, register_secret
+from multiverse.secrets import (
+    MASK,
+    mask_processor,
+    mask_secrets,
+    register_secret,
+    secret_values_in,
+)
 
 
 def test_env_secret_values_masked(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -29,6 +35,21 @@ def test_secrets_set_or_changed_between_events_are_masked(monkeypatch: pytest.Mo
     assert mask_secrets("later-value-2 first-value-3") == f"{MASK} {MASK}"
     monkeypatch.delenv("LATER_API_KEY")
     assert mask_secrets("later-value-2") == "later-value-2"
+
+
+def test_secrets_of_a_given_environment_follow_the_same_rule() -> None:
+    """`secret_values_in` (doctor's) uses the log masking's rule: names, minimum length, order."""
+    environ = {
+        "MY_KEY": "custom-key-value",
+        "api_key": "lower-case-value-long",
+        "SERVICE_ACCESS_KEY": "access-value",
+        "SHORT_TOKEN": "abc",
+        "EDITOR": "vimvimvim",
+    }
+    found = secret_values_in(environ)
+    assert {"lower-case-value-long", "custom-key-value", "access-value"} <= set(found)
+    assert "vimvimvim" not in found and "abc" not in found
+    assert [len(value) for value in found] == sorted(map(len, found), reverse=True)
 
 
 def test_short_and_ordinary_values_kept(monkeypatch: pytest.MonkeyPatch) -> None:
