@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from multiverse.errors import UserError
@@ -73,29 +74,29 @@ def render_runs(runs: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def tree_rows(data: dict[str, Any]) -> Iterator[tuple[int, str, str, Status]]:
+    """The run's tree as (depth, id, name, status): phases at 1, stages, tasks, tool tasks at 4."""
+    for phase in data["phases"]:
+        yield 1, phase["phase_id"], phase["phase_name"], Status(phase["status"])
+        for stage in (s for s in data["stages"] if s["phase_id"] == phase["phase_id"]):
+            yield 2, stage["stage_id"], stage["stage_name"], Status(stage["status"])
+            for task in (t for t in data["tasks"] if t["stage_id"] == stage["stage_id"]):
+                yield 3, task["task_id"], task["task_name"], Status(task["status"])
+                for tool in data["tool_tasks"]:
+                    if tool["parent_task_id"] == task["task_id"]:
+                        yield 4, tool["tool_task_id"], tool["tool_type"], Status(tool["status"])
+
+
+def _request_excerpt(run: dict[str, Any]) -> str:
+    return " ".join(run["user_request"].split())[:70]
+
+
 def render_tree(data: dict[str, Any]) -> str:
     """The run's phase › stage › task › tool task tree with a mark per status."""
     run = data["run"]
-    lines = [f"{run['run_id']}  {run['status']}  {' '.join(run['user_request'].split())[:70]}"]
-    for phase in data["phases"]:
-        lines.append(
-            f"  {MARKS[Status(phase['status'])]} {phase['phase_id']} {phase['phase_name']}"
-        )
-        for stage in (s for s in data["stages"] if s["phase_id"] == phase["phase_id"]):
-            lines.append(
-                f"    {MARKS[Status(stage['status'])]} {stage['stage_id']} {stage['stage_name']}"
-            )
-            for task in (t for t in data["tasks"] if t["stage_id"] == stage["stage_id"]):
-                lines.append(
-                    f"      {MARKS[Status(task['status'])]} {task['task_id']} {task['task_name']}"
-                )
-                for tool in (
-                    t for t in data["tool_tasks"] if t["parent_task_id"] == task["task_id"]
-                ):
-                    lines.append(
-                        f"        {MARKS[Status(tool['status'])]} "
-                        f"{tool['tool_task_id']} {tool['tool_type']}"
-                    )
+    lines = [f"{run['run_id']}  {run['status']}  {_request_excerpt(run)}"]
+    for depth, key, name, status in tree_rows(data):
+        lines.append(f"{'  ' * depth}{MARKS[status]} {key} {name}")
     return "\n".join(lines)
 
 
@@ -116,8 +117,7 @@ def live_tree(data: dict[str, Any]) -> RenderableType:
     run = data["run"]
     current = {run[k] for k in ("current_phase_id", "current_stage_id", "current_task_id")}
 
-    def label(key: str, name: str, status: str) -> Text:
-        mark = Status(status)
+    def label(key: str, name: str, mark: Status) -> Text:
         text = Text.assemble(
             (f"{MARKS[mark]} ", STYLES[mark]), (key, "bold" if key in current else "")
         )
@@ -129,24 +129,13 @@ def live_tree(data: dict[str, Any]) -> RenderableType:
             (run["run_id"], "bold"),
             "  ",
             (run["status"], STYLES[Status(run["status"])]),
-            f"  {' '.join(run['user_request'].split())[:70]}",
+            f"  {_request_excerpt(run)}",
         )
     )
-    for phase in data["phases"]:
-        phase_node = root.add(label(phase["phase_id"], phase["phase_name"], phase["status"]))
-        for stage in (s for s in data["stages"] if s["phase_id"] == phase["phase_id"]):
-            stage_node = phase_node.add(
-                label(stage["stage_id"], stage["stage_name"], stage["status"])
-            )
-            for task in (t for t in data["tasks"] if t["stage_id"] == stage["stage_id"]):
-                task_node = stage_node.add(
-                    label(task["task_id"], task["task_name"], task["status"])
-                )
-                for tool in data["tool_tasks"]:
-                    if tool["parent_task_id"] == task["task_id"]:
-                        task_node.add(
-                            label(tool["tool_task_id"], tool["tool_type"], tool["status"])
-                        )
+    parents = [root]  # parents[d]: the last node drawn at depth d (the run is depth 0)
+    for depth, key, name, status in tree_rows(data):
+        del parents[depth:]
+        parents.append(parents[-1].add(label(key, name, status)))
     return root
 
 
