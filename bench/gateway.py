@@ -16,10 +16,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import structlog
+from timing import median_ms  # bench/timing.py: the script's folder is on sys.path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
@@ -33,16 +33,6 @@ from fake_openai import FakeOpenAI, running_server, text
 
 KEY_ENV = "BENCH_FAKE_API_KEY"
 CLI = Path(sys.executable).parent / "multiverse"
-
-
-def _median_ms(operation: Callable[[int], object], repeats: int) -> float:
-    operation(-1)  # warm-up: litellm's first call costs ~0.5 s
-    times = []
-    for number in range(repeats):
-        began = time.perf_counter()
-        operation(number)
-        times.append((time.perf_counter() - began) * 1000)
-    return statistics.median(times)
 
 
 def _call(server: FakeOpenAI, number: int) -> LlmCall:
@@ -84,13 +74,13 @@ def measure_calls(repeats: int) -> dict[str, float]:
         cached.complete(warm)
         run_call = warm.model_copy(update={"run_id": "run-20261121-000000-001"})
         ledgered.complete(run_call)
-        raw_ms = _median_ms(raw, repeats)
-        gateway_ms = _median_ms(lambda n: plain.complete(_call(server, n)), repeats)
+        raw_ms = median_ms(raw, repeats)
+        gateway_ms = median_ms(lambda n: plain.complete(_call(server, n)), repeats)
         return {
             "raw": raw_ms,
             "gateway": gateway_ms,
-            "hit": _median_ms(lambda n: cached.complete(warm), repeats),
-            "hit_ledger": _median_ms(lambda n: ledgered.complete(run_call), repeats),
+            "hit": median_ms(lambda n: cached.complete(warm), repeats),
+            "hit_ledger": median_ms(lambda n: ledgered.complete(run_call), repeats),
         }
 
 

@@ -23,6 +23,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 # This file is named like the package it measures: bench/ must not shadow `orchestrator`.
 _HERE = Path(__file__).resolve().parent
@@ -40,10 +41,18 @@ from orchestrator.intake import take_in  # noqa: E402
 from orchestrator.runner import StepRunner  # noqa: E402
 from orchestrator.steps import StepKind  # noqa: E402
 
-_spec = importlib.util.spec_from_file_location("noop_roles", _HERE / "noop_roles.py")
-assert _spec is not None and _spec.loader is not None
-noop_roles = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(noop_roles)
+
+def _bench_module(name: str) -> ModuleType:
+    """A sibling module of bench/, loaded by path (bench/ is not on sys.path, see above)."""
+    spec = importlib.util.spec_from_file_location(name, _HERE / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+noop_roles = _bench_module("noop_roles")
+median_ms = _bench_module("timing").median_ms
 NoopExecutor, NoopPlanner = noop_roles.NoopExecutor, noop_roles.NoopPlanner
 SilentCommunicator = noop_roles.SilentCommunicator
 
@@ -164,12 +173,7 @@ def fsynced_write_ms(repeats: int = 200) -> float:
     with tempfile.TemporaryDirectory() as folder:
         target = Path(folder) / "table.md"
         data = b"| a | b |\n" * 300
-        samples = []
-        for _ in range(repeats):
-            began = time.perf_counter()
-            atomic_write_bytes(target, data)
-            samples.append((time.perf_counter() - began) * 1000)
-        return statistics.median(samples)
+        return median_ms(lambda number: atomic_write_bytes(target, data), repeats)
 
 
 def pickup_ms(repeats: int) -> float:

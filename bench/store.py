@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import argparse
 import platform
-import statistics
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
+
+from timing import median_ms  # bench/timing.py: the script's folder is on sys.path
 
 from multiverse.models import ProcessRun, Status
 from multiverse.schemas import PROCESS_RUNS
@@ -41,16 +40,6 @@ def _make_table(folder: Path, size: int) -> Table[ProcessRun]:
     return table
 
 
-def _median_ms(operation: Callable[[int], object], repeats: int) -> float:
-    operation(-1)  # warm-up: fills the cache as a running daemon has it
-    times = []
-    for attempt in range(repeats):
-        began = time.perf_counter()
-        operation(attempt)
-        times.append((time.perf_counter() - began) * 1000)
-    return statistics.median(times)
-
-
 def measure(size: int, repeats: int) -> dict[str, float]:
     """Median milliseconds of the three operations on a table of `size` rows."""
     with tempfile.TemporaryDirectory() as folder:
@@ -58,11 +47,11 @@ def measure(size: int, repeats: int) -> dict[str, float]:
         middle = _run_id(size // 2)
         statuses = [Status.FAILED, Status.COMPLETED]
         return {
-            "read one row": _median_ms(lambda _: table.get(middle), repeats),
-            "update one status": _median_ms(
+            "read one row": median_ms(lambda _: table.get(middle), repeats),
+            "update one status": median_ms(
                 lambda n: table.update(middle, status=statuses[n % 2]), repeats
             ),
-            "append one row": _median_ms(
+            "append one row": median_ms(
                 lambda n: table.insert(
                     ProcessRun(run_id=_run_id(size + 1 + n), user_request="new request")
                 ),
