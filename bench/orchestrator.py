@@ -117,7 +117,7 @@ class RunTiming:
 def one_run(history: int, behind: bool = True) -> RunTiming:
     """Drive one run from intake to COMPLETED with instant roles, timing each part.
 
-    `behind=False` writes every attention move, catalog row and stage or phase close at once,
+    `behind=False` writes every attention move, and catalog row at once,
     as a run whose steps are slower than the write-behind delay would.
     """
     with tempfile.TemporaryDirectory() as folder:
@@ -127,7 +127,6 @@ def one_run(history: int, behind: bool = True) -> RunTiming:
         if not behind:
             crew.attention.behind.delay = 0
             crew.pending_catalog.behind.delay = 0
-            crew.closes.behind.delay = 0
         _seed_history(crew, history)
         # Steady state of a daemon: its tables are cached and its indexes were built while it
         # waited (Daemon._warm_indexes), as the issue's "past runs" are runs it knew.

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from multiverse.atomic import atomic_write_text
-from multiverse.errors import UserError
-from multiverse.home import Home, require_home, resolve_home
+from multiverse.atomic import atomic_write_text, write_temp
+from multiverse.errors import StorageError, UserError
+from multiverse.home import Home, require_home, resolve_home, visible_files
 from multiverse.models import RUN_ID, Status
 from multiverse.schemas import PROCESS_RUNS
 from multiverse.store import TableStore
@@ -62,32 +64,97 @@ def _slug(text: str) -> str:
 
 
 def submit_request(home_option: str | None, text: str | None, file: Path | None) -> Path:
-    """Write a request into inbox/ (atomically, so the daemon never reads half of it)."""
+    """Create a new request file in inbox/; returns its path (never replaces a file)."""
+    from orchestrator.editor_files import is_ignorable_name
+
     home = require_home(resolve_home(home_option))
     if (text is None) == (file is None):
         raise UserError("give the request either as TEXT or with --file, not both")
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     if file is not None:
         try:
             data = file.read_bytes()
         except OSError as error:
             raise UserError(f"cannot read {file}: {error.strerror}") from error
         name = file.name if file.suffix in (".md", ".txt") else f"{file.stem}.md"
+        if is_ignorable_name(name):  # a hidden or temp-like name the daemon would never take
+            name = f"{stamp}-{_slug(file.stem)}.md"
     else:
         assert text is not None
         if not text.strip():
             raise UserError("the request is empty")
         data = text.encode("utf-8")
-        stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
         name = f"{stamp}-{_slug(text)}.md"
-    target = home.inbox / name
-    counter = 1
-    while target.exists():
-        target = home.inbox / f"{Path(name).stem}-{counter}{Path(name).suffix}"
-        counter += 1
-    from multiverse.atomic import atomic_write_bytes
+    return _create_exclusive(home.inbox, name, data)
 
-    atomic_write_bytes(target, data)
-    return target
+
+def _create_exclusive(folder: Path, name: str, data: bytes) -> Path:
+    """Create `folder/name` (or name-1, name-2 …) holding `data`, never replacing a file.
+
+    Concurrent callers each get their own file; the path created is returned. The content is
+    written and fsynced into a hidden temporary sibling first, then hard-linked under the first
+    free name, so a reader never sees a partial file. Without hard links the file is created
+    exclusively and written in place (briefly partial: the inbox's settle rule waits for it).
+    """
+    tmp = write_temp(folder / name, data)
+    try:
+        for candidate in _numbered(folder, name):
+            try:
+                os.link(tmp, candidate)
+            except FileExistsError:
+                continue
+            except OSError:
+                return _create_in_place(folder, name, data)  # no hard links here
+            _fsync_dir(folder)
+            return candidate
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+    raise AssertionError("unreachable: the candidate names never run out")
+
+
+def _create_in_place(folder: Path, name: str, data: bytes) -> Path:
+    """`_create_exclusive` without hard links: an O_EXCL create, then the write in place."""
+    for candidate in _numbered(folder, name):
+        try:
+            fd = os.open(candidate, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_CLOEXEC, 0o666)
+        except FileExistsError:
+            continue
+        except OSError as error:
+            raise StorageError(candidate, error) from error
+        try:
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        except OSError as error:
+            candidate.unlink(missing_ok=True)  # a truncated request must not be taken
+            raise StorageError(candidate, error) from error
+        _fsync_dir(folder)
+        return candidate
+    raise AssertionError("unreachable: the candidate names never run out")
+
+
+def _numbered(folder: Path, name: str) -> Iterator[Path]:
+    """`folder/name`, then `stem-1.suffix`, `stem-2.suffix` … forever."""
+    yield folder / name
+    stem, suffix = Path(name).stem, Path(name).suffix
+    for counter in itertools.count(1):
+        yield folder / f"{stem}-{counter}{suffix}"
+
+
+def _fsync_dir(folder: Path) -> None:
+    """Make the new directory entry durable."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as error:
+        raise StorageError(folder, error) from error
 
 
 def _known_run(home: Home, run_id: str) -> Status:
@@ -127,9 +194,7 @@ def show_run(home_option: str | None, run_id: str) -> str:
             )
         except FileNotFoundError:
             parts.append(f"\n## {label}\n\n(none yet)")
-    outputs = (
-        sorted(p for p in paths.outputs.rglob("*") if p.is_file()) if paths.outputs.is_dir() else []
-    )
+    outputs = visible_files(paths.outputs)
     parts.append(
         "\n## Outputs\n\n" + ("\n".join(f"- {home.relative(p)}" for p in outputs) or "(none yet)")
     )

@@ -99,6 +99,8 @@ class DaemonConfig(Settings):
     max_parallel_runs: int = Field(default=4, ge=1)
     inbox_max_bytes: int = Field(default=1024 * 1024, gt=0)
     debounce_ms: int = Field(default=75, ge=0)
+    # An inbox file is taken once closed by its writer and unchanged (size, times) this long.
+    inbox_settle_ms: int = Field(default=500, ge=0)
 
 
 class RuntimeMapping(Settings):

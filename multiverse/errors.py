@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
 
@@ -25,6 +26,35 @@ class ConfigError(UserError):
     """A configuration file (runtime-mapping.yaml, an agent package) is malformed."""
 
 
+class StorageError(MultiverseError):
+    """The machine refused a write: a full disk, an I/O error, a permission, a read-only disk.
+
+    Not the user's fault and not the run's: the message says which file and what to do, and a
+    run stopped by it can be resumed with `multiverse retry` once the cause is gone.
+    """
+
+    exit_code = 4
+
+    def __init__(self, path: Path | str, error: OSError) -> None:
+        self.path = Path(path)
+        self.errno = error.errno
+        self.strerror = error.strerror or str(error)
+        super().__init__(f"cannot write {self.path}: {self.strerror} ({storage_advice(error)})")
+
+
+def storage_advice(error: OSError) -> str:
+    """What a person can do about a refused write, by its errno."""
+    advice = {
+        errno.ENOSPC: "free some disk space, then try again",
+        errno.EDQUOT: "the disk quota is used up: free space or raise the quota, then try again",
+        errno.EIO: "the disk reported an I/O error: check the device, then try again",
+        errno.EROFS: "the file system is read-only: remount it writable, then try again",
+        errno.EACCES: "permission denied: check who owns the folder, then try again",
+        errno.EPERM: "not permitted: check who owns the folder, then try again",
+    }
+    return advice.get(error.errno or 0, "check the disk and the folder's permissions")
+
+
 class TableError(MultiverseError):
     """A markdown table that cannot be read or written; the file is never overwritten."""
 
@@ -44,3 +74,12 @@ class RowNotFoundError(TableError):
 
 class StaleRowError(TableError):
     """A compare-and-set update found the row's status changed under it."""
+
+
+def shown_error(root: Path, error: TableError) -> str:
+    """A table error with its file relative to the home: `db/process_runs.md:7: problem`."""
+    try:
+        where = error.path.resolve().relative_to(root.resolve()).as_posix()
+    except (ValueError, OSError):
+        where = str(error.path)
+    return f"{where}:{error.line}: {error.problem}" if error.line else f"{where}: {error.problem}"

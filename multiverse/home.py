@@ -68,6 +68,11 @@ class RunPaths:
         return self.root / "user_response.md"
 
     @cached_property
+    def responses(self) -> Path:
+        """Answers already handled, moved aside so none is read twice (`NNN-<kind>.md`)."""
+        return self.root / "responses"
+
+    @cached_property
     def messages(self) -> Path:
         """Everything the Communicator said, newest last."""
         return self.root / "messages.md"
@@ -143,6 +148,16 @@ class Home:
         """Private daemon state (lock file, LLM cache); never read by people."""
         return self.root / ".multiverse"
 
+    @cached_property
+    def deleted_rows(self) -> Path:
+        """Rows people deleted on purpose (`multiverse delete-row`), so none is restored."""
+        return self.state / "deleted_rows.jsonl"
+
+    @cached_property
+    def space_reserve(self) -> Path:
+        """Disk space held back to record a failure on a full disk (`multiverse.reserve`)."""
+        return self.state / "space-reserve"
+
     def run(self, run_id: str) -> RunPaths:
         """The paths of one run."""
         return RunPaths(self.runs / run_id, self.outputs / run_id)
@@ -150,6 +165,23 @@ class Home:
     def relative(self, path: Path) -> str:
         """A path as written in the tables: relative to the home, with forward slashes."""
         return path.resolve().relative_to(self.root.resolve()).as_posix()
+
+
+def visible_files(folder: Path) -> list[Path]:
+    """The files under `folder`, sorted, without hidden ones (a `.name` file or folder).
+
+    Hidden names are never deliverables: they are temporary files of writes in progress
+    (`multiverse.atomic`), lock files and the like.
+    """
+    if not folder.is_dir():
+        return []
+    found = []
+    for path in folder.rglob("*"):
+        if path.is_file() and not any(
+            part.startswith(".") for part in path.relative_to(folder).parts
+        ):
+            found.append(path)
+    return sorted(found)
 
 
 def resolve_home(option: str | Path | None = None) -> Home:

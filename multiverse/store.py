@@ -1,111 +1,138 @@
-"""The table store: typed reads and locked, atomic, durable writes of the markdown tables.
+"""The table store: typed reads and locked, atomic, durable, merging writes of the tables.
 
-Parsed tables are cached by their exact bytes: every access reads the file (cheap, it is in the
-page cache) and re-parses only when the bytes differ from the last parse. A write re-renders
-only the rows it changed when they fit the table's column widths; otherwise the table is
-re-rendered whole with tabulate (large tables instead get a ragged row, see `FULL_RENDER_LIMIT`).
-Everything in the file outside the table is kept byte for byte. A file that cannot be parsed
-raises `TableError` and is never written.
+The daemon is not the only writer: the CLI takes the same lock, but people's editors do not
+(SPEC §3.1). So:
+- Reading: parsed tables are cached by their exact bytes; every access reads the file (cheap,
+  it is in the page cache) and re-parses only when the bytes differ from the last parse. Bytes
+  someone else wrote are trusted only once they have settled (`settled.py`), and are merged with
+  what this process wrote (`journal.py`): rows and cells a stale copy erased are put back (and
+  reported through `on_restore`), the person's own edits are kept.
+- Writing: under the table's cross-process lock, the change is applied to the rows there now,
+  then the new file is swapped in with an atomic exchange (`exchange.py`) that hands back the
+  file it displaced. If that is not what the change was based on, someone saved in between: their
+  save is merged in and written again, so neither their edit nor our change is lost.
+A file that cannot be parsed raises `TableError` and is never written.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-import time
-from bisect import insort
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from itertools import chain, compress
-from operator import is_not
 from pathlib import Path
-from typing import Any, Generic
+from typing import Any
 
 from pydantic import ValidationError
 
-from multiverse.atomic import atomic_write_bytes
-from multiverse.errors import RowNotFoundError, StaleRowError, TableError
+from multiverse.atomic import count_durable_write, write_temp
+from multiverse.errors import StorageError, TableError
+from multiverse.exchange import exchange
 from multiverse.flock import FileFlock, LockTimeout
-from multiverse.models import Status
+from multiverse.journal import Restoration, RowJournal
 from multiverse.schemas import R, TableSpec
-from multiverse.tablefile import (
-    new_file_lines,
-    parse_table_text,
-    render_row,
-    render_table,
-    widths_from_delimiter,
+from multiverse.settled import Stamp, read_settled, read_stamped, stamp_of
+from multiverse.table import Table, describe
+from multiverse.tablefile import parse_table_text
+from multiverse.tablesnapshot import (
+    Rendered,
+    Snapshot,
+    group_rows,
+    index_of,
+    regroup,
+    render,
 )
 
-# A file's identity and times: (inode, size, mtime_ns, ctime_ns).
-Stamp = tuple[int, int, int, int]
+__all__ = ["RACY_NS", "Table", "TableStore"]
+
 # Longer than a coarse kernel clock tick (at most 10 ms): see `TableStore._remember_stamp`.
 RACY_NS = 20_000_000
-
-# Above this many rows a row that outgrows its column is written ragged (still a valid row)
-# instead of re-rendering the whole table: a 10,000-row render costs ~0.3 s.
-FULL_RENDER_LIMIT = 2000
 LOCK_TIMEOUT_SECONDS = 60.0
-
-
-@dataclass
-class _Snapshot(Generic[R]):
-    """One parsed state of a table file."""
-
-    data: bytes
-    lines: list[str]
-    start: int
-    end: int
-    widths: list[int]
-    rows: list[R]
-    index: dict[str, int] = field(default_factory=dict)
-    # Secondary indexes built on demand: field name → value → positions of its rows, in order.
-    groups: dict[str, dict[Any, tuple[int, ...]]] = field(default_factory=dict)
-
-    @property
-    def exists(self) -> bool:
-        return bool(self.lines)
+# How many saves by others one write will merge before it gives up (each round is a save that
+# landed in the microseconds between our read and our swap).
+MAX_MERGE_ROUNDS = 50
 
 
 class TableStore:
     """Reads and writes table files for one process; safe across threads and processes."""
 
-    def __init__(self) -> None:
-        self._snapshots: dict[Path, _Snapshot[Any]] = {}
+    def __init__(
+        self,
+        journal: RowJournal | None = None,
+        on_restore: Callable[[Restoration], None] | None = None,
+    ) -> None:
+        self.journal = journal if journal is not None else RowJournal()
+        self.on_restore = on_restore
+        self._snapshots: dict[Path, Snapshot[Any]] = {}
         self._locks: dict[Path, tuple[threading.Lock, FileFlock]] = {}
         self._settled: dict[Path, Stamp] = {}  # stamps that prove the cached bytes current
+        self._specs: dict[Path, TableSpec[Any]] = {}  # what each file known to us holds
         self._guard = threading.Lock()
 
     def table(self, spec: TableSpec[R], path: Path) -> Table[R]:
         """A handle on one table file."""
         return Table(self, spec, path)
 
+    def recheck(self, path: Path) -> None:
+        """Read a table someone else may have saved, putting back what the save erased of ours.
+
+        A no-op for files this store never handled. Raises TableError if the file is broken.
+        """
+        spec = self._specs.get(path)
+        if spec is not None and self.journal.holds(path):
+            self.snapshot(spec, path)
+
+    def written_tables(self) -> list[Path]:
+        """The table files this process wrote rows into."""
+        return [path for path in list(self._specs) if self.journal.holds(path)]
+
     # -- reading -------------------------------------------------------------------------
 
-    def snapshot(self, spec: TableSpec[R], path: Path) -> _Snapshot[R]:
-        """The parsed current state of the file (from cache when its bytes are unchanged).
+    def snapshot(self, spec: TableSpec[R], path: Path) -> Snapshot[R]:
+        """The parsed current state of the file, merged with what this process wrote."""
+        snap = self._load(spec, path)
+        if not snap.foreign:
+            return snap
+        if self.journal.holds(path):
+            merge = self.journal.reconcile(path, snap.rows, snap.index)
+            if merge.restoration or merge.forgotten:
+                # Rows or cells of ours were erased: put them back on disk, under the lock.
+                self.modify_indexed(spec, path, lambda rows, index: rows)
+                return self._snapshots.get(path, snap)
+            self.journal.adopt(path, merge)
+        snap.foreign = False
+        return snap
+
+    def _load(self, spec: TableSpec[R], path: Path) -> Snapshot[R]:
+        """The file's parsed state; bytes this process did not write are read once settled.
 
         The bytes are compared on every read, except when the file's stamp (inode, size,
         modification and change times) is the one seen when they were last compared and that
         comparison came long enough after the file's last change (`_remember_stamp`).
         """
+        self._specs.setdefault(path, spec)
         cached = self._snapshots.get(path)
         settled = self._settled.get(path)
         try:
             # A stat costs a third of an open, and most reads end here.
-            if cached is not None and settled is not None and _stamp_of(os.stat(path)) == settled:
+            if cached is not None and settled is not None and stamp_of(os.stat(path)) == settled:
                 return cached
-            stamp, began, data = _read_stamped(path)
+            stat, began, data = read_stamped(path)
+            if cached is not None and cached.data == data:
+                self._remember_stamp(path, stamp_of(stat), began)
+                return cached
+            fresh, reading = read_settled(path, lambda data: self._parse(spec, path, data))
         except FileNotFoundError:
-            return _Snapshot(b"", [], 0, 0, [], [])
+            # Deleted by someone after we knew it: what this process wrote is merged back.
+            gone = cached is not None and cached.exists
+            return Snapshot(b"", [], 0, 0, [], [], foreign=gone)
         except OSError as error:
             raise TableError(path, None, f"cannot read: {error.strerror}") from error
-        if cached is None or cached.data != data:
-            cached = self._parse(spec, path, data)
-            with self._guard:
-                self._snapshots[path] = cached
-        self._remember_stamp(path, stamp, began)
-        return cached
+        fresh.foreign = True
+        with self._guard:
+            self._snapshots[path] = fresh
+        self._remember_stamp(path, reading.stamp, reading.began)
+        return fresh
 
     def _remember_stamp(self, path: Path, stamp: Stamp, compared_at: int) -> None:
         """Trust `stamp` for the cached bytes only if a later change must show another stamp.
@@ -126,7 +153,7 @@ class TableStore:
             else:
                 self._settled.pop(path, None)
 
-    def _parse(self, spec: TableSpec[R], path: Path, data: bytes) -> _Snapshot[R]:
+    def _parse(self, spec: TableSpec[R], path: Path, data: bytes) -> Snapshot[R]:
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as error:
@@ -140,13 +167,13 @@ class TableStore:
             try:
                 row = spec.from_cells(cells)
             except ValidationError as error:
-                raise TableError(path, line, _describe(error)) from error
+                raise TableError(path, line, describe(error)) from error
             if row.key in index:
                 first = table.row_line_number(index[row.key])
                 raise TableError(path, line, f"duplicate key {row.key!r} (first at line {first})")
             index[row.key] = position
             rows.append(row)
-        return _Snapshot(data, table.lines, table.start, table.end, table.widths, rows, index)
+        return Snapshot(data, table.lines, table.start, table.end, table.widths, rows, index)
 
     def rows_with(self, spec: TableSpec[R], path: Path, by: str, values: Iterable[Any]) -> list[R]:
         """The rows whose field `by` holds one of `values`, in file order.
@@ -157,11 +184,11 @@ class TableStore:
         snap = self.snapshot(spec, path)
         groups = snap.groups.get(by)
         if groups is None:
-            groups = _group(snap.rows, by)
+            groups = group_rows(snap.rows, by)
             with self._guard:
                 snap.groups[by] = groups
         wanted = set(values)
-        positions = sorted(chain.from_iterable(groups.get(value, ()) for value in wanted))
+        positions = sorted(p for value in wanted for p in groups.get(value, ()))
         return [snap.rows[position] for position in positions]
 
     def is_current(self, path: Path) -> bool:
@@ -187,6 +214,8 @@ class TableStore:
                 file_lock.acquire(timeout=LOCK_TIMEOUT_SECONDS)
             except LockTimeout as error:
                 raise TableError(path, None, "could not take the table's lock") from error
+            except OSError as error:
+                raise StorageError(path, error) from error
             try:
                 yield
             finally:
@@ -204,259 +233,147 @@ class TableStore:
         path: Path,
         change: Callable[[list[R], Mapping[str, int]], list[R]],
     ) -> list[R]:
-        """Like `modify`, and `change` also gets the key → position index of the rows it gets."""
-        with self.locked(path):
-            before = self.snapshot(spec, path)
-            after = change(list(before.rows), before.index)
-            self._write(spec, path, before, after)
-            return list(after)  # the cache keeps `after`; a caller's edit must not reach it
+        """Like `modify`, and `change` also gets the key → position index of the rows it gets.
 
-    def _write(self, spec: TableSpec[R], path: Path, before: _Snapshot[R], rows: list[R]) -> None:
-        lines, start, end, widths, index, touched = _render(path, spec, before, rows)
-        data = "".join(lines).encode("utf-8")
-        if data == before.data:
-            return
-        atomic_write_bytes(path, data)
-        with self._guard:
-            self._settled.pop(path, None)
+        The rows `change` gets are the file's rows now, merged with what this process wrote.
+        """
+        with self.locked(path):
+            after, restored = self._commit(spec, path, self._load(spec, path), change)
+        for restoration in restored:
+            if restoration and self.on_restore is not None:
+                self.on_restore(restoration)
+        return list(after)  # the cache keeps `after`; a caller's edit must not reach it
+
+    def _merged(
+        self, path: Path, snap: Snapshot[R]
+    ) -> tuple[list[R], Mapping[str, int], Restoration | None]:
+        """The rows of `snap`, merged with the journal if someone else wrote them."""
+        if not snap.foreign or not self.journal.holds(path):
+            return snap.rows, snap.index, None
+        merge = self.journal.reconcile(path, snap.rows, snap.index)
+        self.journal.adopt(path, merge)
+        rows = merge.rows
+        index = snap.index if len(rows) == len(snap.rows) else index_of(path, rows)
+        return rows, index, merge.restoration
+
+    def _commit(
+        self,
+        spec: TableSpec[R],
+        path: Path,
+        base: Snapshot[R],
+        change: Callable[[list[R], Mapping[str, int]], list[R]],
+    ) -> tuple[list[R], list[Restoration]]:
+        """Apply `change` to the rows of `base` (the file as read) and write the result.
+
+        A save by someone else that lands before our rename is merged: if our file was placed
+        (an exchange), the journal holds our change and the merge keeps it; if it was not, the
+        change is applied again to their rows, as to any rows there now.
+        """
+        restored: list[Restoration] = []
+        expected: bytes | None = base.data if base.exists else None
+        rows, index, restoration = self._merged(path, base)
+        if restoration is not None:
+            restored.append(restoration)
+        after = change(list(rows), index)
+        for _ in range(MAX_MERGE_ROUNDS):
+            rendered = render(path, spec, base, after)
+            data = "".join(rendered[0]).encode("utf-8")
+            if data == expected:
+                return after, restored
+            placed, theirs = self._swap_in(path, data, expected)
+            if placed:
+                self.journal.record(path, base.rows, base.index, after, rendered[5])
+                self._cache_write(path, base, after, data, rendered)
+            if theirs is None:
+                return after, restored
+            # Someone saved between our read and our write: merge their save, write again.
+            base = self._parse_theirs(spec, path, theirs, data if placed else None)
+            base.foreign = True
+            rows, index, restoration = self._merged(path, base)
+            if restoration is not None:
+                restored.append(restoration)
+            after = list(rows) if placed else change(list(rows), index)
+            expected = data if placed else theirs
+        raise TableError(path, None, "the file kept changing while it was written; try again")
+
+    def _parse_theirs(
+        self, spec: TableSpec[R], path: Path, theirs: bytes, ours_on_disk: bytes | None
+    ) -> Snapshot[R]:
+        """Parse a save that raced our write; a broken one is put back as it was, then raised."""
+        try:
+            return self._parse(spec, path, theirs)
+        except TableError:
+            if ours_on_disk is not None:
+                self._swap_in(path, theirs, ours_on_disk)  # nothing a person wrote is lost
+            raise
+
+    def _swap_in(
+        self, path: Path, data: bytes, expected: bytes | None
+    ) -> tuple[bool, bytes | None]:
+        """Put `data` at `path` if the file there holds `expected` (None: no file).
+
+        Returns whether `data` was placed, and the bytes someone else saved there in the
+        meantime (None if no one did). With an atomic exchange `data` is always placed and a
+        racing save comes back from the displaced file; without one, a save seen just before
+        the rename stops it (a rename of theirs in the microseconds after that check is lost).
+        """
+        tmp = write_temp(path, data)
+        try:
+            if expected is None:
+                try:
+                    os.link(tmp, path)  # never replaces a file someone created meanwhile
+                except FileExistsError:
+                    return False, _settled_bytes(path)
+                count_durable_write()
+                return True, None
+            try:
+                swapped = exchange(tmp, path)
+            except FileNotFoundError:  # deleted meanwhile: theirs is "no file"
+                return self._swap_in(path, data, None)
+            if swapped:
+                count_durable_write()
+                displaced = _read_bytes(tmp)
+                if displaced == expected:
+                    return True, None
+                return True, _settled_bytes(Path(tmp))
+            if _read_bytes(path) != expected:
+                return False, _settled_bytes(path)
+            os.replace(tmp, path)
+            count_durable_write()
+            return True, None
+        except OSError as error:
+            raise StorageError(path, error) from error
+        finally:
+            Path(tmp).unlink(missing_ok=True)
+
+    def _cache_write(
+        self, path: Path, base: Snapshot[R], rows: list[R], data: bytes, rendered: Rendered
+    ) -> None:
+        """Keep what was just written as the cached state of the file."""
+        lines, start, end, widths, index, touched = rendered
         groups = (
             {
-                by: _regroup(positions, before.rows, rows, touched, by)
-                for by, positions in before.groups.items()
+                by: regroup(positions, base.rows, rows, touched, by)
+                for by, positions in base.groups.items()
             }
             if touched is not None
             else {}
         )
         with self._guard:
-            self._snapshots[path] = _Snapshot(data, lines, start, end, widths, rows, index, groups)
+            self._settled.pop(path, None)
+            self._snapshots[path] = Snapshot(data, lines, start, end, widths, rows, index, groups)
 
 
-def _read_stamped(path: Path) -> tuple[Stamp, int, bytes]:
-    """The file's stamp, the time its bytes were read, and the bytes (one open, os-level)."""
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+def _read_bytes(path: Path | str) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+def _settled_bytes(path: Path) -> bytes:
+    """The bytes of a file someone may still be writing, once they have settled."""
     try:
-        stat = os.fstat(fd)
-        began = time.time_ns()
-        chunks = [os.read(fd, stat.st_size + 1)]
-        while chunks[-1]:  # the file grew after the fstat: read on to its end
-            chunks.append(os.read(fd, 1 << 16))
-        return _stamp_of(stat), began, b"".join(chunks)
-    finally:
-        os.close(fd)
+        data, _ = read_settled(path, lambda data: data)
+    except FileNotFoundError:
+        return b""
+    return data
 
-
-def _stamp_of(stat: os.stat_result) -> Stamp:
-    return (stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
-
-
-def _group(rows: list[Any], by: str) -> dict[Any, tuple[int, ...]]:
-    groups: dict[Any, list[int]] = {}
-    for position, row in enumerate(rows):
-        groups.setdefault(getattr(row, by), []).append(position)
-    return {value: tuple(positions) for value, positions in groups.items()}
-
-
-def _regroup(
-    groups: dict[Any, tuple[int, ...]],
-    old: list[Any],
-    new: list[Any],
-    touched: list[int],
-    by: str,
-) -> dict[Any, tuple[int, ...]]:
-    """`groups` of `old` updated for the positions a patch changed or appended."""
-    groups = dict(groups)
-    for position in touched:
-        value = getattr(new[position], by)
-        if position < len(old):
-            previous = getattr(old[position], by)
-            if previous == value:
-                continue
-            groups[previous] = tuple(p for p in groups[previous] if p != position)
-            if not groups[previous]:
-                del groups[previous]
-        members = list(groups.get(value, ()))
-        insort(members, position)
-        groups[value] = tuple(members)
-    return groups
-
-
-def _index_of(path: Path, rows: list[Any]) -> dict[str, int]:
-    index: dict[str, int] = {}
-    for position, row in enumerate(rows):
-        if row.key in index:
-            raise TableError(path, None, f"duplicate key {row.key!r} in the rows to write")
-        index[row.key] = position
-    return index
-
-
-# New file lines, table start and end, column widths, key index, and the positions a patch
-# changed or appended (None after a full render).
-Rendered = tuple[list[str], int, int, list[int], dict[str, int], list[int] | None]
-
-
-def _render(path: Path, spec: TableSpec[R], before: _Snapshot[R], rows: list[R]) -> Rendered:
-    """New file lines (and the key index) for `rows`, touching as few lines as possible."""
-    old = before.rows
-    if before.exists and old and len(rows) >= len(old):
-        patched = _patch_rows(path, spec, before, rows)
-        if patched is not None:
-            return patched
-    cells = [spec.to_cells(row) for row in rows]
-    newline = _newline(before)
-    table = [_ending(line, newline) for line in render_table(spec.columns, cells)]
-    if before.exists:
-        prefix, suffix = before.lines[: before.start], before.lines[before.end :]
-        if not prefix and before.lines[0].startswith("\ufeff"):
-            table[0] = "\ufeff" + table[0]  # keep the byte-order mark the file opened with
-    else:
-        prefix, suffix = new_file_lines(spec.title, spec.description), []
-    lines = prefix + table + suffix
-    widths = widths_from_delimiter(table[1])
-    return lines, len(prefix), len(prefix) + len(table), widths, _index_of(path, rows), None
-
-
-def _patch_rows(
-    path: Path, spec: TableSpec[R], before: _Snapshot[R], rows: list[R]
-) -> Rendered | None:
-    """Re-render only changed and appended rows; None when a full render is wanted."""
-    old = before.rows
-    index = dict(before.index)
-    ragged = len(rows) > FULL_RENDER_LIMIT
-    newline = _newline(before)
-    lines = list(before.lines)
-    first_row = before.start + 2
-    # Which rows are not the very objects of the snapshot, found at C speed: a write of one row
-    # into ten thousand must not walk them all in Python.
-    changed = compress(range(len(old)), map(is_not, old, rows))
-    touched = list(chain(changed, range(len(old), len(rows))))
-    for position in touched:
-        row = rows[position]
-        if position < len(old) and old[position].key != row.key:
-            return None  # rows were removed or reordered
-        if position >= len(old):
-            if row.key in index:
-                raise TableError(path, None, f"duplicate key {row.key!r} in the rows to write")
-            index[row.key] = position
-        line = render_row(spec.to_cells(row), before.widths, ragged=ragged)
-        if line is None:
-            return None
-        line = _ending(line, newline)
-        if position < len(old):
-            lines[first_row + position] = line
-        else:
-            lines.insert(first_row + position, line)
-    end = first_row + len(rows)
-    if end > before.end and not lines[before.end - 1].endswith("\n"):
-        lines[before.end - 1] += newline
-    return lines, before.start, end, before.widths, index, touched
-
-
-def _newline(before: _Snapshot[Any]) -> str:
-    """The line ending the table is written with: its header's (CRLF files stay CRLF)."""
-    if before.exists and before.lines[before.start].endswith("\r\n"):
-        return "\r\n"
-    return "\n"
-
-
-def _ending(line: str, newline: str) -> str:
-    """`line` (ending in a line feed) with the table's line ending."""
-    return line if newline == "\n" else line[:-1] + newline
-
-
-def _describe(error: ValidationError) -> str:
-    problems = []
-    for item in error.errors():
-        where = ".".join(str(part) for part in item["loc"]) or "row"
-        message = item["msg"].removeprefix("Value error, ")
-        value = item.get("input")
-        if isinstance(value, str) and value not in message:
-            message += f" (got {value!r})"  # a person fixing the file needs to see what is there
-        problems.append(f"{where}: {message}")
-    return "; ".join(problems)
-
-
-class Table(Generic[R]):
-    """Typed access to one table file: read, get, insert, update, compare-and-set."""
-
-    def __init__(self, store: TableStore, spec: TableSpec[R], path: Path) -> None:
-        self.store = store
-        self.spec = spec
-        self.path = path
-
-    def rows(self) -> list[R]:
-        """Every row, in file order."""
-        return list(self.store.snapshot(self.spec, self.path).rows)
-
-    def rows_with(self, by: str, values: Iterable[Any]) -> list[R]:
-        """The rows whose field `by` holds one of `values` (see `TableStore.rows_with`)."""
-        return self.store.rows_with(self.spec, self.path, by, values)
-
-    def missing(self, keys: Iterable[str]) -> list[str]:
-        """The keys that have no row, in the order given."""
-        index = self.store.snapshot(self.spec, self.path).index
-        return [key for key in keys if key not in index]
-
-    def get(self, key: str) -> R | None:
-        """The row with this key, or None."""
-        snap = self.store.snapshot(self.spec, self.path)
-        position = snap.index.get(key)
-        return None if position is None else snap.rows[position]
-
-    def insert(self, *new_rows: R) -> None:
-        """Append rows; a key that already exists is a TableError."""
-
-        def append(rows: list[R], positions: Mapping[str, int]) -> list[R]:
-            added: set[str] = set()
-            for row in new_rows:
-                if row.key in positions or row.key in added:
-                    raise TableError(self.path, None, f"key {row.key!r} already exists")
-                added.add(row.key)
-            return rows + list(new_rows)
-
-        self.store.modify_indexed(self.spec, self.path, append)
-
-    def update(self, key: str, **fields: Any) -> R:
-        """Change fields of the row with this key; returns the new row."""
-        return self.update_many({key: fields})[key]
-
-    def compare_and_set(self, key: str, expected: Status, **fields: Any) -> R:
-        """Update the row only if its status is still `expected`; else StaleRowError."""
-        return self.update_many({key: fields}, expected={key: expected})[key]
-
-    def update_many(
-        self,
-        changes: Mapping[str, Mapping[str, Any]],
-        expected: Mapping[str, Status] | None = None,
-    ) -> dict[str, R]:
-        """Apply several row updates in one atomic write."""
-        updated: dict[str, R] = {}
-
-        def apply(rows: list[R], positions: Mapping[str, int]) -> list[R]:
-            for key, fields in changes.items():
-                if key not in positions:
-                    raise RowNotFoundError(self.path, None, f"no row with key {key!r}")
-                current = rows[positions[key]]
-                want = (expected or {}).get(key)
-                if want is not None and getattr(current, "status", None) != want:
-                    status = getattr(current, "status", None)
-                    raise StaleRowError(
-                        self.path, None, f"row {key!r} is {status}, expected {want}"
-                    )
-                new = _updated(self.path, current, fields)
-                rows[positions[key]] = new
-                updated[key] = new
-            return rows
-
-        self.store.modify_indexed(self.spec, self.path, apply)
-        return updated
-
-
-def _updated(path: Path, row: R, fields: Mapping[str, Any]) -> R:
-    data = row.model_dump()
-    data.update(fields)
-    try:
-        return type(row).model_validate(data)
-    except ValidationError as error:
-        raise TableError(
-            path, None, f"invalid update of {row.key!r}: {_describe(error)}"
-        ) from error

@@ -3,11 +3,10 @@
 Used for writes that only summarise what other files already say, so that a crash that loses
 them loses nothing the next step cannot rebuild: where a run is and which files it made (the
 global tables process_runs.md and knowledge_base_catalog.md, whose every atomic rewrite costs
-the size of the history, 1 MB at 10,000 runs), and stages and phases turning COMPLETED when
-their last task did (`closing.py`). Changes are gathered here and written together at most
-`delay` seconds after the first of them, or at once when a step needs them on disk. With a
-model behind the roles a step takes seconds, so each change still reaches the disk on its own a
-moment after it happened; it is fast steps that share writes.
+the size of the history, 1 MB at 10,000 runs). Changes are gathered here and written
+together at most `delay` seconds after the first of them, or at once when a step needs them
+on disk. With a model behind the roles a step takes seconds, so each change still reaches the
+disk on its own a moment after it happened; it is fast steps that share writes.
 """
 
 from __future__ import annotations

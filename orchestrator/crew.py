@@ -7,6 +7,7 @@ from functools import cached_property
 
 from communicator.speaker import Speaker
 from multiverse.home import Home, RunPaths
+from multiverse.journal import Restoration, Tombstones
 from multiverse.models import (
     CatalogEntry,
     MajorStage,
@@ -17,6 +18,7 @@ from multiverse.models import (
     ToolTask,
     UserInstruction,
 )
+from multiverse.reserve import SpaceReserve
 from multiverse.roles import ExecutorRole, PlannerRole
 from multiverse.schemas import (
     KNOWLEDGE_CATALOG,
@@ -31,8 +33,8 @@ from multiverse.schemas import (
 from multiverse.store import Table, TableStore
 from orchestrator.attention import Attention
 from orchestrator.catalog_rows import PendingCatalog
-from orchestrator.closing import Level, PendingCloses
 from orchestrator.learning import warm_index
+from orchestrator.restorations import restoration_messages
 
 DEFAULT_TOOL_TYPES = ("web_search", "data_visualization")
 
@@ -59,14 +61,18 @@ class Crew:
     store: TableStore = field(default_factory=TableStore)
     tool_types: tuple[str, ...] = DEFAULT_TOOL_TYPES
     attention: Attention = field(init=False)
+    reserve: SpaceReserve = field(init=False)
     pending_catalog: PendingCatalog = field(init=False)
-    closes: PendingCloses = field(init=False)
     _runs: dict[str, RunTables] = field(init=False, default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
+        self.reserve = SpaceReserve(self.home.space_reserve)
+        if self.store.journal.tombstones is None:
+            self.store.journal.tombstones = Tombstones(self.home.deleted_rows)
+        if self.store.on_restore is None:
+            self.store.on_restore = self.report_restoration
         self.attention = Attention(self.store, self.home.db / PROCESS_RUNS.filename)
         self.pending_catalog = PendingCatalog(self.store, self.home.db / KNOWLEDGE_CATALOG.filename)
-        self.closes = PendingCloses(self._close_table)
 
     def warm_indexes(self) -> None:
         """Build the indexes the next request will need, so it does not wait for them.
@@ -78,15 +84,15 @@ class Crew:
         warm_index(self.process_runs.rows())
         self.catalog.rows_with("run_id", ())
 
+    def report_restoration(self, restoration: Restoration) -> None:
+        """Say what a merge put back after someone's save (console and the runs' messages)."""
+        for message in restoration_messages(self.home, restoration):
+            self.speaker.tell(message)
+
     def flush_behind(self) -> None:
         """Write everything the write-behinds hold (on stop, before a run's final status)."""
         self.pending_catalog.flush()
-        self.closes.flush()
         self.attention.flush()
-
-    def _close_table(self, run_id: str, level: Level) -> Table[MajorStage] | Table[Phase]:
-        tables = self.run(run_id)
-        return tables.stages if level is Level.STAGE else tables.phases
 
     @cached_property
     def process_runs(self) -> Table[ProcessRun]:

@@ -21,16 +21,19 @@ import structlog
 from filelock import FileLock, Timeout
 
 from multiverse.config import DaemonConfig
-from multiverse.errors import TableError, UserError
+from multiverse.errors import StorageError, TableError, UserError
 from multiverse.models import FINAL_STATUSES, Status
 from orchestrator.crew import Crew
-from orchestrator.inbox import pending_requests
-from orchestrator.intake import take_in
+from orchestrator.inbox import InboxEntry, survey_inbox
+from orchestrator.intake import take_entry
+from orchestrator.orphans import remove_orphan_temps
+from orchestrator.registry import restore_run_rows
 from orchestrator.runner import StepRunner
-from orchestrator.watcher import ALL, DB_PREFIX, INBOX, start_watching
+from orchestrator.watcher import ALL, DB_PREFIX, INBOX, run_of_table, start_watching
 
 log = structlog.get_logger(__name__)
 STOP_GRACE_SECONDS = 10.0
+FAULT_RETRY_SECONDS = 5.0
 
 
 class DaemonAlreadyRunning(UserError):
@@ -51,6 +54,7 @@ class Daemon:
         self._in_flight: dict[str, threading.Thread] = {}
         self._guard = threading.Lock()
         self._unhandled: set[str] = set()
+        self._waiting_for_tables: set[str] = set()  # inbox names blocked by a broken table
 
     # -- wake-ups ------------------------------------------------------------------------
 
@@ -59,7 +63,12 @@ class Daemon:
         self._queue.put((key, delay))
 
     def wake_debounced(self, key: str) -> None:
-        """A file event: look after the debounce delay (editors write in several moves)."""
+        """A file event: look after the debounce delay (editors write in several moves).
+
+        Events within the delay after the first share its wake-up; what is read then is
+        trusted only once settled (`multiverse.settled`), so a save in several moves that
+        outlasts the delay is still read whole.
+        """
         self.wake(key, self.config.debounce_ms / 1000)
 
     def _drain(self, timeout: float | None) -> None:
@@ -71,11 +80,9 @@ class Daemon:
         while True:
             key, delay = item
             due = time.monotonic() + delay
-            self._due[key] = (
-                min(self._due.get(key, due), due)
-                if delay == 0
-                else max(self._due.get(key, 0.0), due)
-            )
+            # A delayed wake never postpones one already due: a file saved every few ms (an
+            # editor, a tool) would otherwise push its run's wake-up back forever.
+            self._due[key] = min(self._due.get(key, due), due)
             try:
                 item = self._queue.get_nowait()
             except queue.Empty:
@@ -99,41 +106,89 @@ class Daemon:
         return started
 
     def _expand(self, due: list[str]) -> list[str]:
+        """The runs (and the inbox) that due keys stand for."""
         keys: list[str] = []
         for key in due:
-            if key == ALL or (key.startswith(DB_PREFIX) and self._changed_by_someone(key)):
+            if key == ALL:
                 self._due.pop(key, None)
-                for extra in [INBOX, *self._open_runs()]:
-                    self._due.setdefault(extra, 0.0)
-                    keys.append(extra)
+                keys += self._everything()
             elif key.startswith(DB_PREFIX):
                 self._due.pop(key, None)
+                keys += self._table_changed(Path(key[len(DB_PREFIX) :]))
             else:
                 keys.append(key)
         return list(dict.fromkeys(keys))
 
-    def _changed_by_someone(self, key: str) -> bool:
-        return not self.crew.store.is_current(Path(key[len(DB_PREFIX) :]))
+    def _everything(self) -> list[str]:
+        """The inbox and every run that may advance, all due now."""
+        self._waiting_for_tables.clear()  # a table changed: intake may work again
+        extras = [INBOX, *self._open_runs()]
+        for extra in extras:
+            self._due.setdefault(extra, 0.0)
+        return extras
+
+    def _table_changed(self, path: Path) -> list[str]:
+        """A table file changed: if someone else saved it, merge their save, then look again."""
+        if self.crew.store.is_current(path):
+            return []  # our own write
+        if path == self.crew.process_runs.path:
+            return self._everything()  # rebuilds missing rows first, then merges
+        run_id = run_of_table(self.crew.home, path)
+        if run_id is not None and not self.crew.home.run(run_id).request.exists():
+            return []  # the run's folder was removed: nothing to put back
+        self._recheck(path)
+        if run_id is None:
+            return self._everything()
+        self._due.setdefault(run_id, 0.0)
+        return [run_id]
+
+    def _recheck(self, path: Path) -> None:
+        """Put back what a save erased of this process's rows (reported by the crew)."""
+        try:
+            self.crew.store.recheck(path)
+        except TableError as error:
+            if run_of_table(self.crew.home, path) is None:
+                self.runner.report_global(error)
+            # A broken run table fails its run at the run's next decision.
+        except StorageError as error:
+            log.warning("table_not_merged", path=str(path), error=str(error))
 
     def _open_runs(self) -> list[str]:
+        """Runs that are not final, and failed runs with an answer waiting (a RETRY)."""
         try:
-            return [
-                r.run_id for r in self.crew.process_runs.rows() if r.status not in FINAL_STATUSES
-            ]
+            restore_run_rows(self.crew)
+            rows = self.crew.process_runs.rows()
         except TableError as error:
-            log.error("global_table_broken", error=str(error))
+            self.runner.report_global(error)
             return []
+        except StorageError as error:
+            log.warning("process_runs_not_restored", error=str(error))
+            return []
+        return [
+            row.run_id
+            for row in rows
+            if row.status not in FINAL_STATUSES
+            or (
+                row.status is Status.FAILED
+                and self.crew.home.run(row.run_id).user_response.exists()
+            )
+        ]
 
     def _start(self, key: str) -> bool:
         if key == INBOX:
-            if not pending_requests(self.crew.home):
+            skip = self._unhandled | self._waiting_for_tables
+            survey = survey_inbox(self.crew.home, self.config.inbox_settle_ms, skip=skip)
+            if survey.wait is not None:
+                # Come back when the earliest unsettled file may have settled; no file, no poll.
+                self.wake(INBOX, delay=survey.wait)
+            if not survey.ready:
                 return False
-            self._launch(key, self._intake)
+            self._launch(key, lambda: self._intake(survey.ready))
             return True
         try:
             decided = self.runner.decide(key)
         except TableError as error:
-            self.runner._global_table_broken(error)
+            self.runner.report_global(error)
             return False
         if decided is None or not decided[1].is_work:
             return False
@@ -159,7 +214,8 @@ class Daemon:
                 self._in_flight.pop(key, None)
             if key != INBOX:
                 self._note_failure(key)
-            self.wake(key)
+            # A failure the disk did not let us record is tried again a little later.
+            self.wake(key, FAULT_RETRY_SECONDS if key in self.runner.unrecorded else 0.0)
 
     def _note_failure(self, run_id: str) -> None:
         try:
@@ -169,23 +225,34 @@ class Daemon:
         if run is not None and run.status is Status.FAILED:
             self.failed_runs.add(run_id)
 
-    def _intake(self) -> None:
-        for path in pending_requests(self.crew.home):
+    def _intake(self, settled: list[InboxEntry]) -> None:
+        """Take in (or turn away) the settled entries; `_start` schedules a look at the rest."""
+        for entry in settled:
             if self.stop_event.is_set():
                 return
-            if path.name in self._unhandled:
-                continue
             try:
-                run_id = take_in(self.crew, path, self.config.inbox_max_bytes)
+                run_id = take_entry(self.crew, entry, self.config.inbox_max_bytes)
+            except (TableError, StorageError) as error:
+                # A global table is broken or the disk refuses: the request stays in inbox/
+                # and is taken once a table changes (or the daemon restarts).
+                self._report_blocked_intake(error)
+                self._waiting_for_tables.add(entry.path.name)
+                continue
             except Exception:
                 # Our bug or an unreadable file: log it once and leave the file where it is,
                 # rather than retrying it in a loop (it is retried when the daemon restarts).
-                log.exception("request_not_handled", name=path.name)
-                self._unhandled.add(path.name)
+                log.exception("request_not_handled", name=entry.path.name)
+                self._unhandled.add(entry.path.name)
                 continue
             if run_id is not None:
                 self.wake(run_id)
         self._warm_indexes()
+
+    def _report_blocked_intake(self, error: TableError | StorageError) -> None:
+        if isinstance(error, TableError):
+            self.runner.report_global(error)
+        else:
+            self.runner.report_machine_fault(error)
 
     def _warm_indexes(self) -> None:
         """Build, off the request path, the indexes the next request will need."""
@@ -207,6 +274,8 @@ class Daemon:
         lock = self._take_daemon_lock()
         try:
             observer = None if once else start_watching(self.crew.home, self.wake_debounced)
+            self.crew.reserve.ensure()
+            remove_orphan_temps(self.crew.home)
             self.wake(ALL)
             self._warm_indexes()
             log.info("daemon_started", home=str(self.crew.home.root), once=once)
@@ -217,6 +286,7 @@ class Daemon:
                     observer.stop()
                 self._finish_in_flight()
                 self._flush_behind()
+                self._recheck_written()
             log.info("daemon_stopped", failed_runs=sorted(self.failed_runs))
         finally:
             lock.release()
@@ -246,6 +316,11 @@ class Daemon:
             # Nothing is lost: pointers are recorded again and missing catalog rows rebuilt
             # from the files when the daemon next starts.
             log.warning("write_behind_not_flushed", error=str(error))
+
+    def _recheck_written(self) -> None:
+        """Before exiting, put back what saves of others erased and no event reported yet."""
+        for path in self.crew.store.written_tables():
+            self._recheck(path)
 
     def stop(self) -> None:
         """Ask the loop to stop after the steps in flight."""

@@ -2,8 +2,9 @@
 
 Editors save in different ways (DEPENDENCY_NOTES: watchdog): in place, through a temporary file
 that is then moved over the original (sed -i, JetBrains), or by moving the original aside
-(emacs). Each leaves short-lived files whose names follow a handful of fixed patterns; the inbox
-scan and the watchdog handler both use this one predicate to skip them.
+(emacs); Office marks an open document with a `~$` owner file. Each leaves short-lived files
+whose names follow a handful of fixed patterns; the inbox scan and the watchdog handler both use
+this one predicate to skip them.
 """
 
 from __future__ import annotations
@@ -50,4 +51,6 @@ def is_ignorable_name(name: str) -> bool:
         return True
     if len(base) >= 2 and base.startswith("#") and base.endswith("#"):
         return True  # emacs auto-save: #name#
+    if base.startswith("~$"):
+        return True  # Microsoft Office: the owner (lock) file of an open document
     return bool(_VIM_SWAP.fullmatch(base) or _SED_TEMP.fullmatch(base) or _is_vim_probe(base))

@@ -32,11 +32,6 @@ def fail_run(crew: Crew, run_id: str, record: FailureRecord | None, reason: str)
         crew.pending_catalog.flush()  # the files the run did make stay findable
     except TableError as error:
         log.warning("catalog_rows_not_written", run_id=run_id, error=str(error))
-    try:
-        crew.closes.flush()  # the stages and phases it did finish are COMPLETED, not FAILED
-    except TableError as error:
-        log.warning("closes_not_written", run_id=run_id, error=str(error))
-    crew.closes.forget(run_id)
     _mark_levels(crew, run_id, record)
     if "failure_reported" not in box.names():
         crew.speaker.tell(_report(crew, run_id, record))

@@ -1,22 +1,30 @@
 """Inbox intake (SPEC §2, §5, §14): find dropped requests, read them safely, file them away.
 
-A request is a *.md or *.txt file directly in inbox/, optionally opening with YAML front matter
-(`mode:`, `title:`). Reading is split in two: `read_request` does the I/O (it checks the size
-before reading anything) and `parse_request` decides, purely, whether the bytes are a usable
-request. Handled files move to inbox/done/; unusable ones (empty, binary, non-UTF-8, oversized,
-bad front matter) move to inbox/rejected/ with a `<name>.reason.md` beside them. Nothing is ever
-deleted or overwritten: a name already taken gets -1, -2 … before its suffix.
+A request is a regular *.md or *.txt file directly in inbox/, optionally opening with YAML front
+matter (`mode:`, `title:`). Reading is split in two: `read_request` does the I/O (it checks the
+size before reading anything and never follows a symlink) and `parse_request` decides, purely,
+whether the bytes are a usable request. Handled files move to inbox/done/; unusable ones (empty,
+binary, non-UTF-8, oversized, bad front matter) and everything else found there (symlinks,
+sub-folders, other suffixes, pipes) move to inbox/rejected/ with a `<name>.reason.md` beside
+them. Nothing is ever deleted or overwritten: a name already taken gets -1, -2 … before its
+suffix. Editor and temporary names (`editor_files`) are left alone.
+
+A file is taken only once it has settled (`settle_wait`): no process holds it open for writing
+(where /proc can tell) and its size and times have not changed for the settle time.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
-from collections.abc import Iterator
+import stat
+import time
+from collections.abc import Collection, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import structlog
 import yaml
@@ -26,12 +34,18 @@ from multiverse.atomic import atomic_write_text
 from multiverse.contracts import Mode
 from multiverse.errors import UserError
 from multiverse.home import Home
+from multiverse.writers import open_for_writing
 from orchestrator.editor_files import is_ignorable_name
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
+    "InboxEntry",
     "InboxRequest",
+    "InboxSurvey",
+    "RequestChanged",
     "RequestRejected",
+    "Stamp",
+    "inbox_entries",
     "is_ignorable_name",
     "move_to_done",
     "parse_request",
@@ -39,6 +53,9 @@ __all__ = [
     "read_request",
     "reject",
     "reply_path",
+    "settle_wait",
+    "shown_path",
+    "survey_inbox",
 ]
 
 log = structlog.get_logger(__name__)
@@ -48,6 +65,9 @@ REQUEST_SUFFIXES = frozenset({".md", ".txt"})
 REASON_SUFFIX = ".reason.md"
 REPLY_SUFFIX = ".reply.md"
 TITLE_MAX_CHARS = 120
+OWN_FOLDERS = frozenset({"done", "rejected"})
+# A file held open for writing is looked at again after the settle time (at least 0.1 s).
+_MIN_RECHECK_NS = 100_000_000
 
 _MODE_ALIASES = {
     "simple": Mode.SIMPLE_TASK,
@@ -59,6 +79,20 @@ _MODE_ALIASES = {
 }
 _BOM = b"\xef\xbb\xbf"
 _HEADING = re.compile(r"#{1,6}(?:\s+(.*?))?(?:\s+#+)?\s*")
+_SYMLINK = (
+    "it is a symbolic link, not a file: links are never followed, so nothing was read from "
+    "where it points; copy the request text itself into a file in inbox/"
+)
+_FOLDER = (
+    "it is a folder: requests are *.md or *.txt files directly in inbox/, not in sub-folders; "
+    "move each request file into inbox/ itself, and put documents into assets/ and refer to "
+    "them from a request"
+)
+_SPECIAL = "it is not a regular file (a named pipe, socket or device): requests are text files"
+_SUFFIX = (
+    "only *.md and *.txt files are requests; put documents into assets/ and refer to them "
+    "from a request"
+)
 
 
 class RequestRejected(UserError):
@@ -83,36 +117,161 @@ class InboxRequest(BaseModel):
     content_hash: str
 
 
-def pending_requests(home: Home) -> list[Path]:
-    """The *.md and *.txt files directly in inbox/, oldest first (mtime, then name)."""
-    found: list[tuple[int, str, Path]] = []
+class RequestChanged(Exception):
+    """The file changed since it was judged settled: it is still being written; look later."""
+
+
+class Stamp(NamedTuple):
+    """What tells that a file changed: its identity, size and times, from one (l)stat."""
+
+    device: int
+    inode: int
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+
+    @classmethod
+    def of(cls, info: os.stat_result) -> Stamp:
+        """The stamp of a stat result."""
+        return cls(info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+class InboxEntry(NamedTuple):
+    """Something dropped into inbox/: a request candidate, or a misfit with the reason why."""
+
+    path: Path
+    stamp: Stamp
+    misfit: str | None = None
+    regular: bool = True
+
+
+class InboxSurvey(NamedTuple):
+    """The settled entries (oldest first) and when to look again for the unsettled ones."""
+
+    ready: list[InboxEntry]
+    wait: float | None  # seconds until the earliest unsettled entry may settle; None: none is
+
+
+def settle_wait(stamp: Stamp, now_ns: int, writer_open: bool | None, settle_ns: int) -> float:
+    """Seconds until a file may count as settled; 0.0 when it is settled now (pure).
+
+    Settled: no process holds it open for writing (`writer_open` False, or None where the OS
+    cannot tell) and its newest time is at least `settle_ns` old, so a file that has long been
+    there is taken at once. Every write sets both times to the clock; an mtime ahead of the
+    clock was set by a tool (unzip, `touch -d`, `cp -p` from a machine whose clock runs ahead),
+    so only the ctime counts then; a ctime ahead of the clock (the clock was set back) counts
+    as now.
+    """
+    if writer_open:
+        return max(settle_ns, _MIN_RECHECK_NS) / 1e9
+    newest = stamp.ctime_ns if stamp.mtime_ns > now_ns else max(stamp.mtime_ns, stamp.ctime_ns)
+    age = now_ns - min(newest, now_ns)
+    return 0.0 if age >= settle_ns else (settle_ns - age) / 1e9
+
+
+def inbox_entries(home: Home) -> list[InboxEntry]:
+    """Everything directly in inbox/ but its own folders and editor/temp names, oldest first."""
     try:
-        entries = list(os.scandir(home.inbox))
+        scanned = list(os.scandir(home.inbox))
     except FileNotFoundError:
         return []
-    for entry in entries:
-        if is_ignorable_name(entry.name) or Path(entry.name).suffix.lower() not in REQUEST_SUFFIXES:
+    root = os.path.realpath(home.root)
+    found: list[InboxEntry] = []
+    for entry in scanned:
+        if entry.name in OWN_FOLDERS or is_ignorable_name(entry.name):
             continue
         try:
-            if not entry.is_file():
-                continue
-            mtime = entry.stat().st_mtime_ns
+            info = entry.stat(follow_symlinks=False)
         except FileNotFoundError:
             continue  # moved away (by an editor or another process) while we looked
-        found.append((mtime, entry.name, Path(entry.path)))
-    found.sort(key=lambda item: (item[0], item[1]))
-    return [path for _, _, path in found]
+        regular = stat.S_ISREG(info.st_mode)
+        misfit = _misfit(entry.name, info.st_mode) or _outside(entry.path, root)
+        found.append(InboxEntry(Path(entry.path), Stamp.of(info), misfit, regular))
+    found.sort(key=lambda item: (item.stamp.mtime_ns, item.path.name))
+    return found
 
 
-def read_request(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> InboxRequest:
-    """Read and check one inbox file; raise RequestRejected with a clear reason if unusable."""
-    size = path.stat().st_size
-    if size > max_bytes:
-        raise RequestRejected(path.name, _too_big(size, max_bytes))
-    with path.open("rb") as handle:
+def _misfit(name: str, mode: int) -> str | None:
+    """Why an entry cannot be a request (from its lstat mode and name), or None."""
+    if stat.S_ISLNK(mode):
+        return _SYMLINK
+    if stat.S_ISDIR(mode):
+        return _FOLDER
+    if not stat.S_ISREG(mode):
+        return _SPECIAL
+    if Path(name).suffix.lower() not in REQUEST_SUFFIXES:
+        return _SUFFIX
+    return None
+
+
+def _outside(path: str, root: str) -> str | None:
+    """Why a request file whose real path leaves the home (inbox/ linked elsewhere) is refused."""
+    real = os.path.realpath(path)
+    if real.startswith(root.rstrip(os.sep) + os.sep):
+        return None
+    return f"its real path {real} lies outside the home: requests are files inside the home"
+
+
+def pending_requests(home: Home) -> list[Path]:
+    """The regular *.md and *.txt files directly in inbox/, oldest first (mtime, then name)."""
+    return [entry.path for entry in inbox_entries(home) if entry.misfit is None]
+
+
+def survey_inbox(
+    home: Home, settle_ms: int, skip: Collection[str] = (), now_ns: int | None = None
+) -> InboxSurvey:
+    """Which entries have settled (to take in or turn away), and when to look at the rest."""
+    now = time.time_ns() if now_ns is None else now_ns
+    settle_ns = settle_ms * 1_000_000
+    ready: list[InboxEntry] = []
+    waits: list[float] = []
+    for entry in inbox_entries(home):
+        if entry.path.name in skip:
+            continue
+        wait = settle_wait(entry.stamp, now, None, settle_ns)
+        if wait == 0 and entry.regular:
+            # Only a file quiet for the settle time is worth the scan of /proc.
+            writer = open_for_writing(entry.stamp.device, entry.stamp.inode)
+            wait = settle_wait(entry.stamp, now, writer, settle_ns)
+        if wait == 0:
+            ready.append(entry)
+        else:
+            waits.append(wait)
+    return InboxSurvey(ready, min(waits) if waits else None)
+
+
+def read_request(
+    path: Path, max_bytes: int = DEFAULT_MAX_BYTES, settled: Stamp | None = None
+) -> InboxRequest:
+    """Read and check one inbox file; raise RequestRejected with a clear reason if unusable.
+
+    A symlink is never opened. With `settled`, a file whose stamp is no longer that one (it
+    changed since it was judged settled) raises RequestChanged and is left where it is.
+    """
+    try:
+        # O_NONBLOCK: a named pipe must not block the open; it is then refused by its type.
+        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+        fd = os.open(path, flags)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise RequestRejected(path.name, _SYMLINK) from None
+        raise
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise RequestRejected(path.name, _FOLDER if stat.S_ISDIR(info.st_mode) else _SPECIAL)
+        _check_settled(path, info, settled)
+        if info.st_size > max_bytes:
+            raise RequestRejected(path.name, _too_big(info.st_size, max_bytes))
         # One byte more than allowed: the file may have grown since the stat.
         data = handle.read(max_bytes + 1)
+        _check_settled(path, os.fstat(fd), settled)
     return parse_request(path.name, data, max_bytes)
+
+
+def _check_settled(path: Path, info: os.stat_result, settled: Stamp | None) -> None:
+    if settled is not None and Stamp.of(info) != settled:
+        raise RequestChanged(f"inbox/{path.name} changed since it was judged settled")
 
 
 def parse_request(name: str, data: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> InboxRequest:
@@ -232,8 +391,16 @@ def reject(home: Home, path: Path, reason: str, now: datetime | None = None) -> 
     return target
 
 
+def shown_path(home: Home, path: Path) -> str:
+    """`path` relative to the home, for people; a symlink names itself, never its target."""
+    try:
+        return (path.parent.resolve() / path.name).relative_to(home.root.resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
 def _reason_text(home: Home, original: str, target: Path, reason: str, when: str) -> str:
-    kept = home.relative(target) if target.is_relative_to(home.root) else str(target)
+    kept = shown_path(home, target)
     return (
         f"# Request rejected: {original}\n\n"
         f"- file: `{kept}` (kept unchanged)\n"
@@ -275,17 +442,19 @@ def _move_no_clobber(path: Path, folder: Path, companion_suffix: str) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     for name in _candidates(path.name):
         target = folder / name
-        if target.exists() or target.with_name(name + companion_suffix).exists():
+        if os.path.lexists(target) or target.with_name(name + companion_suffix).exists():
             continue
         try:
             # A hard link fails if the name is taken, so a racing writer is never overwritten.
+            # It links a symlink itself, never its target, so nothing of the target is read.
             os.link(path, target, follow_symlinks=False)
         except FileExistsError:
             continue
         except OSError:
-            if target.exists():
+            if os.path.lexists(target):
                 continue
-            os.rename(path, target)  # no hard links on this file system
+            # A folder, or no hard links on this file system: rename the entry itself.
+            os.rename(path, target)
         else:
             os.unlink(path)  # the content lives on under `target`
         _fsync_dirs(path.parent, folder)

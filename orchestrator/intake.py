@@ -17,35 +17,43 @@ from multiverse.contracts import Message, MessageKind, Mode
 from multiverse.models import ProcessRun
 from orchestrator.crew import Crew
 from orchestrator.inbox import (
+    InboxEntry,
     InboxRequest,
+    RequestChanged,
     RequestRejected,
+    Stamp,
     move_to_done,
     read_request,
     reject,
     reply_path,
+    shown_path,
 )
 from orchestrator.learning import rank_past_runs, write_learning_context
 
 log = structlog.get_logger(__name__)
 
 
-def take_in(crew: Crew, path: Path, max_bytes: int) -> str | None:
-    """Handle one inbox file; returns the run_id it created, if any."""
+def take_entry(crew: Crew, entry: InboxEntry, max_bytes: int) -> str | None:
+    """Handle one settled inbox entry: turn a misfit away, take a request in."""
+    if entry.misfit is not None:
+        turn_away(crew, entry.path, entry.misfit)
+        return None
+    return take_in(crew, entry.path, max_bytes, entry.stamp)
+
+
+def take_in(crew: Crew, path: Path, max_bytes: int, settled: Stamp | None = None) -> str | None:
+    """Handle one inbox file; returns the run_id it created, if any.
+
+    With `settled` (the stamp it settled with), a file that changed since is left for the
+    next pass: it is still being written.
+    """
     try:
-        request = read_request(path, max_bytes)
+        request = read_request(path, max_bytes, settled)
     except RequestRejected as error:
-        target = reject(crew.home, path, error.reason)
-        crew.speaker.tell(
-            Message(
-                kind=MessageKind.NOTICE,
-                facts={
-                    "text": (
-                        f"The request `{path.name}` was not accepted: {error.reason} "
-                        f"It was moved to `{crew.home.relative(target)}` with the reason beside it."
-                    )
-                },
-            )
-        )
+        turn_away(crew, path, error.reason)
+        return None
+    except RequestChanged:
+        log.info("inbox_not_settled", name=path.name)
         return None
     except FileNotFoundError:
         return None  # taken by another pass already
@@ -60,6 +68,25 @@ def take_in(crew: Crew, path: Path, max_bytes: int) -> str | None:
     run_id = allocate_run_id(crew)
     atomic_write_text(claim, json.dumps({"run_id": run_id, "mode": mode.value}) + "\n")
     return _create_run(crew, path, request, run_id, mode)
+
+
+def turn_away(crew: Crew, path: Path, reason: str) -> None:
+    """Move what cannot be a request to inbox/rejected/ with its reason, and say so once."""
+    try:
+        target = reject(crew.home, path, reason)
+    except FileNotFoundError:
+        return  # moved away meanwhile
+    crew.speaker.tell(
+        Message(
+            kind=MessageKind.NOTICE,
+            facts={
+                "text": (
+                    f"The request `{path.name}` was not accepted: {reason.rstrip('.')}. "
+                    f"It was moved to `{shown_path(crew.home, target)}` with the reason beside it."
+                )
+            },
+        )
+    )
 
 
 def _mode(crew: Crew, request: InboxRequest) -> Mode:

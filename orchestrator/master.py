@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from multiverse.contracts import Message, MessageKind
-from multiverse.models import PHASE0_STAGE, MajorStage, Status, Task
+from multiverse.home import visible_files
+from multiverse.models import PHASE0_STAGE, MajorStage, Phase, Status, Task
+from multiverse.store import Table
 from orchestrator import cataloging
 from orchestrator.cataloging import register
 from orchestrator.context import plan_context, task_assignment, tool_assignment
@@ -127,25 +129,35 @@ def complete_task(crew: Crew, view: RunView, step: Step) -> None:
 def finish_task(crew: Crew, view: RunView, step: Step) -> None:
     """Mark the task COMPLETED, and close its stage and phase if it was their last open task.
 
-    Closing needs no role, so it is done in this step rather than in steps of its own, and
-    written behind (`closing.py`): a run has a stage per four tasks or so, and each step costs
-    a decision and each write an fsync. If a crash loses the closes, `next_step` finds the
-    finished stage open and closes it then (COMPLETE_STAGE, COMPLETE_PHASE).
+    Closing needs no role, so it is done in this step rather than in steps of its own, each
+    level written at once, in order: task, stage, phase. A crash between two of these writes
+    leaves a PENDING stage (or phase) whose work is all COMPLETED, which `next_step` closes
+    with a step of its own (COMPLETE_STAGE, COMPLETE_PHASE).
     """
     assert step.task_id is not None
-    crew.run(view.run_id).tasks.compare_and_set(
-        step.task_id, Status.PENDING, status=Status.COMPLETED
-    )
+    tables = crew.run(view.run_id)
+    tables.tasks.compare_and_set(step.task_id, Status.PENDING, status=Status.COMPLETED)
     if step.stage_id == PHASE0_STAGE or _others_open(
         view.tasks, "stage_id", step.stage_id, step.task_id
     ):
         return
-    crew.closes.close(view.run_id, next(s for s in view.stages if s.stage_id == step.stage_id))
+    assert step.stage_id is not None and step.phase_id is not None
+    _close(tables.stages, step.stage_id)
     if _others_open(view.stages, "phase_id", step.phase_id, step.stage_id):
         attend(crew, view, step.phase_id, None, None)
         return
-    crew.closes.close(view.run_id, next(p for p in view.phases if p.phase_id == step.phase_id))
+    _close(tables.phases, step.phase_id)
     attend(crew, view, None, None, None)
+
+
+def _close(table: Table[MajorStage] | Table[Phase], key: str) -> None:
+    """A stage or phase whose work is done becomes COMPLETED (again after a crash: no change).
+
+    A row already COMPLETED (closed before a crash) stays; one that is FAILED is not closed.
+    """
+    row = table.get(key)
+    if row is not None and row.status is Status.PENDING:
+        table.compare_and_set(key, Status.PENDING, status=Status.COMPLETED)
 
 
 def register_outputs(crew: Crew, view: RunView, step: Step) -> None:
@@ -160,18 +172,14 @@ def register_outputs(crew: Crew, view: RunView, step: Step) -> None:
 def complete_stage(crew: Crew, view: RunView, step: Step) -> None:
     """Every task done: the stage is COMPLETED."""
     assert step.stage_id is not None
-    crew.run(view.run_id).stages.compare_and_set(
-        step.stage_id, Status.PENDING, status=Status.COMPLETED
-    )
+    _close(crew.run(view.run_id).stages, step.stage_id)
     attend(crew, view, step.phase_id, None, None)
 
 
 def complete_phase(crew: Crew, view: RunView, step: Step) -> None:
     """Every stage done: the phase is COMPLETED."""
     assert step.phase_id is not None
-    crew.run(view.run_id).phases.compare_and_set(
-        step.phase_id, Status.PENDING, status=Status.COMPLETED
-    )
+    _close(crew.run(view.run_id).phases, step.phase_id)
     attend(crew, view, None, None, None)
 
 
@@ -180,11 +188,7 @@ def complete_run(crew: Crew, view: RunView, step: Step) -> None:
     paths = crew.home.run(view.run_id)
     box = SignalBox(paths.signals)
     if "completion_reported" not in view.evidence:
-        deliverables = (
-            sorted(crew.home.relative(path) for path in paths.outputs.rglob("*") if path.is_file())
-            if paths.outputs.is_dir()
-            else []
-        )
+        deliverables = [crew.home.relative(path) for path in visible_files(paths.outputs)]
         crew.speaker.tell(
             Message(
                 kind=MessageKind.COMPLETION,
@@ -196,7 +200,6 @@ def complete_run(crew: Crew, view: RunView, step: Step) -> None:
         box.write("completion_reported", Mark())
     # A final run is never looked at again: what is written behind for it goes now.
     crew.pending_catalog.flush()
-    crew.closes.flush()
     crew.attention.settle(view.run_id)
     crew.process_runs.update(
         view.run_id,

@@ -156,7 +156,7 @@ def handle_response(crew: Crew, view: RunView, step: Step) -> None:
 def _archive_response(crew: Crew, run_id: str, label: str) -> None:
     """Move the answered user_response.md aside so it is never read twice."""
     paths = crew.home.run(run_id)
-    folder = paths.root / "responses"
+    folder = paths.responses
     folder.mkdir(exist_ok=True)
     number = len(os.listdir(folder)) + 1
     with contextlib.suppress(FileNotFoundError):  # already moved before a crash

@@ -14,7 +14,8 @@ from collections.abc import Callable
 import structlog
 
 from multiverse.contracts import Message, MessageKind
-from multiverse.errors import TableError
+from multiverse.errors import StorageError, TableError, shown_error
+from multiverse.reserve import is_disk_full
 from multiverse.roles import PlanFailed
 from orchestrator import master, phase0
 from orchestrator.crew import Crew
@@ -57,6 +58,9 @@ class StepRunner:
     def __init__(self, crew: Crew) -> None:
         self.crew = crew
         self._reported_global: set[str] = set()
+        self._reported_faults: set[str] = set()
+        # Failures the machine did not let us record (a full disk): written when it lets us.
+        self.unrecorded: dict[str, FailureRecord] = {}
 
     def decide(self, run_id: str) -> tuple[RunView, Step] | None:
         """Read the run's files and decide its next step (None if the run is unknown)."""
@@ -64,6 +68,9 @@ class StepRunner:
         if run is None:
             return None
         view = load_run_view(self.crew, run)
+        held = self.unrecorded.get(run_id)
+        if held is not None:
+            return view, Step(kind=StepKind.FAIL_RUN, run_id=run_id, reason=held.error)
         return view, next_step(view)
 
     def advance(self, run_id: str) -> Step | None:
@@ -71,7 +78,7 @@ class StepRunner:
         try:
             decided = self.decide(run_id)
         except TableError as error:
-            self._global_table_broken(error)
+            self.report_global(error)
             return None
         if decided is None or not decided[1].is_work:
             return decided[1] if decided else None
@@ -89,16 +96,24 @@ class StepRunner:
         log.info("step_started", run_id=step.run_id, step=step.describe())
         try:
             if step.kind is StepKind.FAIL_RUN:
-                fail_run(self.crew, step.run_id, view.failure, step.reason)
+                record = self.unrecorded.get(step.run_id) or view.failure
+                self._record_failure(step.run_id, record, step.reason)
             else:
                 ACTIONS[step.kind](self.crew, view, step)
         except StepFailed as failed:
             self._fail(step, failed.record)
         except PlanFailed as error:
             self._fail_here(step, "planner", _plan_error(error), purpose=f"plan {error.target}")
+        except StorageError as error:
+            # The machine's fault, not the run's: the same fail-fast report, and `retry` later.
+            if is_disk_full(error):
+                self.crew.reserve.release()  # room to record the failure
+            self._fail_here(
+                step, "system", f"{error}. Then resume the run: multiverse retry {step.run_id}"
+            )
         except TableError as error:
             if self._is_global(error):
-                self._global_table_broken(error)
+                self.report_global(error)
                 return
             self._fail_here(step, "system", str(error))
         except Exception as error:  # a role crashed: a FAILED signal of the system (SPEC §8)
@@ -121,15 +136,47 @@ class StepRunner:
         )
 
     def _fail(self, step: Step, record: FailureRecord) -> None:
+        self._record_failure(step.run_id, record, record.error)
+
+    def _record_failure(self, run_id: str, record: FailureRecord | None, reason: str) -> None:
+        """Fail the run (SPEC §8); what the machine does not let us write is held and retried."""
         try:
-            fail_run(self.crew, step.run_id, record, record.error)
+            fail_run(self.crew, run_id, record, reason)
         except TableError as error:
-            self._global_table_broken(error)
+            if self._is_global(error):
+                self.report_global(error)
+            else:
+                log.warning("failure_not_recorded", run_id=run_id, error=str(error))
+        except StorageError as error:
+            if is_disk_full(error) and self.crew.reserve.release():
+                return self._record_failure(run_id, record, reason)
+            held = record or FailureRecord(role="system", error=reason)
+            self.unrecorded[run_id] = held
+            self.report_machine_fault(error, run_id)
+            return None
+        self.unrecorded.pop(run_id, None)
+        return None
+
+    def report_machine_fault(self, error: StorageError, run_id: str | None = None) -> None:
+        """Say once per distinct problem that the machine refuses writes, and what to do."""
+        key = str(error)
+        log.error("machine_fault", error=key, run_id=run_id)
+        if key in self._reported_faults:
+            return
+        self._reported_faults.add(key)
+        held = (
+            f" Run `{run_id}` stopped; its failure is recorded as soon as the disk lets me, "
+            f"then `multiverse retry {run_id}` resumes it."
+            if run_id
+            else ""
+        )
+        text = f"The disk refused a write: {key}.{held}"
+        self.crew.speaker.tell(Message(kind=MessageKind.NOTICE, facts={"text": text}))
 
     def _is_global(self, error: TableError) -> bool:
         return error.path.parent.resolve() == self.crew.home.db.resolve()
 
-    def _global_table_broken(self, error: TableError) -> None:
+    def report_global(self, error: TableError) -> None:
         """Say once per distinct problem that a global table needs a person's fix."""
         key = str(error)
         log.error("global_table_broken", error=key)
@@ -141,7 +188,8 @@ class StepRunner:
                     facts={
                         "text": (
                             "A global table cannot be read, so runs that need it are paused: "
-                            f"{key}. Fix the file; the daemon retries as soon as it changes."
+                            f"{shown_error(self.crew.home.root, error)}. Fix the file (nothing "
+                            "in it was changed); the daemon goes on as soon as it is saved."
                         )
                     },
                 )
@@ -149,9 +197,12 @@ class StepRunner:
 
     def _log_crash(self, step: Step) -> None:
         folder = self.crew.home.run(step.run_id).logs
-        folder.mkdir(parents=True, exist_ok=True)
-        with (folder / "errors.log").open("a", encoding="utf-8") as handle:
-            handle.write(f"--- {step.describe()}\n{traceback.format_exc()}\n")
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            with (folder / "errors.log").open("a", encoding="utf-8") as handle:
+                handle.write(f"--- {step.describe()}\n{traceback.format_exc()}\n")
+        except OSError as error:  # the failure itself is still recorded and reported
+            log.warning("crash_log_not_written", run_id=step.run_id, error=error.strerror)
 
 
 def _plan_error(error: PlanFailed) -> str:

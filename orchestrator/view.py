@@ -61,7 +61,6 @@ def load_run_view(crew: Crew, run: ProcessRun) -> RunView:
         tools = tables.tools.rows()
     except TableError as error:
         return RunView(run=run, evidence=evidence, failure=failure, load_error=str(error))
-    stages, phases = crew.closes.overlay(run.run_id, stages, phases)
     pending = [t.task_id for t in tasks if t.status is Status.PENDING]
     pending += [t.tool_task_id for t in tools if t.status is Status.PENDING]
     signals = {}

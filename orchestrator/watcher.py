@@ -10,6 +10,7 @@ from pathlib import Path
 from watchdog.events import (
     FileClosedEvent,
     FileCreatedEvent,
+    FileDeletedEvent,
     FileMovedEvent,
     FileSystemEvent,
     FileSystemEventHandler,
@@ -59,6 +60,8 @@ def wake_key(home: Home, raw_path: str) -> str | None:
         return None
     if parts[0] == "inbox" and len(parts) == 2:
         return INBOX
+    if parts[0] == "runs" and len(parts) == 4 and parts[2] == "db":
+        return DB_PREFIX + str(path)  # a run table: merged if someone else saved it
     if parts[0] == "runs" and len(parts) >= 3:
         return parts[1]
     if parts[0] == "db" and len(parts) >= 2:
@@ -66,8 +69,17 @@ def wake_key(home: Home, raw_path: str) -> str | None:
     return None
 
 
+def run_of_table(home: Home, path: Path) -> str | None:
+    """The run a table file belongs to (runs/<run_id>/db/<name>), None for a global table."""
+    try:
+        parts = path.relative_to(home.root).parts
+    except ValueError:
+        return None
+    return parts[1] if len(parts) == 4 and parts[0] == "runs" and parts[2] == "db" else None
+
+
 class _WakeHandler(FileSystemEventHandler):
-    """Turns finished writes (closed, created, moved-to) into wake-up keys."""
+    """Turns finished writes (closed, created, moved-to) and table deletions into wake-ups."""
 
     def __init__(self, home: Home, wake: Callable[[str], None]) -> None:
         self.home = home
@@ -78,13 +90,14 @@ class _WakeHandler(FileSystemEventHandler):
             return
         if isinstance(event, FileMovedEvent):
             raw = event.dest_path
-        elif isinstance(event, FileClosedEvent | FileCreatedEvent):
+        elif isinstance(event, FileClosedEvent | FileCreatedEvent | FileDeletedEvent):
             raw = event.src_path
         else:
             return
         key = wake_key(self.home, raw if isinstance(raw, str) else raw.decode())
-        if key is not None:
-            self.wake(key)
+        if key is None or (isinstance(event, FileDeletedEvent) and not key.startswith(DB_PREFIX)):
+            return  # of deletions, only a table's matters (its rows are rebuilt)
+        self.wake(key)
 
 
 def start_watching(home: Home, wake: Callable[[str], None]) -> BaseObserver:

@@ -22,7 +22,6 @@ def builtin_crew(home: Home, held: bool = False) -> Crew:
     if held:
         crew.pending_catalog.behind.delay = NEVER
         crew.attention.behind.delay = NEVER
-        crew.closes.behind.delay = NEVER
     return crew
 
 

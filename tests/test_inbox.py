@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import subprocess
+import sys
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -11,10 +14,14 @@ import pytest
 
 from multiverse.contracts import Mode
 from multiverse.errors import UserError
-from multiverse.home import Home
+from multiverse.home import Home, init_home
+from multiverse.writers import path_open_for_writing
 from orchestrator.inbox import (
     DEFAULT_MAX_BYTES,
+    RequestChanged,
     RequestRejected,
+    Stamp,
+    inbox_entries,
     is_ignorable_name,
     move_to_done,
     parse_request,
@@ -22,7 +29,11 @@ from orchestrator.inbox import (
     read_request,
     reject,
     reply_path,
+    settle_wait,
+    survey_inbox,
 )
+
+from journey import once, runs
 
 
 @pytest.fixture
@@ -263,6 +274,8 @@ def test_reply_path(home: Home) -> None:
         "download.md.crdownload",
         ".DS_Store",
         "inbox/sub/.hidden",
+        "~$report.docx",
+        "~$notes.md",
     ],
 )
 def test_ignorable_names(name: str) -> None:
@@ -276,3 +289,254 @@ def test_ignorable_names(name: str) -> None:
 def test_real_names_not_ignored(name: str) -> None:
     """Ordinary request names, including Korean ones, are not ignored."""
     assert not is_ignorable_name(name)
+
+
+# -- settling ------------------------------------------------------------------------------
+
+SECOND = 1_000_000_000
+SETTLE = SECOND // 2
+
+
+def stamp(mtime_s: float, ctime_s: float) -> Stamp:
+    """A stamp with the given times (seconds) and arbitrary identity and size."""
+    return Stamp(1, 2, 3, int(mtime_s * SECOND), int(ctime_s * SECOND))
+
+
+@pytest.mark.parametrize(
+    ("times", "now_s", "writer", "wait"),
+    [
+        ((100, 100), 200, False, 0.0),  # long quiet, closed: settled at once
+        ((100, 100), 200, None, 0.0),  # the OS cannot tell about writers: times alone
+        ((100, 100), 100.5, False, 0.0),  # exactly the settle time
+        ((100, 100.2), 100.3, False, 0.4),  # the newest time counts
+        ((100.2, 100), 100.3, None, 0.4),
+        ((100, 100), 200, True, 0.5),  # held open for writing: look again after settle time
+        ((500, 100), 200, False, 0.0),  # an mtime ahead of the clock was set by a tool
+        ((100, 300), 200, False, 0.5),  # a ctime ahead of the clock (set back) counts as now
+    ],
+)
+def test_settle_wait(
+    times: tuple[float, float], now_s: float, writer: bool | None, wait: float
+) -> None:
+    """A file is settled when closed and quiet for the settle time, by its own times."""
+    result = settle_wait(stamp(*times), int(now_s * SECOND), writer, SETTLE)
+    assert result == pytest.approx(wait)
+
+
+def test_settle_zero_still_waits_for_a_writer() -> None:
+    """With no settle time a closed file is ready at once, but an open one is not."""
+    assert settle_wait(stamp(100, 100), 100 * SECOND, False, 0) == 0.0
+    assert settle_wait(stamp(100, 100), 100 * SECOND, True, 0) > 0
+
+
+def test_survey_waits_for_young_and_open_files(home: Home) -> None:
+    """A file just written waits out the settle time; one held open waits for its writer."""
+    drop(home, "young.md", b"a request")
+    now = time.time_ns()
+    survey = survey_inbox(home, 500, now_ns=now)
+    assert survey.ready == [] and survey.wait is not None and 0 < survey.wait <= 0.5
+    later = now + 10 * SECOND
+    with (home.inbox / "open.md").open("ab") as writer:
+        writer.write(b"half a req")
+        writer.flush()
+        if path_open_for_writing(home.inbox / "open.md") is None:
+            pytest.skip("this OS cannot tell whether a file is open for writing")
+        survey = survey_inbox(home, 500, now_ns=later)
+        assert [entry.path.name for entry in survey.ready] == ["young.md"]
+        assert survey.wait == pytest.approx(0.5)
+    survey = survey_inbox(home, 500, now_ns=later)
+    assert sorted(entry.path.name for entry in survey.ready) == ["open.md", "young.md"]
+    assert survey.wait is None
+    assert survey_inbox(home, 500, skip={"open.md", "young.md"}, now_ns=later).ready == []
+
+
+def test_misfits_are_found_with_their_reasons(home: Home, tmp_path: Path) -> None:
+    """Symlinks, sub-folders, other suffixes and pipes are misfits; temp names are not seen."""
+    (tmp_path / "secret.txt").write_text("x", encoding="utf-8")
+    (home.inbox / "p.md").symlink_to(tmp_path / "secret.txt")
+    (home.inbox / "drafts").mkdir()
+    drop(home, "brief.pdf", b"%PDF-1.7")
+    os.mkfifo(home.inbox / "pipe.md")
+    drop(home, "~$brief.docx", b"owner")
+    drop(home, ".brief.md.123-0.tmp", b"ours")
+    home.inbox_done.mkdir()
+    home.inbox_rejected.mkdir()
+    drop(home, "ok.md", b"a request")
+    reasons = {entry.path.name: entry.misfit for entry in inbox_entries(home)}
+    assert sorted(reasons) == ["brief.pdf", "drafts", "ok.md", "p.md", "pipe.md"]
+    assert reasons["ok.md"] is None
+    assert "symbolic link" in (reasons["p.md"] or "")
+    assert "requests are *.md or *.txt files directly in inbox/" in (reasons["drafts"] or "")
+    assert "only *.md and *.txt files are requests" in (reasons["brief.pdf"] or "")
+    assert "not a regular file" in (reasons["pipe.md"] or "")
+    assert [path.name for path in pending_requests(home)] == ["ok.md"]
+
+
+def test_a_request_whose_real_path_leaves_the_home_is_a_misfit(tmp_path: Path) -> None:
+    """An inbox/ linked to a folder outside the home makes its files misfits, never requests."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "req.md").write_text("Write a memo", encoding="utf-8")
+    linked = Home(tmp_path / "linked")
+    linked.root.mkdir()
+    linked.inbox.symlink_to(elsewhere)
+    [entry] = inbox_entries(linked)
+    assert "lies outside the home" in (entry.misfit or "")
+    assert pending_requests(linked) == []
+
+
+def test_a_symlink_is_never_read_and_moves_as_a_link(home: Home, tmp_path: Path) -> None:
+    """Reading a symlinked request is refused; rejecting moves the link, not its target."""
+    target = tmp_path / "secret.txt"
+    target.write_text("SECRET", encoding="utf-8")
+    link = home.inbox / "p.md"
+    link.symlink_to(target)
+    with pytest.raises(RequestRejected, match="symbolic link"):
+        read_request(link)
+    moved = reject(home, link, "it is a symbolic link")
+    assert moved.is_symlink() and os.readlink(moved) == str(target)
+    assert not os.path.lexists(link) and target.read_text(encoding="utf-8") == "SECRET"
+
+
+def test_a_pipe_named_like_a_request_does_not_block(home: Home) -> None:
+    """A named pipe is refused at once by its type, never waited on."""
+    os.mkfifo(home.inbox / "pipe.md")
+    with pytest.raises(RequestRejected, match="not a regular file"):
+        read_request(home.inbox / "pipe.md")
+
+
+def test_a_folder_moves_whole_into_rejected(home: Home) -> None:
+    """A sub-folder moves to rejected/ with its content and a reason file beside it."""
+    (home.inbox / "drafts").mkdir()
+    drop(home, "drafts/a.md", b"kept")
+    moved = reject(home, home.inbox / "drafts", "it is a folder")
+    assert (moved / "a.md").read_bytes() == b"kept"
+    assert (home.inbox_rejected / "drafts.reason.md").exists()
+    (home.inbox / "drafts").mkdir()
+    assert reject(home, home.inbox / "drafts", "again").name == "drafts-1"
+
+
+def test_a_file_changed_since_it_settled_is_left(home: Home) -> None:
+    """Reading with the settled stamp refuses a file that changed since; it stays in place."""
+    path = drop(home, "req.md", b"first half")
+    settled = Stamp.of(path.stat())
+    assert read_request(path, settled=settled).body == "first half"
+    with path.open("ab") as handle:
+        handle.write(b" and the second half")
+    with pytest.raises(RequestChanged):
+        read_request(path, settled=settled)
+    assert path.exists()
+
+
+# -- the daemon's inbox, end to end ----------------------------------------------------------
+
+MARKER = "MARKER-7f3c1e-DO-NOT-COPY"
+
+
+@pytest.fixture
+def served(_isolated_home: Path) -> Home:
+    """An initialised home, for the daemon (`start --once`) to serve."""
+    result = Home(_isolated_home)
+    init_home(result)
+    return result
+
+
+def _home_texts(home: Home) -> list[tuple[Path, bytes]]:
+    """Every regular file under the home (symlinks are not followed) with its bytes."""
+    found = []
+    for folder, _, names in os.walk(home.root):
+        for name in names:
+            path = Path(folder) / name
+            if not path.is_symlink() and path.is_file():
+                found.append((path, path.read_bytes()))
+    return found
+
+
+def test_daemon_rejects_links_folders_and_documents(served: Home, tmp_path: Path) -> None:
+    """A symlink, a sub-folder and a .pdf are turned away with a reason, told once; the
+    link's target is never read into the home."""
+    secret = tmp_path / "outside" / "passwd.md"
+    secret.parent.mkdir()
+    secret.write_text(f"# Write a memo\n\n{MARKER}\n", encoding="utf-8")
+    (served.inbox / "p.md").symlink_to(secret)
+    (served.inbox / "drafts").mkdir()
+    drop(served, "drafts/memo.md", b"Write a memo")
+    drop(served, "brief.pdf", b"%PDF-1.7 not a request")
+    result = once(served)
+    assert result.returncode == 0, result.stderr
+    rejected = served.inbox_rejected
+    assert os.readlink(rejected / "p.md") == str(secret)
+    assert (rejected / "drafts" / "memo.md").read_bytes() == b"Write a memo"
+    assert (rejected / "brief.pdf").read_bytes() == b"%PDF-1.7 not a request"
+    for name, why in [
+        ("p.md", "symbolic link"),
+        ("drafts", "directly in inbox/"),
+        ("brief.pdf", "only *.md and *.txt files are requests"),
+    ]:
+        assert why in (rejected / f"{name}.reason.md").read_text(encoding="utf-8").lower()
+        assert result.stdout.count(f"`{name}` was not accepted") == 1, result.stdout
+    assert sorted(os.listdir(served.inbox)) == ["rejected"]
+    assert runs(served) == []
+    assert MARKER not in result.stdout + result.stderr
+    assert [path for path, data in _home_texts(served) if MARKER.encode() in data] == []
+
+
+WRITER = """
+import sys, time
+path, hold, gap, *pieces = sys.argv[1:]
+if hold == "hold":
+    with open(path, "a", encoding="utf-8") as handle:
+        for index, piece in enumerate(pieces):
+            if index:
+                time.sleep(float(gap))
+            handle.write(piece)
+            handle.flush()
+else:
+    for index, piece in enumerate(pieces):
+        if index:
+            time.sleep(float(gap))
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(piece)
+"""
+
+
+def test_a_request_written_in_pieces_is_taken_whole(served: Home) -> None:
+    """`start --once` waits for files written in pieces: one held open with pauses longer than
+    the settle time, one reopened for each piece; each run's request.md holds the whole text."""
+    held = [
+        "# Market memo\n\n",
+        "Write a market memo ",
+        "about e-bikes in Europe ",
+        "with a chart.\n",
+    ]
+    reopened = [f"Write a competitor analysis, part {i}. " for i in range(7)] + ["End.\n"]
+    writers = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(served.inbox / "held.md"), "hold", "0.7", *held]
+        ),
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                WRITER,
+                str(served.inbox / "reopened.md"),
+                "reopen",
+                "0.25",
+                *reopened,
+            ]
+        ),
+    ]
+    try:
+        deadline = time.monotonic() + 30
+        while not all((served.inbox / name).exists() for name in ("held.md", "reopened.md")):
+            assert time.monotonic() < deadline, "the writers never started"
+            time.sleep(0.01)
+        result = once(served)
+    finally:
+        for writer in writers:
+            assert writer.wait(timeout=30) == 0
+    assert result.returncode == 0, result.stderr
+    texts = sorted(
+        served.run(row["run_id"]).request.read_text(encoding="utf-8") for row in runs(served)
+    )
+    assert texts == sorted(["".join(held), "".join(reopened)])

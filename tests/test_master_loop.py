@@ -1,13 +1,14 @@
 """The master loop closes a stage and its phase in the step that finishes their last task.
 
-The closes are written behind (orchestrator/closing.py); a crash that loses them is repaired.
+A crash between those writes leaves finished stages open; steps of their own close them.
 """
 
 from __future__ import annotations
 
 from multiverse.home import Home
-from multiverse.models import PHASE0_ID, Status
-from orchestrator.closing import Level
+from multiverse.models import PHASE0_ID, MajorStage, Phase, Status
+from multiverse.schemas import MAJOR_STAGES, PHASES
+from multiverse.store import TableStore
 from orchestrator.crew import Crew
 from orchestrator.runner import StepRunner
 from orchestrator.steps import StepKind
@@ -17,12 +18,16 @@ from stepping import builtin_crew, confirmed_run, steps_until_settled
 
 
 def _until_first_phase_closes(crew: Crew, runner: StepRunner, run_id: str) -> str:
-    """Advance until the first master-loop phase is closed (queued); returns its id."""
+    """Advance until the first master-loop phase is COMPLETED on disk; returns its id."""
     for _ in range(200):
         runner.advance(run_id)
-        closed = [key for key in crew.closes.behind.pending() if key[1] is Level.PHASE]
+        closed = [
+            p.phase_id
+            for p in crew.run(run_id).phases.rows()
+            if p.phase_id != PHASE0_ID and p.status is Status.COMPLETED
+        ]
         if closed:
-            return closed[0][2]
+            return closed[0]
     raise AssertionError("the first phase never closed")
 
 
@@ -37,29 +42,25 @@ def test_stages_and_phases_close_without_steps_of_their_own(home: Home) -> None:
     tables = crew.run(run_id)
     assert {s.status for s in tables.stages.rows()} == {Status.COMPLETED}
     assert {p.status for p in tables.phases.rows()} == {Status.COMPLETED}
-    assert crew.closes.behind.pending() == {}
     run = crew.process_runs.get(run_id)
     assert run is not None and run.status is Status.COMPLETED
 
 
-def test_closes_are_written_behind_and_decisions_see_them_at_once(home: Home) -> None:
-    """The file says PENDING until the flush; the next decision already works on the next phase."""
+def test_the_closing_step_writes_the_closes_and_the_next_decision_moves_on(home: Home) -> None:
+    """The step that finishes a phase's last task leaves its stages and the phase COMPLETED."""
     copy_assets(home, "market_report_2024.md")
     crew = builtin_crew(home, held=True)
     run_id, runner = confirmed_run(crew)
     phase_id = _until_first_phase_closes(crew, runner, run_id)
-    tables = crew.run(run_id)
-    on_disk = {p.phase_id: p.status for p in tables.phases.rows()}
-    assert on_disk[phase_id] is Status.PENDING
+    fresh = TableStore()  # what another process reads: the files themselves
+    paths = crew.home.run(run_id)
+    phase = fresh.table(PHASES, paths.db / PHASES.filename).get(phase_id)
+    assert phase is not None and phase.status is Status.COMPLETED
+    stages = fresh.table(MAJOR_STAGES, paths.db / MAJOR_STAGES.filename).rows()
+    assert {s.status for s in stages if s.phase_id == phase_id} == {Status.COMPLETED}
     decided = runner.decide(run_id)
     assert decided is not None
     assert decided[1].kind is StepKind.PLAN_STAGES and decided[1].phase_id != phase_id
-
-    crew.closes.flush()
-    phase = tables.phases.get(phase_id)
-    assert phase is not None and phase.status is Status.COMPLETED
-    stages = [s for s in tables.stages.rows() if s.phase_id == phase_id]
-    assert stages and {s.status for s in stages} == {Status.COMPLETED}
 
 
 def test_closes_lost_in_a_crash_are_made_by_steps_of_their_own(home: Home) -> None:
@@ -68,10 +69,28 @@ def test_closes_lost_in_a_crash_are_made_by_steps_of_their_own(home: Home) -> No
     crew = builtin_crew(home, held=True)
     run_id, runner = confirmed_run(crew)
     phase_id = _until_first_phase_closes(crew, runner, run_id)
-    crew.pending_catalog.flush()  # only the closes are lost here (catalog repair is tested apart)
-    stages = [s.stage_id for s in crew.run(run_id).stages.rows() if s.phase_id == phase_id]
+    crew.flush_behind()
+    # The files as a crash right after the last task's write leaves them: closes not written.
+    paths = crew.home.run(run_id)
+    other = TableStore()
+    stages_table = other.table(MAJOR_STAGES, paths.db / MAJOR_STAGES.filename)
+    stages = [s.stage_id for s in stages_table.rows() if s.phase_id == phase_id]
 
-    # The process dies with its closes queued. A new one starts.
+    def reopen_stages(rows: list[MajorStage]) -> list[MajorStage]:
+        return [
+            r.model_copy(update={"status": Status.PENDING}) if r.stage_id in stages else r
+            for r in rows
+        ]
+
+    def reopen_phase(rows: list[Phase]) -> list[Phase]:
+        return [
+            r.model_copy(update={"status": Status.PENDING}) if r.phase_id == phase_id else r
+            for r in rows
+        ]
+
+    other.modify(MAJOR_STAGES, stages_table.path, reopen_stages)
+    other.modify(PHASES, paths.db / PHASES.filename, reopen_phase)
+
     reborn = builtin_crew(home)
     runner = StepRunner(reborn)
     repairs = []

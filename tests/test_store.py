@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from multiverse import store as store_module
+from multiverse import tablesnapshot as tablesnapshot_module
 from multiverse.errors import RowNotFoundError, StaleRowError, TableError
 from multiverse.models import AssetType, CatalogEntry, Phase, ProcessRun, Status, Task
 from multiverse.schemas import KNOWLEDGE_CATALOG, PHASES, PROCESS_RUNS, TASKS, TableSpec
@@ -183,7 +184,7 @@ def test_a_large_table_gets_a_ragged_row_instead_of_a_full_render(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Above FULL_RENDER_LIMIT rows a widened row overflows its column; other lines stay."""
-    monkeypatch.setattr(store_module, "FULL_RENDER_LIMIT", 2)
+    monkeypatch.setattr(tablesnapshot_module, "FULL_RENDER_LIMIT", 2)
     path = tmp_path / PROCESS_RUNS.filename
     table = TableStore().table(PROCESS_RUNS, path)
     table.insert(_run(1), _run(2), _run(3))

@@ -1,0 +1,58 @@
+"""Leftovers of writes cut short: temporary files of a process that died mid-write (SPEC §14).
+
+An atomic write goes through a temporary sibling (`multiverse.atomic`); a process killed
+between creating it and renaming it leaves it behind. At start-up the daemon removes those of
+its own naming pattern whose creator is no longer alive, in the folders it writes (never in
+assets/ or guidelines/, never any other name), so none is ever catalogued or delivered.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import structlog
+
+from multiverse.atomic import temp_owner
+from multiverse.home import Home
+
+log = structlog.get_logger(__name__)
+
+
+def remove_orphan_temps(home: Home) -> list[Path]:
+    """Remove the temporary files that dead processes left in the home; returns them."""
+    removed: list[Path] = []
+    for folder in (home.db, home.runs, home.outputs, home.inbox, home.state):
+        for path in _temp_files(folder):
+            owner = temp_owner(path.name)
+            if owner is None or _alive(owner):
+                continue
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                continue
+            removed.append(path)
+    if removed:
+        log.info("orphan_temps_removed", count=len(removed), first=str(removed[0]))
+    return removed
+
+
+def _temp_files(folder: Path) -> list[Path]:
+    found = []
+    for root, folders, files in os.walk(folder):
+        folders[:] = [name for name in folders if not os.path.islink(os.path.join(root, name))]
+        found += [Path(root, name) for name in files if temp_owner(name) is not None]
+    return found
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process with this pid exists (its temporary file may be in use)."""
+    if pid == os.getpid():
+        return False  # this process has just started: nothing of its own is in flight
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

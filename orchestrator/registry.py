@@ -1,0 +1,138 @@
+"""db/process_runs.md as the register of runs/: a run folder never goes without its row.
+
+Every run folder holds what its row needs (SPEC §3.2: a run remembers everything else in its
+folder): the request in `request.md`, and its status in the evidence of its steps (signals and
+the answers it handled). So if the table is deleted, or a save erases rows, the rows are built
+again from the folders (`derive_row`, pure but for reading them) and the daemon says so once. A
+row deleted on purpose (`multiverse delete-row`) is not brought back.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from bisect import bisect_left
+from collections.abc import Iterable, Mapping
+
+import structlog
+
+from multiverse.contracts import Message, MessageKind
+from multiverse.errors import TableError
+from multiverse.home import RunPaths
+from multiverse.models import RUN_ID, ProcessRun, Status
+from orchestrator.crew import Crew
+from orchestrator.signals import FailureRecord, SignalBox
+
+log = structlog.get_logger(__name__)
+_RUN_FOLDER = re.compile(RUN_ID)
+
+
+def derive_status(evidence: Iterable[str], handled: Iterable[str]) -> Status:
+    """A run's status from its evidence names and the names of its handled answers (pure)."""
+    names = set(evidence)
+    if "completion_reported" in names:
+        return Status.COMPLETED
+    if "failure" in names:
+        return Status.FAILED
+    if any(name.endswith("-cancel.md") for name in handled):
+        return Status.CANCELLED
+    proposals = max(
+        (int(name[9:]) for name in names if name.startswith("proposal-") and name[9:].isdigit()),
+        default=0,
+    )
+    if (
+        proposals
+        and "confirmed" not in names
+        and f"asked-{proposals}" in names
+        and f"modify-{proposals + 1}" not in names
+    ):
+        return Status.AWAITING_CONFIRMATION
+    return Status.PENDING
+
+
+def derive_row(paths: RunPaths) -> ProcessRun | None:
+    """The process_runs row a run folder stands for; None if its intake never finished."""
+    try:
+        request = paths.request.read_text(encoding="utf-8")
+    except (FileNotFoundError, UnicodeDecodeError):
+        return None
+    box = SignalBox(paths.signals)
+    try:
+        handled = os.listdir(paths.responses)
+    except FileNotFoundError:
+        handled = []
+    status = derive_status(box.names(), handled)
+    row = ProcessRun(run_id=paths.run_id, user_request=request.strip(), status=status)
+    if status is Status.FAILED:
+        try:
+            failure = box.read("failure", FailureRecord)
+        except TableError:
+            failure = None
+        if failure is not None:
+            row = row.model_copy(
+                update={
+                    "current_phase_id": failure.phase_id,
+                    "current_stage_id": failure.stage_id,
+                    "current_task_id": failure.task_id,
+                }
+            )
+    return row
+
+
+def run_folders(crew: Crew) -> list[str]:
+    """The run_ids of the folders under runs/, sorted."""
+    try:
+        names = os.listdir(crew.home.runs)
+    except FileNotFoundError:
+        return []
+    return sorted(name for name in names if _RUN_FOLDER.fullmatch(name))
+
+
+def restore_run_rows(crew: Crew) -> list[str]:
+    """Give every run folder without a row its row again; returns the run_ids restored."""
+    table = crew.process_runs
+    missing = table.missing(run_folders(crew))
+    tombstones = crew.store.journal.tombstones
+    if missing and tombstones is not None:
+        deleted = tombstones.deleted(table.path)
+        missing = [run_id for run_id in missing if run_id not in deleted]
+    rows = [row for run_id in missing if (row := derive_row(crew.home.run(run_id)))]
+    if not rows:
+        return []
+    was_missing = not table.path.exists()
+    added: list[str] = []
+
+    def add(current: list[ProcessRun], index: Mapping[str, int]) -> list[ProcessRun]:
+        keys = [row.run_id for row in current]
+        for row in rows:
+            if row.run_id in index or row.run_id in added:
+                continue  # taken in meanwhile (intake) or restored by the merge
+            position = bisect_left(keys, row.run_id) if keys == sorted(keys) else len(keys)
+            current.insert(position, row)
+            keys.insert(position, row.run_id)
+            added.append(row.run_id)
+        return current
+
+    crew.store.modify_indexed(table.spec, table.path, add)
+    if added:
+        _say_restored(crew, added, was_missing)
+    return added
+
+
+def _say_restored(crew: Crew, run_ids: list[str], was_missing: bool) -> None:
+    where = crew.home.relative(crew.process_runs.path)
+    more = f" and {len(run_ids) - 10} more" if len(run_ids) > 10 else ""
+    shown = ", ".join(run_ids[:10]) + more
+    if was_missing:
+        text = (
+            f"`{where}` was missing: I rebuilt it from the run folders under runs/ "
+            f"({len(run_ids)} run(s): {shown}). Runs that were waiting go on as before."
+        )
+    else:
+        text = (
+            f"`{where}` had no row for {len(run_ids)} run folder(s) under runs/ ({shown}): "
+            "their rows are restored from the folders. To remove a run's row on purpose, use "
+            f"`multiverse delete-row {where} RUN_ID`."
+        )
+    log.warning("process_runs_restored", run_ids=run_ids, file_was_missing=was_missing)
+    crew.speaker.tell(Message(kind=MessageKind.NOTICE, facts={"text": text}))
