@@ -62,7 +62,19 @@ def _failure(m: Message) -> str:
         f"- failed work: {f.get('purpose', '') or '(not recorded)'}\n"
         f"- reported by: {f.get('role', 'system')}\n\n"
         f"Error log:\n\n```\n{f.get('error', '')}\n```\n\n"
-        "Every level of the run is marked FAILED; nothing more will run for it."
+        "Every level of the run is marked FAILED; nothing more will run for it. Once the "
+        f"cause is fixed, `multiverse retry {m.run_id}` resumes it from this step, keeping "
+        "everything already completed."
+    )
+
+
+def _retry(m: Message) -> str:
+    f = m.facts
+    return (
+        f"Retrying run `{m.run_id}` (retry {f.get('retry', '?')}), as you asked: it goes on from "
+        f"{f.get('place', '') or 'where it stopped'}. Everything already completed is kept; "
+        f"the earlier failure stays in this file and in `{f.get('history', '')}`.\n\n"
+        f"It failed with:\n\n```\n{f.get('error', '')}\n```"
     )
 
 
@@ -96,6 +108,7 @@ TEMPLATES: dict[MessageKind, Callable[[Message], str]] = {
     MessageKind.ANSWER_REFUSED: _answer_refused,
     MessageKind.CANCELLED: _cancelled,
     MessageKind.FAILURE: _failure,
+    MessageKind.RETRY: _retry,
     MessageKind.COMPLETION: _completion,
     MessageKind.SIMPLE_REPLY: _simple_reply,
     MessageKind.APPROVAL_REQUEST: _approval_request,

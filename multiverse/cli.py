@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from multiverse.errors import MultiverseError, UserError
+from multiverse.errors import MultiverseError, StorageError, storage_advice
 
 app = typer.Typer(
     name="multiverse",
@@ -140,6 +140,35 @@ def cancel(run: Annotated[str, typer.Argument()], home: HomeOption = None) -> No
 
 
 @app.command()
+def retry(run: Annotated[str, typer.Argument()], home: HomeOption = None) -> None:
+    """Resume a FAILED run from its failed step, once the cause is fixed."""
+    from multiverse.commands import retry_run
+
+    try:
+        path, place = retry_run(home, run)
+    except MultiverseError as error:
+        raise _fail(error) from None
+    where = f" from {place}" if place else ""
+    typer.echo(f"retry: asked ({path}); the daemon resumes {run}{where}")
+
+
+@app.command(name="delete-row")
+def delete_row(
+    table: Annotated[str, typer.Argument(help="The table, e.g. db/knowledge_base_catalog.md.")],
+    key: Annotated[str, typer.Argument(help="The row's key (its first column).")],
+    home: HomeOption = None,
+) -> None:
+    """Remove a row on purpose (the daemon restores rows that a save erased by accident)."""
+    from multiverse.commands import delete_row as remove
+
+    try:
+        path = remove(home, table, key)
+    except MultiverseError as error:
+        raise _fail(error) from None
+    typer.echo(f"deleted: {key} from {path}")
+
+
+@app.command()
 def show(run: Annotated[str, typer.Argument()], home: HomeOption = None) -> None:
     """Show a run's proposal, messages and outputs."""
     from multiverse.commands import show_run
@@ -172,9 +201,17 @@ def main() -> None:
     """Console entry point."""
     try:
         app()
-    except UserError as error:  # anything a command let through
+    except MultiverseError as error:  # anything a command let through
         typer.echo(f"error: {error}", err=True)
         sys.exit(error.exit_code)
+    except OSError as error:  # the machine's fault (a full disk, a permission): one line
+        where = f" {error.filename}" if error.filename else ""
+        typer.echo(
+            f"error: cannot complete the command:{where}: {error.strerror or error} "
+            f"({storage_advice(error)})",
+            err=True,
+        )
+        sys.exit(StorageError.exit_code)
     except KeyboardInterrupt:
         sys.exit(130)
 

@@ -181,6 +181,78 @@ def answer_run(home_option: str | None, run_id: str, kind: str, text: str = "") 
     return path
 
 
+def retry_run(home_option: str | None, run_id: str) -> tuple[Path, str]:
+    """Ask the daemon to resume a FAILED run from its failed step (SPEC §8).
+
+    Refused, with the reason, unless the run FAILED and the cause is gone (a table that is
+    still broken, a disk still full, a budget still spent). Returns the answer file and where
+    the run failed.
+    """
+    from orchestrator.decisions import DecisionKind, render_decision
+    from orchestrator.responses import HELD, archive_response, read_response
+    from orchestrator.retry import retry_blockers
+    from orchestrator.signals import FailureRecord, SignalBox
+
+    home = require_home(resolve_home(home_option))
+    current = _known_run(home, run_id)
+    if current is not Status.FAILED:
+        raise UserError(f"run {run_id} is {current.value}: only a FAILED run can be retried")
+    problems = retry_blockers(home, TableStore(), run_id)
+    if problems:
+        raise UserError(
+            f"cannot retry run {run_id} yet, the cause is still there: " + "; ".join(problems)
+        )
+    failure = SignalBox(home.run(run_id).signals).read("failure", FailureRecord)
+    place = " › ".join(
+        value
+        for value in (
+            (failure.phase_id, failure.stage_id, failure.task_id, failure.tool_task_id)
+            if failure
+            else ()
+        )
+        if value
+    )
+    paths = home.run(run_id)
+    pending = read_response(paths.user_response)
+    if pending is not None and pending.kind is not DecisionKind.RETRY:
+        # An answer the run had not handled when it failed: kept, and given back on reopening.
+        archive_response(paths, HELD)
+    atomic_write_text(paths.user_response, render_decision(DecisionKind.RETRY))
+    return paths.user_response, place
+
+
+def delete_row(home_option: str | None, table: str, key: str) -> Path:
+    """Remove one row of a table on purpose, so that the daemon does not put it back.
+
+    A row the daemon wrote that disappears from a table is restored from the daemon's record
+    (an editor holding an older copy erases rows without meaning to); one deleted here is not.
+    """
+    from multiverse.journal import add_tombstone
+    from multiverse.schemas import GLOBAL_TABLES, RUN_TABLES
+
+    home = require_home(resolve_home(home_option))
+    path = Path(os.path.realpath(home.root / table))
+    try:
+        parts = path.relative_to(home.root).parts
+    except ValueError:
+        raise UserError(f"{table} is not inside the home {home.root}") from None
+    specs = {spec.filename: spec for spec in GLOBAL_TABLES}
+    run_specs = {spec.filename: spec for spec in RUN_TABLES}
+    if len(parts) == 2 and parts[0] == "db" and parts[1] in specs:
+        spec = specs[parts[1]]
+    elif len(parts) == 4 and parts[0] == "runs" and parts[2] == "db" and parts[3] in run_specs:
+        spec = run_specs[parts[3]]
+    else:
+        names = ", ".join(f"db/{name}" for name in specs)
+        raise UserError(f"{table} is not a table: give db/… ({names}) or runs/<run_id>/db/…")
+    rows = TableStore().table(spec, path)
+    if rows.get(key) is None:
+        raise UserError(f"{home.relative(path)} has no row {key!r}")
+    add_tombstone(home.deleted_rows, path, key)
+    rows.delete(key)
+    return path
+
+
 def show_run(home_option: str | None, run_id: str) -> str:
     """A run's proposal, messages and outputs as one text."""
     home = require_home(resolve_home(home_option))

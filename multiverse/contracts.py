@@ -181,6 +181,7 @@ class MessageKind(StrEnum):
     ANSWER_REFUSED = "ANSWER_REFUSED"
     CANCELLED = "CANCELLED"
     FAILURE = "FAILURE"
+    RETRY = "RETRY"  # a failed run resumes from its failed step (SPEC §8)
     COMPLETION = "COMPLETION"
     SIMPLE_REPLY = "SIMPLE_REPLY"
     APPROVAL_REQUEST = "APPROVAL_REQUEST"

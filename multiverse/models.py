@@ -236,15 +236,18 @@ class ToolTask(Row):
     status: Status = Status.PENDING
 
 
-# Allowed status changes, written down once (STYLE rule 5). Final statuses never change.
+# Allowed status changes, written down once (STYLE rule 5). COMPLETED and CANCELLED never
+# change; FAILED only when a person asks for a retry.
 RUN_TRANSITIONS: dict[Status, frozenset[Status]] = {
     Status.PENDING: frozenset(
         {Status.AWAITING_CONFIRMATION, Status.COMPLETED, Status.FAILED, Status.CANCELLED}
     ),
     Status.AWAITING_CONFIRMATION: frozenset({Status.PENDING, Status.CANCELLED, Status.FAILED}),
+    Status.FAILED: frozenset({Status.PENDING}),  # only by an explicit retry (SPEC §8)
 }
 WORK_TRANSITIONS: dict[Status, frozenset[Status]] = {
     Status.PENDING: frozenset({Status.COMPLETED, Status.FAILED}),
+    Status.FAILED: frozenset({Status.PENDING}),  # only by an explicit retry (SPEC §8)
 }
 
 

@@ -224,6 +224,8 @@ class Daemon:
             return
         if run is not None and run.status is Status.FAILED:
             self.failed_runs.add(run_id)
+        else:
+            self.failed_runs.discard(run_id)  # retried since
 
     def _intake(self, settled: list[InboxEntry]) -> None:
         """Take in (or turn away) the settled entries; `_start` schedules a look at the rest."""

@@ -1,4 +1,4 @@
-"""Reading the user's decision from runs/<run_id>/user_response.md (SPEC §6.5)."""
+"""Reading the user's decision from runs/<run_id>/user_response.md (SPEC §6.5, §8 retry)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ class DecisionKind(StrEnum):
     CONFIRM = "CONFIRM"
     MODIFY = "MODIFY"
     CANCEL = "CANCEL"
+    RETRY = "RETRY"  # only for a FAILED run (SPEC §8)
     INVALID = "INVALID"
 
 
@@ -25,12 +26,19 @@ class Decision(BaseModel):
     text: str = ""
 
 
-_WORD = re.compile(r"^\s*(confirm|cancel|modify)\b\s*[:\-—]?\s*", re.IGNORECASE)
+_WORD = re.compile(r"^\s*(confirm|cancel|modify|retry)\b\s*[:\-—]?\s*", re.IGNORECASE)
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+# Invisible characters editors and clipboards add: a byte-order mark, zero-width spaces and
+# joiners. They are never part of an answer.
+_INVISIBLE = re.compile("[\ufeff\u200b\u200c\u200d\u2060]")
+# "CONFIRM." or "Cancel!" is still the word.
+_END_PUNCTUATION = re.compile(r"^[.!。！]+$")
 
 
 def parse_decision(raw: str) -> Decision:
-    """Parse CONFIRM, CANCEL or `MODIFY: text` (case-insensitive, comments and headings ignored)."""
+    """Parse CONFIRM, CANCEL, RETRY or `MODIFY: text` (case-insensitive; comments, headings,
+    a byte-order mark and surrounding whitespace ignored)."""
+    raw = _INVISIBLE.sub("", raw)
     lines = [line for line in _COMMENT.sub("", raw).splitlines() if line.strip()]
     lines = [line for line in lines if not line.lstrip().startswith("#")]
     text = "\n".join(lines).strip()
@@ -43,7 +51,7 @@ def parse_decision(raw: str) -> Decision:
         if not rest:
             return Decision(kind=DecisionKind.INVALID, text=text[:500])
         return Decision(kind=DecisionKind.MODIFY, text=rest)
-    if rest:
+    if rest and not _END_PUNCTUATION.match(rest):
         # "confirm but change X" is not a confirmation: refuse rather than guess.
         return Decision(kind=DecisionKind.INVALID, text=text[:500])
     return Decision(kind=DecisionKind(word))

@@ -5,9 +5,11 @@ from __future__ import annotations
 import structlog
 
 from multiverse.contracts import Message, MessageKind
-from multiverse.errors import TableError
+from multiverse.errors import StorageError, TableError
 from multiverse.models import Status
 from orchestrator.crew import Crew
+from orchestrator.decisions import DecisionKind
+from orchestrator.responses import HELD, archive_response, read_response
 from orchestrator.signals import FailureRecord, Mark, SignalBox
 
 log = structlog.get_logger(__name__)
@@ -30,12 +32,13 @@ def fail_run(crew: Crew, run_id: str, record: FailureRecord | None, reason: str)
     log.error("run_failed", run_id=run_id, role=record.role, error=record.error)
     try:
         crew.pending_catalog.flush()  # the files the run did make stay findable
-    except TableError as error:
+    except (TableError, StorageError) as error:
         log.warning("catalog_rows_not_written", run_id=run_id, error=str(error))
     _mark_levels(crew, run_id, record)
     if "failure_reported" not in box.names():
         crew.speaker.tell(_report(crew, run_id, record))
         box.write("failure_reported", Mark())
+    _hold_unhandled_answer(crew, run_id)
     crew.attention.settle(run_id)
     crew.process_runs.update(
         run_id,
@@ -60,6 +63,14 @@ def _from_attention(crew: Crew, run_id: str, reason: str) -> FailureRecord:
     return FailureRecord(
         role="system", phase_id=phase_id, stage_id=stage_id, task_id=task_id, error=reason
     )
+
+
+def _hold_unhandled_answer(crew: Crew, run_id: str) -> None:
+    """An answer the run had not handled yet is kept aside, and given back by a retry."""
+    paths = crew.home.run(run_id)
+    answer = read_response(paths.user_response)
+    if answer is not None:
+        archive_response(paths, "retry" if answer.kind is DecisionKind.RETRY else HELD)
 
 
 def _mark_levels(crew: Crew, run_id: str, record: FailureRecord) -> None:

@@ -32,6 +32,8 @@ PHASE0_STEPS = (
 def next_step(view: RunView) -> Step:
     """The one thing to do next for this run."""
     run_id = view.run_id
+    if view.run.status is Status.FAILED:
+        return _failed_run(view)
     if view.run.status in FINAL_STATUSES:
         return Step(kind=StepKind.IDLE, run_id=run_id)
     failed = _failure(view)
@@ -60,6 +62,27 @@ def next_step(view: RunView) -> Step:
     if phase0 is None or phase0.status is not Status.COMPLETED or len(view.phases) < 2:
         return Step(kind=StepKind.COMPLETE_PHASE0, run_id=run_id, phase_id=PHASE0_ID)
     return _master_loop(view)
+
+
+def _failed_run(view: RunView) -> Step:
+    """A FAILED run is final unless a retry was asked for (SPEC §8).
+
+    Retry N is asked for by the evidence `retry-N`; it is done once the earlier failure is in
+    the history (`failure-N`) and the run is PENDING again. A run that failed again after
+    retry N has a new `failure` beside `failure-N`: it stays FAILED until the next RETRY.
+    """
+    retries = view.revisions("retry")
+    reopened = "failure" in view.evidence and f"failure-{retries}" in view.history
+    if retries and not reopened:
+        return Step(kind=StepKind.REOPEN, run_id=view.run_id, revision=retries)
+    if view.response is not None:
+        return Step(
+            kind=StepKind.HANDLE_RETRY,
+            run_id=view.run_id,
+            revision=retries + 1,
+            decision=view.response,
+        )
+    return Step(kind=StepKind.IDLE, run_id=view.run_id)
 
 
 def _pending(task: Task | None) -> bool:

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
-
 from multiverse.atomic import atomic_write_text
 from multiverse.contracts import Message, MessageKind, ProducedFile
 from multiverse.home import PHASE_FOLDERS
@@ -22,6 +19,7 @@ from orchestrator.crew import Crew
 from orchestrator.decisions import DecisionKind
 from orchestrator.failfast import StepFailed
 from orchestrator.master import run_core_task
+from orchestrator.responses import archive_response
 from orchestrator.signals import FailureRecord, Mark, ModifyRequest, ProposalRecord, SignalBox
 from orchestrator.steps import Step
 from orchestrator.validate import checked_tasks
@@ -116,9 +114,10 @@ def handle_response(crew: Crew, view: RunView, step: Step) -> None:
     box = SignalBox(paths.signals)
     decision = step.decision
     run_id = view.run_id
-    if decision.kind is DecisionKind.INVALID:
+    if decision.kind in (DecisionKind.INVALID, DecisionKind.RETRY):
+        text = decision.text or "RETRY (a retry is for a failed run; this one waits for you)"
         crew.speaker.tell(
-            Message(kind=MessageKind.ANSWER_REFUSED, run_id=run_id, facts={"text": decision.text})
+            Message(kind=MessageKind.ANSWER_REFUSED, run_id=run_id, facts={"text": text})
         )
         _archive_response(crew, run_id, "refused")
         return
@@ -154,13 +153,7 @@ def handle_response(crew: Crew, view: RunView, step: Step) -> None:
 
 
 def _archive_response(crew: Crew, run_id: str, label: str) -> None:
-    """Move the answered user_response.md aside so it is never read twice."""
-    paths = crew.home.run(run_id)
-    folder = paths.responses
-    folder.mkdir(exist_ok=True)
-    number = len(os.listdir(folder)) + 1
-    with contextlib.suppress(FileNotFoundError):  # already moved before a crash
-        os.replace(paths.user_response, folder / f"{number:03d}-{label}.md")
+    archive_response(crew.home.run(run_id), label)
 
 
 def write_instructions(crew: Crew, view: RunView, step: Step) -> None:

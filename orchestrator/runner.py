@@ -17,7 +17,7 @@ from multiverse.contracts import Message, MessageKind
 from multiverse.errors import StorageError, TableError, shown_error
 from multiverse.reserve import is_disk_full
 from multiverse.roles import PlanFailed
-from orchestrator import master, phase0
+from orchestrator import master, phase0, retry
 from orchestrator.crew import Crew
 from orchestrator.failfast import StepFailed, fail_run
 from orchestrator.next_step import next_step
@@ -49,6 +49,8 @@ ACTIONS: dict[StepKind, StepAction] = {
     StepKind.COMPLETE_STAGE: master.complete_stage,
     StepKind.COMPLETE_PHASE: master.complete_phase,
     StepKind.COMPLETE_RUN: master.complete_run,
+    StepKind.HANDLE_RETRY: retry.handle_retry,
+    StepKind.REOPEN: retry.reopen,
 }
 
 

@@ -18,6 +18,7 @@ from multiverse.contracts import Proposal, ResultSignal
 from multiverse.errors import TableError
 
 M = TypeVar("M", bound=BaseModel)
+HISTORY = "history"  # records a retry set aside: the run's earlier failures
 
 
 class Evidence(BaseModel):
@@ -72,6 +73,28 @@ class SignalBox:
             return {entry[:-5] for entry in os.listdir(self.folder) if entry.endswith(".json")}
         except FileNotFoundError:
             return set()
+
+    def history(self) -> set[str]:
+        """Names of the records moved into history/ (earlier failures of a retried run)."""
+        try:
+            folder = self.folder / HISTORY
+            return {entry[:-5] for entry in os.listdir(folder) if entry.endswith(".json")}
+        except FileNotFoundError:
+            return set()
+
+    def move_to_history(self, name: str, new_name: str) -> bool:
+        """Keep a record as history under a new name (idempotent); whether it was moved."""
+        folder = self.folder / HISTORY
+        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            os.replace(self.path(name), folder / f"{new_name}.json")
+        except FileNotFoundError:
+            return False  # moved before a crash, or never written
+        return True
+
+    def read_history(self, name: str, model: type[M]) -> M | None:
+        """Read one record of the history, or None."""
+        return SignalBox(self.folder / HISTORY).read(name, model)
 
     def path(self, name: str) -> Path:
         """The file of one evidence record."""

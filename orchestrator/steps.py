@@ -35,6 +35,8 @@ class StepKind(StrEnum):
     COMPLETE_PHASE = "COMPLETE_PHASE"
     COMPLETE_RUN = "COMPLETE_RUN"
     FAIL_RUN = "FAIL_RUN"
+    HANDLE_RETRY = "HANDLE_RETRY"  # an answer to a FAILED run: RETRY is accepted or refused
+    REOPEN = "REOPEN"  # a retry: the failed step and the levels above it back to PENDING
 
 
 class Step(BaseModel):

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from multiverse.contracts import ResultSignal
 from multiverse.errors import TableError
 from multiverse.models import FINAL_STATUSES, MajorStage, Phase, ProcessRun, Status, Task, ToolTask
 from orchestrator.cataloging import uncatalogued
 from orchestrator.crew import Crew
-from orchestrator.decisions import Decision, parse_decision
+from orchestrator.decisions import Decision
+from orchestrator.responses import read_response
 from orchestrator.signals import FailureRecord, SignalBox
 
 
@@ -25,6 +25,7 @@ class RunView:
     tool_tasks: list[ToolTask] = field(default_factory=list)
     signals: dict[str, ResultSignal] = field(default_factory=dict)
     evidence: frozenset[str] = frozenset()
+    history: frozenset[str] = frozenset()  # records set aside by retries (signals/history/)
     response: Decision | None = None
     failure: FailureRecord | None = None
     load_error: str | None = None
@@ -52,6 +53,15 @@ def load_run_view(crew: Crew, run: ProcessRun) -> RunView:
     box = SignalBox(paths.signals)
     evidence = frozenset(box.names())
     failure = box.read("failure", FailureRecord) if "failure" in evidence else None
+    if run.status is Status.FAILED:
+        # A failed run takes one answer, RETRY, and is reopened by steps of its own (§8).
+        return RunView(
+            run=run,
+            evidence=evidence,
+            history=frozenset(box.history()),
+            failure=failure,
+            response=read_response(paths.user_response),
+        )
     if run.status in FINAL_STATUSES:
         return RunView(run=run, evidence=evidence, failure=failure)
     try:
@@ -86,12 +96,3 @@ def load_run_view(crew: Crew, run: ProcessRun) -> RunView:
         failure=failure,
         uncatalogued=missing,
     )
-
-
-def read_response(path: Path) -> Decision | None:
-    """The user's answer, or None while the file is absent or still empty."""
-    try:
-        raw = path.read_text(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
-        return None
-    return parse_decision(raw) if raw.strip() else None

@@ -230,7 +230,8 @@ def test_failures_become_signals_never_exceptions(home: Path) -> None:
     shutil.rmtree(home / WS / "STRATEGIZING")
     (home / WS / "STRATEGIZING").write_text("a file where a folder should be", "utf-8")
     signal = run_task(home, "STRATEGIZING", ASSETS[:1], f"{WS}/STRATEGIZING/s.md")
-    assert signal.status == "FAILED" and "builtin executor error" in (signal.error or "")
+    assert signal.status == "FAILED" and "cannot write" in (signal.error or "")
+    assert "Not a directory" in (signal.error or "")
     task = make_task("ANALYZING", ASSETS[:1], f"{WS}/ANALYZING/x.md")
     odd = assignment(home, "ANALYZING", task).model_copy(
         update={"phase": Phase(phase_id="P1", run_id=RUN, phase_name="DREAMING")}

@@ -206,3 +206,24 @@ def test_any_failure_fails_the_run_and_a_final_run_is_idle() -> None:
     assert next_step(_view(load_error="tasks.md:7: broken")).kind is StepKind.FAIL_RUN
     for status in (Status.COMPLETED, Status.FAILED, Status.CANCELLED):
         assert next_step(_view(run=_run(status))).kind is StepKind.IDLE
+
+
+def test_a_failed_run_waits_for_a_retry_and_reopens_once() -> None:
+    """FAILED: an answer is handled; `retry-N` reopens until the failure is history (SPEC §8)."""
+    failed = _run(Status.FAILED)
+    retry = Decision(kind=DecisionKind.RETRY)
+    step = next_step(RunView(run=failed, response=retry, evidence=frozenset({"failure"})))
+    assert (step.kind, step.revision) == (StepKind.HANDLE_RETRY, 1)
+    asked = frozenset({"failure", "retry-1"})
+    step = next_step(RunView(run=failed, evidence=asked))
+    assert (step.kind, step.revision) == (StepKind.REOPEN, 1)
+    # Half-way through the reopening (the failure moved aside): go on reopening.
+    moved = RunView(run=failed, evidence=frozenset({"retry-1"}), history=frozenset({"failure-1"}))
+    assert next_step(moved).kind is StepKind.REOPEN
+    # Failed again after the retry: final until the next RETRY.
+    again = RunView(run=failed, evidence=asked, history=frozenset({"failure-1"}))
+    assert next_step(again).kind is StepKind.IDLE
+    step = next_step(
+        RunView(run=failed, evidence=asked, history=frozenset({"failure-1"}), response=retry)
+    )
+    assert (step.kind, step.revision) == (StepKind.HANDLE_RETRY, 2)

@@ -31,6 +31,7 @@ from executor.builtin.strategy import render_strategy
 from executor.builtin.summary import summarize_path
 from multiverse.atomic import atomic_write_text
 from multiverse.contracts import ProducedFile, ResultSignal, TaskAssignment, ToolAssignment
+from multiverse.errors import StorageError
 from multiverse.home import PHASE_FOLDERS, Home
 from multiverse.models import AssetType, InstructionStatus
 
@@ -79,7 +80,7 @@ class BuiltinExecutor:
         """Do one core task by its phase; any failure is a FAILED signal."""
         try:
             signal = self._task(assignment)
-        except TaskError as error:
+        except (TaskError, StorageError) as error:  # a StorageError is the machine's, no bug
             signal = _failed(str(error))
         except Exception as error:  # the contract: nothing escapes into the Orchestrator
             log.exception(
@@ -121,7 +122,7 @@ class BuiltinExecutor:
         tool = assignment.tool_task
         try:
             signal = self._tool(assignment)
-        except TaskError as error:
+        except (TaskError, StorageError) as error:  # a StorageError is the machine's, no bug
             signal = _failed(str(error))
         except Exception as error:  # the contract: nothing escapes into the Orchestrator
             log.exception(
