@@ -48,13 +48,19 @@ class Speaker:
             log.warning("communicator_fallback", kind=message.kind, error=str(error))
             return self.fallback.compose(message)
 
-    def tell(self, message: Message) -> str:
-        """Say a message on the console and append it to the run's messages.md."""
+    def tell(self, message: Message, once: str | None = None) -> str:
+        """Say a message on the console and append it to the run's messages.md.
+
+        With `once`, a key unique in the run, the message is said at most once: the entry in
+        messages.md carries the key, so a step redone after a crash does not say it again.
+        """
         text = self.compose(message)
         heading = f"[{message.run_id}] " if message.run_id else ""
-        self.console(f"{heading}{text}")
         if message.run_id:
-            self._append(self.home.run(message.run_id).messages, message, text)
+            path = self.home.run(message.run_id).messages
+            if not self._append(path, message, text, once):
+                return text  # said before a crash
+        self.console(f"{heading}{text}")
         log.info("message_sent", run_id=message.run_id, kind=message.kind)
         return text
 
@@ -66,13 +72,18 @@ class Speaker:
         log.info("simple_reply_written", path=str(path))
         return text
 
-    def _append(self, path: Path, message: Message, text: str) -> None:
+    def _append(self, path: Path, message: Message, text: str, once: str | None) -> bool:
+        """Append the entry; False if `once` shows it was appended already."""
         stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-        entry = f"\n## {stamp} · {message.kind.value}\n\n{text.rstrip()}\n"
+        key = f" <!-- once:{once} -->" if once else ""
+        entry = f"\n## {stamp} · {message.kind.value}{key}\n\n{text.rstrip()}\n"
         path.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(path.parent / f".{path.name}.lock"):
             try:
                 current = path.read_text(encoding="utf-8")
             except FileNotFoundError:
                 current = MESSAGES_TITLE
+            if key and key in current:
+                return False
             atomic_write_text(path, current + entry)
+        return True

@@ -1,16 +1,25 @@
-"""`multiverse status`: the runs, or one run's phase/stage/task tree (text, JSON, or live)."""
+"""`multiverse status`: the runs, or one run's phase/stage/task tree (text, JSON, or live).
+
+A global table that cannot be read is said first, as `db/x.md:7: problem`, and every run it
+holds up is shown `paused:` with it; if it is `db/process_runs.md`, the runs are listed from
+their folders under runs/ with an unknown status. Status never writes a table.
+"""
 
 from __future__ import annotations
 
 import json
+import re
+import sys
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from multiverse.errors import UserError
+from multiverse.errors import TableError, UserError, shown_error
 from multiverse.home import Home, require_home, resolve_home
-from multiverse.models import FINAL_STATUSES, Status
+from multiverse.models import FINAL_STATUSES, RUN_ID, Status
 from multiverse.schemas import (
+    GLOBAL_TABLES,
     MAJOR_STAGES,
     PHASES,
     PROCESS_RUNS,
@@ -30,21 +39,122 @@ MARKS = {
     Status.FAILED: "✗",
     Status.CANCELLED: "–",
 }
+UNKNOWN_MARK = "‖"  # a run whose status cannot be read (db/process_runs.md is broken)
+PAUSED_NOTE = "runs that need it are paused until the file is fixed (nothing in it was changed)"
+_RUN_FOLDER = re.compile(RUN_ID)
+_COLUMNS = PROCESS_RUNS.columns
 
 
-def runs_data(home: Home, store: TableStore) -> list[dict[str, Any]]:
-    """Every process_runs row as a dict of its columns."""
-    table = store.table(PROCESS_RUNS, home.db / PROCESS_RUNS.filename)
-    return [row.model_dump(mode="json") for row in table.rows()]
+@dataclass(frozen=True)
+class Survey:
+    """The global tables as status found them: process_runs' rows and the broken ones."""
+
+    rows: list[dict[str, Any]] | None  # None: db/process_runs.md cannot be read
+    broken: dict[str, str]  # file name → `db/x.md:7: problem`, in GLOBAL_TABLES order
+    rebuilt: bool = False  # db/process_runs.md is missing and rows come from run folders
+
+    def lines(self) -> list[str]:
+        """One line per broken global table, then one if process_runs.md is missing."""
+        lines = [f"{reason} — {PAUSED_NOTE}" for reason in self.broken.values()]
+        if self.rebuilt:
+            lines.append(
+                f"db/{PROCESS_RUNS.filename} is missing: the daemon rebuilds it from the run "
+                "folders under runs/ when it runs (nothing is lost)"
+            )
+        return lines
+
+    def paused(self, status: str | None) -> str | None:
+        """Why a run with this status is held up (the first broken global table), or None.
+
+        A final run needs no table; one waiting for its answer needs only process_runs.md.
+        """
+        if not self.broken or (status is not None and Status(status) in FINAL_STATUSES):
+            return None
+        if status == Status.AWAITING_CONFIRMATION and PROCESS_RUNS.filename not in self.broken:
+            return None
+        return next(iter(self.broken.values()))
 
 
-def run_data(home: Home, store: TableStore, run_id: str) -> dict[str, Any]:
+def survey(home: Home, store: TableStore) -> Survey:
+    """Read every global table once; a broken one is noted, never raised."""
+    rows: list[dict[str, Any]] | None = None
+    broken: dict[str, str] = {}
+    for spec in GLOBAL_TABLES:
+        path = home.db / spec.filename
+        try:
+            found = store.snapshot(spec, path).rows
+        except TableError as error:
+            broken[spec.filename] = shown_error(home.root, error)
+            continue
+        if spec is PROCESS_RUNS:
+            rows = [row.model_dump(mode="json") for row in found]
+    rebuilt = rows == [] and not (home.db / PROCESS_RUNS.filename).exists()
+    if rebuilt:
+        rows = folder_rows(home)
+        rebuilt = bool(rows)
+    return Survey(rows, broken, rebuilt)
+
+
+def folder_rows(home: Home, run_ids: list[str] | None = None) -> list[dict[str, Any]]:
+    """Rows for the run folders under runs/ (all, or these), status unknown (None)."""
+    if run_ids is None:
+        try:
+            run_ids = sorted(name for name in _listdir(home) if _RUN_FOLDER.fullmatch(name))
+        except OSError:
+            return []
+    return [
+        dict.fromkeys(_COLUMNS) | {"run_id": run_id, "user_request": _request(home, run_id)}
+        for run_id in run_ids
+    ]
+
+
+def _listdir(home: Home) -> list[str]:
+    try:
+        return [path.name for path in home.runs.iterdir() if path.is_dir()]
+    except FileNotFoundError:
+        return []
+
+
+def _request(home: Home, run_id: str) -> str:
+    try:
+        data = home.run(run_id).request.read_bytes()
+    except OSError as error:
+        return f"(request.md cannot be read: {error.strerror})"
+    return data.decode("utf-8", errors="replace").strip()
+
+
+def runs_data(home: Home, store: TableStore, found: Survey | None = None) -> list[dict[str, Any]]:
+    """Every process_runs row as a dict of its columns, plus `paused` where a table holds it up.
+
+    If db/process_runs.md cannot be read, the run folders stand in, with status None.
+    """
+    found = found or survey(home, store)
+    rows = folder_rows(home) if found.rows is None else found.rows
+    for row in rows:
+        reason = found.paused(row["status"])
+        if reason is not None:
+            row["paused"] = reason
+    return rows
+
+
+def run_data(
+    home: Home, store: TableStore, run_id: str, found: Survey | None = None
+) -> dict[str, Any]:
     """One run's row with its phases, stages, tasks and tool tasks."""
-    run = store.table(PROCESS_RUNS, home.db / PROCESS_RUNS.filename).get(run_id)
+    found = found or survey(home, store)
+    if found.rows is not None:
+        run = next((row for row in found.rows if row["run_id"] == run_id), None)
+    elif home.run(run_id).request.exists():
+        run = folder_rows(home, [run_id])[0]
+    else:
+        run = None
     if run is None:
         raise UserError(f"no run {run_id} in {home.db / PROCESS_RUNS.filename}")
+    reason = found.paused(run["status"])
+    if reason is not None:
+        run["paused"] = reason
     db = home.run(run_id).db
-    data: dict[str, Any] = {"run": run.model_dump(mode="json")}
+    data: dict[str, Any] = {"run": run}
     specs: dict[str, TableSpec[Any]] = {
         "phases": PHASES,
         "stages": MAJOR_STAGES,
@@ -57,8 +167,12 @@ def run_data(home: Home, store: TableStore, run_id: str) -> dict[str, Any]:
     return data
 
 
+def _mark(status: str | None) -> str:
+    return UNKNOWN_MARK if status is None else MARKS[Status(status)]
+
+
 def render_runs(runs: list[dict[str, Any]]) -> str:
-    """A plain table of the runs, newest last."""
+    """A plain table of the runs, newest last; a held-up run gets a `paused:` line under it."""
     if not runs:
         return "no runs yet: drop a request into inbox/ or use `multiverse submit`"
     lines = []
@@ -68,9 +182,11 @@ def render_runs(runs: list[dict[str, Any]]) -> str:
         )
         request = " ".join(run["user_request"].split())[:60]
         lines.append(
-            f"{MARKS[Status(run['status'])]} {run['run_id']}  {run['status']:<21}  "
+            f"{_mark(run['status'])} {run['run_id']}  {run['status'] or '?':<21}  "
             f"{where or '-':<24}  {request}"
         )
+        if run.get("paused"):
+            lines.append(f"    paused: {run['paused']}")
     return "\n".join(lines)
 
 
@@ -94,7 +210,9 @@ def _request_excerpt(run: dict[str, Any]) -> str:
 def render_tree(data: dict[str, Any]) -> str:
     """The run's phase › stage › task › tool task tree with a mark per status."""
     run = data["run"]
-    lines = [f"{run['run_id']}  {run['status']}  {_request_excerpt(run)}"]
+    lines = [f"{run['run_id']}  {run['status'] or '?'}  {_request_excerpt(run)}"]
+    if run.get("paused"):
+        lines.append(f"  paused: {run['paused']}")
     for depth, key, name, status in tree_rows(data):
         lines.append(f"{'  ' * depth}{MARKS[status]} {key} {name}")
     return "\n".join(lines)
@@ -124,14 +242,16 @@ def live_tree(data: dict[str, Any]) -> RenderableType:
         text.append(f" {name}", style="bold" if key in current else "")
         return text
 
-    root = Tree(
-        Text.assemble(
-            (run["run_id"], "bold"),
-            "  ",
-            (run["status"], STYLES[Status(run["status"])]),
-            f"  {_request_excerpt(run)}",
-        )
+    status = run["status"]
+    heading = Text.assemble(
+        (run["run_id"], "bold"),
+        "  ",
+        (status or "?", STYLES[Status(status)] if status else "bold yellow"),
+        f"  {_request_excerpt(run)}",
     )
+    if run.get("paused"):
+        heading.append(f"\n  paused: {run['paused']}", style="bold yellow")
+    root = Tree(heading)
     parents = [root]  # parents[d]: the last node drawn at depth d (the run is depth 0)
     for depth, key, name, status in tree_rows(data):
         del parents[depth:]
@@ -139,42 +259,56 @@ def live_tree(data: dict[str, Any]) -> RenderableType:
     return root
 
 
-def _snapshot_data(home: Home, store: TableStore, run_id: str | None) -> Any:
-    return run_data(home, store, run_id) if run_id else runs_data(home, store)
+def _snapshot_data(home: Home, store: TableStore, run_id: str | None) -> tuple[list[str], Any]:
+    """The lines about the global tables, and the runs (or the run's tree)."""
+    found = survey(home, store)
+    data = run_data(home, store, run_id, found) if run_id else runs_data(home, store, found)
+    return found.lines(), data
 
 
-def _snapshot(home: Home, store: TableStore, run_id: str | None, as_json: bool) -> str:
-    data = _snapshot_data(home, store, run_id)
+def _render(lines: list[str], data: Any, run_id: str | None, as_json: bool) -> str:
     if as_json:
         return json.dumps(data, ensure_ascii=False, indent=2)
-    return render_tree(data) if run_id else render_runs(data)
+    return "\n".join([*lines, render_tree(data) if run_id else render_runs(data)])
 
 
-def _live_view(home: Home, store: TableStore, run_id: str | None, as_json: bool) -> RenderableType:
+def _live_view(lines: list[str], data: Any, run_id: str | None, as_json: bool) -> RenderableType:
+    from rich.console import Group
     from rich.text import Text
 
     if run_id and not as_json:
-        return live_tree(_snapshot_data(home, store, run_id))
-    return Text(_snapshot(home, store, run_id, as_json))
+        return Group(*(Text(line, style="bold yellow") for line in lines), live_tree(data))
+    return Text("\n".join([*lines, _render([], data, run_id, as_json)]))
+
+
+def _is_final(data: Any, run_id: str | None) -> bool:
+    status = data["run"]["status"] if run_id else None
+    return status is not None and Status(status) in FINAL_STATUSES
 
 
 def show_status(home_option: str | None, run_id: str | None, watch: bool, as_json: bool) -> None:
-    """Print the status once, or redraw it live until Ctrl-C (rich)."""
+    """Print the status once, or redraw it live until Ctrl-C (rich).
+
+    With `--json` the lines about broken global tables go to stderr, so stdout stays JSON.
+    """
     home = require_home(resolve_home(home_option))
     store = TableStore()
+    lines, data = _snapshot_data(home, store, run_id)
     if not watch:
-        print(_snapshot(home, store, run_id, as_json))
+        if as_json:
+            for line in lines:
+                print(line, file=sys.stderr)
+        print(_render(lines, data, run_id, as_json))
         return
     from rich.live import Live
 
     stop = threading.Event()
-    table = store.table(PROCESS_RUNS, home.db / PROCESS_RUNS.filename)
     try:
-        with Live(_live_view(home, store, run_id, as_json), auto_refresh=False) as live:
+        with Live(_live_view(lines, data, run_id, as_json), auto_refresh=False) as live:
             while not stop.wait(0.5):  # a display refresh, not a wait for work
-                live.update(_live_view(home, store, run_id, as_json), refresh=True)
-                run = table.get(run_id) if run_id else None
-                if run is not None and run.status in FINAL_STATUSES:
+                lines, data = _snapshot_data(home, store, run_id)
+                live.update(_live_view(lines, data, run_id, as_json), refresh=True)
+                if _is_final(data, run_id):
                     break
     except KeyboardInterrupt:
         pass

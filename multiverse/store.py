@@ -91,16 +91,26 @@ class TableStore:
     def snapshot(self, spec: TableSpec[R], path: Path) -> Snapshot[R]:
         """The parsed current state of the file, merged with what this process wrote."""
         snap = self._load(spec, path)
-        if not snap.foreign:
+        if not snap.foreign or not self.journal.holds(path):
+            snap.foreign = False
             return snap
-        if self.journal.holds(path):
-            merge = self.journal.reconcile(path, snap.rows, snap.index)
-            if merge.restoration or merge.forgotten:
-                # Rows or cells of ours were erased: put them back on disk, under the lock.
-                self.modify_indexed(spec, path, lambda rows, index: rows)
-                return self._snapshots.get(path, snap)
-            self.journal.adopt(path, merge)
-        snap.foreign = False
+        # Bytes this store did not cache: someone else's save, or one of our own writes whose
+        # cache and journal entries a thread is still making. Under the lock ours are done.
+        with self.locked(path):
+            snap = self._load(spec, path)
+            if snap.foreign:
+                merge = self.journal.reconcile(path, snap.rows, snap.index)
+                if merge.restoration or merge.forgotten:
+                    # Rows or cells of ours were erased: put them back on disk now.
+                    _, restored = self._commit(spec, path, snap, lambda rows, index: rows)
+                    snap = self._snapshots.get(path, snap)
+                else:
+                    self.journal.adopt(path, merge)
+                    restored = []
+                snap.foreign = False
+            else:
+                restored = []
+        self._report(restored)
         return snap
 
     def _load(self, spec: TableSpec[R], path: Path) -> Snapshot[R]:
@@ -239,10 +249,14 @@ class TableStore:
         """
         with self.locked(path):
             after, restored = self._commit(spec, path, self._load(spec, path), change)
+        self._report(restored)
+        return list(after)  # the cache keeps `after`; a caller's edit must not reach it
+
+    def _report(self, restored: list[Restoration]) -> None:
+        """Hand what merges put back to `on_restore` (outside the lock)."""
         for restoration in restored:
             if restoration and self.on_restore is not None:
                 self.on_restore(restoration)
-        return list(after)  # the cache keeps `after`; a caller's edit must not reach it
 
     def _merged(
         self, path: Path, snap: Snapshot[R]

@@ -4,18 +4,30 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from multiverse.asset_types import asset_type
 from multiverse.atomic import atomic_write_text
-from multiverse.contracts import ProducedFile
+from multiverse.contracts import Message, MessageKind, ProducedFile
 from multiverse.models import PHASE0_STAGE, AssetType, CatalogEntry, Phase, Status, Task
+from multiverse.unread import (
+    Kind,
+    Sighting,
+    Unread,
+    is_note,
+    look,
+    open_regular,
+    why_unread,
+)
 from orchestrator.crew import Crew
 from orchestrator.signals import SignalBox
 
 HASHES_FILE = "catalog_hashes.json"
 SUMMARY_LIMIT = 300
+NOTE_DIGEST = "note:"  # catalog_hashes.json: the hash of a note's reason, not of any content
 
 
 def register(
@@ -84,24 +96,47 @@ def _one_line(text: str) -> str:
     return flat if len(flat) <= SUMMARY_LIMIT else flat[: SUMMARY_LIMIT - 1] + "…"
 
 
-def input_files(crew: Crew) -> list[tuple[Path, AssetType]]:
-    """Every visible file under assets/ and guidelines/, sorted."""
-    found = []
+def input_files(crew: Crew) -> list[tuple[Path, AssetType, str | None]]:
+    """Every visible entry under assets/ and guidelines/ that is not a real folder, sorted.
+
+    Linked folders are not followed (they are entries of their own); a folder that cannot be
+    listed is an entry too, with the reason (strerror) as its third value.
+    """
+    found: list[tuple[Path, AssetType, str | None]] = []
     for folder, kind in (
         (crew.home.assets, AssetType.ORIGINAL_INPUT),
         (crew.home.guidelines, AssetType.GUIDELINE_DOC),
     ):
-        if not folder.is_dir():
-            continue
-        for path in sorted(folder.rglob("*")):
-            relative = path.relative_to(folder)
-            if path.is_file() and not any(part.startswith(".") for part in relative.parts):
-                found.append((path, kind))
-    return found
+        if folder.is_dir():
+            found += [(path, kind, error) for path, error in _walk(folder)]
+    return sorted(found, key=lambda item: item[0])
 
 
-def refresh_inputs(crew: Crew) -> int:
-    """Catalog new or changed inputs (by content hash); unchanged ones are not re-summarised."""
+def _walk(folder: Path) -> Iterator[tuple[Path, str | None]]:
+    try:
+        with os.scandir(folder) as listing:
+            entries = [entry for entry in listing if not entry.name.startswith(".")]
+    except OSError as error:
+        yield folder, error.strerror or str(error)
+        return
+    for entry in entries:
+        try:
+            real_folder = entry.is_dir(follow_symlinks=False)
+        except OSError:
+            real_folder = False
+        if real_folder:
+            yield from _walk(Path(entry.path))
+        else:
+            yield Path(entry.path), None
+
+
+def refresh_inputs(crew: Crew, run_id: str | None = None) -> int:
+    """Catalog new or changed inputs (by content hash); unchanged ones are not re-summarised.
+
+    An input that may not be read (`multiverse.unread`) gets a row whose summary is a note
+    saying why, written again only when the reason changes; its content is never read. With
+    `run_id`, one NOTICE tells the run's user which files were not read and what to do.
+    """
     index_path = crew.home.state / HASHES_FILE
     try:
         known: dict[str, str] = json.loads(index_path.read_text(encoding="utf-8"))
@@ -109,16 +144,86 @@ def refresh_inputs(crew: Crew) -> int:
         known = {}
     catalogued = {row.file_path for row in crew.catalog.rows()}
     produced: list[ProducedFile] = []
+    skipped: list[tuple[str, Unread]] = []
     hashes = dict(known)
-    for path, kind in input_files(crew):
-        relative = crew.home.relative(path)
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
-        hashes[relative] = digest
-        if known.get(relative) == digest and relative in catalogued:
+    for path, kind, listing_error in input_files(crew):
+        relative = path.relative_to(crew.home.root).as_posix()  # a link names its own place
+        seen = _Seen.of(crew.home.root, path, listing_error)
+        if seen.unread is not None:
+            skipped.append((relative, seen.unread))
+        if known.get(relative) == seen.digest and relative in catalogued:
             continue
-        summary = crew.executor.summarize(path)
+        summary = seen.unread.note if seen.unread is not None else _summary(crew, path, seen)
+        if summary is None:  # replaced while it was summarised: the next T03 looks again
+            continue
+        hashes[relative] = seen.digest
         produced.append(ProducedFile(path=relative, asset_type=kind, summary=summary))
     register(crew, None, None, produced)
     if hashes != known:
         atomic_write_text(index_path, json.dumps(hashes, indent=1, sort_keys=True) + "\n")
+    if run_id is not None and skipped:
+        text = unread_notice(skipped)
+        crew.speaker.tell(Message(kind=MessageKind.NOTICE, run_id=run_id, facts={"text": text}))
     return len(produced)
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """One input as T03 found it: its content hash and identity, or why it is not read."""
+
+    digest: str
+    unread: Unread | None = None
+    identity: tuple[int, int] | None = None
+
+    @classmethod
+    def of(cls, home: Path, path: Path, listing_error: str | None) -> _Seen:
+        sighting = Sighting(Kind.FOLDER, error=listing_error) if listing_error else look(path, home)
+        unread = why_unread(sighting)
+        if unread is None:
+            try:
+                return _hashed(path)
+            except OSError as error:
+                unread = why_unread(replace(sighting, error=error.strerror or str(error)))
+        assert unread is not None  # a sighting with an error always has a reason
+        # The note's own hash: a note is written again only when its reason changes.
+        return cls(NOTE_DIGEST + hashlib.sha256(unread.reason.encode()).hexdigest(), unread)
+
+
+def _hashed(path: Path) -> _Seen:
+    """A regular file's SHA-256 and identity, read without ever blocking."""
+    digest = hashlib.sha256()
+    with open_regular(path) as handle:
+        info = os.fstat(handle.fileno())
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return _Seen(digest.hexdigest(), identity=(info.st_dev, info.st_ino))
+
+
+def _summary(crew: Crew, path: Path, seen: _Seen) -> str | None:
+    """The Executor's summary of a file, or None when the file was replaced meanwhile.
+
+    The file is looked at again after the summary: had it become something else (a link
+    leaving the home, say), what the summary read may not enter the catalog.
+    """
+    summary = crew.executor.summarize(path)
+    again = look(path, crew.home.root)
+    try:
+        identity = os.stat(path)
+    except OSError:
+        return None
+    if why_unread(again) is not None or (identity.st_dev, identity.st_ino) != seen.identity:
+        return None
+    # A file's own text never passes for a note.
+    return f"{path.name}: {summary}" if is_note(summary) else summary
+
+
+def unread_notice(skipped: list[tuple[str, Unread]]) -> str:
+    """The user's notice of the inputs that were not read, each with why and what to do."""
+    lines = [
+        f"- `{path}`: {unread.reason}. To use it: {unread.advice}." for path, unread in skipped
+    ]
+    count = f"{len(skipped)} file{'s' if len(skipped) > 1 else ''}"
+    return (
+        f"{count} in assets/ or guidelines/ {'were' if len(skipped) > 1 else 'was'} not read; "
+        "the run goes on without them, and the catalog notes each one:\n\n" + "\n".join(lines)
+    )

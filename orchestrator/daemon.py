@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import queue
 import signal
 import threading
 import time
@@ -21,14 +20,16 @@ import structlog
 from filelock import FileLock, Timeout
 
 from multiverse.config import DaemonConfig
-from multiverse.errors import StorageError, TableError, UserError
+from multiverse.errors import MultiverseError, StorageError, TableError, UserError
 from multiverse.models import FINAL_STATUSES, Status
 from orchestrator.crew import Crew
 from orchestrator.inbox import InboxEntry, survey_inbox
 from orchestrator.intake import take_entry
 from orchestrator.orphans import remove_orphan_temps
 from orchestrator.registry import restore_run_rows
+from orchestrator.retry import wants_a_look
 from orchestrator.runner import StepRunner
+from orchestrator.wakeups import WakeUps
 from orchestrator.watcher import ALL, DB_PREFIX, INBOX, run_of_table, start_watching
 
 log = structlog.get_logger(__name__)
@@ -49,8 +50,7 @@ class Daemon:
         self.runner = StepRunner(crew)
         self.stop_event = threading.Event()
         self.failed_runs: set[str] = set()
-        self._queue: queue.Queue[tuple[str, float]] = queue.Queue()
-        self._due: dict[str, float] = {}
+        self.wakeups = WakeUps()
         self._in_flight: dict[str, threading.Thread] = {}
         self._guard = threading.Lock()
         self._unhandled: set[str] = set()
@@ -60,7 +60,7 @@ class Daemon:
 
     def wake(self, key: str, delay: float = 0.0) -> None:
         """Ask for `key` (a run_id, the inbox, or everything) to be looked at."""
-        self._queue.put((key, delay))
+        self.wakeups.wake(key, delay)
 
     def wake_debounced(self, key: str) -> None:
         """A file event: look after the debounce delay (editors write in several moves).
@@ -71,37 +71,19 @@ class Daemon:
         """
         self.wake(key, self.config.debounce_ms / 1000)
 
-    def _drain(self, timeout: float | None) -> None:
-        """Move queued wake-ups into the due set, waiting up to `timeout` for the first."""
-        try:
-            item = self._queue.get(timeout=timeout) if timeout != 0 else self._queue.get_nowait()
-        except queue.Empty:
-            return
-        while True:
-            key, delay = item
-            due = time.monotonic() + delay
-            # A delayed wake never postpones one already due: a file saved every few ms (an
-            # editor, a tool) would otherwise push its run's wake-up back forever.
-            self._due[key] = min(self._due.get(key, due), due)
-            try:
-                item = self._queue.get_nowait()
-            except queue.Empty:
-                return
-
     # -- one pass ------------------------------------------------------------------------
 
     def tick(self) -> bool:
         """Start a step for every due key with nothing in flight; True if any work started."""
-        self._drain(0)
-        now = time.monotonic()
-        due = [key for key, when in self._due.items() if when <= now]
+        self.wakeups.drain(0)
+        due = self.wakeups.due_now()
         started = False
         for key in self._expand(due):
             if self._in_flight.get(key) is not None:
                 continue  # its finish wakes it again
             if len(self._in_flight) >= self.config.max_parallel_runs:
                 break
-            self._due.pop(key, None)
+            self.wakeups.done(key)
             started |= self._start(key)
         return started
 
@@ -110,10 +92,10 @@ class Daemon:
         keys: list[str] = []
         for key in due:
             if key == ALL:
-                self._due.pop(key, None)
+                self.wakeups.done(key)
                 keys += self._everything()
             elif key.startswith(DB_PREFIX):
-                self._due.pop(key, None)
+                self.wakeups.done(key)
                 keys += self._table_changed(Path(key[len(DB_PREFIX) :]))
             else:
                 keys.append(key)
@@ -124,7 +106,7 @@ class Daemon:
         self._waiting_for_tables.clear()  # a table changed: intake may work again
         extras = [INBOX, *self._open_runs()]
         for extra in extras:
-            self._due.setdefault(extra, 0.0)
+            self.wakeups.make_due(extra)
         return extras
 
     def _table_changed(self, path: Path) -> list[str]:
@@ -139,7 +121,7 @@ class Daemon:
         self._recheck(path)
         if run_id is None:
             return self._everything()
-        self._due.setdefault(run_id, 0.0)
+        self.wakeups.make_due(run_id)
         return [run_id]
 
     def _recheck(self, path: Path) -> None:
@@ -154,7 +136,7 @@ class Daemon:
             log.warning("table_not_merged", path=str(path), error=str(error))
 
     def _open_runs(self) -> list[str]:
-        """Runs that are not final, and failed runs with an answer waiting (a RETRY)."""
+        """Runs that are not final, and failed runs with an answer or a retry under way."""
         try:
             restore_run_rows(self.crew)
             rows = self.crew.process_runs.rows()
@@ -168,10 +150,7 @@ class Daemon:
             row.run_id
             for row in rows
             if row.status not in FINAL_STATUSES
-            or (
-                row.status is Status.FAILED
-                and self.crew.home.run(row.run_id).user_response.exists()
-            )
+            or (row.status is Status.FAILED and wants_a_look(self.crew.home.run(row.run_id)))
         ]
 
     def _start(self, key: str) -> bool:
@@ -189,6 +168,10 @@ class Daemon:
             decided = self.runner.decide(key)
         except TableError as error:
             self.runner.report_global(error)
+            return False
+        except StorageError as error:  # a merge could not be written back: try again later
+            self.runner.report_machine_fault(error, None)
+            self.wake(key, FAULT_RETRY_SECONDS)
             return False
         if decided is None or not decided[1].is_work:
             return False
@@ -260,7 +243,7 @@ class Daemon:
         """Build, off the request path, the indexes the next request will need."""
 
         def warm() -> None:
-            with contextlib.suppress(TableError):  # reported where a step meets it
+            with contextlib.suppress(MultiverseError):  # reported where a step meets it
                 self.crew.warm_indexes()
 
         threading.Thread(target=warm, name="warm-indexes", daemon=True).start()
@@ -269,7 +252,7 @@ class Daemon:
 
     def busy(self) -> bool:
         """Whether a step is in flight or a wake-up is waiting."""
-        return bool(self._in_flight) or bool(self._due) or not self._queue.empty()
+        return bool(self._in_flight) or self.wakeups.waiting()
 
     def run(self, once: bool = False) -> int:
         """Serve until stopped (or, with `once`, until nothing advances); exit status."""
@@ -299,17 +282,15 @@ class Daemon:
             started = self.tick()
             if once and not started and not self.busy():
                 return
-            self._drain(self._wait_time(started))
+            self.wakeups.drain(self._wait_time(started))
 
     def _wait_time(self, started: bool) -> float | None:
         if started:
             return 0
         if len(self._in_flight) >= self.config.max_parallel_runs:
             return None  # a finishing step wakes the loop
-        pending = [when for key, when in self._due.items() if key not in self._in_flight]
-        if pending:
-            return max(0.0, min(pending) - time.monotonic())
-        return None  # block until a wake-up arrives (no polling: idle means idle)
+        # None: block until a wake-up arrives (no polling: idle means idle).
+        return self.wakeups.seconds_to_next(self._in_flight)
 
     def _flush_behind(self) -> None:
         try:

@@ -9,8 +9,7 @@ sub-folders, other suffixes, pipes) move to inbox/rejected/ with a `<name>.reaso
 them. Nothing is ever deleted or overwritten: a name already taken gets -1, -2 … before its
 suffix. Editor and temporary names (`editor_files`) are left alone.
 
-A file is taken only once it has settled (`settle_wait`): no process holds it open for writing
-(where /proc can tell) and its size and times have not changed for the settle time.
+What lies in inbox/ and whether it has settled is `inbox_survey`'s; its names are re-exported.
 """
 
 from __future__ import annotations
@@ -20,11 +19,10 @@ import hashlib
 import os
 import re
 import stat
-import time
-from collections.abc import Collection, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import structlog
 import yaml
@@ -34,8 +32,19 @@ from multiverse.atomic import atomic_write_text
 from multiverse.contracts import Mode
 from multiverse.errors import UserError
 from multiverse.home import Home
-from multiverse.writers import open_for_writing
 from orchestrator.editor_files import is_ignorable_name
+from orchestrator.inbox_survey import (
+    FOLDER,
+    SPECIAL,
+    SYMLINK,
+    InboxEntry,
+    InboxSurvey,
+    Stamp,
+    inbox_entries,
+    pending_requests,
+    settle_wait,
+    survey_inbox,
+)
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -61,13 +70,9 @@ __all__ = [
 log = structlog.get_logger(__name__)
 
 DEFAULT_MAX_BYTES = 1024 * 1024
-REQUEST_SUFFIXES = frozenset({".md", ".txt"})
 REASON_SUFFIX = ".reason.md"
 REPLY_SUFFIX = ".reply.md"
 TITLE_MAX_CHARS = 120
-OWN_FOLDERS = frozenset({"done", "rejected"})
-# A file held open for writing is looked at again after the settle time (at least 0.1 s).
-_MIN_RECHECK_NS = 100_000_000
 
 _MODE_ALIASES = {
     "simple": Mode.SIMPLE_TASK,
@@ -79,22 +84,6 @@ _MODE_ALIASES = {
 }
 _BOM = b"\xef\xbb\xbf"
 _HEADING = re.compile(r"#{1,6}(?:\s+(.*?))?(?:\s+#+)?\s*")
-_SYMLINK = (
-    "it is a symbolic link, not a file: links are never followed, so nothing was read from "
-    "where it points; copy the request text itself into a file in inbox/"
-)
-_FOLDER = (
-    "it is a folder: requests are *.md or *.txt files directly in inbox/, not in sub-folders; "
-    "move each request file into inbox/ itself, and put documents into assets/ and refer to "
-    "them from a request"
-)
-_SPECIAL = "it is not a regular file (a named pipe, socket or device): requests are text files"
-_SUFFIX = (
-    "only *.md and *.txt files are requests; put documents into assets/ and refer to them "
-    "from a request"
-)
-
-
 class RequestRejected(UserError):
     """An inbox file that cannot be a request; `reason` says why, for the reason file."""
 
@@ -121,125 +110,6 @@ class RequestChanged(Exception):
     """The file changed since it was judged settled: it is still being written; look later."""
 
 
-class Stamp(NamedTuple):
-    """What tells that a file changed: its identity, size and times, from one (l)stat."""
-
-    device: int
-    inode: int
-    size: int
-    mtime_ns: int
-    ctime_ns: int
-
-    @classmethod
-    def of(cls, info: os.stat_result) -> Stamp:
-        """The stamp of a stat result."""
-        return cls(info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-
-
-class InboxEntry(NamedTuple):
-    """Something dropped into inbox/: a request candidate, or a misfit with the reason why."""
-
-    path: Path
-    stamp: Stamp
-    misfit: str | None = None
-    regular: bool = True
-
-
-class InboxSurvey(NamedTuple):
-    """The settled entries (oldest first) and when to look again for the unsettled ones."""
-
-    ready: list[InboxEntry]
-    wait: float | None  # seconds until the earliest unsettled entry may settle; None: none is
-
-
-def settle_wait(stamp: Stamp, now_ns: int, writer_open: bool | None, settle_ns: int) -> float:
-    """Seconds until a file may count as settled; 0.0 when it is settled now (pure).
-
-    Settled: no process holds it open for writing (`writer_open` False, or None where the OS
-    cannot tell) and its newest time is at least `settle_ns` old, so a file that has long been
-    there is taken at once. Every write sets both times to the clock; an mtime ahead of the
-    clock was set by a tool (unzip, `touch -d`, `cp -p` from a machine whose clock runs ahead),
-    so only the ctime counts then; a ctime ahead of the clock (the clock was set back) counts
-    as now.
-    """
-    if writer_open:
-        return max(settle_ns, _MIN_RECHECK_NS) / 1e9
-    newest = stamp.ctime_ns if stamp.mtime_ns > now_ns else max(stamp.mtime_ns, stamp.ctime_ns)
-    age = now_ns - min(newest, now_ns)
-    return 0.0 if age >= settle_ns else (settle_ns - age) / 1e9
-
-
-def inbox_entries(home: Home) -> list[InboxEntry]:
-    """Everything directly in inbox/ but its own folders and editor/temp names, oldest first."""
-    try:
-        scanned = list(os.scandir(home.inbox))
-    except FileNotFoundError:
-        return []
-    root = os.path.realpath(home.root)
-    found: list[InboxEntry] = []
-    for entry in scanned:
-        if entry.name in OWN_FOLDERS or is_ignorable_name(entry.name):
-            continue
-        try:
-            info = entry.stat(follow_symlinks=False)
-        except FileNotFoundError:
-            continue  # moved away (by an editor or another process) while we looked
-        regular = stat.S_ISREG(info.st_mode)
-        misfit = _misfit(entry.name, info.st_mode) or _outside(entry.path, root)
-        found.append(InboxEntry(Path(entry.path), Stamp.of(info), misfit, regular))
-    found.sort(key=lambda item: (item.stamp.mtime_ns, item.path.name))
-    return found
-
-
-def _misfit(name: str, mode: int) -> str | None:
-    """Why an entry cannot be a request (from its lstat mode and name), or None."""
-    if stat.S_ISLNK(mode):
-        return _SYMLINK
-    if stat.S_ISDIR(mode):
-        return _FOLDER
-    if not stat.S_ISREG(mode):
-        return _SPECIAL
-    if Path(name).suffix.lower() not in REQUEST_SUFFIXES:
-        return _SUFFIX
-    return None
-
-
-def _outside(path: str, root: str) -> str | None:
-    """Why a request file whose real path leaves the home (inbox/ linked elsewhere) is refused."""
-    real = os.path.realpath(path)
-    if real.startswith(root.rstrip(os.sep) + os.sep):
-        return None
-    return f"its real path {real} lies outside the home: requests are files inside the home"
-
-
-def pending_requests(home: Home) -> list[Path]:
-    """The regular *.md and *.txt files directly in inbox/, oldest first (mtime, then name)."""
-    return [entry.path for entry in inbox_entries(home) if entry.misfit is None]
-
-
-def survey_inbox(
-    home: Home, settle_ms: int, skip: Collection[str] = (), now_ns: int | None = None
-) -> InboxSurvey:
-    """Which entries have settled (to take in or turn away), and when to look at the rest."""
-    now = time.time_ns() if now_ns is None else now_ns
-    settle_ns = settle_ms * 1_000_000
-    ready: list[InboxEntry] = []
-    waits: list[float] = []
-    for entry in inbox_entries(home):
-        if entry.path.name in skip:
-            continue
-        wait = settle_wait(entry.stamp, now, None, settle_ns)
-        if wait == 0 and entry.regular:
-            # Only a file quiet for the settle time is worth the scan of /proc.
-            writer = open_for_writing(entry.stamp.device, entry.stamp.inode)
-            wait = settle_wait(entry.stamp, now, writer, settle_ns)
-        if wait == 0:
-            ready.append(entry)
-        else:
-            waits.append(wait)
-    return InboxSurvey(ready, min(waits) if waits else None)
-
-
 def read_request(
     path: Path, max_bytes: int = DEFAULT_MAX_BYTES, settled: Stamp | None = None
 ) -> InboxRequest:
@@ -254,12 +124,12 @@ def read_request(
         fd = os.open(path, flags)
     except OSError as error:
         if error.errno == errno.ELOOP:
-            raise RequestRejected(path.name, _SYMLINK) from None
+            raise RequestRejected(path.name, SYMLINK) from None
         raise
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise RequestRejected(path.name, _FOLDER if stat.S_ISDIR(info.st_mode) else _SPECIAL)
+            raise RequestRejected(path.name, FOLDER if stat.S_ISDIR(info.st_mode) else SPECIAL)
         _check_settled(path, info, settled)
         if info.st_size > max_bytes:
             raise RequestRejected(path.name, _too_big(info.st_size, max_bytes))

@@ -195,7 +195,8 @@ def complete_run(crew: Crew, view: RunView, step: Step) -> None:
                 run_id=view.run_id,
                 facts={"outputs": crew.home.relative(paths.outputs) + "/"},
                 items=deliverables,
-            )
+            ),
+            once="completion",
         )
         box.write("completion_reported", Mark())
     # A final run is never looked at again: what is written behind for it goes now.

@@ -99,7 +99,8 @@ def ask(crew: Crew, view: RunView, step: Step) -> None:
                 kind=MessageKind.PROPOSAL,
                 run_id=view.run_id,
                 facts={"proposal_path": crew.home.relative(paths.feedback), "summary": summary},
-            )
+            ),
+            once=name,
         )
         box.write(name, Mark(revision=step.revision))
     crew.process_runs.compare_and_set(

@@ -13,6 +13,7 @@ steps, each safe to repeat after a crash:
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
 import structlog
@@ -20,8 +21,8 @@ import structlog
 from multiverse.atomic import write_temp
 from multiverse.contracts import Message, MessageKind
 from multiverse.errors import ConfigError, StorageError, TableError, shown_error
-from multiverse.home import Home
-from multiverse.models import Status, can_transition
+from multiverse.home import Home, RunPaths
+from multiverse.models import TASK_ID, TOOL_TASK_ID, Status, can_transition
 from multiverse.schemas import GLOBAL_TABLES, RUN_TABLES
 from multiverse.store import Table, TableStore
 from orchestrator.crew import Crew
@@ -95,6 +96,19 @@ def _budget_problems(home: Home, run_id: str) -> list[str]:
     return [f"{reason}: raise `budget:` in runtime-mapping.yaml first"]
 
 
+def wants_a_look(paths: RunPaths) -> bool:
+    """Whether a FAILED run has something to do: an answer, or a retry not yet finished."""
+    if paths.user_response.exists():
+        return True
+    box = SignalBox(paths.signals)
+    names = box.names()
+    retries = max(
+        (int(name[6:]) for name in names if name.startswith("retry-") and name[6:].isdigit()),
+        default=0,
+    )
+    return bool(retries) and not ("failure" in names and f"failure-{retries}" in box.history())
+
+
 def handle_retry(crew: Crew, view: RunView, step: Step) -> None:
     """An answer to a FAILED run: RETRY is recorded (or refused with the reason)."""
     assert step.decision is not None
@@ -131,10 +145,12 @@ def reopen(crew: Crew, view: RunView, step: Step) -> None:
     box = SignalBox(paths.signals)
     box.move_to_history("failure", f"failure-{number}")
     box.move_to_history("failure_reported", f"failure_reported-{number}")
+    # FAILED result signals first: a row reopened before a crash must not meet one later.
+    for name in box.names():
+        _set_aside_failed_result(box, name, number)
     tables = crew.run(view.run_id)
     for table in (tables.tools, tables.tasks, tables.stages, tables.phases):
-        for key in _reopen_rows(table):
-            _set_aside_failed_result(box, key, number)
+        _reopen_rows(table)
     crew.reserve.ensure()  # space is back: hold some again for the next full disk
     if paths.user_response.exists():  # a RETRY set aside only in part before a crash
         archive_response(paths, "retry")
@@ -146,34 +162,30 @@ def reopen(crew: Crew, view: RunView, step: Step) -> None:
     crew.process_runs.compare_and_set(view.run_id, Status.FAILED, status=Status.PENDING)
 
 
-def _reopen_rows(table: Table[Any]) -> list[str]:
-    """Every FAILED row of a run table back to PENDING; the keys of the rows it reopened."""
-    reopened: list[str] = []
+def _reopen_rows(table: Table[Any]) -> None:
+    """Every FAILED row of a run table back to PENDING (the failed step and its levels)."""
 
     def apply(rows: list[Any]) -> list[Any]:
-        reopened.clear()
-        changed = []
-        for row in rows:
-            if row.status is Status.FAILED and can_transition(row.status, Status.PENDING):
-                reopened.append(row.key)
-                row = row.model_copy(update={"status": Status.PENDING})
-            changed.append(row)
-        return changed
+        return [
+            row.model_copy(update={"status": Status.PENDING})
+            if row.status is Status.FAILED and can_transition(row.status, Status.PENDING)
+            else row
+            for row in rows
+        ]
 
     table.store.modify(table.spec, table.path, apply)
-    return reopened
 
 
-def _set_aside_failed_result(box: SignalBox, step_id: str, number: int) -> None:
-    """A FAILED result signal is history: the step is done again, not taken as done."""
-    try:
-        result = box.result(step_id)
-    except TableError:
-        result = None  # unreadable: set aside all the same
-    if result is None and step_id not in box.names():
+def _set_aside_failed_result(box: SignalBox, name: str, number: int) -> None:
+    """A task's or tool task's FAILED result signal becomes history: the step is done again."""
+    if not re.fullmatch(f"{TASK_ID}|{TOOL_TASK_ID}", name):
         return
+    try:
+        result = box.result(name)
+    except TableError:
+        result = None  # unreadable: set aside all the same, the step is redone
     if result is None or result.status == "FAILED":
-        box.move_to_history(step_id, f"{step_id}-failed-{number}")
+        box.move_to_history(name, f"{name}-failed-{number}")
 
 
 def _tell_retry(crew: Crew, run_id: str, number: int, failure: FailureRecord | None) -> None:
@@ -198,7 +210,8 @@ def _tell_retry(crew: Crew, run_id: str, number: int, failure: FailureRecord | N
                 "error": failure.error if failure else "",
                 "history": f"{history}/failure-{number}.json",
             },
-        )
+        ),
+        once=f"retry-{number}",
     )
 
 

@@ -179,3 +179,32 @@ def test_retry_after_a_plan_failure_pays_no_call_twice(
     assert fake_openai.count == paid + len(rest)  # nothing asked twice that was answered
     asked = [json.dumps(r["messages"]) for r in fake_openai.requests[paid:]]
     assert "tasks:P1-S01" in asked[0] or "P1-S01" in asked[0]
+
+
+def test_a_retry_killed_at_every_write_completes_once(home: Home) -> None:
+    """SIGKILL after each write of the retry's steps: restarted, it reopens and reports once."""
+    copy_assets(home, "market_report_2024.md", "competitor_review.txt")
+    crew = builtin_crew(home)
+    run_id, runner = confirmed_run(crew)
+    _until(runner, run_id, StepKind.EXECUTE_TASK)
+    (home.assets / "competitor_review.txt").unlink()
+    runner.advance(run_id)
+    assert only_run(home)["status"] == "FAILED"
+    shutil.copy(FIXTURE_ASSETS / "competitor_review.txt", home.assets)
+    assert cli(home, "retry", run_id).returncode == 0
+    kills = 0
+    for point in (1, 1, 1, 1, 2, 2, 3, 3):  # the retry's steps are its first writes
+        result = once(home, env={"MULTIVERSE_KILL_AFTER_WRITES": str(point)})
+        if result.returncode != -9:
+            break
+        kills += 1
+    else:
+        result = once(home)
+    assert result.returncode == 0, result.stderr
+    assert kills >= 3
+    assert only_run(home)["status"] == "COMPLETED"
+    messages = home.run(run_id).messages.read_text(encoding="utf-8")
+    assert messages.count("· RETRY") == 1 and messages.count("· COMPLETION") == 1
+    history = home.run(run_id).signals / "history"
+    assert (history / "failure-1.json").is_file()
+    assert not (home.run(run_id).signals / "failure.json").exists()

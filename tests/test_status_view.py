@@ -1,15 +1,31 @@
-"""The status views: the plain tree `status RUN` prints and the live tree `--watch` redraws."""
+"""The status views: the plain tree `status RUN` prints and the live tree `--watch` redraws;
+what status says of broken, missing and healthy global tables (real files, in process)."""
 
 from __future__ import annotations
 
 import io
+import json
+import os
+from pathlib import Path
 from typing import Any
 
+import pytest
 from rich.console import Console
 from rich.text import Text
 from rich.tree import Tree
 
-from multiverse.status_view import live_tree, render_tree
+from journey import cli
+from multiverse.home import Home, init_home
+from multiverse.models import AssetType, CatalogEntry, Phase, ProcessRun, Status, UserInstruction
+from multiverse.schemas import (
+    GLOBAL_TABLES,
+    KNOWLEDGE_CATALOG,
+    PHASES,
+    PROCESS_RUNS,
+    USER_INSTRUCTIONS,
+)
+from multiverse.status_view import PAUSED_NOTE, live_tree, render_tree, show_status
+from multiverse.store import TableStore
 
 
 def _data() -> dict[str, Any]:
@@ -73,3 +89,206 @@ def test_live_tree_colours_statuses_and_bolds_the_current_work() -> None:
     assert any("red" in str(span.style) for span in _label(failed_tool).spans)
     assert any(str(span.style) == "bold" for span in _label(current).spans)
     assert not any(str(span.style) == "bold" for span in _label(done).spans)
+
+
+WORKING, WAITING, DONE = (f"run-20261121-000000-00{n}" for n in (1, 2, 3))
+DEFECTS = {  # how a person breaks a table → what status must say about it
+    "cells": "row has 2 cells, expected",
+    "duplicate": "duplicate key",
+    "utf8": "not valid UTF-8 at byte",
+}
+
+
+def _populated(root: Path) -> Home:
+    """A home with a working, a waiting and a completed run, one instruction, one catalog row."""
+    home = Home(root)
+    init_home(home)
+    store = TableStore()
+    runs = [
+        ProcessRun(run_id=WORKING, user_request="Write the memo", current_phase_id="P1"),
+        ProcessRun(
+            run_id=WAITING, user_request="Chart it", status=Status.AWAITING_CONFIRMATION
+        ),
+        ProcessRun(run_id=DONE, user_request="Done long ago", status=Status.COMPLETED),
+    ]
+    store.table(PROCESS_RUNS, home.db / PROCESS_RUNS.filename).insert(*runs)
+    for run in runs:
+        home.run(run.run_id).root.mkdir(parents=True)
+        home.run(run.run_id).request.write_text(run.user_request + "\n", encoding="utf-8")
+    store.table(PHASES, home.run(WORKING).db / PHASES.filename).insert(
+        Phase(phase_id="P1", run_id=WORKING, phase_name="ANALYZING")
+    )
+    store.table(USER_INSTRUCTIONS, home.db / USER_INSTRUCTIONS.filename).insert(
+        UserInstruction(
+            instruction_id="I0001", run_id=WORKING, instruction_type="format", content="memo"
+        )
+    )
+    store.table(KNOWLEDGE_CATALOG, home.db / KNOWLEDGE_CATALOG.filename).insert(
+        CatalogEntry(file_path="assets/a.md", asset_type=AssetType.ORIGINAL_INPUT)
+    )
+    return home
+
+
+def _break(home: Home, filename: str, defect: str) -> str:
+    """Append a broken row as a person would; returns `db/<file>:<line>:` of it."""
+    path = home.db / filename
+    data = path.read_bytes()
+    lines = data.splitlines(keepends=True)
+    added = {
+        "cells": b"| only | two |\n",
+        "duplicate": lines[-1],
+        "utf8": lines[-1].replace(b"|", b"| \xff\xfe", 1),
+    }[defect]
+    path.write_bytes(data + added)
+    return f"db/{filename}:{len(lines) + 1}: "
+
+
+@pytest.fixture(scope="module")
+def broken_homes(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], Broken]:
+    """One home per global table and defect, all broken first: a freshly saved broken file is
+    trusted only once it has been quiet for a second, so they age together."""
+    homes = {}
+    for spec in GLOBAL_TABLES:
+        for defect in DEFECTS:
+            home = _populated(tmp_path_factory.mktemp(f"{spec.filename[:-3]}-{defect}"))
+            homes[spec.filename, defect] = (home, _break(home, spec.filename, defect))
+    return homes
+
+
+Broken = tuple[Home, str]
+
+
+def _status(
+    capsys: pytest.CaptureFixture[str], home: Home, run: str | None = None, as_json: bool = False
+) -> tuple[str, str]:
+    show_status(str(home.root), run, watch=False, as_json=as_json)
+    captured = capsys.readouterr()
+    return captured.out, captured.err
+
+
+def test_status_of_a_healthy_home_has_no_paused_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Healthy tables: the runs as they are, and the JSON rows hold exactly the table's columns."""
+    home = _populated(tmp_path / "home")
+    out, _ = _status(capsys, home)
+    assert out.startswith(f"· {WORKING}  PENDING") and "paused" not in out
+    out, err = _status(capsys, home, as_json=True)
+    assert err == "" and all(list(row) == list(PROCESS_RUNS.columns) for row in json.loads(out))
+
+
+@pytest.mark.parametrize("defect", list(DEFECTS))
+@pytest.mark.parametrize("filename", [KNOWLEDGE_CATALOG.filename, USER_INSTRUCTIONS.filename])
+def test_a_broken_global_table_pauses_the_working_runs(
+    broken_homes: dict[tuple[str, str], Broken],
+    capsys: pytest.CaptureFixture[str],
+    filename: str,
+    defect: str,
+) -> None:
+    """Its line comes first; the working run is paused, the waiting and the done one are not."""
+    home, where = broken_homes[filename, defect]
+    out, _ = _status(capsys, home)
+    first, *runs = out.splitlines()
+    reason = first.removesuffix(f" — {PAUSED_NOTE}")
+    assert reason.startswith(where + DEFECTS[defect]) and reason != first
+    assert runs[0].startswith(f"· {WORKING}") and runs[1] == f"    paused: {reason}"
+    assert "paused" not in "\n".join(runs[2:])
+    out, err = _status(capsys, home, as_json=True)
+    rows = {row["run_id"]: row for row in json.loads(out)}
+    assert rows[WORKING]["paused"] == reason
+    assert "paused" not in rows[WAITING] and "paused" not in rows[DONE]
+    assert err.splitlines() == [first]
+
+
+@pytest.mark.parametrize("defect", list(DEFECTS))
+def test_a_broken_process_runs_lists_the_run_folders_paused(
+    broken_homes: dict[tuple[str, str], Broken], capsys: pytest.CaptureFixture[str], defect: str
+) -> None:
+    """Statuses unknown (`?`, null), every run folder listed with its request and paused."""
+    home, where = broken_homes[PROCESS_RUNS.filename, defect]
+    out, _ = _status(capsys, home)
+    first, *runs = out.splitlines()
+    reason = first.removesuffix(f" — {PAUSED_NOTE}")
+    assert reason.startswith(where + DEFECTS[defect])
+    assert runs[0].startswith(f"‖ {WORKING}  ?") and runs[0].endswith("Write the memo")
+    assert runs[1::2] == [f"    paused: {reason}"] * 3
+    out, err = _status(capsys, home, as_json=True)
+    rows = json.loads(out)
+    assert [(row["run_id"], row["status"], row["paused"]) for row in rows] == [
+        (run_id, None, reason) for run_id in (WORKING, WAITING, DONE)
+    ]
+    assert rows[1]["user_request"] == "Chart it" and err.splitlines() == [first]
+
+
+def test_a_broken_process_runs_still_shows_a_runs_tree(
+    broken_homes: dict[tuple[str, str], Broken], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`status RUN` reads the run's own tables and says why it is paused, text and JSON."""
+    home, where = broken_homes[PROCESS_RUNS.filename, "cells"]
+    out, _ = _status(capsys, home, WORKING)
+    lines = out.splitlines()
+    assert lines[1] == f"{WORKING}  ?  Write the memo"
+    assert lines[2].startswith(f"  paused: {where}") and lines[3] == "  · P1 ANALYZING"
+    out, err = _status(capsys, home, WORKING, as_json=True)
+    tree = json.loads(out)
+    assert tree["run"]["status"] is None and tree["run"]["paused"].startswith(where)
+    assert [phase["phase_id"] for phase in tree["phases"]] == ["P1"] and err.startswith(where)
+
+
+@pytest.mark.parametrize("spec", GLOBAL_TABLES, ids=lambda spec: spec.filename)
+def test_a_missing_global_table_is_not_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], spec: Any
+) -> None:
+    """Missing catalog or instructions: nothing paused; missing process_runs: the folders, said."""
+    home = _populated(tmp_path / "home")
+    (home.db / spec.filename).unlink()
+    out, _ = _status(capsys, home)
+    assert "paused" not in out
+    if spec is PROCESS_RUNS:
+        assert out.startswith("db/process_runs.md is missing: the daemon rebuilds it")
+        assert f"‖ {DONE}  ?" in out
+    else:
+        assert out.startswith(f"· {WORKING}  PENDING")
+
+
+def test_an_unreadable_global_table_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A table that cannot be opened or read (a folder in its place) is said, never raised."""
+    home = _populated(tmp_path / "home")
+    (home.db / USER_INSTRUCTIONS.filename).unlink()
+    (home.db / USER_INSTRUCTIONS.filename).mkdir()
+    out, _ = _status(capsys, home)
+    assert out.startswith("db/user_instructions.md: cannot read: Is a directory — ")
+    assert f"    paused: db/user_instructions.md: cannot read" in out
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
+def test_a_global_table_without_read_permission_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A table the user may not read is said with the reason, never raised."""
+    home = _populated(tmp_path / "home")
+    (home.db / KNOWLEDGE_CATALOG.filename).chmod(0)
+    out, _ = _status(capsys, home)
+    assert out.startswith("db/knowledge_base_catalog.md: cannot read: Permission denied — ")
+
+
+def test_a_broken_run_table_is_one_clear_error_line(tmp_path: Path) -> None:
+    """`status RUN` on a run whose own table is broken: exit 3, one line, no traceback."""
+    home = _populated(tmp_path / "home")
+    phases = home.run(WORKING).db / PHASES.filename
+    phases.write_bytes(phases.read_bytes() + b"| P2 |\n")
+    result = cli(home, "status", WORKING)
+    assert result.returncode == 3 and "Traceback" not in result.stderr
+    assert result.stderr.startswith("error: ") and "phases.md:" in result.stderr
+    assert len(result.stderr.splitlines()) == 1
+
+
+def test_watch_shows_the_paused_run_and_ends_when_it_is_final(
+    broken_homes: dict[tuple[str, str], Broken], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--watch` shows the broken line and `paused:`; it stops once the run is final."""
+    home, where = broken_homes[KNOWLEDGE_CATALOG.filename, "cells"]
+    show_status(str(home.root), DONE, watch=True, as_json=False)
+    assert where in capsys.readouterr().out
