@@ -100,7 +100,7 @@ class DaemonConfig(Settings):
     inbox_max_bytes: int = Field(default=1024 * 1024, gt=0)
     debounce_ms: int = Field(default=75, ge=0)
     # An inbox file is taken once closed by its writer and unchanged (size, times) this long.
-    inbox_settle_ms: int = Field(default=500, ge=0)
+    inbox_settle_ms: int = Field(default=1000, ge=0)
 
 
 class RuntimeMapping(Settings):

@@ -51,6 +51,7 @@ class Restoration:
     path: Path
     rows: tuple[Row, ...] = ()
     cells: tuple[tuple[Row, dict[str, Any]], ...] = ()
+    file_missing: bool = False  # the file itself was gone (deleted), not just rows of it
 
     def __bool__(self) -> bool:
         return bool(self.rows or self.cells)

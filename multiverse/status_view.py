@@ -8,6 +8,7 @@ their folders under runs/ with an unknown status. Status never writes a table.
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 import threading
@@ -43,6 +44,12 @@ UNKNOWN_MARK = "‖"  # a run whose status cannot be read (db/process_runs.md is
 PAUSED_NOTE = "runs that need it are paused until the file is fixed (nothing in it was changed)"
 _RUN_FOLDER = re.compile(RUN_ID)
 _COLUMNS = PROCESS_RUNS.columns
+_RUN_TABLES: dict[str, TableSpec[Any]] = {
+    "phases": PHASES,
+    "stages": MAJOR_STAGES,
+    "tasks": TASKS,
+    "tool_tasks": TOOL_TASKS,
+}
 
 
 @dataclass(frozen=True)
@@ -80,39 +87,34 @@ def survey(home: Home, store: TableStore) -> Survey:
     rows: list[dict[str, Any]] | None = None
     broken: dict[str, str] = {}
     for spec in GLOBAL_TABLES:
-        path = home.db / spec.filename
         try:
-            found = store.snapshot(spec, path).rows
+            found = store.snapshot(spec, home.db / spec.filename).rows
         except TableError as error:
             broken[spec.filename] = shown_error(home.root, error)
             continue
         if spec is PROCESS_RUNS:
             rows = [row.model_dump(mode="json") for row in found]
-    rebuilt = rows == [] and not (home.db / PROCESS_RUNS.filename).exists()
-    if rebuilt:
-        rows = folder_rows(home)
-        rebuilt = bool(rows)
-    return Survey(rows, broken, rebuilt)
+    if rows == [] and not (home.db / PROCESS_RUNS.filename).exists():
+        rows = folder_rows(home, run_folders(home))
+        return Survey(rows, broken, rebuilt=bool(rows))
+    return Survey(rows, broken)
 
 
-def folder_rows(home: Home, run_ids: list[str] | None = None) -> list[dict[str, Any]]:
-    """Rows for the run folders under runs/ (all, or these), status unknown (None)."""
-    if run_ids is None:
-        try:
-            run_ids = sorted(name for name in _listdir(home) if _RUN_FOLDER.fullmatch(name))
-        except OSError:
-            return []
+def run_folders(home: Home) -> list[str]:
+    """The run_ids of the folders under runs/, sorted."""
+    try:
+        names = os.listdir(home.runs)
+    except OSError:
+        return []
+    return sorted(name for name in names if _RUN_FOLDER.fullmatch(name))
+
+
+def folder_rows(home: Home, run_ids: list[str]) -> list[dict[str, Any]]:
+    """Rows standing for these run folders: the request from request.md, status unknown."""
     return [
         dict.fromkeys(_COLUMNS) | {"run_id": run_id, "user_request": _request(home, run_id)}
         for run_id in run_ids
     ]
-
-
-def _listdir(home: Home) -> list[str]:
-    try:
-        return [path.name for path in home.runs.iterdir() if path.is_dir()]
-    except FileNotFoundError:
-        return []
 
 
 def _request(home: Home, run_id: str) -> str:
@@ -123,13 +125,7 @@ def _request(home: Home, run_id: str) -> str:
     return data.decode("utf-8", errors="replace").strip()
 
 
-def runs_data(home: Home, store: TableStore, found: Survey | None = None) -> list[dict[str, Any]]:
-    """Every process_runs row as a dict of its columns, plus `paused` where a table holds it up.
-
-    If db/process_runs.md cannot be read, the run folders stand in, with status None.
-    """
-    found = found or survey(home, store)
-    rows = folder_rows(home) if found.rows is None else found.rows
+def _note_paused(rows: list[dict[str, Any]], found: Survey) -> list[dict[str, Any]]:
     for row in rows:
         reason = found.paused(row["status"])
         if reason is not None:
@@ -137,31 +133,32 @@ def runs_data(home: Home, store: TableStore, found: Survey | None = None) -> lis
     return rows
 
 
+def runs_data(home: Home, store: TableStore, found: Survey | None = None) -> list[dict[str, Any]]:
+    """Every process_runs row as a dict of its columns, plus `paused` where a table holds it up.
+
+    If db/process_runs.md cannot be read, the run folders stand in, with status None.
+    """
+    found = found or survey(home, store)
+    rows = found.rows if found.rows is not None else folder_rows(home, run_folders(home))
+    return _note_paused(rows, found)
+
+
 def run_data(
     home: Home, store: TableStore, run_id: str, found: Survey | None = None
 ) -> dict[str, Any]:
-    """One run's row with its phases, stages, tasks and tool tasks."""
+    """One run's row (or its folder's, see `runs_data`) with its phases, stages and tasks."""
     found = found or survey(home, store)
     if found.rows is not None:
-        run = next((row for row in found.rows if row["run_id"] == run_id), None)
-    elif home.run(run_id).request.exists():
-        run = folder_rows(home, [run_id])[0]
+        runs = [row for row in found.rows if row["run_id"] == run_id]
+    elif _RUN_FOLDER.fullmatch(run_id) and home.run(run_id).request.exists():
+        runs = folder_rows(home, [run_id])
     else:
-        run = None
-    if run is None:
+        runs = []
+    if not runs:
         raise UserError(f"no run {run_id} in {home.db / PROCESS_RUNS.filename}")
-    reason = found.paused(run["status"])
-    if reason is not None:
-        run["paused"] = reason
     db = home.run(run_id).db
-    data: dict[str, Any] = {"run": run}
-    specs: dict[str, TableSpec[Any]] = {
-        "phases": PHASES,
-        "stages": MAJOR_STAGES,
-        "tasks": TASKS,
-        "tool_tasks": TOOL_TASKS,
-    }
-    for name, spec in specs.items():
+    data: dict[str, Any] = {"run": _note_paused(runs, found)[0]}
+    for name, spec in _RUN_TABLES.items():
         rows = store.table(spec, db / spec.filename).rows()
         data[name] = [row.model_dump(mode="json") for row in rows]
     return data
@@ -281,11 +278,6 @@ def _live_view(lines: list[str], data: Any, run_id: str | None, as_json: bool) -
     return Text("\n".join([*lines, _render([], data, run_id, as_json)]))
 
 
-def _is_final(data: Any, run_id: str | None) -> bool:
-    status = data["run"]["status"] if run_id else None
-    return status is not None and Status(status) in FINAL_STATUSES
-
-
 def show_status(home_option: str | None, run_id: str | None, watch: bool, as_json: bool) -> None:
     """Print the status once, or redraw it live until Ctrl-C (rich).
 
@@ -308,7 +300,8 @@ def show_status(home_option: str | None, run_id: str | None, watch: bool, as_jso
             while not stop.wait(0.5):  # a display refresh, not a wait for work
                 lines, data = _snapshot_data(home, store, run_id)
                 live.update(_live_view(lines, data, run_id, as_json), refresh=True)
-                if _is_final(data, run_id):
+                status = data["run"]["status"] if run_id else None
+                if status is not None and Status(status) in FINAL_STATUSES:
                     break
     except KeyboardInterrupt:
         pass

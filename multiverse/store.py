@@ -20,6 +20,7 @@ import os
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -266,6 +267,8 @@ class TableStore:
             return snap.rows, snap.index, None
         merge = self.journal.reconcile(path, snap.rows, snap.index)
         self.journal.adopt(path, merge)
+        if not snap.exists:
+            merge.restoration = replace(merge.restoration, file_missing=True)
         rows = merge.rows
         index = snap.index if len(rows) == len(snap.rows) else index_of(path, rows)
         return rows, index, merge.restoration

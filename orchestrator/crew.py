@@ -86,6 +86,8 @@ class Crew:
 
     def report_restoration(self, restoration: Restoration) -> None:
         """Say what a merge put back after someone's save (console and the runs' messages)."""
+        if restoration.file_missing and restoration.path == self.process_runs.path:
+            return  # a deleted register of runs is rebuilt and announced by `registry.py`
         for message in restoration_messages(self.home, restoration):
             self.speaker.tell(message)
 

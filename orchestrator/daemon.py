@@ -197,8 +197,10 @@ class Daemon:
                 self._in_flight.pop(key, None)
             if key != INBOX:
                 self._note_failure(key)
-            # A failure the disk did not let us record is tried again a little later.
-            self.wake(key, FAULT_RETRY_SECONDS if key in self.runner.unrecorded else 0.0)
+            # A run paused by a broken global table is woken when a table changes; a failure
+            # the disk did not let us record is tried again a little later.
+            if key not in self.runner.paused:
+                self.wake(key, FAULT_RETRY_SECONDS if key in self.runner.unrecorded else 0.0)
 
     def _note_failure(self, run_id: str) -> None:
         try:

@@ -89,33 +89,42 @@ def run_folders(crew: Crew) -> list[str]:
 
 
 def restore_run_rows(crew: Crew) -> list[str]:
-    """Give every run folder without a row its row again; returns the run_ids restored."""
+    """Give every run folder without a row its row again; returns the run_ids restored.
+
+    Reading the table first puts back what this daemon wrote (`multiverse.journal`); the rows
+    of the other folders are built from the folders themselves.
+    """
     table = crew.process_runs
-    missing = table.missing(run_folders(crew))
+    was_missing = not table.path.exists()
+    folders = run_folders(crew)
+    if not folders:
+        return []
+    missing = table.missing(folders)
     tombstones = crew.store.journal.tombstones
     if missing and tombstones is not None:
         deleted = tombstones.deleted(table.path)
         missing = [run_id for run_id in missing if run_id not in deleted]
     rows = [row for run_id in missing if (row := derive_row(crew.home.run(run_id)))]
-    if not rows:
-        return []
-    was_missing = not table.path.exists()
     added: list[str] = []
 
     def add(current: list[ProcessRun], index: Mapping[str, int]) -> list[ProcessRun]:
         keys = [row.run_id for row in current]
+        in_order = keys == sorted(keys)
         for row in rows:
             if row.run_id in index or row.run_id in added:
-                continue  # taken in meanwhile (intake) or restored by the merge
-            position = bisect_left(keys, row.run_id) if keys == sorted(keys) else len(keys)
+                continue  # taken in meanwhile (intake)
+            position = bisect_left(keys, row.run_id) if in_order else len(keys)
             current.insert(position, row)
             keys.insert(position, row.run_id)
             added.append(row.run_id)
         return current
 
-    crew.store.modify_indexed(table.spec, table.path, add)
-    if added:
-        _say_restored(crew, added, was_missing)
+    if rows:
+        crew.store.modify_indexed(table.spec, table.path, add)
+    if was_missing and table.path.exists():
+        _say_restored(crew, [r.run_id for r in table.rows() if r.run_id in set(folders)], True)
+    elif added:
+        _say_restored(crew, added, False)
     return added
 
 

@@ -63,6 +63,8 @@ class StepRunner:
         self._reported_faults: set[str] = set()
         # Failures the machine did not let us record (a full disk): written when it lets us.
         self.unrecorded: dict[str, FailureRecord] = {}
+        # Runs whose last step stopped at a broken global table: they wait for it to change.
+        self.paused: set[str] = set()
 
     def decide(self, run_id: str) -> tuple[RunView, Step] | None:
         """Read the run's files and decide its next step (None if the run is unknown)."""
@@ -96,6 +98,7 @@ class StepRunner:
         second line per step cost a fifth of the orchestration time of a run with fast roles.
         """
         log.info("step_started", run_id=step.run_id, step=step.describe())
+        self.paused.discard(step.run_id)
         try:
             if step.kind is StepKind.FAIL_RUN:
                 record = self.unrecorded.get(step.run_id) or view.failure
@@ -115,6 +118,7 @@ class StepRunner:
             )
         except TableError as error:
             if self._is_global(error):
+                self.paused.add(step.run_id)
                 self.report_global(error)
                 return
             self._fail_here(step, "system", str(error))
@@ -146,6 +150,7 @@ class StepRunner:
             fail_run(self.crew, run_id, record, reason)
         except TableError as error:
             if self._is_global(error):
+                self.paused.add(run_id)
                 self.report_global(error)
             else:
                 log.warning("failure_not_recorded", run_id=run_id, error=str(error))

@@ -135,7 +135,7 @@ def _status(home: Home, *args: str) -> str:
 
 
 def test_a_broken_catalog_pauses_the_run_until_it_is_fixed(home: Home, daemon: Console) -> None:
-    """A catalog row with too few cells is said once with its line; the run waits, then completes."""
+    """A catalog row with too few cells is said once with its line; the run waits, completes."""
     run_id = _submit_and_wait(home)
     where, good = _break_catalog(home, run_id)
     assert cli(home, "confirm", run_id).returncode == 0
@@ -155,17 +155,7 @@ def test_a_broken_catalog_pauses_the_run_until_it_is_fixed(home: Home, daemon: C
     assert daemon.said().count(where) == 1, daemon.said()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "orchestrator: a step that meets a broken global table is started again at once, "
-        "in a loop (~340 starts a second, 100% CPU), each logging `global_table_broken` with "
-        "the file and line to stderr and daemon.jsonl, until the file is fixed"
-    ),
-)
-def test_a_step_paused_by_a_broken_catalog_waits_for_the_file(
-    home: Home, daemon: Console
-) -> None:
+def test_a_step_paused_by_a_broken_catalog_waits_for_the_file(home: Home, daemon: Console) -> None:
     """While the catalog stays broken, the console names it a few times at most, not per retry."""
     run_id = _submit_and_wait(home)
     where, _ = _break_catalog(home, run_id)
@@ -218,15 +208,6 @@ def test_a_deleted_process_runs_is_rebuilt_with_every_run(home: Home, daemon: Co
     daemon.stop()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "orchestrator: with the daemon running, a deleted process_runs.md comes back from the "
-        "store's row journal, not from restore_run_rows: one NOTICE per run, 'A save of "
-        "`db/process_runs.md` (an editor holding an older copy?) erased rows it had written "
-        "(RUN). The daemon put them back…', and never that the file was missing"
-    ),
-)
 def test_a_deleted_process_runs_is_said_once(home: Home, daemon: Console) -> None:
     """Deleted under two runs, the rebuild is said in one message that says the file was missing."""
     runs = {_submit_and_wait(home), _submit_and_wait(home)}

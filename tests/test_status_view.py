@@ -14,7 +14,6 @@ from rich.console import Console
 from rich.text import Text
 from rich.tree import Tree
 
-from journey import cli
 from multiverse.home import Home, init_home
 from multiverse.models import AssetType, CatalogEntry, Phase, ProcessRun, Status, UserInstruction
 from multiverse.schemas import (
@@ -26,6 +25,8 @@ from multiverse.schemas import (
 )
 from multiverse.status_view import PAUSED_NOTE, live_tree, render_tree, show_status
 from multiverse.store import TableStore
+
+from journey import cli
 
 
 def _data() -> dict[str, Any]:
@@ -97,6 +98,7 @@ DEFECTS = {  # how a person breaks a table → what status must say about it
     "duplicate": "duplicate key",
     "utf8": "not valid UTF-8 at byte",
 }
+Broken = tuple[Home, str]  # a home and `db/<file>:<line>: ` of the row broken in it
 
 
 def _populated(root: Path) -> Home:
@@ -106,9 +108,7 @@ def _populated(root: Path) -> Home:
     store = TableStore()
     runs = [
         ProcessRun(run_id=WORKING, user_request="Write the memo", current_phase_id="P1"),
-        ProcessRun(
-            run_id=WAITING, user_request="Chart it", status=Status.AWAITING_CONFIRMATION
-        ),
+        ProcessRun(run_id=WAITING, user_request="Chart it", status=Status.AWAITING_CONFIRMATION),
         ProcessRun(run_id=DONE, user_request="Done long ago", status=Status.COMPLETED),
     ]
     store.table(PROCESS_RUNS, home.db / PROCESS_RUNS.filename).insert(*runs)
@@ -153,9 +153,6 @@ def broken_homes(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, st
             home = _populated(tmp_path_factory.mktemp(f"{spec.filename[:-3]}-{defect}"))
             homes[spec.filename, defect] = (home, _break(home, spec.filename, defect))
     return homes
-
-
-Broken = tuple[Home, str]
 
 
 def _status(
@@ -260,7 +257,7 @@ def test_an_unreadable_global_table_is_one_line(
     (home.db / USER_INSTRUCTIONS.filename).mkdir()
     out, _ = _status(capsys, home)
     assert out.startswith("db/user_instructions.md: cannot read: Is a directory — ")
-    assert f"    paused: db/user_instructions.md: cannot read" in out
+    assert "    paused: db/user_instructions.md: cannot read" in out
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
@@ -285,10 +282,22 @@ def test_a_broken_run_table_is_one_clear_error_line(tmp_path: Path) -> None:
     assert len(result.stderr.splitlines()) == 1
 
 
-def test_watch_shows_the_paused_run_and_ends_when_it_is_final(
+def test_watch_shows_the_broken_line_and_ends_when_the_run_is_final(
     broken_homes: dict[tuple[str, str], Broken], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """`--watch` shows the broken line and `paused:`; it stops once the run is final."""
+    """`--watch` of a finished run shows the broken table's line, then stops by itself."""
     home, where = broken_homes[KNOWLEDGE_CATALOG.filename, "cells"]
     show_status(str(home.root), DONE, watch=True, as_json=False)
     assert where in capsys.readouterr().out
+
+
+def test_the_live_tree_of_a_paused_run_with_an_unknown_status() -> None:
+    """The live tree says `?` and the `paused:` line where the plain tree does."""
+    data = _data()
+    data["run"] |= {"status": None, "paused": "db/process_runs.md:9: row has 2 cells"}
+    console = Console(file=io.StringIO(), width=120, color_system=None)
+    console.print(live_tree(data))
+    drawn = console.file.getvalue().splitlines()  # type: ignore[attr-defined]
+    plain = render_tree(data).splitlines()
+    heading = ["run-20261121-000000-001  ?  시장 분석 memo", "  paused: " + data["run"]["paused"]]
+    assert drawn[:2] == plain[:2] == heading
