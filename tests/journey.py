@@ -7,6 +7,8 @@ import os
 import shutil
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -63,3 +65,13 @@ def only_run(home: Home) -> dict[str, Any]:
     rows = runs(home)
     assert len(rows) == 1, rows
     return rows[0]
+
+
+def wait_for(condition: Callable[[], bool], what: str, seconds: float = 120) -> None:
+    """Poll a condition with a deadline (no fixed sleeps)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what}")

@@ -7,8 +7,7 @@ import os
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import pytest
 
@@ -21,17 +20,7 @@ from multiverse.store import TableStore
 from multiverse.team import build_crew
 from orchestrator.daemon import Daemon
 
-from journey import cli, copy_assets
-
-
-def _wait_for(condition: Callable[[], bool], what: str, seconds: float = 90) -> None:
-    """Poll a condition with a deadline (no fixed sleeps)."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
+from journey import cli, copy_assets, wait_for
 
 
 def _statuses(home: Home) -> list[Status]:
@@ -52,7 +41,7 @@ def daemon_process(home: Home) -> Iterator[subprocess.Popen[str]]:
         text=True,
         env=dict(os.environ),
     )
-    _wait_for(lambda: (home.state / "daemon.pid").exists(), "the daemon to start")
+    wait_for(lambda: (home.state / "daemon.pid").exists(), "the daemon to start")
     yield process
     if process.poll() is None:
         process.kill()
@@ -65,10 +54,10 @@ def test_a_dropped_request_is_picked_up_confirmed_and_completed(
     """Drop → proposal → confirm → COMPLETED, driven only by file events; SIGINT exits 0."""
     copy_assets(home, "market_report_2024.md")
     atomic_write_text(home.inbox / "memo.md", "Write a short market memo from the report.\n")
-    _wait_for(lambda: _statuses(home) == [Status.AWAITING_CONFIRMATION], "the proposal")
+    wait_for(lambda: _statuses(home) == [Status.AWAITING_CONFIRMATION], "the proposal")
     run_id = TableStore().table(PROCESS_RUNS, home.db / PROCESS_RUNS.filename).rows()[0].run_id
     assert cli(home, "confirm", run_id).returncode == 0
-    _wait_for(lambda: _statuses(home) == [Status.COMPLETED], "the run to complete")
+    wait_for(lambda: _statuses(home) == [Status.COMPLETED], "the run to complete")
     assert (home.run(run_id).outputs / "report.md").exists()
     daemon_process.send_signal(signal.SIGINT)
     assert daemon_process.wait(timeout=60) == 0

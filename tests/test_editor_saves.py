@@ -13,8 +13,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,20 +23,11 @@ from multiverse.models import Status
 from multiverse.schemas import KNOWLEDGE_CATALOG, TASKS, TableSpec
 from multiverse.store import TableStore
 
-from journey import cli, copy_assets
+from journey import cli, copy_assets, wait_for
 
 WRITER = Path(__file__).resolve().parent / "editor_writer.py"
 REQUEST = "Analyse the market report and write a memo with a chart of the revenue figures."
 
-
-def _wait_for(condition: Callable[[], bool], what: str, seconds: float = 180) -> None:
-    """Poll a condition with a deadline (no fixed sleeps)."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def _status(home: Home) -> str | None:
@@ -72,7 +61,7 @@ def test_an_editor_saving_every_20_ms_loses_nothing(
     writer: subprocess.Popen[bytes] | None = None
     stop, log = tmp_path / "stop", tmp_path / "edits.jsonl"
     try:
-        _wait_for(lambda: _status(home) == "AWAITING_CONFIRMATION", "the proposal")
+        wait_for(lambda: _status(home) == "AWAITING_CONFIRMATION", "the proposal")
         run_id = json.loads(cli(home, "status", "--json").stdout)[0]["run_id"]
         catalog = home.db / KNOWLEDGE_CATALOG.filename
         tasks = home.run(run_id).db / TASKS.filename
@@ -90,7 +79,7 @@ def test_an_editor_saving_every_20_ms_loses_nothing(
             env=env,
         )
         assert cli(home, "confirm", run_id).returncode == 0
-        _wait_for(lambda: _status(home) in ("COMPLETED", "FAILED"), "the run to finish")
+        wait_for(lambda: _status(home) in ("COMPLETED", "FAILED"), "the run to finish")
     finally:
         stop.touch()
         if writer is not None:

@@ -12,27 +12,17 @@ import json
 import os
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from multiverse.home import Home, init_home
 
-from journey import cli, copy_assets, once, only_run
+from journey import cli, copy_assets, once, only_run, wait_for
 
 REQUEST = "Analyse the market report and write a memo with a chart of the revenue figures."
 
-
-def _wait_for(condition: Callable[[], bool], what: str, seconds: float = 120) -> None:
-    """Poll a condition with a deadline (no fixed sleeps)."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def _confirmed(home: Home) -> str:
@@ -101,10 +91,10 @@ def test_a_disk_refusing_every_write_holds_the_failure_until_it_can_be_recorded(
         env=env,
     )
     try:
-        _wait_for(lambda: log.exists() and "machine_fault" in log.read_text("utf-8"), "a fault")
+        wait_for(lambda: log.exists() and "machine_fault" in log.read_text("utf-8"), "a fault")
         assert only_run(home)["status"] == "AWAITING_CONFIRMATION"  # nothing could be written
         trigger.unlink()
-        _wait_for(lambda: only_run(home)["status"] == "FAILED", "the failure to be recorded")
+        wait_for(lambda: only_run(home)["status"] == "FAILED", "the failure to be recorded")
     finally:
         daemon.terminate()
         console, _ = daemon.communicate(timeout=60)

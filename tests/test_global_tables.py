@@ -8,8 +8,7 @@ import os
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,20 +19,11 @@ from multiverse.home import Home
 from multiverse.schemas import KNOWLEDGE_CATALOG, PROCESS_RUNS
 from multiverse.store import TableStore
 
-from journey import cli, copy_assets
+from journey import cli, copy_assets, wait_for
 
 REQUEST = "Write a short market memo from the report."
 FINISHED = ("COMPLETED", "FAILED")
 
-
-def _wait_for(condition: Callable[[], bool], what: str, seconds: float = 90) -> None:
-    """Poll a condition with a deadline (no fixed sleeps)."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @dataclass
@@ -72,7 +62,7 @@ def daemon(home: Home, tmp_path: Path) -> Iterator[Console]:
             env=dict(os.environ),
         )
     console = Console(process, out, err)
-    _wait_for(lambda: "is serving" in console.said(), "the daemon to start", 60)
+    wait_for(lambda: "is serving" in console.said(), "the daemon to start", 60)
     yield console
     if process.poll() is None:
         process.kill()
@@ -98,7 +88,7 @@ def _submit_and_wait(home: Home) -> str:
         proposed[:] = [r for r, s in _statuses(home).items() if r not in before and s != "PENDING"]
         return bool(proposed)
 
-    _wait_for(asked, "the proposal")
+    wait_for(asked, "the proposal")
     assert _statuses(home)[proposed[0]] == "AWAITING_CONFIRMATION"
     return proposed[0]
 
@@ -106,7 +96,7 @@ def _submit_and_wait(home: Home) -> str:
 def _confirm_and_complete(home: Home, run_id: str, console: Console) -> None:
     confirmed = cli(home, "confirm", run_id)
     assert confirmed.returncode == 0, confirmed.stderr
-    _wait_for(lambda: _statuses(home).get(run_id) in FINISHED, "the run to finish")
+    wait_for(lambda: _statuses(home).get(run_id) in FINISHED, "the run to finish")
     assert _statuses(home)[run_id] == "COMPLETED", console.text()
 
 
@@ -139,7 +129,7 @@ def test_a_broken_catalog_pauses_the_run_until_it_is_fixed(home: Home, daemon: C
     run_id = _submit_and_wait(home)
     where, good = _break_catalog(home, run_id)
     assert cli(home, "confirm", run_id).returncode == 0
-    _wait_for(lambda: where in daemon.said(), "the daemon to name the broken line")
+    wait_for(lambda: where in daemon.said(), "the daemon to name the broken line")
 
     assert _statuses(home)[run_id] not in FINISHED
     shown = _status(home)
@@ -148,7 +138,7 @@ def test_a_broken_catalog_pauses_the_run_until_it_is_fixed(home: Home, daemon: C
     assert json.loads(_status(home, "--json"))[0]["paused"].startswith(where)
 
     (home.db / KNOWLEDGE_CATALOG.filename).write_text(good, encoding="utf-8")  # row removed
-    _wait_for(lambda: _statuses(home)[run_id] in FINISHED, "the run to finish")
+    wait_for(lambda: _statuses(home)[run_id] in FINISHED, "the run to finish")
     assert _statuses(home)[run_id] == "COMPLETED", daemon.text()
     assert "paused" not in _status(home)
     daemon.stop()
@@ -160,7 +150,7 @@ def test_a_step_paused_by_a_broken_catalog_waits_for_the_file(home: Home, daemon
     run_id = _submit_and_wait(home)
     where, _ = _break_catalog(home, run_id)
     assert cli(home, "confirm", run_id).returncode == 0
-    _wait_for(lambda: where in daemon.said(), "the daemon to name the broken line")
+    wait_for(lambda: where in daemon.said(), "the daemon to name the broken line")
     assert f"paused: {where}" in _status(home)  # a person looks meanwhile
     assert f"paused: {where}" in _status(home, run_id)
     assert daemon.text().count(where) <= 5, daemon.text()[-2000:]
@@ -172,7 +162,7 @@ def test_a_broken_process_runs_keeps_a_waiting_run_waiting(home: Home, daemon: C
     table = home.db / PROCESS_RUNS.filename
     good = table.read_text(encoding="utf-8")
     where = f"db/process_runs.md:{_append_line(table, '| run-20990101-000000-001 | cut |')}:"
-    _wait_for(lambda: where in daemon.said(), "the daemon to name the broken line")
+    wait_for(lambda: where in daemon.said(), "the daemon to name the broken line")
 
     shown = _status(home)
     assert shown.splitlines()[0].startswith(where)
@@ -202,8 +192,8 @@ def test_a_deleted_process_runs_is_rebuilt_with_every_run(home: Home, daemon: Co
 
     (home.db / PROCESS_RUNS.filename).unlink()
     expected = {done: "COMPLETED", waiting: "AWAITING_CONFIRMATION"}
-    _wait_for(lambda: _statuses(home) == expected, "the rows to be rebuilt")
-    _wait_for(lambda: "db/process_runs.md" in daemon.said()[before:], "the daemon to say so")
+    wait_for(lambda: _statuses(home) == expected, "the rows to be rebuilt")
+    wait_for(lambda: "db/process_runs.md" in daemon.said()[before:], "the daemon to say so")
     _confirm_and_complete(home, waiting, daemon)
     daemon.stop()
 
@@ -214,8 +204,8 @@ def test_a_deleted_process_runs_is_said_once(home: Home, daemon: Console) -> Non
     before = len(daemon.said())
 
     (home.db / PROCESS_RUNS.filename).unlink()
-    _wait_for(lambda: set(_statuses(home)) == runs, "the rows to be rebuilt")
-    _wait_for(lambda: "db/process_runs.md" in daemon.said()[before:], "the daemon to say so")
+    wait_for(lambda: set(_statuses(home)) == runs, "the rows to be rebuilt")
+    wait_for(lambda: "db/process_runs.md" in daemon.said()[before:], "the daemon to say so")
     assert "paused" not in _status(home)  # and a moment for any further message
     said = [line for line in daemon.said()[before:].splitlines() if "db/process_runs.md" in line]
     assert len(said) == 1 and "missing" in said[0], said
