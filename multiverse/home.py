@@ -163,8 +163,15 @@ class Home:
         return RunPaths(self.runs / run_id, self.outputs / run_id)
 
     def relative(self, path: Path) -> str:
-        """A path as written in the tables: relative to the home, with forward slashes."""
-        return path.resolve().relative_to(self.root.resolve()).as_posix()
+        """A path as written in the tables: relative to the home, with forward slashes.
+
+        Only its folder is resolved: a symbolic link is named by its own place, never by its
+        target's (which may lie outside the home).
+        """
+        absolute = Path(os.path.abspath(path))
+        if absolute.name:
+            absolute = Path(os.path.realpath(absolute.parent)) / absolute.name
+        return absolute.relative_to(self.root.resolve()).as_posix()
 
 
 def visible_files(folder: Path) -> list[Path]:

@@ -99,15 +99,17 @@ def _one_line(text: str) -> str:
 def input_files(crew: Crew) -> list[tuple[Path, AssetType, str | None]]:
     """Every visible entry under assets/ and guidelines/ that is not a real folder, sorted.
 
-    Linked folders are not followed (they are entries of their own); a folder that cannot be
-    listed is an entry too, with the reason (strerror) as its third value.
+    Linked folders are not followed (they are entries of their own, even assets/ itself); a
+    folder that cannot be listed is an entry too, with the reason (strerror) as third value.
     """
     found: list[tuple[Path, AssetType, str | None]] = []
     for folder, kind in (
         (crew.home.assets, AssetType.ORIGINAL_INPUT),
         (crew.home.guidelines, AssetType.GUIDELINE_DOC),
     ):
-        if folder.is_dir():
+        if folder.is_symlink():
+            found.append((folder, kind, None))
+        elif folder.is_dir():
             found += [(path, kind, error) for path, error in _walk(folder)]
     return sorted(found, key=lambda item: item[0])
 
@@ -163,7 +165,8 @@ def refresh_inputs(crew: Crew, run_id: str | None = None) -> int:
         atomic_write_text(index_path, json.dumps(hashes, indent=1, sort_keys=True) + "\n")
     if run_id is not None and skipped:
         text = unread_notice(skipped)
-        crew.speaker.tell(Message(kind=MessageKind.NOTICE, run_id=run_id, facts={"text": text}))
+        notice = Message(kind=MessageKind.NOTICE, run_id=run_id, facts={"text": text})
+        crew.speaker.tell(notice, once="unread-inputs")  # T03 redone after a crash: said once
     return len(produced)
 
 

@@ -214,7 +214,7 @@ def write_instructions(crew: Crew, view: RunView, step: Step) -> None:
 
 def build_catalog(crew: Crew, view: RunView, step: Step) -> None:
     """T03: assets/ and guidelines/ into the catalog, incrementally."""
-    refresh_inputs(crew)
+    refresh_inputs(crew, view.run_id)
     crew.run(view.run_id).tasks.compare_and_set("T03", Status.PENDING, status=Status.COMPLETED)
 
 

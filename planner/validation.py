@@ -24,6 +24,7 @@ from multiverse.models import (
     Task,
     Timing,
 )
+from multiverse.unread import is_unread
 
 PHASE0_TASK_IDS = ("T00", "T02", "T03", "T04")
 PUBLISHING_PHASE = "GENERATING_OUTPUT"
@@ -157,7 +158,9 @@ def validate_phase0(plan: TasksPlan, context: PlanContext) -> list[str]:
             "(there is no T01), each once"
         )
     outputs = phase0_outputs(context.run_id)
-    known = {entry.file_path for entry in context.catalog} | {request_path(context.run_id)}
+    known = {e.file_path for e in context.catalog if not is_unread(e)} | {
+        request_path(context.run_id)
+    }
     for task in plan.tasks:
         errors += _check_row("task", task.task_id, task.run_id, task.status, context)
         if task.stage_id != PHASE0_STAGE:

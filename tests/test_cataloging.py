@@ -6,9 +6,11 @@ import os
 
 from multiverse.config import load_runtime_mapping
 from multiverse.home import Home
+from multiverse.models import AssetType
 from multiverse.schemas import KNOWLEDGE_CATALOG
 from multiverse.store import TableStore
 from multiverse.team import build_crew
+from multiverse.unread import is_unread
 from orchestrator.cataloging import refresh_inputs
 
 from journey import cli, copy_assets, once, runs
@@ -50,3 +52,29 @@ def test_a_similar_request_sees_the_past_run_in_its_proposal(home: Home) -> None
     text = context.read_text(encoding="utf-8")
     assert first in text and "CONTINUOUS_RUN" in text
     assert first in home.run(second).feedback.read_text(encoding="utf-8")
+
+
+def test_unread_inputs_are_noted_once_and_told_to_the_run(home: Home) -> None:
+    """A pipe and a broken link get a note row, not summarised again; one NOTICE says what to do."""
+    copy_assets(home, "competitor_review.txt")
+    os.mkfifo(home.assets / "feed.csv")
+    (home.guidelines / "style.md").symlink_to(home.guidelines / "house_style.md")
+    crew = build_crew(home, load_runtime_mapping(home.root), os.environ, console=lambda t: None)
+    run_id = "run-20250101-000000-001"
+    assert refresh_inputs(crew, run_id) == 4  # the review, mcp_list.md and the two notes
+    assert refresh_inputs(crew) == 0  # same reasons: the notes are not written again
+    rows = {row.file_path: row for row in crew.catalog.rows()}
+    style = rows["guidelines/style.md"]
+    assert is_unread(style) and style.asset_type is AssetType.GUIDELINE_DOC
+    assert style.summary.startswith("Not read: a broken symbolic link")
+    messages = home.run(run_id).messages.read_text(encoding="utf-8")
+    assert messages.count("· NOTICE") == 1
+    assert "`assets/feed.csv`: a named pipe (FIFO)" in messages and "regular file" in messages
+    assert "`guidelines/style.md`: a broken symbolic link" in messages
+    assert "remove the link" in messages
+
+    # The link's target appears: the next refresh reads it as the file it leads to.
+    (home.guidelines / "house_style.md").write_text("# House style\n\nShort sentences.\n", "utf-8")
+    assert refresh_inputs(crew) == 2  # house_style.md itself, and the link now readable
+    style = {row.file_path: row for row in crew.catalog.rows()}["guidelines/style.md"]
+    assert not is_unread(style) and "House style" in style.summary

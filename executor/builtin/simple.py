@@ -11,6 +11,7 @@ from executor.builtin.sources import MAX_BYTES, decode
 from executor.builtin.summary import summarize_path
 from executor.builtin.tabular import format_number, markdown_table, parse_csv
 from executor.builtin.text import word_count
+from multiverse.unread import open_regular
 
 MAX_TABLE_ROWS = 1000
 _PATH = re.compile(r"[`'\"]?((?:\.{0,2}/)?[\w.\-/가-힣]+\.[A-Za-z0-9]{1,6})[`'\"]?")
@@ -48,7 +49,11 @@ def list_assets(home: Path) -> str:
 
 
 def _text(path: Path) -> str:
-    with path.open("rb") as handle:
+    try:
+        handle = open_regular(path)  # never blocks on a named pipe
+    except OSError as error:
+        raise TaskError(f"`{path.name}` cannot be read: {error.strerror or error}") from None
+    with handle:
         text = decode(handle.read(MAX_BYTES))
     if text is None:
         raise TaskError(f"`{path.name}` is a binary file; it holds no text to work on")

@@ -6,6 +6,7 @@ The I/O edge of extraction: decoding, size caps, and the choice of reader by fil
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import yaml
@@ -14,6 +15,7 @@ from executor.builtin.digest import digest_note, digest_table, digest_text
 from executor.builtin.evidence import Digest, is_builtin_document, merge, read_document
 from executor.builtin.paths import relative, resolve_reference
 from executor.builtin.tabular import describe_data, parse_csv
+from multiverse.unread import look, open_regular, why_unread
 
 MAX_BYTES = 2_000_000
 MAX_FOLDER_FILES = 50
@@ -33,16 +35,25 @@ def decode(data: bytes) -> str | None:
     return None
 
 
-def expand(path: Path) -> list[Path]:
-    """A file, or a folder's visible files (recursively, sorted, capped)."""
-    if path.is_file():
+def entries(path: Path) -> list[Path]:
+    """`path` itself unless it is a folder, else the folder's visible entries that are not real
+    folders (recursively, sorted, capped): linked folders, pipes and links are entries too."""
+    if not path.is_dir():
         return [path]
-    files = sorted(
+    found = sorted(
         p
         for p in path.rglob("*")
-        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(path).parts)
+        if (p.is_symlink() or not p.is_dir())
+        and not any(part.startswith(".") for part in p.relative_to(path).parts)
     )
-    return files[:MAX_FOLDER_FILES]
+    return found[:MAX_FOLDER_FILES]
+
+
+def expand(path: Path, home: Path | None = None) -> list[Path]:
+    """The files of `entries(path)` that may be read (`multiverse.unread`), judged inside
+    `home` (by default inside `path` itself, the strictest); the others are left out."""
+    root = home if home is not None else path
+    return [p for p in entries(path) if why_unread(look(p, root)) is None]
 
 
 def read_references(home: Path, references: list[str]) -> tuple[list[str], list[Digest]]:
@@ -50,18 +61,25 @@ def read_references(home: Path, references: list[str]) -> tuple[list[str], list[
     files: list[str] = []
     digests: list[Digest] = []
     for reference in references:
-        for path in expand(resolve_reference(home, reference)):
+        for path in entries(resolve_reference(home, reference)):
             files.append(relative(home, path))
             digests.extend(read_file(home, path))
     return files, merge(digests)
 
 
 def read_file(home: Path, path: Path) -> list[Digest]:
-    """The digests of one file: its own, or those a builtin document cites."""
+    """The digests of one file: its own, or those a builtin document cites.
+
+    A file that may not be read (a link leaving the home, a broken link, a pipe: see
+    `multiverse.unread`) is a note saying why; nothing is opened that could block.
+    """
     source = relative(home, path)
+    unread = why_unread(look(path, home))
+    if unread is not None:
+        return [digest_note(source, "unreadable", path.name, unread.note)]
     try:
-        size = path.stat().st_size
-        with path.open("rb") as handle:
+        with open_regular(path) as handle:
+            size = os.fstat(handle.fileno()).st_size
             data = handle.read(MAX_BYTES)
     except OSError as error:
         return [digest_note(source, "unreadable", path.name, f"unreadable: {error.strerror}")]

@@ -10,6 +10,7 @@ from executor.builtin.chart import svgs_in
 from executor.builtin.evidence import is_builtin_document, ranked_points, read_document
 from executor.builtin.sources import MAX_BYTES, decode, digest_content
 from executor.builtin.text import shorten
+from multiverse.unread import open_regular
 
 LIMIT = 300
 _H1 = re.compile(r"^# (.+)$", re.MULTILINE)
@@ -55,7 +56,7 @@ def summarize_path(path: Path) -> str:
     """The summary of a file on disk; binary or unreadable files are described, not read."""
     try:
         size = path.stat().st_size
-        with path.open("rb") as handle:
+        with open_regular(path) as handle:  # never blocks on a named pipe
             data = handle.read(MAX_BYTES)
     except OSError as error:
         return f"unreadable file ({error.strerror})"

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from multiverse.contracts import PlanContext
 from multiverse.models import AssetType, CatalogEntry
+from multiverse.unread import is_unread, look, why_unread
 from planner.mcp import MCP_FILE
 from planner.validation import inside_home, path_shape_problem, request_path
 
@@ -15,18 +17,38 @@ def usable(home: Path, path: str) -> bool:
     return path_shape_problem(path) is None and inside_home(home, path)
 
 
-def folder_files(home: Path, folder: str) -> list[str]:
-    """Home-relative paths of the visible files under `home/folder`, sorted; [] if absent."""
+def folder_files(home: Path, folder: str, unread: Iterable[str] = ()) -> list[str]:
+    """Home-relative paths of the readable visible files under `home/folder`, sorted.
+
+    [] if absent. Left out: hidden names, what T03 may not read (links leaving the home, broken
+    links, pipes and the like: `multiverse.unread`) and the paths of `unread` notes.
+    """
     root = home / folder
-    if not root.is_dir():
+    if root.is_symlink() or not root.is_dir():
         return []
+    noted = set(unread)
     found = []
     for path in root.rglob("*"):
         relative = path.relative_to(home).as_posix()
-        # Hidden names and links leaving the home would be refused as references anyway.
-        if path.is_file() and usable(home, relative):
+        if relative in noted or not usable(home, relative):
+            continue
+        if path.is_file() and why_unread(look(path, home)) is None:
             found.append(relative)
     return sorted(found)
+
+
+def readable_inputs(context: PlanContext, kind: AssetType) -> tuple[list[str], list[str]]:
+    """The catalog's input rows of `kind` usable as references, and those that are notes."""
+    home = Path(context.home)
+    rows, notes = [], []
+    for entry in context.catalog:
+        if entry.asset_type is not kind:
+            continue
+        if is_unread(entry):
+            notes.append(entry.file_path)
+        elif usable(home, entry.file_path):
+            rows.append(entry.file_path)
+    return rows, notes
 
 
 def run_rows(context: PlanContext, *types: AssetType) -> list[CatalogEntry]:
@@ -39,27 +61,20 @@ def run_rows(context: PlanContext, *types: AssetType) -> list[CatalogEntry]:
 
 
 def original_sources(context: PlanContext) -> list[str]:
-    """The source files: ORIGINAL_INPUT catalog rows still on disk, else the files in assets/."""
+    """The source files: ORIGINAL_INPUT catalog rows still on disk, else the files in assets/.
+
+    A row that notes a file not read is never a source.
+    """
     home = Path(context.home)
-    rows = [
-        entry.file_path
-        for entry in context.catalog
-        if entry.asset_type is AssetType.ORIGINAL_INPUT
-        and usable(home, entry.file_path)
-        and (home / entry.file_path).is_file()
-    ]
-    return rows or folder_files(home, "assets")
+    rows, notes = readable_inputs(context, AssetType.ORIGINAL_INPUT)
+    on_disk = [path for path in rows if (home / path).is_file()]
+    return on_disk or folder_files(home, "assets", notes)
 
 
 def guideline_docs(context: PlanContext) -> list[str]:
     """Guideline documents (format and style rules), without the MCP list."""
-    home = Path(context.home)
-    rows = [
-        entry.file_path
-        for entry in context.catalog
-        if entry.asset_type is AssetType.GUIDELINE_DOC and usable(home, entry.file_path)
-    ]
-    docs = rows or folder_files(home, "guidelines")
+    rows, notes = readable_inputs(context, AssetType.GUIDELINE_DOC)
+    docs = rows or folder_files(Path(context.home), "guidelines", notes)
     return [path for path in docs if path != MCP_FILE]
 
 

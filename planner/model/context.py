@@ -23,6 +23,7 @@ from multiverse.models import (
     Timing,
     UserInstruction,
 )
+from multiverse.unread import is_unread
 from planner.mcp import match_mcp
 from planner.validation import PUBLISHING_PHASE, is_publishing_stage, request_path
 
@@ -89,11 +90,14 @@ def instructions_block(items: Iterable[UserInstruction], with_run: bool = False)
 
 
 def relevant_catalog(context: PlanContext, query: str) -> list[CatalogEntry]:
-    """The catalog rows of the inputs and of this run, most relevant first, capped."""
+    """The catalog rows of the inputs and of this run, most relevant first, capped.
+
+    Rows noting an input that was not read are left out: they are never a reference.
+    """
     wanted = words(query)
     scored = []
     for index, entry in enumerate(context.catalog):
-        if entry.run_id not in (None, context.run_id):
+        if entry.run_id not in (None, context.run_id) or is_unread(entry):
             continue
         group = 0 if entry.run_id == context.run_id else _GROUP.get(entry.asset_type, 3)
         overlap = len(wanted & words(f"{entry.file_path} {entry.summary}"))
@@ -115,7 +119,8 @@ def catalog_block(context: PlanContext, query: str) -> str:
         for entry in rows
     ]
     shown = {entry.file_path for entry in rows}
-    left = sum(1 for e in context.catalog if e.run_id in (None, context.run_id)) - len(shown)
+    owned = [e for e in context.catalog if e.run_id in (None, context.run_id)]
+    left = sum(1 for e in owned if not is_unread(e)) - len(shown)
     more = f"\n({left} less relevant catalog rows are not shown.)" if left > 0 else ""
     return (json_block(data) if data else "(the catalog has no rows yet)") + more
 
