@@ -263,7 +263,7 @@ def main() -> None:
         )
         eager = [one_run(history, behind=False) for _ in range(args.repeats)]
         print(
-            f"| master loop with every pointer move, catalog row and close written at once "
+            f"| master loop with every pointer move and catalog row written at once "
             f"({eager[0].writes} writes in the run), {history:,} past runs "
             f"| {statistics.median(r.master_ms for r in eager):.1f} ms | |"
         )
