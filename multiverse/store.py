@@ -16,6 +16,7 @@ A file that cannot be parsed raises `TableError` and is never written.
 
 from __future__ import annotations
 
+import errno
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -52,6 +53,10 @@ LOCK_TIMEOUT_SECONDS = 60.0
 # How many saves by others one write will merge before it gives up (each round is a save that
 # landed in the microseconds between our read and our swap).
 MAX_MERGE_ROUNDS = 50
+# What link(2) says on file systems without hard links (vfat, some FUSE and network mounts).
+_NO_HARD_LINKS = frozenset(
+    {errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.ENOSYS}
+)
 
 
 class TableStore:
@@ -341,6 +346,12 @@ class TableStore:
                     os.link(tmp, path)  # never replaces a file someone created meanwhile
                 except FileExistsError:
                     return False, _settled_bytes(path)
+                except OSError as error:
+                    if error.errno not in _NO_HARD_LINKS:
+                        raise
+                    if path.exists():  # a file system without hard links: check, then rename
+                        return False, _settled_bytes(path)
+                    os.replace(tmp, path)
                 count_durable_write()
                 return True, None
             try:

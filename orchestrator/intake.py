@@ -143,6 +143,15 @@ def _create_run(crew: Crew, path: Path, request: InboxRequest, run_id: str, mode
     return run_id
 
 
+def runs_being_taken_in(crew: Crew) -> set[str]:
+    """The run_ids claimed by an intake that has not finished (its claim file still there)."""
+    try:
+        claims = list((crew.home.state / "intake").glob("*.json"))
+    except OSError:
+        return set()
+    return {claim["run_id"] for path in claims if (claim := _read_claim(path)) is not None}
+
+
 def _claim_path(crew: Crew, name: str) -> Path:
     return crew.home.state / "intake" / f"{name}.json"
 

@@ -21,6 +21,7 @@ from multiverse.errors import TableError
 from multiverse.home import RunPaths
 from multiverse.models import RUN_ID, ProcessRun, Status
 from orchestrator.crew import Crew
+from orchestrator.intake import runs_being_taken_in
 from orchestrator.signals import FailureRecord, SignalBox
 
 log = structlog.get_logger(__name__)
@@ -99,7 +100,9 @@ def restore_run_rows(crew: Crew) -> list[str]:
     folders = run_folders(crew)
     if not folders:
         return []
-    missing = table.missing(folders)
+    # A run still being taken in gets its row from the intake itself, a moment later.
+    taking = runs_being_taken_in(crew)
+    missing = [run_id for run_id in table.missing(folders) if run_id not in taking]
     tombstones = crew.store.journal.tombstones
     if missing and tombstones is not None:
         deleted = tombstones.deleted(table.path)
