@@ -146,5 +146,5 @@ def _say_restored(crew: Crew, run_ids: list[str], was_missing: bool) -> None:
             "their rows are restored from the folders. To remove a run's row on purpose, use "
             f"`multiverse delete-row {where} RUN_ID`."
         )
-    log.warning("process_runs_restored", run_ids=run_ids, file_was_missing=was_missing)
+    log.info("process_runs_restored", run_ids=run_ids, file_was_missing=was_missing)
     crew.speaker.tell(Message(kind=MessageKind.NOTICE, facts={"text": text}))

@@ -167,7 +167,7 @@ class StepRunner:
     def report_machine_fault(self, error: StorageError, run_id: str | None = None) -> None:
         """Say once per distinct problem that the machine refuses writes, and what to do."""
         key = str(error)
-        log.error("machine_fault", error=key, run_id=run_id)
+        log.info("machine_fault", error=key, run_id=run_id)  # said by the NOTICE below
         if key in self._reported_faults:
             return
         self._reported_faults.add(key)
@@ -186,7 +186,7 @@ class StepRunner:
     def report_global(self, error: TableError) -> None:
         """Say once per distinct problem that a global table needs a person's fix."""
         key = str(error)
-        log.error("global_table_broken", error=key)
+        log.info("global_table_broken", error=key)  # said by the NOTICE below
         if key not in self._reported_global:
             self._reported_global.add(key)
             self.crew.speaker.tell(
