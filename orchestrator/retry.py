@@ -27,7 +27,7 @@ from multiverse.schemas import GLOBAL_TABLES, RUN_TABLES
 from multiverse.store import Table, TableStore
 from orchestrator.crew import Crew
 from orchestrator.decisions import DecisionKind
-from orchestrator.responses import archive_response, give_back_held
+from orchestrator.responses import archive_response, give_back_held, read_response
 from orchestrator.signals import HISTORY, FailureRecord, Mark, SignalBox
 from orchestrator.steps import Step
 from orchestrator.view import RunView
@@ -152,7 +152,8 @@ def reopen(crew: Crew, view: RunView, step: Step) -> None:
     for table in (tables.tools, tables.tasks, tables.stages, tables.phases):
         _reopen_rows(table)
     crew.reserve.ensure()  # space is back: hold some again for the next full disk
-    if paths.user_response.exists():  # a RETRY set aside only in part before a crash
+    answer = read_response(paths.user_response)
+    if answer is not None and answer.kind is DecisionKind.RETRY:  # set aside before a crash?
         archive_response(paths, "retry")
     give_back_held(paths)  # an answer the run had not handled when it failed
     told = f"retry-told-{number}"
