@@ -2,18 +2,37 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic
+from typing import Any, Generic, Protocol
 
 from pydantic import ValidationError
 
 from multiverse.errors import RowNotFoundError, StaleRowError, TableError
 from multiverse.models import Status
 from multiverse.schemas import R, TableSpec
+from multiverse.tablesnapshot import Snapshot
 
-if TYPE_CHECKING:
-    from multiverse.store import TableStore
+
+class RowStore(Protocol):
+    """What a table handle needs of the store (`multiverse.store.TableStore` is one)."""
+
+    def snapshot(self, spec: TableSpec[R], path: Path) -> Snapshot[R]: ...
+
+    def rows_with(
+        self, spec: TableSpec[R], path: Path, by: str, values: Iterable[Any]
+    ) -> list[R]: ...
+
+    def modify(
+        self, spec: TableSpec[R], path: Path, change: Callable[[list[R]], list[R]]
+    ) -> list[R]: ...
+
+    def modify_indexed(
+        self,
+        spec: TableSpec[R],
+        path: Path,
+        change: Callable[[list[R], Mapping[str, int]], list[R]],
+    ) -> list[R]: ...
 
 
 def describe(error: ValidationError) -> str:
@@ -32,7 +51,7 @@ def describe(error: ValidationError) -> str:
 class Table(Generic[R]):
     """Typed access to one table file: read, get, insert, update, compare-and-set."""
 
-    def __init__(self, store: TableStore, spec: TableSpec[R], path: Path) -> None:
+    def __init__(self, store: RowStore, spec: TableSpec[R], path: Path) -> None:
         self.store = store
         self.spec = spec
         self.path = path
