@@ -4,7 +4,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install start test lint typecheck bench bench-store bench-orchestrator bench-gateway clean
+.PHONY: install start test lint typecheck bench bench-store bench-orchestrator bench-gateway clean \
+        eval-local
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +38,14 @@ bench-gateway: install
 	$(BIN)/python bench/gateway.py
 
 bench: bench-store bench-orchestrator bench-gateway
+
+# By hand only, never part of `test`: real requests end to end on the local model (30-90 min a
+# case). LABEL=before|after|…, CASES=memo-en,memo-ko,chart-note, BUILTIN=1 (no model: checks the
+# harness), MAPPING=file.yaml, MULTIVERSE=/other/checkout/.venv/bin/multiverse, EVAL_ARGS=….
+eval-local: install
+	$(BIN)/python -m evals run $(if $(LABEL),--label $(LABEL)) $(if $(CASES),--cases $(CASES)) \
+		$(if $(BUILTIN),--builtin) $(if $(MAPPING),--mapping $(MAPPING)) \
+		$(if $(MULTIVERSE),--multiverse $(MULTIVERSE)) $(EVAL_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

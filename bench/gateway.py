@@ -61,7 +61,7 @@ def measure_calls(repeats: int) -> dict[str, float]:
                 api_base=server.base_url,
                 api_key=os.environ[KEY_ENV],
                 max_tokens=1024,
-                temperature=0.0,
+                sampling={"temperature": 0.0},
                 timeout=60.0,
                 max_retries=0,
                 messages=[{"role": "user", "content": f"Summarise {number}."}],

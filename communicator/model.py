@@ -28,6 +28,7 @@ log = structlog.get_logger(__name__)
 T = TypeVar("T", bound=BaseModel)
 ROLE = "communicator"
 MODEL_WORDED = frozenset({MessageKind.PROPOSAL, MessageKind.FAILURE})
+MESSAGE_TOKENS = 600
 MAX_TEXT_CHARS = 4000
 MAX_FILE_CHARS = 12_000
 FACTS_RULE = "\n\n---\n\n"
@@ -150,12 +151,10 @@ class ModelCommunicator:
             scope=f"message:{message.kind.value}:{message.run_id or '-'}",
             run_id=message.run_id,
             tier=package.tier.value,
-            model=config.model,
-            api_base=config.api_base,
-            api_key_env=config.api_key_env,
+            **config.call_fields(),
             messages=self._messages(package, message),
-            max_tokens=config.max_tokens,
-            timeout_seconds=config.timeout_seconds,
+            # A message is a few sentences; room for more is room for a runaway.
+            max_tokens=config.answer_tokens(MESSAGE_TOKENS),
             json_mode=True,
         )
 

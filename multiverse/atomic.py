@@ -19,6 +19,7 @@ import os
 import re
 import signal
 import stat
+import time
 from pathlib import Path
 
 from multiverse.errors import StorageError
@@ -39,6 +40,10 @@ _TEMP_NAMES = itertools.count()
 # `.{name}.{pid}-{counter}.tmp`: the only names this module creates, and the only leftovers
 # `orphan_temp_files` will ever offer for removal.
 TEMP_NAME = re.compile(r"\.(?P<name>.+)\.(?P<pid>\d+)-\d+\.tmp")
+# When this process began writing: a temporary file carrying this process's pid but older than
+# this is a leftover of a dead process that had the same pid (pids are reused, in containers
+# soon); a newer one is this process's own, possibly still being written.
+PROCESS_STARTED_NS = time.time_ns()
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:

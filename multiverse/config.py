@@ -22,6 +22,7 @@ from multiverse.provider_keys import (
     KEYLESS_PROVIDERS,
     OPENAI_COMPATIBLE,
     PROVIDER_KEYS,
+    own_host,
     provider_of,
 )
 
@@ -58,19 +59,66 @@ class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
 
 
+Switch = Literal["auto", "on", "off"]
+ExecutorMode = Literal["auto", "tools", "single_shot"]
+SAMPLING_KEYS = ("temperature", "top_p", "frequency_penalty", "presence_penalty", "seed")
+
+
 class TierConfig(Settings):
-    """The model serving one tier and its per-call limits."""
+    """The model serving one tier, its per-call limits, sampling and capabilities."""
 
     model: str = Field(default=BUILTIN, min_length=1)
+    # The ceiling of one answer; each call type asks for what it needs, at most this.
     max_tokens: int = Field(default=4096, gt=0)
+    # The whole time one call may take, retries included.
     timeout_seconds: float = Field(default=120.0, gt=0)
     api_base: str | None = None
     api_key_env: str | None = Field(default=None, min_length=1)
+    # Sampling; a setting left out is not sent (the provider's default applies).
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    top_p: float | None = Field(default=None, gt=0, le=1)
+    frequency_penalty: float | None = Field(default=None, ge=-2, le=2)
+    presence_penalty: float | None = Field(default=None, ge=-2, le=2)
+    seed: int | None = None
+    # Server-specific request fields (e.g. llama.cpp's repeat_penalty), sent as they are.
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+    # JSON-schema constrained answers: auto asks litellm (self-hosted servers: on).
+    structured_output: Switch = "auto"
+    # How the Executor works: a native tool loop, or one written answer per task.
+    executor_mode: ExecutorMode = "auto"
+    # Tokens the model reads and writes in one call; auto asks litellm, else 8192.
+    context_window: int | None = Field(default=None, gt=0)
 
     @model_validator(mode="before")
     @classmethod
     def _from_model_name(cls, data: Any) -> Any:
-        return {"model": data} if isinstance(data, str) else data
+        if isinstance(data, str):
+            return {"model": data}
+        if isinstance(data, dict) and isinstance(data.get("structured_output"), bool):
+            # YAML reads `on`/`off`/`true`/`false` as booleans.
+            return {**data, "structured_output": "on" if data["structured_output"] else "off"}
+        return data
+
+    def sampling(self) -> dict[str, float | int]:
+        """The sampling settings given in the mapping, by their request names."""
+        values = {key: getattr(self, key) for key in SAMPLING_KEYS}
+        return {key: value for key, value in values.items() if value is not None}
+
+    def call_fields(self) -> dict[str, Any]:
+        """What every LlmCall made for this tier carries (max_tokens is the caller's)."""
+        return {
+            "model": self.model,
+            "api_base": self.api_base,
+            "api_key_env": self.api_key_env,
+            "timeout_seconds": self.timeout_seconds,
+            "sampling": self.sampling(),
+            "extra_body": dict(self.extra_body),
+            "structured_output": self.structured_output,
+        }
+
+    def answer_tokens(self, needed: int) -> int:
+        """max_tokens of a call whose answer needs about `needed` tokens: never above the tier's."""
+        return max(1, min(self.max_tokens, needed))
 
 
 class Budget(Settings):
@@ -236,6 +284,10 @@ class EffectiveTier(Settings):
 def _decide(config: TierConfig, environ: Mapping[str, str]) -> tuple[Mode, str, str | None, bool]:
     """(mode, reason, key env var named, whether it is set) for a non-builtin model."""
     provider = provider_of(config.model)
+    if config.api_base and not config.api_key_env and not own_host(config.model, config.api_base):
+        # The gateway never sends a provider's key to another host: this server gets none.
+        reason = f"api_base is set; calling {config.api_base} without a key"
+        return "model", reason, None, False
     names = (config.api_key_env,) if config.api_key_env else PROVIDER_KEYS.get(provider)
     names = names or ()
     found = next((name for name in names if environ.get(name, "").strip()), None)

@@ -1,28 +1,27 @@
-"""The one door to models (SPEC §10.4): the only module that imports litellm, on first call.
+"""The one door to models (SPEC §10.4): every model call goes through here.
 
-It owns the retry loop (litellm and the OpenAI client are told not to retry), the JSON guard's
-repair loop, the disk cache, the per-run ledger and the per-call log event.
+litellm is loaded on the first call (multiverse.litellm_loader). The gateway owns the retry loop
+(litellm and the OpenAI client are told not to retry), the JSON guard's repair loop, the disk
+cache, the per-run ledger and the per-call log event.
 """
 
 from __future__ import annotations
 
-import json
-import logging
 import os
 import random
-import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any, Protocol, TypeVar
 
 import structlog
 from pydantic import BaseModel
 
+from multiverse.answer_schema import answer_schema
 from multiverse.jsonguard import judge, repair_messages
+from multiverse.litellm_loader import load_litellm
 from multiverse.llm import (
+    Attempt,
     JsonGuardFailed,
     JsonResult,
     LlmAnswer,
@@ -30,199 +29,34 @@ from multiverse.llm import (
     LlmError,
     LlmErrorCode,
     RetryPolicy,
-    ToolCall,
+    json_schema_format,
     openai_request,
-    parse_retry_after,
     sanitize_tool_names,
 )
 from multiverse.llm_cache import TEXT_MODE, CacheEntry, LlmCache
 from multiverse.llm_usage import Budget, UsageLedger
+from multiverse.model_capabilities import (
+    constrained,
+    model_context_window,
+    model_supports,
+    refuse_schema,
+    refuses_schema,
+)
+from multiverse.provider_keys import own_host
+from multiverse.provider_reply import Fault, Reply, read_reply, send
+from multiverse.runaway import repetition
 from multiverse.secrets import mask_secrets, register_secret
 
 log = structlog.get_logger(__name__)
 
 T = TypeVar("T", bound=BaseModel)
 MAX_REPAIRS = 2
-MAX_ERROR_TEXT = 500
-LITELLM_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
-RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
 PING_TIMEOUT = 30.0
-
-_litellm: ModuleType | None = None
-_import_lock = threading.Lock()
-
-
-def load_litellm() -> ModuleType:
-    """Import litellm once, offline and silent (see DEPENDENCY_NOTES)."""
-    global _litellm
-    if _litellm is not None:
-        return _litellm
-    with _import_lock:
-        if _litellm is None:
-            # Without it the import downloads a price list, and hangs on a hanging network.
-            os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-            import litellm
-
-            litellm.suppress_debug_info = True
-            if hasattr(litellm, "disable_hf_tokenizer_download"):
-                litellm.disable_hf_tokenizer_download = True
-            if hasattr(litellm, "telemetry"):
-                litellm.telemetry = False
-            for name in LITELLM_LOGGERS:
-                logger = logging.getLogger(name)
-                logger.handlers.clear()
-                logger.addHandler(logging.NullHandler())
-                logger.propagate = False
-            _litellm = litellm
-    return _litellm
-
-
-@dataclass(frozen=True)
-class Fault:
-    """A provider error, classified: may it be retried, was it a timeout, how long to wait."""
-
-    retryable: bool
-    timeout: bool
-    status: int | None
-    retry_after: float | None
-    message: str
-
-
-def classify(exc: Exception) -> Fault | None:
-    """The fault behind a litellm exception; None if it is not a provider error (our bug)."""
-    import openai  # already loaded by litellm; every litellm provider error derives from it
-
-    if not isinstance(exc, openai.APIError):
-        return None
-    status = getattr(exc, "status_code", None)
-    status = status if isinstance(status, int) else None
-    timeout = isinstance(exc, openai.APITimeoutError)
-    retryable = (
-        timeout
-        or isinstance(exc, openai.APIConnectionError)
-        or (status is not None and (status in RETRYABLE_STATUS or status >= 500))
-    )
-    message = mask_secrets(str(exc))[:MAX_ERROR_TEXT]
-    return Fault(retryable, timeout, status, _retry_after(exc), message)
-
-
-def _send(litellm: ModuleType, kwargs: dict[str, Any]) -> Any:
-    """The provider's response, or the Fault it raised."""
-    # Returned, not raised: our error must not chain the provider's, whose text may echo a key.
-    try:
-        return litellm.completion(**kwargs)
-    except Exception as exc:
-        fault = classify(exc)
-        if fault is None:
-            raise
-        return fault
-
-
-def _retry_after(exc: Exception) -> float | None:
-    headers = getattr(exc, "litellm_response_headers", None)
-    if headers is None:
-        headers = getattr(getattr(exc, "response", None), "headers", None)
-    if headers is None:
-        return None
-    milliseconds = headers.get("retry-after-ms")
-    if milliseconds is not None:
-        seconds = parse_retry_after(str(milliseconds))
-        return None if seconds is None else seconds / 1000
-    value = headers.get("retry-after") or headers.get("Retry-After")
-    return parse_retry_after(None if value is None else str(value))
-
-
-@dataclass(frozen=True)
-class _Reply:
-    """The useful part of one provider response, with usage summed over earlier attempts."""
-
-    text: str
-    tools: list[ToolCall]
-    finish: str
-    prompt_tokens: int
-    completion_tokens: int
-    cost: float
-
-    @property
-    def cut_empty(self) -> bool:
-        """An answer with nothing in it because the token limit cut it."""
-        return self.finish == "length" and not self.text.strip() and not self.tools
-
-    def after(self, earlier: _Reply | None) -> _Reply:
-        """This reply, charged with what an earlier (cut) attempt used."""
-        if earlier is None:
-            return self
-        return _Reply(
-            self.text,
-            self.tools,
-            self.finish,
-            self.prompt_tokens + earlier.prompt_tokens,
-            self.completion_tokens + earlier.completion_tokens,
-            self.cost + earlier.cost,
-        )
-
-    def answer(self, model: str, latency_ms: float, attempts: int) -> LlmAnswer:
-        """The answer handed to the caller."""
-        return LlmAnswer(
-            text=self.text,
-            tool_calls=self.tools,
-            finish_reason=self.finish,
-            model=model,
-            prompt_tokens=self.prompt_tokens,
-            completion_tokens=self.completion_tokens,
-            cost_usd=self.cost,
-            latency_ms=latency_ms,
-            attempts=attempts,
-        )
-
-
-def _read_reply(litellm: ModuleType, response: Any, names: dict[str, str]) -> _Reply:
-    choice = response.choices[0]
-    back = {safe: original for original, safe in names.items()}
-    usage = getattr(response, "usage", None)
-    return _Reply(
-        text=choice.message.content or "",
-        tools=[
-            _tool_call(item, number, back)
-            for number, item in enumerate(getattr(choice.message, "tool_calls", None) or [])
-        ],
-        finish=str(choice.finish_reason or "stop"),
-        prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-        completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-        cost=_cost(litellm, response),
-    )
-
-
-def _tool_call(item: Any, number: int, back: dict[str, str]) -> ToolCall:
-    """One tool call of the answer, under the tool's original name."""
-    name = str(item.function.name or "")
-    arguments: dict[str, Any] = {}
-    problem = None
-    try:
-        parsed = json.loads(item.function.arguments or "{}")
-        if isinstance(parsed, dict):
-            arguments = parsed
-        else:
-            problem = "tool arguments are not a JSON object"
-    except ValueError as exc:
-        problem = f"tool arguments are not valid JSON: {exc}"
-    return ToolCall(
-        id=str(item.id or f"call_{number}"),
-        name=back.get(name, name),
-        arguments=arguments,
-        arguments_error=problem,
-    )
-
-
-def _cost(litellm: ModuleType, response: Any) -> float:
-    hidden = getattr(response, "_hidden_params", None) or {}
-    if "response_cost" in hidden:
-        # litellm already priced it; None means the model is not in its price list.
-        return float(hidden["response_cost"] or 0.0)
-    try:
-        return float(litellm.completion_cost(completion_response=response))
-    except Exception:  # an unknown model has no price: free, never a crash
-        return 0.0
+# Sent as the key to a server named by api_base when no key is meant for it: the OpenAI client
+# needs some key, and the provider's own key (e.g. OPENAI_API_KEY) must never go to another host.
+PLACEHOLDER_KEY = "no-key"
+# Re-exported: the roles ask the gateway what a model can do.
+__all__ = ["Gateway", "load_litellm", "model_context_window", "model_supports", "ping_model"]
 
 
 class Gateway:
@@ -233,6 +67,7 @@ class Gateway:
         cache: LlmCache | None = None,
         runs_root: Path | None = None,
         budget: Budget | None = None,
+        pending_root: Path | None = None,
         retry: RetryPolicy | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
@@ -240,17 +75,20 @@ class Gateway:
     ) -> None:
         self.cache = cache
         self.runs_root = runs_root
+        self.pending_root = pending_root
         self.budget = budget or Budget()
         self.retry = retry or RetryPolicy()
         self._sleep = sleep
         self._clock = clock
         self._jitter = jitter
 
-    def ledger(self, run_id: str | None) -> UsageLedger | None:
-        """The usage ledger of a run, or None when the call belongs to no run."""
-        if run_id is None or self.runs_root is None:
-            return None
-        return UsageLedger(self.runs_root / run_id, self.budget)
+    def ledger(self, call: LlmCall) -> UsageLedger | None:
+        """The usage ledger the call is charged to: its run's, a pending one, or none."""
+        if call.run_id is not None and self.runs_root is not None:
+            return UsageLedger(self.runs_root / call.run_id, self.budget)
+        if call.pending_ledger is not None and self.pending_root is not None:
+            return UsageLedger(self.pending_root / call.pending_ledger, self.budget)
+        return None
 
     def complete(self, call: LlmCall) -> LlmAnswer:
         """One answer: from the cache, else from the model (retried, recorded, cached)."""
@@ -273,25 +111,46 @@ class Gateway:
                 return JsonResult(
                     verdict.value, answer.text, entry.repairs > 0, entry.repairs, answer
                 )
-        attempt = call
+        shape = json_schema_format(schema.__name__, answer_schema(schema))
+        attempt, cut = call, False
         errors: list[str] = []
         answer_text = ""
         for repairs in range(MAX_REPAIRS + 1):
-            answer = self._paid(attempt, repairs=repairs, mode=None)
+            answer = self._paid(attempt, repairs=repairs, mode=None, response_format=shape)
             verdict = judge(answer.text, schema, check)
             if verdict.value is not None:
                 if self.cache is not None:
                     self.cache.put(call, answer, mode, repairs)
                 return JsonResult(verdict.value, answer.text, repairs > 0, repairs, answer)
             errors, answer_text = verdict.errors, answer.text
-            log.info("llm_json_invalid", **_fields(call), repairs=repairs, errors=errors[:5])
+            log.info("llm_json_invalid", **_fields(call), repairs=repairs, errors=errors[:5],
+                     finish_reason=answer.finish_reason)  # fmt: skip
+            if answer.finish_reason == "length":
+                # Cut by the limit: a loop, or a second cut, is a runaway; a first cut is
+                # asked again with the truth about it and twice the room.
+                self._stop_runaway(attempt, answer, cut)
+                cut = True
+                errors = [
+                    f"your answer was cut at {attempt.max_tokens} tokens (the limit) before "
+                    "the JSON was complete; answer again, shorter: only what the schema asks"
+                ]
+                attempt = attempt.model_copy(update={"max_tokens": attempt.max_tokens * 2})
             messages = [*attempt.messages, *repair_messages(answer.text, errors)]
-            attempt = call.model_copy(update={"messages": messages})
+            attempt = attempt.model_copy(update={"messages": messages})
         raise JsonGuardFailed(mask_secrets(answer_text), errors, MAX_REPAIRS + 1)
+
+    def _stop_runaway(self, call: LlmCall, answer: LlmAnswer, cut_before: bool) -> None:
+        """Raise RUNAWAY for an answer cut by the limit that loops, or a second cut."""
+        loop = repetition(answer.text)
+        if loop is None and not cut_before:
+            return
+        why = loop or f"cut by the length limit twice (last at {call.max_tokens} tokens)"
+        message = f"{call.model} ran away: {why}; the step is stopped rather than retried"
+        raise self._failure(call, LlmErrorCode.RUNAWAY, answer.attempts, message)
 
     def _serve_cached(self, call: LlmCall, entry: CacheEntry) -> LlmAnswer:
         began = self._clock()
-        ledger = self.ledger(call.run_id)
+        ledger = self.ledger(call)
         if ledger is not None:
             ledger.record_cache_hit(call.role)
         latency = (self._clock() - began) * 1000
@@ -299,46 +158,61 @@ class Gateway:
         self._log(call, answer, entry.repairs)
         return answer
 
-    def _paid(self, call: LlmCall, repairs: int, mode: str | None) -> LlmAnswer:
+    def _paid(
+        self,
+        call: LlmCall,
+        repairs: int,
+        mode: str | None,
+        response_format: dict[str, Any] | None = None,
+    ) -> LlmAnswer:
         """A real call: budget check, request, log, cache (when `mode`), then the ledger."""
-        ledger = self.ledger(call.run_id)
+        ledger = self.ledger(call)
         if ledger is not None:
             ledger.ensure_within_budget()
-        answer = self._request(call)
+        answer = self._request(call, response_format)
         self._log(call, answer, repairs)
-        if mode is not None and self.cache is not None:
-            # Cached before the budget verdict: a paid answer is never paid for again.
+        if mode is not None and self.cache is not None and answer.finish_reason != "length":
+            # Cached before the budget verdict: a paid answer is never paid for again. An answer
+            # cut by the limit is not kept: served again, a runaway would fail every retry.
             self.cache.put(call, answer, mode)
         if ledger is not None:
             ledger.record_call(call.role, answer)
         return answer
 
-    def _request(self, call: LlmCall) -> LlmAnswer:
+    def _request(self, call: LlmCall, response_format: dict[str, Any] | None = None) -> LlmAnswer:
         """Attempts until an answer, a fatal error, no attempt left or the deadline."""
         litellm = load_litellm()
         names = sanitize_tool_names([tool.name for tool in call.tools])
         api_key = _api_key(call)
         began = self._clock()
-        deadline = began + self.retry.total_deadline
+        deadline = began + self.retry.deadline(call)
         max_tokens, failures, requests = call.max_tokens, 0, 0
-        earlier: _Reply | None = None
+        earlier: Reply | None = None
         while True:
             requests += 1
             timeout = max(0.001, min(call.timeout_seconds, deadline - self._clock()))
-            kwargs = openai_request(call, names, api_key, max_tokens, timeout)
-            response = _send(litellm, kwargs)
+            shape = response_format if constrained(call) else None
+            attempt = Attempt(api_key, max_tokens, timeout, shape)
+            response = send(litellm, openai_request(call, names, attempt))
             if isinstance(response, Fault):
+                if shape is not None and refuses_schema(response):
+                    # The server cannot decode with a schema: the JSON guard alone, from now on.
+                    refuse_schema(call)
+                    log.warning(
+                        "structured_output_refused", **_fields(call), error=response.message
+                    )
+                    continue
                 failures += 1
                 self._sleep(self._delay(call, response, failures, deadline))
                 continue
-            reply = _read_reply(litellm, response, names).after(earlier)
+            reply = read_reply(litellm, response, names).after(earlier)
             if reply.cut_empty and earlier is None:
                 # An empty answer cut by the limit: once more with twice the room.
                 earlier, max_tokens = reply, max_tokens * 2
                 log.info("llm_retry", **_fields(call), reason="length", max_tokens=max_tokens)
                 continue
             latency = (self._clock() - began) * 1000
-            return reply.answer(call.model, latency, requests)
+            return reply.answer(call.model, latency, requests, shape is not None)
 
     def _delay(self, call: LlmCall, fault: Fault, failures: int, deadline: float) -> float:
         """How long to wait before the next attempt; raises when no attempt is left."""
@@ -366,7 +240,7 @@ class Gateway:
         why = (
             "no attempt left"
             if failures >= self.retry.max_attempts
-            else f"waiting {delay:.1f} s would pass the {self.retry.total_deadline:.0f} s deadline"
+            else f"waiting {delay:.1f} s would pass the {self.retry.deadline(call):.0f} s deadline"
         )
         raise self._failure(
             call,
@@ -394,6 +268,7 @@ class Gateway:
             repairs=repairs,
             attempts=answer.attempts,
             finish_reason=answer.finish_reason,
+            constrained=answer.constrained,
         )
 
 
@@ -409,8 +284,15 @@ def _fields(call: LlmCall) -> dict[str, Any]:
 
 
 def _api_key(call: LlmCall) -> str | None:
-    """The key, read from the environment at call time and registered for masking."""
+    """The key to send, read at call time and registered for masking; None: litellm's own.
+
+    A key goes only where it belongs: the tier's `api_key_env` to its server; a provider's own
+    key (read by litellm) only to that provider's own host. A server named by `api_base` that
+    is not the provider's own host gets a placeholder, never the provider's key.
+    """
     if not call.api_key_env:
+        if call.api_base and not own_host(call.model, call.api_base):
+            return PLACEHOLDER_KEY
         return None
     value = os.environ.get(call.api_key_env, "")
     if not value:

@@ -149,6 +149,11 @@ class Home:
         return self.root / ".multiverse"
 
     @cached_property
+    def pending_usage(self) -> Path:
+        """Model usage of requests not yet a run (their mode decision), one folder each."""
+        return self.state / "usage_pending"
+
+    @cached_property
     def deleted_rows(self) -> Path:
         """Rows people deleted on purpose (`multiverse delete-row`), so none is restored."""
         return self.state / "deleted_rows.jsonl"

@@ -116,9 +116,7 @@ class RowJournal:
                     del table.entries[key]  # this process removed it itself
             table.order = after
 
-    def reconcile(
-        self, path: Path, rows: Sequence[RowT], index: Mapping[str, int]
-    ) -> Merge[RowT]:
+    def reconcile(self, path: Path, rows: Sequence[RowT], index: Mapping[str, int]) -> Merge[RowT]:
         """Merge a table someone else saved with what this process wrote (pure: see `adopt`)."""
         with self._guard:
             table = self._tables.get(path)

@@ -56,6 +56,8 @@ class LlmCall(LlmData):
     variant: str = "default"
     scope: str
     run_id: str | None = None
+    # Charged to this pending ledger when the call belongs to no run yet (intake's mode call).
+    pending_ledger: str | None = None
     tier: str = "MEDIUM"
     model: str
     api_base: str | None = None
@@ -63,9 +65,14 @@ class LlmCall(LlmData):
     messages: list[ChatMessage]
     tools: list[ToolSpec] = Field(default_factory=list)
     max_tokens: int = Field(default=1024, ge=1)
+    # The whole time the call may take, retries included (RetryPolicy may set a shorter one).
     timeout_seconds: float = Field(default=60.0, gt=0)
-    temperature: float = 0.0
+    sampling: dict[str, float | int] = Field(default_factory=dict)
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+    stop: list[str] = Field(default_factory=list)
     json_mode: bool = False
+    # For complete_json: send the answer's JSON schema as response_format (auto/on/off).
+    structured_output: str = "auto"
 
 
 class LlmAnswer(LlmData):
@@ -81,6 +88,8 @@ class LlmAnswer(LlmData):
     cached: bool = False
     latency_ms: float = 0.0
     attempts: int = 1
+    # Decoded with the answer's JSON schema (response_format json_schema).
+    constrained: bool = False
 
 
 @dataclass(frozen=True)
@@ -102,6 +111,7 @@ class LlmErrorCode(StrEnum):
     BUDGET_EXCEEDED = "BUDGET_EXCEEDED"
     PROVIDER_ERROR = "PROVIDER_ERROR"
     INVALID_JSON = "INVALID_JSON"
+    RUNAWAY = "RUNAWAY"
 
 
 class LlmError(MultiverseError):
@@ -132,8 +142,13 @@ class RetryPolicy(LlmData):
     max_attempts: int = Field(default=3, ge=1)
     base_delay: float = Field(default=0.5, ge=0)
     max_delay: float = Field(default=8.0, ge=0)
-    total_deadline: float = Field(default=120.0, gt=0)
+    # None: a call's deadline is its own timeout_seconds (the tier's), whatever its size.
+    total_deadline: float | None = Field(default=None, gt=0)
     jitter: float = Field(default=0.25, ge=0, le=1)
+
+    def deadline(self, call: LlmCall) -> float:
+        """Seconds the whole call may take, retries included."""
+        return self.total_deadline if self.total_deadline is not None else call.timeout_seconds
 
     def backoff(self, attempt: int, unit: float) -> float:
         """Delay after failed attempt `attempt` (1-based); `unit` in [0, 1) draws the jitter."""
@@ -174,23 +189,43 @@ def sanitize_tool_names(names: list[str]) -> dict[str, str]:
     return safe
 
 
-def openai_request(
-    call: LlmCall, names: dict[str, str], api_key: str | None, max_tokens: int, timeout: float
-) -> dict[str, Any]:
+def json_schema_format(name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """The OpenAI `response_format` asking for answers that validate against `schema`."""
+    safe = re.sub(r"[^a-zA-Z0-9_-]", "_", name)[:64] or "answer"
+    return {"type": "json_schema", "json_schema": {"name": safe, "schema": schema}}
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """What one attempt of a call sends beyond the call itself."""
+
+    api_key: str | None
+    max_tokens: int
+    timeout: float
+    response_format: dict[str, Any] | None = None
+
+
+def openai_request(call: LlmCall, names: dict[str, str], attempt: Attempt) -> dict[str, Any]:
     """The keyword arguments of litellm.completion for one attempt of `call`."""
     kwargs: dict[str, Any] = {
         "model": call.model,
         "messages": renamed_tool_calls(call.messages, names) if names else call.messages,
-        "max_tokens": max_tokens,
-        "temperature": call.temperature,
-        "timeout": timeout,
+        "max_tokens": attempt.max_tokens,
+        **call.sampling,
+        "timeout": attempt.timeout,
         "max_retries": 0,  # the OpenAI client would retry on its own; we own the loop
     }
     if call.api_base:
         kwargs["api_base"] = call.api_base
-    if api_key:
-        kwargs["api_key"] = api_key
-    if call.json_mode:
+    if attempt.api_key:
+        kwargs["api_key"] = attempt.api_key
+    if call.stop:
+        kwargs["stop"] = list(call.stop)
+    if call.extra_body:
+        kwargs["extra_body"] = dict(call.extra_body)
+    if attempt.response_format is not None:
+        kwargs["response_format"] = attempt.response_format
+    elif call.json_mode:
         kwargs["response_format"] = {"type": "json_object"}
     if call.tools:
         kwargs["tools"] = [

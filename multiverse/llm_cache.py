@@ -2,7 +2,7 @@
 
 One JSON file per entry under a folder the caller gives (the daemon: `<home>/.multiverse/
 llm_cache/`). The key is sha256 of `role:agent_version:variant:prompt_version:scope:input_hash`,
-the input hash covering model, messages, tools, max_tokens, temperature and the answer mode.
+the input hash covering model, messages, tools, max_tokens, sampling and the answer mode.
 Only successful answers are stored, and never a key (SPEC §10.4).
 """
 
@@ -45,8 +45,11 @@ def input_hash(call: LlmCall, mode: str = TEXT_MODE) -> str:
         "messages": call.messages,
         "tools": [tool.model_dump() for tool in call.tools],
         "max_tokens": call.max_tokens,
-        "temperature": call.temperature,
+        "sampling": call.sampling,
+        "extra_body": call.extra_body,
+        "stop": call.stop,
         "json_mode": call.json_mode,
+        "structured_output": call.structured_output,
         "mode": mode,
     }
     blob = json.dumps(material, sort_keys=True, ensure_ascii=False, default=str)

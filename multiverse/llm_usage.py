@@ -7,6 +7,7 @@ and after it (the call that crosses the limit fails the run with BUDGET_EXCEEDED
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -141,3 +142,18 @@ class UsageLedger:
             totals = change(self.totals())
             atomic_write_text(self.path, totals.model_dump_json(indent=2) + "\n")
         return totals
+
+
+def carry_pending(pending: Path, run_folder: Path) -> None:
+    """Charge a new run with what was spent for it before it existed (its mode decision), once.
+
+    The pending totals become the run's first usage.json; a crash in between is safe: a run that
+    already has usage.json was charged before (nothing is spent for a run before it exists).
+    """
+    source = pending / USAGE_FILE
+    target = run_folder / USAGE_FILE
+    if source.is_file() and not target.exists():
+        totals = UsageLedger(pending).totals().model_copy(update={"run_id": run_folder.name})
+        run_folder.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(target, totals.model_dump_json(indent=2) + "\n")
+    shutil.rmtree(pending, ignore_errors=True)

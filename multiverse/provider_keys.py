@@ -6,6 +6,8 @@ effective mode costs nothing at start-up.
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 # Provider prefix → env vars litellm reads its key from (the first is the one we name).
 PROVIDER_KEYS: dict[str, tuple[str, ...]] = {
     "openai": ("OPENAI_API_KEY",),
@@ -37,6 +39,24 @@ KEYLESS_PROVIDERS = frozenset(
 )
 # With their own api_base these speak to any OpenAI-compatible server, which may need no key.
 OPENAI_COMPATIBLE = frozenset({"openai", "text-completion-openai"})
+# The hosts a provider's own key may be sent to when a tier names them in api_base.
+OWN_HOSTS: dict[str, tuple[str, ...]] = {
+    "openai": ("api.openai.com",),
+    "text-completion-openai": ("api.openai.com",),
+    "anthropic": ("api.anthropic.com",),
+    "gemini": ("generativelanguage.googleapis.com",),
+    "google": ("generativelanguage.googleapis.com",),
+    "mistral": ("api.mistral.ai",),
+    "groq": ("api.groq.com",),
+    "deepseek": ("api.deepseek.com",),
+    "xai": ("api.x.ai",),
+    "openrouter": ("openrouter.ai",),
+    "together_ai": ("api.together.xyz",),
+    "fireworks_ai": ("api.fireworks.ai",),
+    "deepinfra": ("api.deepinfra.com",),
+    "cerebras": ("api.cerebras.ai",),
+    "perplexity": ("api.perplexity.ai",),
+}
 # Bare model names litellm routes without a prefix.
 BARE_PREFIXES = (("gpt-", "openai"), ("chatgpt-", "openai"), ("o1", "openai"), ("o3", "openai"),
                  ("o4", "openai"), ("claude", "anthropic"), ("command-", "cohere"))  # fmt: skip
@@ -48,3 +68,9 @@ def provider_of(model: str) -> str:
         return model.split("/", 1)[0].strip().lower()
     bare = model.lower()
     return next((provider for prefix, provider in BARE_PREFIXES if bare.startswith(prefix)), "")
+
+
+def own_host(model: str, api_base: str) -> bool:
+    """Whether `api_base` is the provider's own host, where its usual key belongs."""
+    host = (urlsplit(api_base.strip()).hostname or "").lower()
+    return host in OWN_HOSTS.get(provider_of(model), ())

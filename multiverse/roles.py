@@ -38,8 +38,10 @@ class PlanFailed(MultiverseError):
 class PlannerRole(Protocol):
     """Writes plans; never executes them."""
 
-    def decide_mode(self, request: str, has_past_runs: bool) -> ModeDecision:
-        """Plan target `mode`."""
+    def decide_mode(
+        self, request: str, has_past_runs: bool, pending_ledger: str | None = None
+    ) -> ModeDecision:
+        """Plan target `mode`; model calls are charged to `pending_ledger` until a run exists."""
         ...
 
     def plan_phase0(self, context: PlanContext) -> TasksPlan:

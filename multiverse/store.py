@@ -404,4 +404,3 @@ def _settled_bytes(path: Path) -> bytes:
     except FileNotFoundError:
         return b""
     return data
-

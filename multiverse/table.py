@@ -143,6 +143,4 @@ def _updated(path: Path, row: R, fields: Mapping[str, Any]) -> R:
     try:
         return type(row).model_validate(data)
     except ValidationError as error:
-        raise TableError(
-            path, None, f"invalid update of {row.key!r}: {describe(error)}"
-        ) from error
+        raise TableError(path, None, f"invalid update of {row.key!r}: {describe(error)}") from error

@@ -75,7 +75,12 @@ def make_gateway(home: Home, mapping: RuntimeMapping) -> Gateway:
         max_tokens_per_run=mapping.budget.max_tokens_per_run,
         max_cost_per_run_usd=mapping.budget.max_cost_per_run_usd,
     )
-    return Gateway(cache=LlmCache(home.state / "llm_cache"), runs_root=home.runs, budget=budget)
+    return Gateway(
+        cache=LlmCache(home.state / "llm_cache"),
+        runs_root=home.runs,
+        budget=budget,
+        pending_root=home.pending_usage,
+    )
 
 
 def _planner(

@@ -24,6 +24,8 @@ class PendingCatalog:
         self.store = store
         self.path = path
         self.behind: WriteBehind[str, CatalogEntry] = WriteBehind(path.name, self._write)
+        # The row last written for each file: the base of a three-way merge with a person's edit.
+        self._written: dict[str, CatalogEntry] = {}
 
     def put(self, entry: CatalogEntry) -> None:
         """Queue a row; it is written within the flush delay."""
@@ -43,23 +45,32 @@ class PendingCatalog:
         self.behind.flush()
 
     def _write(self, batch: dict[str, CatalogEntry]) -> None:
+        written = dict(self._written)
         self.store.modify_indexed(
             KNOWLEDGE_CATALOG,
             self.path,
-            lambda rows, index: upsert(rows, index, list(batch.values())),
+            lambda rows, index: upsert(rows, index, list(batch.values()), written),
         )
+        self._written.update(batch)
 
 
 def upsert(
-    rows: list[CatalogEntry], index: Mapping[str, int], entries: list[CatalogEntry]
+    rows: list[CatalogEntry],
+    index: Mapping[str, int],
+    entries: list[CatalogEntry],
+    written: Mapping[str, CatalogEntry] | None = None,
 ) -> list[CatalogEntry]:
-    """Rows with each entry replacing the row of the same file_path, or appended."""
+    """Rows with each entry replacing the row of the same file_path, or appended.
+
+    An entry equal to the row last `written` for its file says nothing new: the row in the file,
+    which a person may have edited since, is kept (a file catalogued again must not undo an edit).
+    """
     appended: dict[str, int] = {}
     for entry in entries:
         where = index.get(entry.file_path, appended.get(entry.file_path))
         if where is None:
             appended[entry.file_path] = len(rows)
             rows.append(entry)
-        elif rows[where] != entry:
+        elif rows[where] != entry and (written or {}).get(entry.file_path) != entry:
             rows[where] = entry
     return rows

@@ -84,6 +84,8 @@ _MODE_ALIASES = {
 }
 _BOM = b"\xef\xbb\xbf"
 _HEADING = re.compile(r"#{1,6}(?:\s+(.*?))?(?:\s+#+)?\s*")
+
+
 class RequestRejected(UserError):
     """An inbox file that cannot be a request; `reason` says why, for the reason file."""
 

@@ -41,7 +41,6 @@ SUFFIX = (
 )
 
 
-
 class Stamp(NamedTuple):
     """What tells that a file changed: its identity, size and times, from one (l)stat."""
 

@@ -7,6 +7,7 @@ chosen for the file, so a daemon killed half-way resumes the same run instead of
 from __future__ import annotations
 
 import json
+import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import structlog
 
 from multiverse.atomic import atomic_write_text
 from multiverse.contracts import Message, MessageKind, Mode
+from multiverse.llm_usage import carry_pending
 from multiverse.models import ProcessRun
 from orchestrator.crew import Crew
 from orchestrator.inbox import (
@@ -64,6 +66,7 @@ def take_in(crew: Crew, path: Path, max_bytes: int, settled: Stamp | None = None
     mode = _mode(crew, request)
     if mode is Mode.SIMPLE_TASK:
         _simple_task(crew, path, request)
+        shutil.rmtree(crew.home.pending_usage / request.name, ignore_errors=True)
         return None
     run_id = allocate_run_id(crew)
     atomic_write_text(claim, json.dumps({"run_id": run_id, "mode": mode.value}) + "\n")
@@ -94,7 +97,8 @@ def _mode(crew: Crew, request: InboxRequest) -> Mode:
         return Mode.SIMPLE_TASK
     has_past = bool(crew.process_runs.rows())
     if request.forced_mode is None:
-        decided = crew.planner.decide_mode(request.body, has_past)
+        # Charged to a pending ledger named after the request, carried into its run later.
+        decided = crew.planner.decide_mode(request.body, has_past, pending_ledger=request.name)
         log.info("mode_decided", name=request.name, mode=decided.mode, reason=decided.reason)
         if decided.mode is Mode.SIMPLE_TASK:
             return Mode.SIMPLE_TASK
@@ -134,6 +138,7 @@ def _create_run(crew: Crew, path: Path, request: InboxRequest, run_id: str, mode
     past = [run for run in crew.process_runs.rows() if run.run_id != run_id]
     context = rank_past_runs(request.body, past) if mode is Mode.CONTINUOUS_RUN else None
     write_learning_context(paths, context or rank_past_runs("", []), mode)
+    carry_pending(crew.home.pending_usage / request.name, paths.root)
     if crew.process_runs.get(run_id) is None:
         crew.process_runs.insert(ProcessRun(run_id=run_id, user_request=request.body.strip()))
     if path.exists():

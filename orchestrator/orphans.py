@@ -13,7 +13,7 @@ from pathlib import Path
 
 import structlog
 
-from multiverse.atomic import temp_owner
+from multiverse.atomic import PROCESS_STARTED_NS, temp_owner
 from multiverse.home import Home
 
 log = structlog.get_logger(__name__)
@@ -25,7 +25,7 @@ def remove_orphan_temps(home: Home) -> list[Path]:
     for folder in (home.db, home.runs, home.outputs, home.inbox, home.state):
         for path in _temp_files(folder):
             owner = temp_owner(path.name)
-            if owner is None or _alive(owner):
+            if owner is None or _in_use(path, owner):
                 continue
             try:
                 path.unlink()
@@ -45,10 +45,25 @@ def _temp_files(folder: Path) -> list[Path]:
     return found
 
 
+def _in_use(path: Path, owner: int) -> bool:
+    """Whether the process that made this temporary file may still be writing it."""
+    if owner != os.getpid():
+        return _alive(owner)
+    # Our own pid: a write of this process in flight (another thread may be mid-write) unless
+    # the file predates this process, i.e. a dead namesake left it. The margin covers file
+    # systems whose timestamps lag the clock by a tick.
+    try:
+        written_ns = path.stat().st_mtime_ns
+    except FileNotFoundError:
+        return True  # renamed into place meanwhile: nothing to remove
+    return written_ns >= PROCESS_STARTED_NS - _CLOCK_MARGIN_NS
+
+
+_CLOCK_MARGIN_NS = 2_000_000_000
+
+
 def _alive(pid: int) -> bool:
     """Whether a process with this pid exists (its temporary file may be in use)."""
-    if pid == os.getpid():
-        return False  # this process has just started: nothing of its own is in flight
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

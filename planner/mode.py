@@ -14,6 +14,10 @@ The rule, in order:
 2. Otherwise CONTINUOUS_RUN when past runs exist (their learning context applies), else
    INITIAL_RUN.
 
+A model's verdict (the model-backed Planner) is held to the same evidence by `settle_mode`: a
+SIMPLE_TASK on a request that rule 1 says is not simple becomes a run, and whether a run is
+INITIAL or CONTINUOUS is the fact of rule 2, not the model's guess.
+
 Front matter `mode:` overrides are the Orchestrator's business, not this module's.
 """
 
@@ -73,9 +77,47 @@ def deliverable_asked(text: str) -> str | None:
     return None
 
 
+def request_lines(request: str) -> list[str]:
+    """The request's non-empty lines, without front matter."""
+    return [line.strip() for line in strip_front_matter(request).splitlines() if line.strip()]
+
+
+def not_simple_because(request: str) -> str | None:
+    """Why the request is a structured one whatever a model says, or None when it may be simple.
+
+    The heuristic's own evidence minus its want of a simple verb: a model that answers simple
+    tasks may take a short question ("which country sells most?"); a deliverable, several lines
+    or many words are never a simple task.
+    """
+    return _why_not_simple(request_lines(request), need_command=False)
+
+
+def run_mode(has_past_runs: bool) -> Mode:
+    """The mode of a structured request (rule 2)."""
+    return Mode.CONTINUOUS_RUN if has_past_runs else Mode.INITIAL_RUN
+
+
+def settle_mode(decision: ModeDecision, request: str, has_past_runs: bool) -> ModeDecision:
+    """A model's verdict checked against the heuristic's evidence (see the module's doc)."""
+    if decision.mode is Mode.SIMPLE_TASK:
+        why_not = not_simple_because(request)
+        if why_not is None:
+            return decision
+        reason = (
+            f"the model said SIMPLE_TASK ({decision.reason.strip()}), but the request is not "
+            f"a simple command: {why_not}; so it is a run"
+        )
+        return ModeDecision(mode=run_mode(has_past_runs), reason=reason)
+    mode = run_mode(has_past_runs)
+    if decision.mode is mode:
+        return decision
+    past = "past runs exist" if has_past_runs else "there are no past runs"
+    return ModeDecision(mode=mode, reason=f"{decision.reason.strip()} ({past}: {mode.value})")
+
+
 def decide_mode(request: str, has_past_runs: bool) -> ModeDecision:
     """Apply the documented heuristic; `reason` says which rule fired."""
-    lines = [line.strip() for line in strip_front_matter(request).splitlines() if line.strip()]
+    lines = request_lines(request)
     why_not = _why_not_simple(lines)
     if why_not is None:
         command = simple_command(lines[0])
@@ -92,8 +134,12 @@ def decide_mode(request: str, has_past_runs: bool) -> ModeDecision:
     return ModeDecision(mode=Mode.INITIAL_RUN, reason=reason)
 
 
-def _why_not_simple(lines: list[str]) -> str | None:
-    """Why the request is not a simple command, or None when it is one."""
+def _why_not_simple(lines: list[str], need_command: bool = True) -> str | None:
+    """Why the request is not a simple command, or None when it is one.
+
+    Without `need_command`, only the evidence of a structured request counts (a deliverable,
+    several lines, many words): a short question a model judged simple may stand.
+    """
     if not lines:
         return "the request is empty"
     if len(lines) > 1:
@@ -104,6 +150,6 @@ def _why_not_simple(lines: list[str]) -> str | None:
     deliverable = deliverable_asked(lines[0])
     if deliverable is not None:
         return f"it asks for a deliverable: {deliverable!r}"
-    if simple_command(lines[0]) is None:
+    if need_command and simple_command(lines[0]) is None:
         return "it does not start with a simple command such as list, show or convert"
     return None

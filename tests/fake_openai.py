@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import jsonschema
 import pytest
 
 
@@ -71,13 +72,19 @@ def drop() -> Reply:
     return Reply("drop")
 
 
-def length_cut() -> Reply:
-    """An empty answer stopped by the length limit."""
-    return Reply("length", completion_tokens=0)
+def length_cut(content: str = "", completion_tokens: int = 0) -> Reply:
+    """An answer stopped by the length limit: empty, or the text written before the cut."""
+    return Reply("length", text=content, completion_tokens=completion_tokens)
 
 
 class FakeOpenAI:
-    """The server's state: the script, the recorded requests, the default reply."""
+    """The server's state: the script, the recorded requests, the default reply.
+
+    With `check_schemas` on, each text reply is checked against the request's
+    `response_format` json_schema (as a decoding server would enforce it): an answer that does
+    not validate is recorded in `schema_violations`, and the number of a request that carried no
+    json_schema in `unstructured`, so a test can assert that there are none.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -85,6 +92,9 @@ class FakeOpenAI:
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.default: Reply = text("default answer")
+        self.check_schemas = False
+        self.schema_violations: list[str] = []
+        self.unstructured: list[int] = []
         self.release = threading.Event()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
@@ -114,7 +124,28 @@ class FakeOpenAI:
         with self._lock:
             self.requests.append(body)
             self.headers.append(headers)
-            return self._script.popleft() if self._script else self.default
+            reply = self._script.popleft() if self._script else self.default
+            if self.check_schemas and reply.kind == "text":
+                self._check_schema(len(self.requests) - 1, body, reply.text)
+            return reply
+
+    def _check_schema(self, number: int, body: dict[str, Any], answer: str) -> None:
+        """Record whether the answer to request `number` fits the schema the request sent."""
+        shape = body.get("response_format") or {}
+        schema = (shape.get("json_schema") or {}).get("schema")
+        if shape.get("type") != "json_schema" or not isinstance(schema, dict):
+            self.unstructured.append(number)
+            return
+        try:
+            data = json.loads(answer)
+        except ValueError as exc:
+            self.schema_violations.append(f"request {number}: not JSON: {exc}")
+            return
+        validator = jsonschema.Draft202012Validator(schema)
+        self.schema_violations.extend(
+            f"request {number}: {'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}"
+            for e in validator.iter_errors(data)
+        )
 
     def start(self) -> None:
         """Serve in a background thread."""
@@ -135,7 +166,8 @@ def _completion(reply: Reply, model: str) -> dict[str, Any]:
         message["tool_calls"] = reply.tool_calls
         finish = "tool_calls"
     elif reply.kind == "length":
-        message["content"] = ""
+        # Cut by the token limit: whatever text was written before the cut (often none).
+        message["content"] = reply.text
         finish = "length"
     tokens = {
         "prompt_tokens": reply.prompt_tokens,

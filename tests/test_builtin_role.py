@@ -303,3 +303,20 @@ def test_unknown_tool_type_fails(home: Path) -> None:
     signal = tool(home, "ANALYZING", parent, "run_shell_command", "ls")
     assert signal.status == "FAILED"
     assert signal.error == "tool type run_shell_command is not available offline"
+
+
+def test_a_chart_asked_by_name_is_drawn_from_the_assets_data(home: Path, tmp_path: Path) -> None:
+    """ "revenue by country" is drawn from the assets' tables even when the task read a note;
+    an asset linked to a file outside the home is never read."""
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.csv"
+    outside.write_text("country,revenue\nLeakland,999\nSecretia,777\n", encoding="utf-8")
+    (home / "assets" / "leak.csv").symlink_to(outside)
+    note = f"{WS}/ANALYZING/note.md"
+    (home / note).write_text("# Note\n\nNo table here.\n", encoding="utf-8")
+    parent = make_task("ANALYZING", [note], f"{WS}/ANALYZING/a.md")
+    signal = tool(home, "ANALYZING", parent, "data_visualization", "A chart of revenue by country")
+    assert signal.status == "COMPLETED", signal.error
+    page = (home / signal.outputs[0].path).read_text("utf-8")
+    assert "Revenue 2023 (€ bn) by Country" in page  # the market report's table
+    assert "revenue_eur_m by region (sum of 4 rows each)" in page  # the CSV, every row summed
+    assert "Leakland" not in page and "Secretia" not in page

@@ -6,11 +6,12 @@ import os
 
 from multiverse.config import load_runtime_mapping
 from multiverse.home import Home
-from multiverse.models import AssetType
+from multiverse.models import AssetType, CatalogEntry
 from multiverse.schemas import KNOWLEDGE_CATALOG
 from multiverse.store import TableStore
 from multiverse.team import build_crew
 from multiverse.unread import is_unread
+from orchestrator.catalog_rows import upsert
 from orchestrator.cataloging import refresh_inputs
 
 from journey import cli, copy_assets, once, runs
@@ -78,3 +79,14 @@ def test_unread_inputs_are_noted_once_and_told_to_the_run(home: Home) -> None:
     assert refresh_inputs(crew) == 2  # house_style.md itself, and the link now readable
     style = {row.file_path: row for row in crew.catalog.rows()}["guidelines/style.md"]
     assert not is_unread(style) and "House style" in style.summary
+
+
+def test_a_file_catalogued_again_keeps_a_persons_edit_of_its_row() -> None:
+    """An entry equal to the one last written says nothing new: the edited row stays."""
+    ours = CatalogEntry(file_path="a.md", asset_type=AssetType.TOOL_OUTPUT, summary="ours")
+    edited = ours.model_copy(update={"summary": "ours, and the person's note"})
+    newer = ours.model_copy(update={"summary": "the file changed"})
+    written = {"a.md": ours}
+    assert upsert([edited], {"a.md": 0}, [ours], written) == [edited]
+    assert upsert([edited], {"a.md": 0}, [newer], written) == [newer]
+    assert upsert([], {}, [ours], written) == [ours]  # a lost row is written again

@@ -29,7 +29,6 @@ WRITER = Path(__file__).resolve().parent / "editor_writer.py"
 REQUEST = "Analyse the market report and write a memo with a chart of the revenue figures."
 
 
-
 def _status(home: Home) -> str | None:
     result = cli(home, "status", "--json")
     if result.returncode != 0:
@@ -44,9 +43,7 @@ def _cell(spec: TableSpec[Any], path: Path, key: str, column: str) -> str:
 
 
 @pytest.mark.parametrize("mode", ["truncate", "atomic"])
-def test_an_editor_saving_every_20_ms_loses_nothing(
-    home: Home, tmp_path: Path, mode: str
-) -> None:
+def test_an_editor_saving_every_20_ms_loses_nothing(home: Home, tmp_path: Path, mode: str) -> None:
     """Every daemon row and every edit survive; the run completes; some saves were restored."""
     copy_assets(home, "market_report_2024.md", "quarterly_revenue.csv")
     assert cli(home, "submit", REQUEST).returncode == 0

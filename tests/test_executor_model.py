@@ -104,9 +104,9 @@ def sleep() -> RecordingSleep:
 
 
 def tier(server: FakeOpenAI) -> TierConfig:
-    """The MEDIUM tier served by the fake server."""
+    """The MEDIUM tier served by the fake server, in the native tool loop."""
     return TierConfig(model="openai/fake-model", api_base=server.base_url, api_key_env=KEY_ENV,
-                      max_tokens=256, timeout_seconds=10)  # fmt: skip
+                      max_tokens=256, timeout_seconds=10, executor_mode="tools")  # fmt: skip
 
 
 def gateway(root: Path, sleep: RecordingSleep, **kwargs: Any) -> Gateway:

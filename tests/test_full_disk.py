@@ -24,7 +24,6 @@ from journey import cli, copy_assets, once, only_run, wait_for
 REQUEST = "Analyse the market report and write a memo with a chart of the revenue figures."
 
 
-
 def _confirmed(home: Home) -> str:
     copy_assets(home, "market_report_2024.md", "quarterly_revenue.csv")
     assert cli(home, "submit", REQUEST).returncode == 0

@@ -252,16 +252,18 @@ def test_attempts_are_bounded(server: FakeOpenAI, sleep: RecordingSleep) -> None
 
 
 def test_hang_times_out_then_retry_succeeds(server: FakeOpenAI, sleep: RecordingSleep) -> None:
-    """A request that hangs past the timeout is retried."""
+    """A request that hangs past its attempt's timeout is retried while the deadline allows."""
     server.script(hang(), text("awake"))
-    answer = make_gateway(sleep).complete(make_call(server, timeout_seconds=0.3))
+    gateway = make_gateway(sleep, retry=RetryPolicy(total_deadline=30))
+    answer = gateway.complete(make_call(server, timeout_seconds=0.3))
     assert answer.text == "awake" and server.count == 2
 
 
 def test_hangs_exhaust_into_timeout(server: FakeOpenAI, sleep: RecordingSleep) -> None:
     """Hangs on every attempt end in a TIMEOUT error."""
     server.default = hang()
-    gateway = make_gateway(sleep, retry=RetryPolicy(max_attempts=2, base_delay=0.1))
+    retry = RetryPolicy(max_attempts=2, base_delay=0.1, total_deadline=30)
+    gateway = make_gateway(sleep, retry=retry)
     with pytest.raises(LlmError) as caught:
         gateway.complete(make_call(server, timeout_seconds=0.3))
     assert caught.value.code is LlmErrorCode.TIMEOUT

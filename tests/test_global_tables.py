@@ -25,7 +25,6 @@ REQUEST = "Write a short market memo from the report."
 FINISHED = ("COMPLETED", "FAILED")
 
 
-
 @dataclass
 class Console:
     """A `multiverse start` child process with its stdout and stderr captured in files."""

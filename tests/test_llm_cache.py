@@ -39,7 +39,10 @@ ANSWER = LlmAnswer(
         {"messages": [{"role": "user", "content": "different"}]},
         {"tools": [ToolSpec(name="read_file")]},
         {"max_tokens": 2048},
-        {"temperature": 0.7},
+        {"sampling": {"temperature": 0.7}},
+        {"extra_body": {"repeat_penalty": 1.1}},
+        {"stop": ["\n\n"]},
+        {"structured_output": "off"},
     ],
 )
 def test_key_covers_every_identifying_field(change: dict[str, object]) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from structlog.testing import capture_logs
 
 from multiverse.commands import answer_run, submit_request
 from multiverse.config import OnceGate, load_runtime_mapping
@@ -104,23 +105,21 @@ class RunScript:
         return [self.write(path, content), done()]
 
     def stages(self, phase_id: str) -> Reply:
-        """One stage for the phase."""
+        """One stage for the phase (code numbers it)."""
         return answer({"stages": [{
-            "stage_id": f"{phase_id}-S01",
-            "stage_name": f"Build the {phase_id} block",
-            "stage_goal": f"One document for {phase_id}, read by the next phase.",
-            "execution_order": 1,
+            "name": f"Build the {phase_id} block",
+            "goal": f"One document for {phase_id}, read by the next phase.",
         }]})  # fmt: skip
 
-    def tasks(self, phase_id: str, reference: str, output: str) -> Reply:
-        """One task for the phase's stage, reading `reference` and writing `output`."""
+    def tasks(self, phase_id: str, output: str) -> Reply:
+        """One task for the phase's stage, reading file 2 of the numbered list (this run's
+        newest work) and naming its output after `output` (code makes the path)."""
         return answer({"tasks": [{
-            "task_id": f"{phase_id}-S01-T01",
-            "task_name": f"Write the {phase_id} document",
-            "task_purpose": "Condense the reference into the next building block.",
-            "related_references": [reference],
-            "output_path": output,
-            "execution_order": 1,
+            "name": f"Write the {phase_id} document",
+            "purpose": "Condense the reference into the next building block.",
+            "references": [2],
+            "file_name": output.rsplit("/", 1)[-1],
+            **({"deliverable": True} if phase_id == "P4" else {}),
         }]})  # fmt: skip
 
     def output_of(self, phase_id: str, phase_name: str) -> str:
@@ -129,22 +128,20 @@ class RunScript:
             return self.memo
         return self.workspace(phase_name, f"{phase_id.lower()}_block.md")
 
-    def phase(self, phase_id: str, phase_name: str, reference: str) -> list[Reply]:
+    def phase(self, phase_id: str, phase_name: str) -> list[Reply]:
         """A whole phase: its stage, its task, and the task's execution."""
         output = self.output_of(phase_id, phase_name)
         return [
             self.stages(phase_id),
-            self.tasks(phase_id, reference, output),
+            self.tasks(phase_id, output),
             *self.execute(output, f"# {phase_id}\n\nE-bike market: €18.5 billion in 2023.\n"),
         ]
 
     def after_confirm(self) -> list[Reply]:
         """Everything after CONFIRM: the first analysis, then P1 to P4 chained."""
         replies = self.execute(self.first_analysis, "# First analysis\n\nRevenue €18.5 bn.\n")
-        reference = self.first_analysis
         for phase_id, phase_name in PHASES_IN_ORDER:
-            replies += self.phase(phase_id, phase_name, reference)
-            reference = self.output_of(phase_id, phase_name)
+            replies += self.phase(phase_id, phase_name)
         return replies
 
 
@@ -155,8 +152,14 @@ BEFORE_CONFIRM = (mode(), proposal(), wording("I read your request; here is my p
 
 
 def configure(home: Home, server: FakeOpenAI, budget_tokens: int | None = None) -> None:
-    """runtime-mapping.yaml: every tier on the fake model; the key's variable named."""
-    tier = {"model": "openai/fake-model", "api_base": server.base_url, "api_key_env": KEY_ENV}
+    """runtime-mapping.yaml: every tier on the fake model; the key's variable named; the
+    Executor in its tool loop (the scripts answer with tool calls)."""
+    tier = {
+        "model": "openai/fake-model",
+        "api_base": server.base_url,
+        "api_key_env": KEY_ENV,
+        "executor_mode": "tools",
+    }
     mapping: dict[str, Any] = {"tier_mapping": {name: tier for name in ("HIGH", "MEDIUM", "LOW")}}
     if budget_tokens is not None:
         mapping["budget"] = {"max_tokens_per_run": budget_tokens}
@@ -211,6 +214,12 @@ def files_outside(root: Path, home: Home) -> set[Path]:
     return {p for p in root.rglob("*") if p.is_file() and not p.is_relative_to(home.root)}
 
 
+def is_planner(request: dict[str, Any]) -> bool:
+    """Whether a request to the model came from the Planner (its AGENT.md is the system prompt)."""
+    first = request["messages"][0]
+    return first["role"] == "system" and str(first["content"]).startswith("# Planner")
+
+
 def user_messages(request: dict[str, Any]) -> str:
     """Everything a request told the model, as one text."""
     return json.dumps(request["messages"], ensure_ascii=False)
@@ -221,6 +230,7 @@ def user_messages(request: dict[str, Any]) -> str:
 
 def test_whole_run_on_the_model(model_home: Home, fake_openai: FakeOpenAI) -> None:
     """A run goes from the inbox to COMPLETED with every plan and file made by the model."""
+    fake_openai.check_schemas = True
     run_id = to_confirmation(model_home, fake_openai)
     paths = model_home.run(run_id)
     assert fake_openai.count == 3
@@ -244,8 +254,45 @@ def test_whole_run_on_the_model(model_home: Home, fake_openai: FakeOpenAI) -> No
     said = paths.messages.read_text(encoding="utf-8")
     assert "COMPLETION" in said and script.memo in said
     usage = json.loads((paths.root / "usage.json").read_text(encoding="utf-8"))
-    assert usage["calls"] == 2 + len(planned)  # the mode call belongs to no run yet
+    assert usage["calls"] == 3 + len(planned)  # the mode call is carried into the run
     assert set(usage["by_role"]) == {"planner", "executor", "communicator"}
+
+    # Every planner answer fitted the json_schema its request carried.
+    assert fake_openai.schema_violations == []
+    planner_calls = [n for n, r in enumerate(fake_openai.requests) if is_planner(r)]
+    assert len(planner_calls) == 2 + 2 * len(PHASES_IN_ORDER)
+    assert not set(planner_calls) & set(fake_openai.unstructured)
+    # Code chained the phases: each phase's task read the previous phase's output.
+    rows = {r.key: r for r in TableStore().table(TASKS, paths.db / TASKS.filename).rows()}
+    # The deliverable also reads the original input, so its figures can be traced to it.
+    reference = script.first_analysis
+    for phase_id, phase_name in PHASES_IN_ORDER:
+        row = rows[f"{phase_id}-S01-T01"]
+        published = row.output_path.startswith("outputs/")
+        assert (row.related_references, row.output_path) == (
+            [reference, *(["assets/market_report_2024.md"] if published else [])],
+            script.output_of(phase_id, phase_name),
+        )
+        reference = row.output_path
+
+
+def test_simple_verdict_on_a_memo_request_becomes_a_run(
+    model_home: Home, fake_openai: FakeOpenAI
+) -> None:
+    """A model's SIMPLE_TASK for a request asking for a memo is overridden: a run is made."""
+    simple = answer({"mode": "SIMPLE_TASK", "reason": "it is one line"})
+    fake_openai.script(simple, proposal(), wording("Here is my proposal."))
+    submit_request(str(model_home.root), "write a memo on the e-bike market", None)
+    with capture_logs() as logs:
+        assert serve_once(model_home) == 0
+    run = the_run(model_home)
+    assert run.status is Status.AWAITING_CONFIRMATION
+    overridden = next(e for e in logs if e["event"] == "mode_overridden")
+    assert (overridden["said"], overridden["mode"]) == ("SIMPLE_TASK", "INITIAL_RUN")
+    assert "it asks for a deliverable: 'memo'" in overridden["reason"]
+    decided = next(e for e in logs if e["event"] == "mode_decided")
+    assert decided["mode"] == "INITIAL_RUN"
+    assert not list(model_home.inbox_done.glob("*.reply.md"))  # no simple-task answer
 
 
 def test_malformed_json_repaired_on_second_answer(
@@ -355,9 +402,8 @@ def test_hostile_answers_are_refused(
     escape = f"/tmp/{run_id}-escape.md"
     good = script.output_of("P1", "ANALYZING")
     hostile_plan = answer({"tasks": [{
-        "task_id": "P1-S01-T01", "task_name": "Escape", "task_purpose": "Write elsewhere.",
-        "related_references": ["assets/invented_source.md"],
-        "output_path": "../../escaped.md", "execution_order": 1,
+        "name": "Escape", "purpose": "Write elsewhere.", "references": [99],
+        "file_name": "../../escaped.md", "output_path": "../../escaped.md",
     }]})  # fmt: skip
     hostile_tools = tools(
         ("read_file", {"path": "/etc/passwd"}),
@@ -370,14 +416,12 @@ def test_hostile_answers_are_refused(
         *script.execute(script.first_analysis, "# First analysis\n"),
         script.stages("P1"),
         hostile_plan,
-        script.tasks("P1", script.first_analysis, good),
+        script.tasks("P1", good),
         hostile_tools,
         *script.execute(good, "# P1\n\nFacts.\n"),
     ]
-    reference = good
     for phase_id, phase_name in PHASES_IN_ORDER[1:]:
-        replies += script.phase(phase_id, phase_name, reference)
-        reference = script.output_of(phase_id, phase_name)
+        replies += script.phase(phase_id, phase_name)
     fake_openai.script(*replies)
     answer_run(str(model_home.root), run_id, "CONFIRM")
     assert serve_once(model_home) == 0
@@ -385,8 +429,9 @@ def test_hostile_answers_are_refused(
 
     requests = fake_openai.requests
     plan_repair = requests[3 + 2 + 2]["messages"][-1]["content"]
-    assert "reference 'assets/invented_source.md' is refused: no such file" in plan_repair
-    assert "output_path '../../escaped.md' is refused" in plan_repair
+    assert "reference 99 is not allowed; use one of: 1, 2" in plan_repair
+    rows = TableStore().table(TASKS, model_home.run(run_id).db / TASKS.filename).rows()
+    assert next(row for row in rows if row.key == "P1-S01-T01").output_path == good
     fed_back = [m for m in requests[3 + 2 + 4]["messages"] if m["role"] == "tool"]
     assert len(fed_back) == 5 and all(m["content"].startswith("ERROR") for m in fed_back)
     everything_sent = "".join(json.dumps(r, ensure_ascii=False) for r in requests)

@@ -59,6 +59,20 @@ def test_only_dead_writers_temp_files_are_removed(home: Home) -> None:
     assert in_flight.exists() and persons.exists() and looks_alike.exists()
 
 
+def test_this_process_keeps_its_own_writes_in_flight(home: Home) -> None:
+    """A temporary file of this pid written now is a write in flight (another thread's) and
+    stays; one older than this process is a dead namesake's (a reused pid) and goes."""
+    own = os.getpid()
+    in_flight = home.inbox / f".ask.md.reply.md.{own}-53.tmp"
+    namesakes = home.db / f".process_runs.md.{own}-2.tmp"
+    for path in (in_flight, namesakes):
+        path.write_text("x", encoding="utf-8")
+    an_hour_ago = time.time() - 3600
+    os.utime(namesakes, (an_hour_ago, an_hour_ago))
+    assert remove_orphan_temps(home) == [namesakes]
+    assert in_flight.exists()
+
+
 def test_kills_from_outside_leave_no_temp_file_and_none_is_delivered(home: Home) -> None:
     """A daemon killed at random moments, restarted each time: no `*.tmp` survives, none listed."""
     copy_assets(home, "market_report_2024.md", "quarterly_revenue.csv")

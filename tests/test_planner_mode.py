@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from multiverse.contracts import Mode
-from planner.mode import decide_mode, strip_front_matter
+from multiverse.contracts import Mode, ModeDecision
+from planner.mode import decide_mode, settle_mode, strip_front_matter
 
 
 @pytest.mark.parametrize(
@@ -62,3 +62,13 @@ def test_front_matter_does_not_count_as_lines() -> None:
     text = "---\nmode: simple\n---\nlist the assets\n"
     assert strip_front_matter(text) == "list the assets\n"
     assert decide_mode(text, False).mode is Mode.SIMPLE_TASK
+
+
+def test_a_models_simple_verdict_stands_only_without_structured_evidence() -> None:
+    """A short question may be simple; a deliverable, lines or many words never are."""
+    said = ModeDecision(mode=Mode.SIMPLE_TASK, reason="a quick question")
+    question = "Which country sells the most e-bikes in assets/market_report_2024.md?"
+    assert settle_mode(said, question, False).mode is Mode.SIMPLE_TASK
+    memo = "Write a one-page memo on the e-bike market."
+    settled = settle_mode(said, memo, True)
+    assert settled.mode is Mode.CONTINUOUS_RUN and "deliverable: 'memo'" in settled.reason

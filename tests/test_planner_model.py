@@ -19,6 +19,7 @@ from multiverse.llm_cache import LlmCache
 from multiverse.models import (
     AssetType,
     CatalogEntry,
+    InstructionStatus,
     MajorStage,
     Phase,
     Task,
@@ -27,11 +28,12 @@ from multiverse.models import (
 )
 from multiverse.roles import PlanFailed, PlannerRole
 from planner.model import ModelPlanner, PromptError, load_prompt
-from planner.model.context import CATALOG_LIMIT, quoted, relevant_catalog
+from planner.model.blocks import CATALOG_LIMIT, quoted, relevant_catalog
+from planner.model.planner import MODE_TOKENS, STAGES_TOKENS, TASKS_TOKENS, TOOLS_TOKENS
 from planner.model.prompts import parse_prompt
 from planner.validation import validate_phase0
 
-from fake_openai import FakeOpenAI, error, text
+from fake_openai import FakeOpenAI, error, length_cut, text
 
 KEY_ENV = "MULTIVERSE_TEST_PLANNER_KEY"
 RUN_ID = "run-20260101-120000-001"
@@ -70,14 +72,11 @@ def home(tmp_path: Path) -> Path:
     return root
 
 
-def tier(server: FakeOpenAI, name: str) -> TierConfig:
+def tier(server: FakeOpenAI, name: str, **settings: Any) -> TierConfig:
     """A tier served by the fake server under the model `openai/<name>`."""
-    return TierConfig(
-        model=f"openai/{name}",
-        api_base=server.base_url,
-        api_key_env=KEY_ENV,
-        max_tokens=512,
-        timeout_seconds=10,
+    fields = {"max_tokens": 4096, "timeout_seconds": 10, **settings}
+    return TierConfig.model_validate(
+        {"model": f"openai/{name}", "api_base": server.base_url, "api_key_env": KEY_ENV, **fields}
     )
 
 
@@ -86,11 +85,14 @@ def make_planner(
     home: Path,
     tiers: dict[Tier, str] | None = None,
     cache: LlmCache | None = None,
+    max_tokens: int = 4096,
+    structured_output: str = "auto",
     **options: Any,
 ) -> ModelPlanner:
     """A ModelPlanner whose tiers (default: HIGH only) are served by the fake server."""
     names = {Tier.HIGH: "high-model"} if tiers is None else tiers
-    configs = {level: tier(server, name) for level, name in names.items()}
+    settings = {"max_tokens": max_tokens, "structured_output": structured_output}
+    configs = {level: tier(server, name, **settings) for level, name in names.items()}
     gateway = Gateway(cache=cache, retry=RetryPolicy(max_attempts=1), sleep=lambda _: None)
     return ModelPlanner(gateway, RuntimeMapping(), configs, home, **options)
 
@@ -181,48 +183,41 @@ def last_message(server: FakeOpenAI, number: int) -> str:
     return str(server.requests[number]["messages"][-1]["content"])
 
 
-def stages_answer(stage_id: str = "P1-S01") -> dict[str, Any]:
-    """A stage plan for P1."""
+def sent_schema(server: FakeOpenAI, number: int = 0) -> dict[str, Any]:
+    """The JSON schema request `number` asked the answer to follow."""
+    shape = server.requests[number]["response_format"]
+    assert shape["type"] == "json_schema"
+    schema: dict[str, Any] = shape["json_schema"]["schema"]
+    return schema
+
+
+def stages_answer(goal: str = "Extract the revenue figures; the strategy phase uses them.") -> Any:
+    """A two-stage plan for P1, in the new answer format."""
     return {
         "stages": [
-            {
-                "stage_id": stage_id,
-                "stage_name": "Revenue facts",
-                "stage_goal": "Extract the revenue figures; the strategy phase uses them.",
-                "execution_order": 1,
-            },
-            {
-                "stage_id": "P1-S02",
-                "stage_name": "Market reading",
-                "stage_goal": "Compare regions; STRATEGIZING builds on it.",
-                "execution_order": 2,
-            },
+            {"name": "Revenue facts", "goal": goal},
+            {"name": "Market reading", "goal": "Compare regions; STRATEGIZING builds on it."},
         ]
     }
 
 
-def tasks_answer(reference: str = "assets/q3.md", output: str | None = None) -> dict[str, Any]:
-    """A chained two-task plan for P1-S01."""
-    folder = f"runs/{RUN_ID}/workspace/ANALYZING"
-    first = output or f"{folder}/revenue_facts.md"
+def tasks_answer(references: list[Any] | None = None) -> dict[str, Any]:
+    """A two-task plan for P1-S01: the first reads `references` (numbers of the list)."""
     return {
         "tasks": [
             {
-                "task_id": "P1-S01-T01",
-                "task_name": "Extract revenue",
-                "task_purpose": "List every revenue figure with its region.",
-                "related_references": [reference],
-                "output_path": first,
+                "name": "Extract revenue",
+                "purpose": "List every revenue figure with its region.",
+                "references": [3] if references is None else references,
+                "file_name": "revenue_facts.md",
+                "pre_tool_purpose": "",
                 "post_tool_purpose": "Chart the revenue per region.",
-                "execution_order": 1,
             },
             {
-                "task_id": "P1-S01-T02",
-                "task_name": "Rank regions",
-                "task_purpose": "Rank the regions by revenue.",
-                "related_references": [first],
-                "output_path": f"{folder}/region_ranking.md",
-                "execution_order": 2,
+                "name": "Rank regions",
+                "purpose": "Rank the regions by revenue.",
+                "references": [],
+                "file_name": "region_ranking.md",
             },
         ]
     }
@@ -233,21 +228,39 @@ def tools_answer(tool_type: str = "web_search") -> dict[str, Any]:
     return {
         "tool_tasks": [
             {
-                "tool_task_id": "P1-S01-T01-PRE-01",
                 "tool_type": tool_type,
-                "tool_task_name": "market_research step 1",
-                "tool_task_purpose": "Search recent market size figures for the regions.",
-                "execution_order": 1,
+                "name": "market_research step 1",
+                "purpose": "Search recent market size figures for the regions.",
             },
             {
-                "tool_task_id": "P1-S01-T01-PRE-02",
                 "tool_type": "web_search",
-                "tool_task_name": "market_research step 2",
-                "tool_task_purpose": "Fetch the two best sources and summarise them.",
-                "execution_order": 2,
+                "name": "market_research step 2",
+                "purpose": "Fetch the two best sources and summarise them.",
             },
         ]
     }
+
+
+def proposal_answer(supersedes: list[str] | None = None) -> dict[str, Any]:
+    """A one-instruction proposal."""
+    return {
+        "understanding": "A memo on market entry from the Q3 report.",
+        "instructions": [
+            {
+                "instruction_type": "FORMAT",
+                "content": "A two-page memo.",
+                "justification": "Asked in the request.",
+                "supersedes": supersedes or [],
+            }
+        ],
+        "conflicts": ["FORMAT: I0003 asked for slides."] if supersedes else [],
+    }
+
+
+def schemas_held(server: FakeOpenAI) -> None:
+    """Every answer the server sent fit the json_schema its request carried."""
+    assert server.schema_violations == []
+    assert server.unstructured == []
 
 
 def the_task() -> Task:
@@ -291,15 +304,18 @@ def test_model_planner_is_a_planner_role(fake_openai: FakeOpenAI, home: Path) ->
 def test_stages_from_a_good_answer_with_selective_context(
     fake_openai: FakeOpenAI, home: Path
 ) -> None:
-    """A good stage answer becomes PENDING rows; the prompt has the purpose and summaries only."""
+    """Names and goals become PENDING rows numbered by code; the prompt is selective."""
+    fake_openai.check_schemas = True
     fake_openai.script(answer(stages_answer()))
     context = make_context(home, phase=phases()[0])
     with capture_logs() as logs:
         plan = make_planner(fake_openai, home).plan_stages(context)
-    assert [(s.stage_id, s.run_id, s.phase_id, s.status.value) for s in plan.stages] == [
-        ("P1-S01", RUN_ID, "P1", "PENDING"),
-        ("P1-S02", RUN_ID, "P1", "PENDING"),
+    rows = [
+        (s.stage_id, s.run_id, s.phase_id, s.execution_order, s.status.value) for s in plan.stages
     ]
+    assert rows == [("P1-S01", RUN_ID, "P1", 1, "PENDING"), ("P1-S02", RUN_ID, "P1", 2, "PENDING")]
+    assert plan.stages[0].stage_goal == "Extract the revenue figures; the strategy phase uses them."
+    schemas_held(fake_openai)
     sent = prompt(fake_openai)
     messages = fake_openai.requests[0]["messages"]
     assert messages[0]["role"] == "system" and "# Planner — the navigator" in messages[0]["content"]
@@ -317,58 +333,140 @@ def test_stages_from_a_good_answer_with_selective_context(
     assert fake_openai.requests[0]["model"] == "high-model"
 
 
-def test_tasks_from_a_good_answer(fake_openai: FakeOpenAI, home: Path) -> None:
-    """A good task answer becomes chained rows of the stage; the prompt states the stage goal."""
+def test_tasks_from_numbered_references(fake_openai: FakeOpenAI, home: Path) -> None:
+    """Reference numbers become paths; code chains the tasks and names their outputs."""
+    fake_openai.check_schemas = True
     fake_openai.script(answer(tasks_answer()))
     context = make_context(home, phase=phases()[0], stages=[stage()], stage=stage())
     plan = make_planner(fake_openai, home).plan_tasks(context)
-    assert [(t.task_id, t.stage_id, t.run_id) for t in plan.tasks] == [
-        ("P1-S01-T01", "P1-S01", RUN_ID),
-        ("P1-S01-T02", "P1-S01", RUN_ID),
+    schemas_held(fake_openai)
+    folder = f"runs/{RUN_ID}/workspace/ANALYZING"
+    assert [(t.task_id, t.stage_id, t.run_id, t.execution_order) for t in plan.tasks] == [
+        ("P1-S01-T01", "P1-S01", RUN_ID, 1),
+        ("P1-S01-T02", "P1-S01", RUN_ID, 2),
     ]
+    assert [t.output_path for t in plan.tasks] == [
+        f"{folder}/revenue_facts.md",
+        f"{folder}/region_ranking.md",
+    ]
+    assert plan.tasks[0].related_references == ["assets/q3.md"]
     assert plan.tasks[1].related_references == [plan.tasks[0].output_path]
+    assert plan.tasks[0].post_tool_purpose == "Chart the revenue per region."
     sent = prompt(fake_openai)
+    assert f"1. runs/{RUN_ID}/request.md" in sent
+    assert f"2. {folder}/first_analysis.md (ANALYSIS_REPORT): First analysis" in sent
+    assert "3. assets/q3.md (ORIGINAL_INPUT): Q3 revenue by region" in sent
     assert "Extract the revenue figures per region for the strategy phase." in sent
-    assert f"runs/{RUN_ID}/workspace/ANALYZING/" in sent
-    assert "First analysis of the request and the Q3 report." in sent
     assert SECRET_BODY not in sent and PAST_SUMMARY not in sent
 
 
-def test_publishing_stage_may_write_to_outputs(fake_openai: FakeOpenAI, home: Path) -> None:
-    """The last stage of GENERATING_OUTPUT is told, and allowed, to publish to outputs/<run_id>/."""
-    publish = stage("P4-S01", "P4")
-    memo = f"outputs/{RUN_ID}/memo.md"
-    fake_openai.script(
-        answer(
-            {
-                "tasks": [
-                    {
-                        "task_id": "P4-S01-T01",
-                        "task_name": "Publish the memo",
-                        "task_purpose": "Write the final memo.",
-                        "related_references": ["assets/q3.md"],
-                        "output_path": memo,
-                        "execution_order": 1,
-                    }
-                ]
-            }
-        )
+def test_codes_values_win_over_what_the_model_types(fake_openai: FakeOpenAI, home: Path) -> None:
+    """Ids, orders and paths a model still sends are ignored: the rows carry code's values."""
+    fake_openai.check_schemas = True
+    typed = tasks_answer()
+    typed["tasks"][0].update(
+        task_id="X9", execution_order=7, output_path="/etc/passwd", run_id="run-x", status="DONE"
     )
+    fake_openai.script(answer(typed))
+    context = make_context(home, phase=phases()[0], stages=[stage()], stage=stage())
+    plan = make_planner(fake_openai, home).plan_tasks(context)
+    first = plan.tasks[0]
+    assert (first.task_id, first.execution_order, first.run_id, first.status.value) == (
+        "P1-S01-T01",
+        1,
+        RUN_ID,
+        "PENDING",
+    )
+    assert first.output_path == f"runs/{RUN_ID}/workspace/ANALYZING/revenue_facts.md"
+    assert fake_openai.count == 1  # accepted at once, no repair
+    # The schema itself forbids the extra keys: a decoding server would never emit them.
+    assert any("Additional properties" in v for v in fake_openai.schema_violations)
+    assert sent_schema(fake_openai)["properties"]["tasks"]["items"]["additionalProperties"] is False
+
+
+def test_reference_outside_the_list_is_impossible(fake_openai: FakeOpenAI, home: Path) -> None:
+    """The schema's references are an enum of the listed numbers; 99 is refused and repaired."""
+    fake_openai.script(answer(tasks_answer([99])), answer(tasks_answer([3])))
+    context = make_context(home, phase=phases()[0], stages=[stage()], stage=stage())
+    plan = make_planner(fake_openai, home).plan_tasks(context)
+    item = sent_schema(fake_openai)["properties"]["tasks"]["items"]
+    assert item["properties"]["references"]["items"]["enum"] == [1, 2, 3, 4]
+    repair = last_message(fake_openai, 1)
+    assert "reference 99 is not allowed; use one of: 1, 2, 3, 4" in repair
+    assert all("99" not in " ".join(t.related_references) for t in plan.tasks)
+    assert plan.tasks[0].related_references == ["assets/q3.md"]
+
+
+def test_task_without_reference_reads_the_request(fake_openai: FakeOpenAI, home: Path) -> None:
+    """A first task with no reference gets the request file; a listed path counts as its number."""
+    fake_openai.script(answer(tasks_answer([])))
+    context = make_context(home, phase=phases()[0], stages=[stage()], stage=stage())
+    plan = make_planner(fake_openai, home).plan_tasks(context)
+    assert plan.tasks[0].related_references == [f"runs/{RUN_ID}/request.md"]
+    fake_openai.script(answer(tasks_answer(["assets/q3.md", "1"])))
+    again = make_planner(fake_openai, home).plan_tasks(context)
+    assert again.tasks[0].related_references == ["assets/q3.md", f"runs/{RUN_ID}/request.md"]
+
+
+def test_publishing_stage_publishes_the_marked_deliverable(
+    fake_openai: FakeOpenAI, home: Path
+) -> None:
+    """In the last stage of GENERATING_OUTPUT a task marked deliverable writes to outputs/."""
+    fake_openai.check_schemas = True
+    publish = stage("P4-S01", "P4")
+    plan_answer = tasks_answer([2])
+    plan_answer["tasks"][0]["file_name"] = "outline.md"
+    plan_answer["tasks"][1].update(file_name="../Market Memo.md", deliverable=True)
+    fake_openai.script(answer(plan_answer))
     context = make_context(home, phase=phases()[3], stages=[publish], stage=publish)
     plan = make_planner(fake_openai, home).plan_tasks(context)
-    assert plan.tasks[0].output_path == memo
-    assert f"inside outputs/{RUN_ID}/" in prompt(fake_openai)
+    schemas_held(fake_openai)
+    assert [t.output_path for t in plan.tasks] == [
+        f"runs/{RUN_ID}/workspace/GENERATING_OUTPUT/outline.md",
+        f"outputs/{RUN_ID}/market_memo.md",
+    ]
+    assert f"publishes to outputs/{RUN_ID}/" in prompt(fake_openai)
+    item = sent_schema(fake_openai)["properties"]["tasks"]["items"]
+    assert "deliverable" in item["properties"]
 
 
-def test_tools_prompt_carries_the_mcp_recipes(fake_openai: FakeOpenAI, home: Path) -> None:
-    """The tools prompt lists the tool types and the MCP recipe; its expansion is the plan."""
+def test_last_task_publishes_when_none_is_marked(fake_openai: FakeOpenAI, home: Path) -> None:
+    """No task marked deliverable: the last task of the publishing stage is the deliverable."""
+    publish = stage("P4-S01", "P4")
+    fake_openai.script(answer(tasks_answer([2])))
+    context = make_context(home, phase=phases()[3], stages=[publish], stage=publish)
+    plan = make_planner(fake_openai, home).plan_tasks(context)
+    assert plan.tasks[0].output_path.startswith(f"runs/{RUN_ID}/workspace/GENERATING_OUTPUT/")
+    assert plan.tasks[1].output_path == f"outputs/{RUN_ID}/region_ranking.md"
+
+
+def test_other_stages_offer_no_deliverable(fake_openai: FakeOpenAI, home: Path) -> None:
+    """Outside the publishing stage the schema has no `deliverable`, and a sent one is ignored."""
+    marked = tasks_answer()
+    marked["tasks"][1]["deliverable"] = True
+    fake_openai.script(answer(marked))
+    context = make_context(home, phase=phases()[0], stages=[stage()], stage=stage())
+    plan = make_planner(fake_openai, home).plan_tasks(context)
+    item = sent_schema(fake_openai)["properties"]["tasks"]["items"]
+    assert "deliverable" not in item["properties"]
+    assert all(t.output_path.startswith(f"runs/{RUN_ID}/workspace/") for t in plan.tasks)
+
+
+def test_tools_from_an_enum_of_tool_types(fake_openai: FakeOpenAI, home: Path) -> None:
+    """Tool tasks get ids, orders, timing and parent from code; tool_type is a schema enum."""
+    fake_openai.check_schemas = True
     fake_openai.script(answer(tools_answer()))
     context = make_context(home, phase=phases()[0], stage=stage(), task=the_task())
     plan = make_planner(fake_openai, home).plan_tools(context, Timing.PRE)
-    assert [(t.tool_task_id, t.parent_task_id, t.timing) for t in plan.tool_tasks] == [
-        ("P1-S01-T01-PRE-01", "P1-S01-T01", Timing.PRE),
-        ("P1-S01-T01-PRE-02", "P1-S01-T01", Timing.PRE),
+    schemas_held(fake_openai)
+    assert [
+        (t.tool_task_id, t.parent_task_id, t.timing, t.execution_order) for t in plan.tool_tasks
+    ] == [
+        ("P1-S01-T01-PRE-01", "P1-S01-T01", Timing.PRE, 1),
+        ("P1-S01-T01-PRE-02", "P1-S01-T01", Timing.PRE, 2),
     ]
+    item = sent_schema(fake_openai)["properties"]["tool_tasks"]["items"]
+    assert item["properties"]["tool_type"]["enum"] == ["web_search", "data_visualization"]
     sent = prompt(fake_openai)
     assert "Plan target: `pre_tool:P1-S01-T01`" in sent
     assert "market_research" in sent
@@ -378,51 +476,67 @@ def test_tools_prompt_carries_the_mcp_recipes(fake_openai: FakeOpenAI, home: Pat
     assert "figure_dashboard" not in sent  # a POST recipe is not offered for PRE
 
 
-def test_proposal_from_a_model_is_not_offline(fake_openai: FakeOpenAI, home: Path) -> None:
-    """A proposal answer is validated, marked made by a model, and saw the learning context."""
-    past = UserInstruction(
-        instruction_id="I0003", run_id=PAST_RUN, instruction_type="FORMAT", content="Slides."
-    )
+def test_proposal_supersedes_only_active_past_ids(fake_openai: FakeOpenAI, home: Path) -> None:
+    """A proposal's supersedes is an enum of the ACTIVE past ids; it saw the learning context."""
+    fake_openai.check_schemas = True
+    past = [
+        UserInstruction(
+            instruction_id="I0003", run_id=PAST_RUN, instruction_type="FORMAT", content="Slides."
+        ),
+        UserInstruction(
+            instruction_id="I0002",
+            run_id=PAST_RUN,
+            instruction_type="FORMAT",
+            content="A poster.",
+            status=InstructionStatus.SUPERSEDED,
+            superseded_by_id="I0003",
+        ),
+    ]
     learning = LearningContext(
         past_runs=[PastRun(run_id=PAST_RUN, score=2.5, user_request="Make slides on Q2")]
     )
-    fake_openai.script(
-        answer(
-            {
-                "understanding": "A memo on market entry from the Q3 report.",
-                "instructions": [
-                    {
-                        "instruction_type": "FORMAT",
-                        "content": "A two-page memo.",
-                        "justification": "Asked in the request.",
-                        "supersedes": ["I0003"],
-                    }
-                ],
-                "conflicts": ["FORMAT: I0003 asked for slides."],
-            }
-        )
-    )
-    context = make_context(home, past_instructions=[past], learning=learning)
+    fake_openai.script(answer(proposal_answer(["I0003"])))
+    context = make_context(home, past_instructions=past, learning=learning)
     proposal = make_planner(fake_openai, home).propose(context)
+    schemas_held(fake_openai)
     assert proposal.made_offline is False
     assert proposal.instructions[0].supersedes == ["I0003"]
+    instruction = sent_schema(fake_openai)["properties"]["instructions"]["items"]
+    assert instruction["properties"]["supersedes"]["items"]["enum"] == ["I0003"]
+    assert instruction["properties"]["instruction_type"]["pattern"] == "^[A-Z][A-Z0-9_]*$"
     sent = prompt(fake_openai)
     assert PAST_RUN in sent and '"score": 2.5' in sent and "Slides." in sent
+    assert "A poster." not in sent
     assert REQUEST in sent
+
+
+def test_proposal_without_active_past_ids_supersedes_nothing(
+    fake_openai: FakeOpenAI, home: Path
+) -> None:
+    """With no ACTIVE past instruction, supersedes must stay empty: by schema and by validation."""
+    fake_openai.script(answer(proposal_answer(["I0003"])), answer(proposal_answer()))
+    proposal = make_planner(fake_openai, home).propose(make_context(home))
+    assert proposal.instructions[0].supersedes == []
+    supersedes = sent_schema(fake_openai)["properties"]["instructions"]["items"]["properties"]
+    assert supersedes["supersedes"]["maxItems"] == 0
+    assert "supersedes 'I0003' is not allowed" in last_message(fake_openai, 1)
+
+
+def test_lower_case_instruction_type_is_repaired(fake_openai: FakeOpenAI, home: Path) -> None:
+    """An instruction type that is not one UPPER_CASE word goes back with the rule."""
+    bad = proposal_answer()
+    bad["instructions"][0]["instruction_type"] = "memo format"
+    fake_openai.script(answer(bad), answer(proposal_answer()))
+    proposal = make_planner(fake_openai, home).propose(make_context(home))
+    assert proposal.instructions[0].instruction_type == "FORMAT"
+    assert "instruction_type must be an UPPER_CASE word" in last_message(fake_openai, 1)
 
 
 def test_revised_proposal_is_a_new_cache_entry(
     fake_openai: FakeOpenAI, home: Path, tmp_path: Path
 ) -> None:
     """The same proposal is served from the cache; a MODIFY text asks the model again."""
-    good = answer(
-        {
-            "understanding": "A memo.",
-            "instructions": [
-                {"instruction_type": "GOAL", "content": "A memo.", "justification": "Asked."}
-            ],
-        }
-    )
+    good = answer(proposal_answer())
     fake_openai.script(good, good)
     planner = make_planner(fake_openai, home, cache=LlmCache(tmp_path / "cache"))
     planner.propose(make_context(home))
@@ -441,27 +555,6 @@ def test_phase0_needs_no_model(fake_openai: FakeOpenAI, home: Path) -> None:
     assert fake_openai.count == 0
 
 
-def test_mode_is_a_cheap_low_tier_call(fake_openai: FakeOpenAI, home: Path) -> None:
-    """With LOW served, the mode is the model's answer to a prompt holding the request."""
-    fake_openai.script(answer({"mode": "SIMPLE_TASK", "reason": "one command"}))
-    planner = make_planner(fake_openai, home, {Tier.HIGH: "high-model", Tier.LOW: "low-model"})
-    decision = planner.decide_mode("list the assets please and nothing else", False)
-    assert decision.mode is Mode.SIMPLE_TASK
-    assert fake_openai.requests[0]["model"] == "low-model"
-    assert "list the assets please and nothing else" in prompt(fake_openai)
-
-
-def test_mode_falls_back_to_the_heuristic(fake_openai: FakeOpenAI, home: Path) -> None:
-    """Without a LOW model, or when the model keeps contradicting facts, the heuristic decides."""
-    assert make_planner(fake_openai, home).decide_mode(REQUEST, False).mode is Mode.INITIAL_RUN
-    assert fake_openai.count == 0
-    wrong = answer({"mode": "CONTINUOUS_RUN", "reason": "guess"})
-    fake_openai.script(wrong, wrong, wrong)
-    planner = make_planner(fake_openai, home, {Tier.LOW: "low-model"})
-    assert planner.decide_mode(REQUEST, False).mode is Mode.INITIAL_RUN
-    assert "CONTINUOUS_RUN needs past runs" in last_message(fake_openai, 1)
-
-
 def test_unserved_tier_plans_with_the_builtin(fake_openai: FakeOpenAI, home: Path) -> None:
     """When no model serves the card's tier, the builtin planner plans and no call is made."""
     planner = make_planner(fake_openai, home, {})
@@ -469,38 +562,105 @@ def test_unserved_tier_plans_with_the_builtin(fake_openai: FakeOpenAI, home: Pat
     assert plan.stages and fake_openai.count == 0
 
 
-# -- repairs ----------------------------------------------------------------------------------
+# -- mode -------------------------------------------------------------------------------------
 
 
-def test_invented_reference_is_repaired(fake_openai: FakeOpenAI, home: Path) -> None:
-    """An invented reference goes back to the model with the error; the repaired plan is used."""
-    fake_openai.script(answer(tasks_answer("assets/invented.md")), answer(tasks_answer()))
-    context = make_context(home, phase=phases()[0], stages=[stage()], stage=stage())
-    plan = make_planner(fake_openai, home).plan_tasks(context)
-    assert plan.tasks[0].related_references == ["assets/q3.md"]
-    repair = last_message(fake_openai, 1)
-    assert "'assets/invented.md'" in repair and "no such file" in repair
+def test_mode_is_a_cheap_low_tier_call(fake_openai: FakeOpenAI, home: Path) -> None:
+    """With LOW served, a simple command's mode is the model's answer, asked for few tokens."""
+    fake_openai.check_schemas = True
+    fake_openai.script(answer({"mode": "SIMPLE_TASK", "reason": "one command"}))
+    planner = make_planner(fake_openai, home, {Tier.HIGH: "high-model", Tier.LOW: "low-model"})
+    decision = planner.decide_mode("list the assets please and nothing else", False)
+    assert decision.mode is Mode.SIMPLE_TASK and decision.reason == "one command"
+    schemas_held(fake_openai)
+    assert fake_openai.requests[0]["model"] == "low-model"
+    assert fake_openai.requests[0]["max_tokens"] == MODE_TOKENS
+    assert "list the assets please and nothing else" in prompt(fake_openai)
 
 
-def test_output_outside_the_workspace_is_repaired(fake_openai: FakeOpenAI, home: Path) -> None:
-    """An output path outside the phase's workspace is a repair error."""
-    outside = f"outputs/{RUN_ID}/early.md"
-    fake_openai.script(answer(tasks_answer(output=outside)), answer(tasks_answer()))
-    context = make_context(home, phase=phases()[0], stages=[stage()], stage=stage())
-    plan = make_planner(fake_openai, home).plan_tasks(context)
-    assert plan.tasks[0].output_path.startswith(f"runs/{RUN_ID}/workspace/ANALYZING/")
-    assert "is outside the allowed folder" in last_message(fake_openai, 1)
+def test_simple_verdict_on_a_memo_request_is_overridden(
+    fake_openai: FakeOpenAI, home: Path
+) -> None:
+    """A model's SIMPLE_TASK for a request asking for a memo becomes a run, and says why."""
+    fake_openai.script(answer({"mode": "SIMPLE_TASK", "reason": "looks short"}))
+    planner = make_planner(fake_openai, home, {Tier.LOW: "low-model"})
+    with capture_logs() as logs:
+        decision = planner.decide_mode("write a memo", True)
+    assert decision.mode is Mode.CONTINUOUS_RUN
+    assert "the model said SIMPLE_TASK (looks short)" in decision.reason
+    assert "it asks for a deliverable: 'memo'" in decision.reason
+    event = next(e for e in logs if e["event"] == "mode_overridden")
+    assert (event["said"], event["mode"]) == ("SIMPLE_TASK", "CONTINUOUS_RUN")
 
 
-def test_bad_ids_are_repaired(fake_openai: FakeOpenAI, home: Path) -> None:
-    """A malformed id and an id of another phase are both repair errors."""
-    fake_openai.script(
-        answer(stages_answer("S1")), answer(stages_answer("P2-S01")), answer(stages_answer())
+def test_run_kind_is_a_fact_not_a_guess(fake_openai: FakeOpenAI, home: Path) -> None:
+    """CONTINUOUS_RUN without past runs is settled to INITIAL_RUN by code, without a repair."""
+    fake_openai.script(answer({"mode": "CONTINUOUS_RUN", "reason": "a memo"}))
+    planner = make_planner(fake_openai, home, {Tier.LOW: "low-model"})
+    decision = planner.decide_mode(REQUEST, False)
+    assert decision.mode is Mode.INITIAL_RUN and "a memo" in decision.reason
+    assert fake_openai.count == 1
+
+
+def test_mode_falls_back_to_the_heuristic(fake_openai: FakeOpenAI, home: Path) -> None:
+    """Without a LOW model, or when its answers stay invalid, the heuristic decides."""
+    assert make_planner(fake_openai, home).decide_mode(REQUEST, False).mode is Mode.INITIAL_RUN
+    assert fake_openai.count == 0
+    wrong = answer({"mode": "MAYBE", "reason": "guess"})
+    fake_openai.script(wrong, wrong, wrong)
+    planner = make_planner(fake_openai, home, {Tier.LOW: "low-model"})
+    with capture_logs() as logs:
+        assert planner.decide_mode(REQUEST, False).mode is Mode.INITIAL_RUN
+    assert fake_openai.count == 3
+    assert any(e["event"] == "mode_fallback_heuristic" for e in logs)
+
+
+def test_runaway_mode_call_falls_back_to_the_heuristic(fake_openai: FakeOpenAI, home: Path) -> None:
+    """A mode answer cut by the length limit twice (RUNAWAY) leaves the heuristic to decide."""
+    fake_openai.script(length_cut('{"mode": "SIMPLE', 200), length_cut('{"mode": "SIM', 400))
+    planner = make_planner(fake_openai, home, {Tier.LOW: "low-model"})
+    with capture_logs() as logs:
+        decision = planner.decide_mode(REQUEST, True)
+    assert decision.mode is Mode.CONTINUOUS_RUN
+    failed = next(e for e in logs if e["event"] == "mode_fallback_heuristic")
+    assert "RUNAWAY" in failed["errors"][0]
+
+
+# -- calls ------------------------------------------------------------------------------------
+
+
+def test_each_call_type_asks_for_its_own_tokens(fake_openai: FakeOpenAI, home: Path) -> None:
+    """max_tokens fits the answer of each call type, never above the tier's max_tokens."""
+    fake_openai.script(answer(stages_answer()), answer(tasks_answer()), answer(tools_answer()))
+    planner = make_planner(fake_openai, home)
+    planner.plan_stages(make_context(home, phase=phases()[0]))
+    planner.plan_tasks(make_context(home, phase=phases()[0], stages=[stage()], stage=stage()))
+    planner.plan_tools(
+        make_context(home, phase=phases()[0], stage=stage(), task=the_task()), Timing.PRE
     )
-    plan = make_planner(fake_openai, home).plan_stages(make_context(home, phase=phases()[0]))
-    assert plan.stages[0].stage_id == "P1-S01"
-    assert "'S1' is not a valid stage_id" in last_message(fake_openai, 1)
-    assert "'P2-S01' is not of the form P1-S01" in last_message(fake_openai, 2)
+    assert [r["max_tokens"] for r in fake_openai.requests] == [
+        STAGES_TOKENS,
+        TASKS_TOKENS,
+        TOOLS_TOKENS,
+    ]
+    fake_openai.script(answer(stages_answer()))
+    small = make_planner(fake_openai, home, max_tokens=300)
+    small.plan_stages(make_context(home, phase=phases()[0]))
+    assert fake_openai.requests[-1]["max_tokens"] == 300
+
+
+def test_structured_output_off_sends_no_response_format(
+    fake_openai: FakeOpenAI, home: Path
+) -> None:
+    """A tier with structured_output off sends no response_format; the JSON guard still checks."""
+    fake_openai.script(answer(stages_answer()))
+    planner = make_planner(fake_openai, home, structured_output="off")
+    plan = planner.plan_stages(make_context(home, phase=phases()[0]))
+    assert len(plan.stages) == 2
+    assert "response_format" not in fake_openai.requests[0]
+
+
+# -- repairs ----------------------------------------------------------------------------------
 
 
 def test_unknown_tool_type_is_repaired(fake_openai: FakeOpenAI, home: Path) -> None:
@@ -510,18 +670,19 @@ def test_unknown_tool_type_is_repaired(fake_openai: FakeOpenAI, home: Path) -> N
     plan = make_planner(fake_openai, home).plan_tools(context, Timing.PRE)
     assert {t.tool_type for t in plan.tool_tasks} == {"web_search"}
     repair = last_message(fake_openai, 1)
-    assert "'web_scraper' is not available" in repair and "web_search, data_visualization" in repair
+    assert "tool_type 'web_scraper' is not allowed" in repair
+    assert "web_search, data_visualization" in repair
 
 
 def test_three_bad_answers_fail_the_plan(fake_openai: FakeOpenAI, home: Path) -> None:
     """After two repairs the plan fails with its errors and last raw answer (no tier above HIGH)."""
-    bad = [json.dumps(stages_answer(f"P1-X{n}")) for n in range(3)]
+    bad = [json.dumps(stages_answer(goal=" " * n)) for n in range(3)]
     fake_openai.script(*(text(item) for item in bad))
     with pytest.raises(PlanFailed) as caught:
         make_planner(fake_openai, home).plan_stages(make_context(home, phase=phases()[0]))
     assert caught.value.target == "stages:P1"
     assert caught.value.raw_answer == bad[2]
-    assert any("P1-X2" in item for item in caught.value.errors)
+    assert any("stages.0.goal" in item for item in caught.value.errors)
     assert fake_openai.count == 3
 
 
@@ -536,12 +697,16 @@ def test_a_failed_call_is_a_plan_failure(fake_openai: FakeOpenAI, home: Path) ->
 # -- escalation -------------------------------------------------------------------------------
 
 
+def bad_stages() -> Any:
+    """A stage answer that never validates: its first goal is empty."""
+    return answer(stages_answer(goal=""))
+
+
 def test_escalation_retries_once_on_the_next_tier(
     fake_openai: FakeOpenAI, home: Path, tmp_path: Path
 ) -> None:
     """A MEDIUM card whose plan fails its repairs is asked once more on HIGH, whose plan is used."""
-    bad = answer(stages_answer("nope"))
-    fake_openai.script(bad, bad, bad, answer(stages_answer()))
+    fake_openai.script(bad_stages(), bad_stages(), bad_stages(), answer(stages_answer()))
     planner = make_planner(
         fake_openai,
         home,
@@ -558,7 +723,7 @@ def test_escalation_that_fails_too_is_a_plan_failure(
     fake_openai: FakeOpenAI, home: Path, tmp_path: Path
 ) -> None:
     """When the higher tier fails its repairs as well, the last raw answer is reported."""
-    answers = [json.dumps(stages_answer(f"bad-{n}")) for n in range(6)]
+    answers = [json.dumps(stages_answer(goal=" " * n)) for n in range(6)]
     fake_openai.script(*(text(item) for item in answers))
     planner = make_planner(
         fake_openai,
@@ -574,19 +739,22 @@ def test_escalation_that_fails_too_is_a_plan_failure(
 
 @pytest.mark.parametrize(
     ("tiers", "escalation"),
-    [({Tier.MEDIUM: "medium-model"}, True), ({Tier.MEDIUM: "m", Tier.HIGH: "h"}, False)],
-    ids=["next-tier-not-model-backed", "card-without-escalation"],
+    [
+        ({Tier.MEDIUM: "medium-model"}, True),
+        ({Tier.MEDIUM: "m", Tier.HIGH: "h"}, False),
+        ({Tier.MEDIUM: "same-model", Tier.HIGH: "same-model"}, True),
+    ],
+    ids=["next-tier-not-model-backed", "card-without-escalation", "same-model-and-server"],
 )
-def test_no_escalation_without_a_served_tier_or_the_card(
+def test_no_escalation_without_another_served_tier_or_the_card(
     fake_openai: FakeOpenAI,
     home: Path,
     tmp_path: Path,
     tiers: dict[Tier, str],
     escalation: bool,
 ) -> None:
-    """No escalation when the next tier is builtin or the card does not ask for it."""
-    bad = answer(stages_answer("nope"))
-    fake_openai.script(bad, bad, bad)
+    """No escalation to a builtin tier, to the same model and server, or against the card."""
+    fake_openai.script(bad_stages(), bad_stages(), bad_stages())
     agent = agent_variant(tmp_path, "MEDIUM", escalation=escalation)
     planner = make_planner(fake_openai, home, tiers, agent_dir=agent)
     with pytest.raises(PlanFailed):

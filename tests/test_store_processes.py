@@ -96,7 +96,11 @@ def _reader(path: Path, reading: Event, done: Event, results: Any) -> None:
         table = store.table(PROCESS_RUNS, path)
         problems: list[str] = []
         reads, states, last_count, last_bytes = 0, 0, 0, b""
-        while reads < 1_000_000 and not (done.is_set() and reads > 0):
+        finished = False
+        while reads < 1_000_000 and not finished:
+            # One more read after the writer is done, so its last state is always seen even when
+            # this process was descheduled for the whole burst of writes.
+            finished = done.is_set()
             data = path.read_bytes()
             try:
                 rows = table.rows()

@@ -36,6 +36,8 @@ from multiverse.home import PHASE_FOLDERS, Home
 from multiverse.models import AssetType, InstructionStatus
 
 log = structlog.get_logger(__name__)
+# Files whose tables a chart asked for by name may be drawn from (assets/ read as data).
+TABLE_SUFFIXES = frozenset({".csv", ".tsv", ".md", ".markdown", ".txt"})
 
 _RENDERERS: dict[str, tuple[Callable[[DocContext, list[Digest]], str], AssetType]] = {
     "ANALYZING": (render_analysis, AssetType.ANALYSIS_REPORT),
@@ -143,7 +145,9 @@ class BuiltinExecutor:
             path = tool_folder(home, assignment) / f"{tool.tool_task_id}.html"
             material = _tool_material(home, assignment)
             _, digests = read_references(home, [relative(home, p) for p in material])
-            page, _ = visualization_page(assignment, read_texts(home, material), digests)
+            sources = read_texts(home, _asset_tables(home))
+            texts = read_texts(home, material)
+            page, _ = visualization_page(assignment, texts, digests, sources)
             atomic_write_text(path, page)
         else:
             raise TaskError(f"tool type {tool.tool_type} is not available offline")
@@ -164,6 +168,23 @@ class BuiltinExecutor:
         except Exception as error:  # the reply is the only channel back to the user
             log.exception("builtin_simple_task_crashed")
             return f"The offline engine could not do that: {type(error).__name__}: {error}\n"
+
+
+def _asset_tables(home: Path) -> list[Path]:
+    """The files of assets/ that may hold tables, confined to the home like every reference."""
+    found: list[Path] = []
+    folder = Home(home).assets
+    entries = sorted(folder.iterdir()) if folder.is_dir() and not folder.is_symlink() else []
+    for entry in entries:
+        if entry.suffix.lower() not in TABLE_SUFFIXES:
+            continue
+        try:
+            path = resolve_reference(home, relative(home, entry))
+        except TaskError:
+            continue  # a link leaving the home is never read
+        if path.is_file():
+            found.append(path)
+    return found
 
 
 def _parent_output(home: Path, assignment: ToolAssignment) -> Path | None:

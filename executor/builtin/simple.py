@@ -96,11 +96,31 @@ def answer(request: str, home: Path) -> str:
     return f"{BANNER}\n\n{body}\n"
 
 
-def _dispatch(request: str, home: Path) -> str:
-    text = re.sub(r"\A---\n.*?\n---\n", "", request, flags=re.S)
-    named = [m.group(1) for m in _PATH.finditer(text)]
+def _body(request: str) -> str:
+    """The request without its front matter."""
+    return re.sub(r"\A---\n.*?\n---\n", "", request, flags=re.S)
+
+
+def named_paths(request: str) -> list[str]:
+    """The file paths a request names, those naming their folder first."""
+    named = [m.group(1) for m in _PATH.finditer(_body(request))]
     # A real path usually names its folder; "e.g." and the like do not.
-    name = next((n for n in named if "/" in n), named[0] if named else None)
+    return [n for n in named if "/" in n] + [n for n in named if "/" not in n]
+
+
+def is_known_command(request: str) -> bool:
+    """Whether the offline engine answers this request itself rather than with its help text."""
+    text = _body(request)
+    targeted = bool(named_paths(request)) and any(
+        pattern.search(text) for pattern in (_COUNT, _CONVERT, _SUMMARIZE)
+    )
+    return targeted or _LIST.search(text) is not None
+
+
+def _dispatch(request: str, home: Path) -> str:
+    text = _body(request)
+    named = named_paths(request)
+    name = named[0] if named else None
     target = resolve_reference(home, name) if name else None
     if target is not None and target.is_dir():
         raise TaskError(f"`{name}` is a folder, not a file")

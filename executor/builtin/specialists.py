@@ -9,8 +9,11 @@ from pathlib import Path
 
 from executor.builtin.chart import chart_page
 from executor.builtin.evidence import BANNER, Digest, key_figures
+from executor.builtin.extract import extract_text
+from executor.builtin.requested_chart import requested_charts
 from executor.builtin.series import ChartSpec, choose, comparison_chart, figure_chart, text_charts
 from executor.builtin.sources import MAX_BYTES, decode
+from executor.builtin.tabular import RawTable, parse_csv, parse_markdown_table
 from executor.builtin.text import terms, unique
 from multiverse.contracts import ToolAssignment
 
@@ -87,9 +90,16 @@ def web_search_note(assignment: ToolAssignment) -> str:
 
 
 def visualization_page(
-    assignment: ToolAssignment, texts: dict[str, tuple[str, str]], digests: list[Digest]
+    assignment: ToolAssignment,
+    texts: dict[str, tuple[str, str]],
+    digests: list[Digest],
+    sources: dict[str, tuple[str, str]] | None = None,
 ) -> tuple[str, list[ChartSpec]]:
-    """The chart page for the material (`texts`: source → (suffix, text)) and the charts in it."""
+    """The chart page for the material (`texts`: source → (suffix, text)) and the charts in it.
+
+    A chart asked for by name is drawn from the original `sources` (the assets) first, then
+    from the material: a chart "from the data" is from the data, not from a note about it.
+    """
     tool = assignment.tool_task
     specs: list[ChartSpec] = []
     if _COMPARE.search(tool.tool_task_purpose):
@@ -103,9 +113,27 @@ def visualization_page(
     if not specs:
         fallback = figure_chart(key_figures(digests, 12), "Figures in the material", False)
         specs = [fallback] if fallback is not None else []
+    # A chart asked for by name comes first, drawn from the whole table that holds it.
+    asked = f"{tool.tool_task_purpose}\n{assignment.task.task_purpose}\n{assignment.request}"
+    tables = tables_in({**(sources or {}), **texts})
+    specs = (requested_charts(asked, tables) + specs)[: max(3, len(specs))]
     intro = f"{tool.tool_task_purpose} Material: {', '.join(texts) or 'none'}."
     slug = re.sub(r"[^A-Za-z0-9-]", "-", tool.tool_task_id)
     return chart_page(html.unescape(tool.tool_task_name), intro.strip(), specs, slug), specs
+
+
+def tables_in(texts: dict[str, tuple[str, str]]) -> list[tuple[RawTable, str]]:
+    """Every table of the material (CSV files whole, markdown tables), with its source."""
+    found: list[tuple[RawTable, str]] = []
+    for source, (suffix, text) in texts.items():
+        if suffix in (".csv", ".tsv"):
+            found.append((parse_csv(text), source))
+            continue
+        for lines in extract_text(text, source.rsplit("/", 1)[-1]).table_lines:
+            table = parse_markdown_table(lines)
+            if table is not None:
+                found.append((table, source))
+    return found
 
 
 def read_texts(home: Path, paths: list[Path]) -> dict[str, tuple[str, str]]:

@@ -1,15 +1,19 @@
 """ModelExecutor: the model-backed Executor role, sdk adapter (SPEC §10.6, §11, §12).
 
-One task is a bounded tool-calling loop through the gateway with the file tools the agent
-package is given, each confined by the tool layer. The files are the truth: the task is
-COMPLETED only if its output file exists at the end. Nothing escapes: every failure (a model
-error, a broken configuration, our own bug) is a FAILED result signal.
+One task is done in the tier's executor mode (mode.py): a bounded tool-calling loop through
+the gateway with the file tools the agent package is given, each confined by the tool layer;
+or, for a model that cannot call tools, one written answer (single_shot.py) that code reads
+the references into and writes out. The Orchestrator never knows which. The files are the
+truth: the task is COMPLETED only if its output file exists at the end. Nothing escapes: every
+failure (a model error, a broken configuration, our own bug) is a FAILED result signal.
 
 What stays builtin, and why:
 - `web_search` and `data_visualization` tool tasks are specialised agents; the builtin ones
   are deterministic and say plainly what they cannot do offline.
-- `summarize` and `simple_task`: cheap and deterministic; a model call per catalog file would
-  cost a call for every asset, guideline and output of every run.
+- `summarize`: cheap and deterministic; a model call per catalog file would cost a call for
+  every asset, guideline and output of every run.
+- `simple_task` for the commands the builtin knows (list, convert, summarize, count); any other
+  request is answered by the model.
 """
 
 from __future__ import annotations
@@ -21,8 +25,16 @@ import structlog
 
 from executor.builtin.paths import TaskError, in_outputs, relative, resolve_output
 from executor.builtin.role import BuiltinExecutor
+from executor.builtin.simple import is_known_command
 from executor.model.approval import gate_approvals, shell_allow_list
-from executor.model.loop import Completer, LoopOutcome, run_tool_loop
+from executor.model.loop import LoopOutcome, ModelGateway, run_tool_loop
+from executor.model.mode import (
+    Supports,
+    WindowLookup,
+    WorkMode,
+    context_window,
+    resolve_executor_mode,
+)
 from executor.model.prompt import (
     TaskPrompt,
     load_template,
@@ -31,6 +43,9 @@ from executor.model.prompt import (
     task_messages,
 )
 from executor.model.runlock import PROMPT_IN_PROGRESS, RunLocks
+from executor.model.simple import SimpleWriter
+from executor.model.single_shot import SingleShot
+from executor.model.single_shot_prompt import NoRoom
 from executor.model.verdict import clipped, final_word
 from executor.tools.base import Approver, Tool, ToolContext, WebSearchProvider
 from executor.tools.registry import ToolRegistry, builtin_tools
@@ -39,6 +54,7 @@ from multiverse.asset_types import asset_type
 from multiverse.config import RuntimeMapping, TierConfig
 from multiverse.contracts import ProducedFile, ResultSignal, TaskAssignment, ToolAssignment
 from multiverse.errors import ConfigError
+from multiverse.gateway import model_context_window, model_supports
 from multiverse.llm import LlmCall, LlmError
 
 log = structlog.get_logger(__name__)
@@ -52,11 +68,11 @@ def _failed(error: str) -> ResultSignal:
 
 
 class ModelExecutor:
-    """The Executor through a model: a bounded tool loop per task; never raises."""
+    """The Executor through a model: a tool loop or one written answer per task; never raises."""
 
     def __init__(
         self,
-        gateway: Completer,
+        gateway: ModelGateway,
         mapping: RuntimeMapping,
         tier_config: TierConfig,
         home: Path,
@@ -66,6 +82,8 @@ class ModelExecutor:
         approver: Approver | None = None,
         web_search_provider: WebSearchProvider | None = None,
         tools: Mapping[str, Tool] | None = None,
+        supports: Supports | None = None,
+        window_lookup: WindowLookup | None = None,
     ) -> None:
         if max_turns < 1:
             raise ValueError(f"max_turns must be at least 1, not {max_turns}")
@@ -79,9 +97,22 @@ class ModelExecutor:
         self._search = web_search_provider
         self._tools = dict(tools) if tools is not None else builtin_tools()
         self._locks = RunLocks()
+        self._supports = supports
+        self._window_lookup = window_lookup or model_context_window
+
+    @property
+    def mode(self) -> WorkMode:
+        """How this tier's tasks are done: a tool loop, or one written answer each."""
+        # litellm is loaded by the first question asked, not by building the crew.
+        return resolve_executor_mode(self._tier, self._supports or model_supports)
+
+    @property
+    def window(self) -> int:
+        """Tokens one call of this tier may hold."""
+        return context_window(self._tier, self._window_lookup)
 
     def execute_task(self, assignment: TaskAssignment) -> ResultSignal:
-        """Do one core task through the tool loop; any failure is a FAILED signal."""
+        """Do one core task in the tier's mode; any failure is a FAILED signal."""
         run_id, task_id = assignment.run_id, assignment.task.task_id
         with self._locks.hold(run_id) as held:
             signal = self._guarded(assignment) if held else _refused(run_id, task_id)
@@ -105,8 +136,16 @@ class ModelExecutor:
         return self._fallback.summarize(path)
 
     def simple_task(self, request: str, home: Path) -> str:
-        """The builtin answer to a SIMPLE_TASK: immediate commands need no model."""
-        return self._fallback.simple_task(request, home)
+        """A SIMPLE_TASK reply: the builtin's for its commands, else the model's; never raises."""
+        if is_known_command(request):
+            return self._fallback.simple_task(request, home)
+        try:
+            package = load_agent_package(role_package_dir(ROLE), self._mapping)
+            writer = SimpleWriter(self._gateway, self._tier, self.window, ROLE)
+            return writer.answer(request, home, package)
+        except Exception as error:  # the reply is the only channel back to the user
+            log.exception("model_simple_task_crashed")
+            return f"The model executor could not do that: {type(error).__name__}: {error}\n"
 
     def _guarded(self, assignment: TaskAssignment) -> ResultSignal:
         try:
@@ -118,6 +157,8 @@ class ModelExecutor:
             return _failed(str(error))
         except ConfigError as error:
             return _failed(f"the executor cannot be set up: {error}")
+        except NoRoom as error:
+            return _failed(str(error))
         except Exception as error:  # the contract: nothing escapes into the Orchestrator
             log.exception("model_task_crashed", run_id=assignment.run_id,
                           task_id=assignment.task.task_id)  # fmt: skip
@@ -130,6 +171,10 @@ class ModelExecutor:
         package = load_agent_package(role_package_dir(ROLE), self._mapping)
         target = resolve_output(self._home, assignment.run_id, assignment.task.output_path)
         registry = self._registry(assignment.run_id, package)
+        if self.mode == "single_shot":
+            writer = SingleShot(self._gateway, self._tier, self.window, ROLE)
+            writer.write(assignment, package, registry, target)
+            return self._completed(assignment, target, registry, post_tool=False)
         call = self._first_call(assignment, package, registry, relative(self._home, target))
         scope = f"{assignment.run_id}:{assignment.task.task_id}"
         outcome = run_tool_loop(self._gateway, call, registry, self._max_turns, scope)
@@ -170,12 +215,9 @@ class ModelExecutor:
             scope=f"{assignment.run_id}:{assignment.task.task_id}:turn1",
             run_id=assignment.run_id,
             tier=package.tier.value,
-            model=self._tier.model,
-            api_base=self._tier.api_base,
-            api_key_env=self._tier.api_key_env,
             messages=task_messages(package, template, prompt),
+            **self._tier.call_fields(),
             max_tokens=self._tier.max_tokens,
-            timeout_seconds=self._tier.timeout_seconds,
         )
 
     def _signal(
@@ -199,9 +241,17 @@ class ModelExecutor:
                 f"the output file {output} does not exist after the tool loop; "
                 f"the model's last text: {clipped(outcome.text) or '(none)'}"
             )
+        return self._completed(assignment, target, registry, word.wants_visual)
+
+    def _completed(
+        self, assignment: TaskAssignment, target: Path, registry: ToolRegistry, post_tool: bool
+    ) -> ResultSignal:
+        output = relative(self._home, target)
+        if not target.is_file():
+            return _failed(f"the output file {output} does not exist")
         paths = [output, *sorted(registry.written_files - {output})]
         outputs = [self._produced(assignment, path, path == output) for path in paths]
-        post_tool = bool(assignment.task.post_tool_purpose.strip()) or word.wants_visual
+        post_tool = bool(assignment.task.post_tool_purpose.strip()) or post_tool
         return ResultSignal(
             status="COMPLETED",
             post_tool_required=post_tool,

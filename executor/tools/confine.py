@@ -60,14 +60,18 @@ def _inside(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
 
 
-def _resolve(context: ToolContext, raw: str) -> Path:
-    logical = context.home.joinpath(*split_relative(raw))
+def readable_in_home(home: Path, raw: str) -> Path:
+    """The real path that may be read for `raw` in a resolved `home`; raises ToolRefused otherwise.
+
+    The read tools' rule, usable where there is no run (a SIMPLE_TASK reads, never writes).
+    """
+    logical = home.joinpath(*split_relative(raw))
     # realpath resolves every existing component, so a symlink anywhere on the way is followed
     # to its real target before the target is judged.
     real = Path(os.path.realpath(logical))
-    if not _inside(real, context.home):
+    if not _inside(real, home):
         raise ToolRefused(f"path {raw!r} is refused: it leads outside the home")
-    for part in real.relative_to(context.home).parts:
+    for part in real.relative_to(home).parts:
         if is_private_name(part):
             raise ToolRefused(f"path {raw!r} is refused: it leads to private {part!r}")
     return real
@@ -75,7 +79,7 @@ def _resolve(context: ToolContext, raw: str) -> Path:
 
 def resolve_readable(context: ToolContext, raw: str) -> Path:
     """The real path a tool may read for `raw`; raises ToolRefused otherwise."""
-    return _resolve(context, raw)
+    return readable_in_home(context.home, raw)
 
 
 def writable_roots(context: ToolContext) -> tuple[Path, Path]:
@@ -88,7 +92,7 @@ def writable_roots(context: ToolContext) -> tuple[Path, Path]:
 
 def resolve_writable(context: ToolContext, raw: str) -> Path:
     """The real path a tool may write for `raw`; raises ToolRefused otherwise."""
-    real = _resolve(context, raw)
+    real = resolve_readable(context, raw)
     logical = context.home.joinpath(*split_relative(raw))
     roots = writable_roots(context)
     logical_roots = (context.workspace, context.outputs)

@@ -42,8 +42,10 @@ def _checked(target: str, run_id: str, errors: list[str]) -> None:
 class BuiltinPlanner:
     """Deterministic offline plans from the phase template, the catalog and the request."""
 
-    def decide_mode(self, request: str, has_past_runs: bool) -> ModeDecision:
-        """Plan target `mode`, by the documented heuristic of planner.mode."""
+    def decide_mode(
+        self, request: str, has_past_runs: bool, pending_ledger: str | None = None
+    ) -> ModeDecision:
+        """Plan target `mode`, by the documented heuristic of planner.mode (no model call)."""
         return decide_mode(request, has_past_runs)
 
     def plan_phase0(self, context: PlanContext) -> TasksPlan:

@@ -1,196 +1,200 @@
-"""What the model answers for each plan target, and its conversion into the plan rows.
+"""What the model answers for each plan target: only what needs judgement (SPEC §10.3).
 
-The answer models are simpler than the row models: a model gives the ids, names, purposes and
-orders; what the context already knows (run_id, the phase, stage or parent task, the status) may
-be left out and is filled in. The ids are asked from the model and checked: a row that does not
-convert (a malformed id, an order below 1) becomes a repair error naming the item, exactly like
-a plan that converts but fails validation (SPEC §10.3).
+Ids, orders, run ids, statuses, timings and output paths are the code's (planner.model.bookkeeping),
+so a model never types them. Each answer model ignores unknown keys (a model that still sends a
+task_id or an output_path is not refused, and its values are not used), while the JSON schema
+sent to the provider says `additionalProperties: false`. A field whose values come from a list of
+the call (references, tool types, superseded ids) is an enum built per call: a value outside it
+cannot be decoded when the provider follows the schema, and is refused with a message naming it
+when the provider ignores the schema.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from collections.abc import Callable, Sequence
+from types import GenericAlias
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
-from multiverse.contracts import (
-    PlanContext,
-    Proposal,
-    ProposedInstruction,
-    StagesPlan,
-    TasksPlan,
-    ToolTasksPlan,
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    WithJsonSchema,
+    create_model,
 )
-from multiverse.models import MajorStage, Phase, Status, Task, Timing, ToolTask
 
-P = TypeVar("P", bound=BaseModel)
-R = TypeVar("R", bound=BaseModel)
+MAX_STAGES = 8
+MAX_TASKS = 12
+MAX_TOOL_TASKS = 8
+MAX_INSTRUCTIONS = 12
+INSTRUCTION_TYPE_SCHEMA = {"pattern": "^[A-Z][A-Z0-9_]*$", "maxLength": 32}
+
+Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+"""A text the model must write."""
+Note = Annotated[str, StringConstraints(strip_whitespace=True)]
+"""A text the model may leave empty."""
 
 
 class Answer(BaseModel):
-    """Base of a model's answer: unknown keys are errors the model is shown."""
+    """Base of a model's answer: unknown keys are ignored, and the schema forbids them."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(
+        extra="ignore", frozen=True, json_schema_extra={"additionalProperties": False}
+    )
+
+
+class StageAnswer(Answer):
+    """One stage: what it is called and what it produces for later work."""
+
+    name: Text
+    goal: Text
+
+
+class StagesAnswer(Answer):
+    """Answer to `stages:<phase_id>`, in execution order."""
+
+    stages: list[StageAnswer] = Field(min_length=1, max_length=MAX_STAGES)
+
+
+class TaskAnswer(Answer):
+    """One task; `references` are numbers of the call's list (an enum per call)."""
+
+    name: Text
+    purpose: Text
+    references: list[int] = Field(default_factory=list)
+    file_name: Note = ""
+    pre_tool_purpose: Note = ""
+    post_tool_purpose: Note = ""
+
+
+class TasksAnswer(Answer):
+    """Answer to `tasks:<stage_id>`, in execution order."""
+
+    tasks: list[TaskAnswer] = Field(min_length=1, max_length=MAX_TASKS)
+
+
+class ToolTaskAnswer(Answer):
+    """One tool task; `tool_type` is one of the mapping's (an enum per call)."""
+
+    tool_type: str
+    name: Text
+    purpose: Text
+
+
+class ToolTasksAnswer(Answer):
+    """Answer to `pre_tool:<task_id>` / `post_tool:<task_id>`, in execution order."""
+
+    tool_tasks: list[ToolTaskAnswer] = Field(min_length=1, max_length=MAX_TOOL_TASKS)
+
+
+class InstructionAnswer(Answer):
+    """One proposed instruction; `supersedes` holds ACTIVE past ids only (an enum per call)."""
+
+    # The pattern is for the schema; validate_proposal explains a bad type to the model.
+    instruction_type: Annotated[Text, Field(json_schema_extra=INSTRUCTION_TYPE_SCHEMA)]
+    content: Text
+    justification: Text
+    supersedes: list[str] = Field(default_factory=list)
 
 
 class ProposalAnswer(Answer):
     """Answer to `proposal` (made_offline is ours to set, never the model's)."""
 
-    understanding: str
-    instructions: list[ProposedInstruction] = Field(min_length=1)
-    conflicts: list[str] = Field(default_factory=list)
+    understanding: Text
+    instructions: list[InstructionAnswer] = Field(min_length=1, max_length=MAX_INSTRUCTIONS)
+    conflicts: list[Note] = Field(default_factory=list)
 
 
-class StageAnswer(Answer):
-    """One stage as the model writes it."""
+def choice(allowed: Sequence[Any], what: str, coerce: Callable[[Any], Any] | None = None) -> Any:
+    """A type taking only `allowed` values: an enum in the schema, a named refusal otherwise."""
+    values = list(allowed)
+    kind = "integer" if all(isinstance(value, int) for value in values) else "string"
+    listing = ", ".join(str(value) for value in values)
 
-    stage_id: str
-    stage_name: str
-    stage_goal: str = ""
-    execution_order: int
-    run_id: str | None = None
-    phase_id: str | None = None
-    status: str | None = None
+    def check(value: Any) -> Any:
+        value = coerce(value) if coerce is not None else value
+        if value not in values:
+            raise ValueError(f"{what} {value!r} is not allowed; use one of: {listing}")
+        return value
 
-
-class StagesAnswer(Answer):
-    """Answer to `stages:<phase_id>`."""
-
-    stages: list[StageAnswer] = Field(min_length=1)
-
-
-class TaskAnswer(Answer):
-    """One task as the model writes it."""
-
-    task_id: str
-    task_name: str
-    task_purpose: str = ""
-    related_references: list[str] = Field(default_factory=list)
-    output_path: str
-    pre_tool_purpose: str = ""
-    post_tool_purpose: str = ""
-    execution_order: int
-    run_id: str | None = None
-    stage_id: str | None = None
-    status: str | None = None
+    return Annotated[
+        Literal[tuple(values)],
+        BeforeValidator(check),
+        WithJsonSchema({"type": kind, "enum": values}),
+    ]
 
 
-class TasksAnswer(Answer):
-    """Answer to `tasks:<stage_id>`."""
-
-    tasks: list[TaskAnswer] = Field(min_length=1)
-
-
-class ToolTaskAnswer(Answer):
-    """One tool task as the model writes it."""
-
-    tool_task_id: str
-    tool_type: str
-    tool_task_name: str
-    tool_task_purpose: str = ""
-    execution_order: int
-    run_id: str | None = None
-    parent_task_id: str | None = None
-    timing: str | None = None
-    status: str | None = None
+def list_of(item: Any) -> Any:
+    """The type `list[item]` of a type built at run time."""
+    return GenericAlias(list, (item,))
 
 
-class ToolTasksAnswer(Answer):
-    """Answer to `pre_tool:<task_id>` / `post_tool:<task_id>`."""
+def reference_number(paths: Sequence[str]) -> Callable[[Any], Any]:
+    """Reads `"2"` as 2, and a listed path as its number (a model ignoring the schema)."""
+    numbers = {path: number for number, path in enumerate(paths, start=1)}
 
-    tool_tasks: list[ToolTaskAnswer] = Field(min_length=1)
+    def coerce(value: Any) -> Any:
+        if isinstance(value, str):
+            text = value.strip()
+            return int(text) if text.isdigit() else numbers.get(text, value)
+        return value
 
-
-@dataclass(frozen=True)
-class Converted(Generic[P]):
-    """A converted plan, or the errors that kept the answer from converting."""
-
-    plan: P | None
-    errors: list[str] = field(default_factory=list)
-
-
-def describe_errors(label: str, error: ValidationError) -> list[str]:
-    """One model-readable line per problem: `label: field: what is wrong`."""
-    lines = []
-    for item in error.errors(include_url=False):
-        where = ".".join(str(part) for part in item["loc"]) or "(row)"
-        lines.append(f"{label}: {where}: {item['msg'].removeprefix('Value error, ')}")
-    return lines
+    return coerce
 
 
-def _build(model: type[R], fields: dict[str, Any], label: str, errors: list[str]) -> R | None:
-    try:
-        return model.model_validate(fields)
-    except ValidationError as error:
-        errors.extend(describe_errors(label, error))
-        return None
-
-
-def _finish(plan: type[P], key: str, rows: list[Any], errors: list[str]) -> Converted[P]:
-    if errors:
-        return Converted(None, errors)
-    try:
-        return Converted(plan.model_validate({key: rows}))
-    except ValidationError as error:
-        return Converted(None, describe_errors(key, error))
-
-
-def to_proposal(answer: ProposalAnswer) -> Converted[Proposal]:
-    """The proposal, marked as made by a model."""
-    made = Proposal(
-        understanding=answer.understanding,
-        instructions=answer.instructions,
-        conflicts=answer.conflicts,
-        made_offline=False,
+def tasks_answer(references: Sequence[str], publishing: bool) -> type[TasksAnswer]:
+    """The answer model of one tasks call: references are numbers 1..len(references)."""
+    numbers = range(1, len(references) + 1)
+    reference = choice(numbers, "reference", reference_number(references))
+    fields: dict[str, Any] = {"references": (list_of(reference), Field(default_factory=list))}
+    if publishing:
+        # Only the publishing stage may hand files to the user.
+        fields["deliverable"] = (bool, False)
+    item = create_model("TaskAnswer", __base__=TaskAnswer, **fields)
+    return create_model(
+        "TasksAnswer",
+        __base__=TasksAnswer,
+        tasks=(list_of(item), Field(min_length=1, max_length=MAX_TASKS)),
     )
-    return Converted(made)
 
 
-def to_stages(answer: StagesAnswer, context: PlanContext, phase: Phase) -> Converted[StagesPlan]:
-    """Stage rows of `phase`; missing run_id, phase_id and status are filled in."""
-    rows: list[MajorStage | None] = []
-    errors: list[str] = []
-    for number, item in enumerate(answer.stages, start=1):
-        fields = {
-            **item.model_dump(exclude_none=True),
-            "run_id": item.run_id or context.run_id,
-            "phase_id": item.phase_id or phase.phase_id,
-            "status": item.status or Status.PENDING,
-        }
-        rows.append(_build(MajorStage, fields, f"stage #{number} ({item.stage_id!r})", errors))
-    return _finish(StagesPlan, "stages", rows, errors)
+def tool_tasks_answer(tool_types: Sequence[str]) -> type[ToolTasksAnswer]:
+    """The answer model of one tools call: tool_type is one of `tool_types`."""
+    item = create_model(
+        "ToolTaskAnswer", __base__=ToolTaskAnswer, tool_type=(choice(tool_types, "tool_type"), ...)
+    )
+    return create_model(
+        "ToolTasksAnswer",
+        __base__=ToolTasksAnswer,
+        tool_tasks=(list_of(item), Field(min_length=1, max_length=MAX_TOOL_TASKS)),
+    )
 
 
-def to_tasks(answer: TasksAnswer, context: PlanContext, stage_id: str) -> Converted[TasksPlan]:
-    """Task rows of the stage; missing run_id, stage_id and status are filled in."""
-    rows: list[Task | None] = []
-    errors: list[str] = []
-    for number, item in enumerate(answer.tasks, start=1):
-        fields = {
-            **item.model_dump(exclude_none=True),
-            "run_id": item.run_id or context.run_id,
-            "stage_id": item.stage_id or stage_id,
-            "status": item.status or Status.PENDING,
-        }
-        rows.append(_build(Task, fields, f"task #{number} ({item.task_id!r})", errors))
-    return _finish(TasksPlan, "tasks", rows, errors)
+def _no_supersedes(value: Any) -> Any:
+    raise ValueError(
+        f"supersedes {value!r} is not allowed: no ACTIVE past instruction is known; "
+        "leave supersedes empty"
+    )
 
 
-def to_tool_tasks(
-    answer: ToolTasksAnswer, context: PlanContext, parent_task_id: str, timing: Timing
-) -> Converted[ToolTasksPlan]:
-    """Tool task rows of the parent task; missing run_id, parent, timing, status are filled in."""
-    rows: list[ToolTask | None] = []
-    errors: list[str] = []
-    for number, item in enumerate(answer.tool_tasks, start=1):
-        fields = {
-            **item.model_dump(exclude_none=True),
-            "run_id": item.run_id or context.run_id,
-            "parent_task_id": item.parent_task_id or parent_task_id,
-            "timing": item.timing or timing,
-            "status": item.status or Status.PENDING,
-        }
-        label = f"tool task #{number} ({item.tool_task_id!r})"
-        rows.append(_build(ToolTask, fields, label, errors))
-    return _finish(ToolTasksPlan, "tool_tasks", rows, errors)
+def proposal_answer(active: Sequence[str]) -> type[ProposalAnswer]:
+    """The answer model of one proposal call: supersedes only the `active` past ids."""
+    if active:
+        supersedes: Any = (list_of(choice(active, "supersedes")), Field(default_factory=list))
+    else:
+        item = Annotated[str, BeforeValidator(_no_supersedes)]
+        empty: Any = Field(default_factory=list, json_schema_extra={"maxItems": 0})
+        supersedes = (list_of(item), empty)
+    instruction = create_model(
+        "InstructionAnswer", __base__=InstructionAnswer, supersedes=supersedes
+    )
+    return create_model(
+        "ProposalAnswer",
+        __base__=ProposalAnswer,
+        instructions=(
+            list_of(instruction),
+            Field(min_length=1, max_length=MAX_INSTRUCTIONS),
+        ),
+    )

@@ -2,9 +2,10 @@
 
 The gateway's JSON guard sends an invalid answer back with its errors twice. A plan still invalid
 after that is asked once more on the next tier up, when the agent card's escalation says so and
-that tier is model-backed; otherwise (or when that fails too) it is a PlanFailed carrying the
-errors and the last raw answer. Any other failed call (budget, provider, timeout) is a PlanFailed
-at once.
+that tier is served by another model (the same model and server would only repeat the failure);
+otherwise (or when that fails too) it is a PlanFailed carrying the errors and the last raw
+answer. Any other failed call (budget, provider, timeout, a runaway answer) is a PlanFailed at
+once. Each call asks for about the tokens its answer needs, never more than the tier allows.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from multiverse.config import Tier, TierConfig
 from multiverse.gateway import Gateway
 from multiverse.llm import JsonGuardFailed, JsonResult, LlmCall, LlmError
 from multiverse.roles import PlanFailed
-from planner.model.answers import Converted
 from planner.model.prompts import load_prompt
 
 log = structlog.get_logger(__name__)
@@ -50,22 +50,19 @@ def escalation_tier(card: AgentCard, start: Tier) -> Tier | None:
 
 
 def checker(
-    convert: Callable[[A], Converted[P]], validate: Callable[[P], list[str]]
+    convert: Callable[[A], P], validate: Callable[[P], list[str]]
 ) -> Callable[[A], list[str]]:
-    """The JSON guard's check: conversion errors, else the plan's validation errors."""
+    """The JSON guard's check: the validation errors of the plan the answer converts into."""
 
     def check(answer: A) -> list[str]:
-        made = convert(answer)
-        return made.errors if made.plan is None else validate(made.plan)
+        return validate(convert(answer))
 
     return check
 
 
-def converted(target: str, made: Converted[P]) -> P:
-    """The plan of an answer that passed the check (which converted it already)."""
-    if made.plan is None:
-        raise RuntimeError(f"plan {target}: a checked answer did not convert: {made.errors}")
-    return made.plan
+def same_server(first: TierConfig, second: TierConfig) -> bool:
+    """Whether two tiers are the same model on the same server."""
+    return (first.model, first.api_base) == (second.model, second.api_base)
 
 
 @dataclass(frozen=True)
@@ -76,10 +73,13 @@ class PlanJob(Generic[A]):
     template: str
     values: dict[str, str]
     schema: type[A]
-    check: Callable[[A], list[str]]
+    check: Callable[[A], list[str]] | None
     start: Tier
     scope: str
+    # About the tokens the answer needs; the tier's max_tokens caps it.
+    tokens: int
     run_id: str | None = None
+    pending_ledger: str | None = None
     variant: str = "default"
 
 
@@ -101,9 +101,13 @@ class Asker:
         return tier in self.tier_configs
 
     def tiers(self, card: AgentCard, start: Tier) -> list[Tier]:
-        """The start tier, then the escalation tier when the card allows it and it is served."""
+        """The start tier, then the card's escalation tier when another model serves it."""
         up = escalation_tier(card, start)
-        return [start] + ([up] if up is not None and self.serves(up) else [])
+        if up is None or not self.serves(up):
+            return [start]
+        if same_server(self.tier_configs[start], self.tier_configs[up]):
+            return [start]
+        return [start, up]
 
     def messages(self, package: AgentPackage, job: PlanJob[A]) -> tuple[str, list[dict[str, str]]]:
         """The call's prompt_version and its messages: AGENT.md, then the rendered template."""
@@ -128,13 +132,11 @@ class Asker:
                 variant=job.variant,
                 scope=job.scope,
                 run_id=job.run_id,
+                pending_ledger=job.pending_ledger,
                 tier=tier.value,
-                model=config.model,
-                api_base=config.api_base,
-                api_key_env=config.api_key_env,
+                **config.call_fields(),
                 messages=messages,
-                max_tokens=config.max_tokens,
-                timeout_seconds=config.timeout_seconds,
+                max_tokens=config.answer_tokens(job.tokens),
             )
             try:
                 result = self.gateway.complete_json(call, job.schema, job.check)

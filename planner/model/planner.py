@@ -2,9 +2,11 @@
 
 Each plan target is one JSON call (see planner.model.asking): the system message is the agent
 package's AGENT.md, loaded afresh on every call, the user message the target's template filled
-with the selective context (planner.model.context). The answer is checked with the same
-validators as the builtin planner's plans, so an invalid plan goes back to the model with the
-errors. A target whose tier no model serves here is planned by the builtin planner.
+with the selective context (planner.model.context). The model answers only what needs judgement
+(planner.model.answers); code writes the ids, orders, chains and paths
+(planner.model.bookkeeping), and the plan is checked with the same validators as the builtin
+planner's, so an invalid plan goes back to the model with the errors. A target whose tier no
+model serves here is planned by the builtin planner.
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ from pydantic import BaseModel
 from multiverse.agent_package import AgentPackage, load_agent_package, role_package_dir
 from multiverse.config import RuntimeMapping, Tier, TierConfig
 from multiverse.contracts import (
-    Mode,
     ModeDecision,
     PlanContext,
     Proposal,
@@ -28,31 +29,33 @@ from multiverse.contracts import (
     ToolTasksPlan,
 )
 from multiverse.gateway import Gateway
+from multiverse.llm import LlmError
 from multiverse.models import Timing
 from multiverse.roles import PlanFailed
 from planner.builtin import BuiltinPlanner
 from planner.mcp import load_mcps
 from planner.mode import decide_mode as heuristic_mode
+from planner.mode import settle_mode
 from planner.model.answers import (
-    ProposalAnswer,
     StagesAnswer,
-    TasksAnswer,
-    ToolTasksAnswer,
-    to_proposal,
-    to_stages,
-    to_tasks,
-    to_tool_tasks,
+    proposal_answer,
+    tasks_answer,
+    tool_tasks_answer,
 )
-from planner.model.asking import Asker, PlanJob, checker, converted, digest
+from planner.model.asking import Asker, PlanJob, checker, digest
+from planner.model.bookkeeping import to_proposal, to_stages, to_tasks, to_tool_tasks
 from planner.model.context import (
+    active_past_ids,
     mode_values,
     proposal_values,
     stages_values,
     tasks_values,
     tools_values,
 )
+from planner.model.references import reference_candidates
 from planner.targets import stages_target, tasks_target, tools_target
 from planner.validation import (
+    is_publishing_stage,
     validate_proposal,
     validate_stages,
     validate_tasks,
@@ -63,19 +66,13 @@ log = structlog.get_logger(__name__)
 
 P = TypeVar("P", bound=BaseModel)
 MODE_TIER = Tier.LOW
-
-
-def check_mode(has_past_runs: bool) -> Callable[[ModeDecision], list[str]]:
-    """A mode decision must agree with whether past runs exist."""
-
-    def check(decision: ModeDecision) -> list[str]:
-        if decision.mode is Mode.CONTINUOUS_RUN and not has_past_runs:
-            return ["mode CONTINUOUS_RUN needs past runs, and there are none: use INITIAL_RUN"]
-        if decision.mode is Mode.INITIAL_RUN and has_past_runs:
-            return ["mode INITIAL_RUN is for a first run, but past runs exist: use CONTINUOUS_RUN"]
-        return []
-
-    return check
+# About the tokens each answer needs (the tier's max_tokens caps them): room for the answer,
+# not for a runaway. A cut answer is asked again once with twice the room.
+MODE_TOKENS = 200
+STAGES_TOKENS = 700
+TASKS_TOKENS = 1400
+TOOLS_TOKENS = 600
+PROPOSAL_TOKENS = 1500
 
 
 class ModelPlanner:
@@ -101,8 +98,10 @@ class ModelPlanner:
         """The Planner's agent package, loaded afresh (SPEC §10.1: on every spawn)."""
         return load_agent_package(self.agent_dir or role_package_dir("planner"), self.mapping)
 
-    def decide_mode(self, request: str, has_past_runs: bool) -> ModeDecision:
-        """Plan target `mode`: a cheap LOW-tier call, else (or on failure) the heuristic."""
+    def decide_mode(
+        self, request: str, has_past_runs: bool, pending_ledger: str | None = None
+    ) -> ModeDecision:
+        """Plan target `mode`: a cheap LOW-tier call held to the heuristic's evidence."""
         if not self.asker.serves(MODE_TIER):
             return heuristic_mode(request, has_past_runs)
         job = PlanJob(
@@ -110,16 +109,24 @@ class ModelPlanner:
             template="mode",
             values=mode_values(request, has_past_runs),
             schema=ModeDecision,
-            check=check_mode(has_past_runs),
+            check=None,
             start=MODE_TIER,
             scope=f"mode:{digest(request)}",
+            tokens=MODE_TOKENS,
+            pending_ledger=pending_ledger,
         )
         try:
-            return self.asker.ask(self.package(), job)
-        except PlanFailed as failed:
+            verdict = self.asker.ask(self.package(), job)
+        except (PlanFailed, LlmError) as failed:
             # Deciding the mode must not lose a request: the documented heuristic decides.
-            log.warning("mode_fallback_heuristic", errors=failed.errors[:5])
+            errors = failed.errors[:5] if isinstance(failed, PlanFailed) else [str(failed)]
+            log.warning("mode_fallback_heuristic", errors=errors)
             return heuristic_mode(request, has_past_runs)
+        settled = settle_mode(verdict, request, has_past_runs)
+        if settled.mode is not verdict.mode:
+            log.info("mode_overridden", said=verdict.mode.value, mode=settled.mode.value,
+                     reason=settled.reason)  # fmt: skip
+        return settled
 
     def plan_phase0(self, context: PlanContext) -> TasksPlan:
         """Plan target `phase0`: the builtin plan.
@@ -139,15 +146,16 @@ class ModelPlanner:
             target="proposal",
             template="proposal",
             values=proposal_values(context),
-            schema=ProposalAnswer,
+            schema=proposal_answer(active_past_ids(context)),
             check=checker(to_proposal, lambda made: validate_proposal(made, context)),
             start=package.card.tier,
             scope=f"{context.run_id}:proposal",
+            tokens=PROPOSAL_TOKENS,
             run_id=context.run_id,
             # A revised proposal is a new question, never the cached first answer.
             variant=f"modify-{digest(modification)}" if modification else "default",
         )
-        return converted(job.target, to_proposal(self.asker.ask(package, job)))
+        return to_proposal(self.asker.ask(package, job))
 
     def plan_stages(self, context: PlanContext) -> StagesPlan:
         """Plan target `stages:<phase_id>` for `context.phase`."""
@@ -166,9 +174,10 @@ class ModelPlanner:
             ),
             start=package.card.tier,
             scope=f"{context.run_id}:{target}",
+            tokens=STAGES_TOKENS,
             run_id=context.run_id,
         )
-        return converted(target, to_stages(self.asker.ask(package, job), context, phase))
+        return to_stages(self.asker.ask(package, job), context, phase)
 
     def plan_tasks(self, context: PlanContext) -> TasksPlan:
         """Plan target `tasks:<stage_id>` for `context.stage`."""
@@ -176,21 +185,23 @@ class ModelPlanner:
         package = self.package()
         if not self.asker.serves(package.card.tier):
             return self._offline(target, context, self.builtin.plan_tasks)
+        references = reference_candidates(context, stage)
+        publishing = is_publishing_stage(context, stage)
         job = PlanJob(
             target=target,
             template="tasks",
-            values=tasks_values(context, stage, phase),
-            schema=TasksAnswer,
+            values=tasks_values(context, stage, phase, references, publishing),
+            schema=tasks_answer(references.paths, publishing),
             check=checker(
-                lambda answer: to_tasks(answer, context, stage.stage_id),
+                lambda answer: to_tasks(answer, context, stage, phase, references),
                 lambda plan: validate_tasks(plan, context),
             ),
             start=package.card.tier,
             scope=f"{context.run_id}:{target}",
+            tokens=TASKS_TOKENS,
             run_id=context.run_id,
         )
-        answer = self.asker.ask(package, job)
-        return converted(target, to_tasks(answer, context, stage.stage_id))
+        return to_tasks(self.asker.ask(package, job), context, stage, phase, references)
 
     def plan_tools(self, context: PlanContext, timing: Timing) -> ToolTasksPlan:
         """Plan targets `pre_tool:<task_id>` / `post_tool:<task_id>` for `context.task`."""
@@ -207,17 +218,17 @@ class ModelPlanner:
             target=target,
             template="tools",
             values=tools_values(context, task, timing, load_mcps(self.home)),
-            schema=ToolTasksAnswer,
+            schema=tool_tasks_answer(context.tool_types),
             check=checker(
-                lambda answer: to_tool_tasks(answer, context, task.task_id, timing),
+                lambda answer: to_tool_tasks(answer, context, task, timing),
                 lambda plan: validate_tool_tasks(plan, context, timing),
             ),
             start=package.card.tier,
             scope=f"{context.run_id}:{target}",
+            tokens=TOOLS_TOKENS,
             run_id=context.run_id,
         )
-        answer = self.asker.ask(package, job)
-        return converted(target, to_tool_tasks(answer, context, task.task_id, timing))
+        return to_tool_tasks(self.asker.ask(package, job), context, task, timing)
 
     def _offline(self, target: str, context: PlanContext, plan: Callable[[PlanContext], P]) -> P:
         """A plan by the builtin planner, when no model serves the card's tier here."""

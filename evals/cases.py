@@ -1,0 +1,60 @@
+"""The fixed set of evaluation cases: a request and the fixture assets it works on."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO / "tests" / "fixtures" / "assets"
+ASSETS = ("market_report_2024.md", "korea_market_ko.md", "quarterly_revenue.csv")
+
+
+@dataclass(frozen=True)
+class Case:
+    """One request run end to end in a fresh home."""
+
+    name: str
+    request: str
+    assets: tuple[str, ...] = ASSETS
+    # The CSV whose countries and revenue values the chart must show, when a chart is asked for.
+    chart_csv: str | None = None
+
+    def asset_paths(self) -> list[Path]:
+        """The fixture files copied into the case's assets/."""
+        return [FIXTURES / name for name in self.assets]
+
+
+CASES: dict[str, Case] = {
+    case.name: case
+    for case in (
+        Case(
+            "memo-en",
+            "Analyse the market reports in assets/ and write a two-page market-entry memo for "
+            "an e-bike investor, with a chart of revenue by country.",
+            chart_csv="quarterly_revenue.csv",
+        ),
+        Case(
+            "memo-ko",
+            "assets/의 보고서를 바탕으로 한국 전기자전거 시장 진출 전략 메모를 "
+            "한 페이지로 작성해 주세요.",
+        ),
+        Case(
+            "chart-note",
+            "Make a chart of revenue by country from assets/quarterly_revenue.csv and write a "
+            "short note on what it shows.",
+            chart_csv="quarterly_revenue.csv",
+        ),
+    )
+}
+
+
+def select(names: str | None) -> list[Case]:
+    """The cases named in a comma-separated list (all when empty); unknown ones: ValueError."""
+    if not names:
+        return list(CASES.values())
+    wanted = [name.strip() for name in names.split(",") if name.strip()]
+    unknown = [name for name in wanted if name not in CASES]
+    if unknown:
+        raise ValueError(f"unknown case(s): {', '.join(unknown)}; known: {', '.join(CASES)}")
+    return [CASES[name] for name in wanted]

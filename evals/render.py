@@ -1,0 +1,126 @@
+"""EVALS.md, rendered from every result file in evals/results/: never written by hand."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evals import cells
+from evals.cases import CASES, REPO
+from evals.results import RESULTS, load_all
+
+EVALS_MD = REPO / "EVALS.md"
+_ORDER = {"before": 0, "after": 1}  # then the other labels, by name
+_COLUMNS = ("case", "outcome (where/why)", "model calls", "tokens (prompt + completion)",
+            "wall time per phase", "checklist")  # fmt: skip
+
+
+def _labels(results: dict[str, dict[str, Any]]) -> list[str]:
+    return sorted(results, key=lambda label: (_ORDER.get(label, 2), label))
+
+
+def _table(header: tuple[str, ...] | list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return lines + ["| " + " | ".join(cells.cell(c) for c in row) + " |" for row in rows]
+
+
+def _how(meta: dict[str, Any]) -> list[str]:
+    """Command, multiverse checkout, tiers, server and machine of one invocation."""
+    rev = meta.get("multiverse") or {}
+    commit = str(rev.get("commit") or rev.get("executable", "?"))
+    if rev.get("uncommitted_changes"):
+        commit += " + uncommitted changes"
+    server = meta.get("server") or {}
+    served = (f"{server.get('alias')} ({server.get('quantisation') or '?'}), llama.cpp "
+              f"{server.get('build') or '?'}, {server.get('slots') or '?'} slot(s)"
+              if server else "—")  # fmt: skip
+    box = meta.get("machine") or {}
+    machine = f"{box.get('cores')} cores ({box.get('cpu') or '?'}), {box.get('memory_gb')} GB"
+    return [f"`{meta.get('command', '?')}`", commit, str(meta.get("tiers", "?")), served, machine]
+
+
+def _runs(results: dict[str, dict[str, Any]]) -> list[str]:
+    """How each label ran, one row per invocation: its cases, dates, command, model, machine."""
+    rows: dict[tuple[str, ...], list[list[str]]] = {}
+    for label in _labels(results):
+        for name, case in _cases(results[label]):
+            how = (label, *_how(case.get("meta") or {}))
+            rows.setdefault(how, []).append([name, str((case.get("meta") or {}).get("date"))])
+    table = [[how[0], ", ".join(n for n, _ in runs), min(d for _, d in runs)[:16], *how[1:]]
+             for how, runs in rows.items()]  # fmt: skip
+    return _table(("label", "cases", "first date (UTC)", "command", "multiverse", "tiers",
+                   "server", "machine"), table)  # fmt: skip
+
+
+def _cases(data: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """A label's cases in the order of the case set (unknown names last)."""
+    order = {name: i for i, name in enumerate(CASES)}
+    return sorted(data["cases"].items(), key=lambda item: (order.get(item[0], len(order)), item[0]))
+
+
+def _label_section(label: str, data: dict[str, Any]) -> list[str]:
+    rows = [[name, cells.outcome(case), cells.calls(case), cells.tokens(case),
+             cells.phases(case), cells.checklist(case)]
+            for name, case in _cases(data)]  # fmt: skip
+    return [f"## {label}", "", *_table(_COLUMNS, rows), ""]
+
+
+def _side_by_side(results: dict[str, dict[str, Any]]) -> list[str]:
+    """One row per case and measure, one column per label."""
+    labels = _labels(results)
+    measures = (
+        ("outcome", lambda c: str(c.get("outcome"))),
+        ("model calls", cells.calls),
+        ("tokens", cells.tokens),
+        ("wall time", cells.wall_time),
+        ("checklist", cells.checklist),
+    )
+    order = {name: i for i, name in enumerate(CASES)}
+    every = {name for data in results.values() for name in data["cases"]}
+    names = sorted(every, key=lambda name: (order.get(name, len(order)), name))
+    rows = []
+    for name in names:
+        for measure, show in measures:
+            row = [name, measure]
+            for label in labels:
+                case = results[label]["cases"].get(name)
+                row.append(show(case) if case else "not run")
+            rows.append(row)
+    return _table(["case", "measure", *labels], rows)
+
+
+def render() -> str:
+    """The whole of EVALS.md from the result files."""
+    results = load_all()
+    lines = [
+        "# Evaluations",
+        "",
+        f"Generated from `{RESULTS.relative_to(REPO)}/*.json` by `make eval-local` "
+        "(re-render: `.venv/bin/python -m evals render`); do not edit by hand.",
+        "Each case runs end to end in a fresh home: `multiverse init`, the fixture assets, "
+        "`multiverse start` as a child, `submit`, `confirm` once the proposal is there, then "
+        "polling until the run is final or the case's time limit.",
+        "",
+        "Checklist: figures = numbers of ≥2 significant digits in the deliverable (no years, no "
+        "list numbering) found in the assets' text; chart = an .svg/.html chart naming every "
+        "country of the CSV with half its revenue cells or every country total; words = "
+        "within ±50% of what the request asks (two pages ≈ 900, one page ≈ 450, short note ≈ "
+        "250; Korean words are eojeol); recommendation = a recommendation with a reason "
+        "marker. Model calls are HTTP calls logged as `llm_call`: a repair attempt is one.",
+        "",
+        "## Cases",
+        "",
+        *[f"- **{c.name}**: {c.request}" for c in CASES.values()],
+        "",
+    ]
+    if not results:
+        return "\n".join([*lines, "No result yet: run `make eval-local`.", ""])
+    lines += ["## How they ran", "", *_runs(results), ""]
+    for label in _labels(results):
+        lines += _label_section(label, results[label])
+    lines += ["## Side by side", "", *_side_by_side(results), ""]
+    return "\n".join(lines)
+
+
+def write() -> None:
+    """Write EVALS.md at the repository root."""
+    EVALS_MD.write_text(render(), encoding="utf-8")

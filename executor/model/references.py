@@ -1,0 +1,152 @@
+"""A task's references read into a prompt, for a model that cannot read them with tools.
+
+Reading is confined exactly like the read tools (`readable_in_home`): `..`, absolute paths,
+links leaving the home, private state and key files are named with the refusal, never read.
+A folder gives its readable text files; a file that is not text is named, not pasted; a chart
+the run drew (.html/.svg in its folders) is named for linking. The fitting is pure: every text
+gets a fair share of the room left in the context window, and a cut is marked as a cut.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from executor.builtin.sources import decode
+from executor.model.budget import cut_to_tokens, estimate_tokens, fair_caps
+from executor.tools.base import ToolRefused
+from executor.tools.confine import is_private_name, readable_in_home
+from executor.tools.walk import SKIPPED_DIRS
+from multiverse.unread import open_regular
+
+MAX_FILE_BYTES = 256 * 1024  # read_file's own cap
+MAX_FOLDER_FILES = 50
+CHART_SUFFIXES = frozenset({".html", ".htm", ".svg"})
+HEADER_TOKENS = 24  # a pasted file's heading and fence
+
+
+@dataclass(frozen=True)
+class Source:
+    """One file a reference names: its text to paste, or why it is only named."""
+
+    path: str
+    text: str | None = None
+    note: str = ""
+    chart: bool = False
+    cut: bool = False  # already cut at the read cap
+
+
+def _relative(home: Path, path: Path) -> str:
+    return path.relative_to(home).as_posix()
+
+
+def _inside(path: Path, folders: Sequence[Path]) -> bool:
+    return any(path == folder or folder in path.parents for folder in folders)
+
+
+def _folder_files(home: Path, folder: Path) -> list[Path]:
+    """The readable files under a folder (sorted, capped), without following folder links."""
+    found: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+        dirnames[:] = sorted(
+            d for d in dirnames
+            if d not in SKIPPED_DIRS and not is_private_name(d) and not d.startswith(".")
+        )  # fmt: skip
+        for name in sorted(filenames):
+            if name.startswith(".") or is_private_name(name):
+                continue
+            try:
+                found.append(readable_in_home(home, _relative(home, Path(dirpath) / name)))
+            except ToolRefused:
+                continue
+            if len(found) >= MAX_FOLDER_FILES:
+                return found
+    return found
+
+
+def read_source(home: Path, path: Path, charts_in: Sequence[Path]) -> Source:
+    """One confined file as a Source: its text, or a note saying why it is not pasted."""
+    shown = _relative(home, path)
+    if path.suffix.lower() in CHART_SUFFIXES and _inside(path, charts_in):
+        return Source(shown, note="a chart drawn for this run: link it, do not paste it",
+                      chart=True)  # fmt: skip
+    try:
+        with open_regular(path) as handle:  # never blocks on a named pipe
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as error:
+        return Source(shown, note=f"cannot be read ({error.strerror or error})")
+    cut = len(data) > MAX_FILE_BYTES
+    data = data[:MAX_FILE_BYTES]
+    text = decode(data)
+    if text is None and cut:
+        # The cap may have split a character: drop its first bytes.
+        text = next((t for trim in (1, 2, 3) if (t := decode(data[:-trim])) is not None), None)
+    if text is None:
+        return Source(shown, note="not a text file: named, not pasted")
+    return Source(shown, text=text, cut=cut)
+
+
+def gather_sources(
+    home: Path, references: Sequence[str], charts_in: Sequence[Path] = ()
+) -> list[Source]:
+    """Every file the references name, in order, each read or named with the reason."""
+    home = Path(os.path.realpath(home))
+    sources: list[Source] = []
+    for reference in references:
+        try:
+            path = readable_in_home(home, reference.strip())
+        except ToolRefused as refused:
+            sources.append(Source(reference, note=f"refused: {refused}"))
+            continue
+        if path.is_dir():
+            files = _folder_files(home, path)
+            if not files:
+                sources.append(Source(reference, note="an empty folder"))
+            sources.extend(read_source(home, file, charts_in) for file in files)
+        elif path.exists():
+            sources.append(read_source(home, path, charts_in))
+        else:
+            sources.append(Source(reference, note="not found in the home"))
+    return list({source.path: source for source in sources}.values())
+
+
+def fit_sources(sources: Sequence[Source], budget_tokens: int) -> list[Source]:
+    """The sources with their texts cut to fair shares of `budget_tokens` (cuts marked)."""
+    pasted = [index for index, source in enumerate(sources) if source.text is not None]
+    room = max(0, budget_tokens - HEADER_TOKENS * len(pasted))
+    sizes = [estimate_tokens(sources[index].text or "") for index in pasted]
+    fitted = list(sources)
+    for index, size, cap in zip(pasted, sizes, fair_caps(sizes, room), strict=True):
+        if cap < size:
+            source = sources[index]
+            fitted[index] = replace(source, text=cut_to_tokens(source.text or "", cap), cut=True)
+    return fitted
+
+
+def fence_for(text: str) -> str:
+    """A backtick fence longer than any run of backticks in `text`."""
+    longest, run = 0, 0
+    for char in text:
+        run = run + 1 if char == "`" else 0
+        longest = max(longest, run)
+    return "`" * max(3, longest + 1)
+
+
+def render_sources(sources: Sequence[Source]) -> str:
+    """The sources as markdown: each text fenced as data, each other file named with its note."""
+    if not sources:
+        return "(none: the task names no references)"
+    blocks: list[str] = []
+    for source in sources:
+        if source.text is None:
+            blocks.append(f"### `{source.path}`\n\n{source.note}")
+            continue
+        fence = fence_for(source.text)
+        body = source.text if source.text.endswith("\n") else source.text + "\n"
+        block = f"### `{source.path}`\n\n{fence}text\n{body}{fence}"
+        if source.cut:
+            block += "\n\n[cut: only the start of this file fits; what follows is not shown]"
+        blocks.append(block)
+    return "\n\n".join(blocks)

@@ -1,0 +1,88 @@
+"""SIMPLE_TASK replies written by the model, for requests the builtin commands do not cover.
+
+The builtin engine keeps the commands it knows (list, convert, summarize, count: immediate and
+deterministic). Anything else is one written answer of the model, with the files the request
+names read in (confined like the read tools). The reply says the model wrote it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import structlog
+
+from executor.builtin.simple import named_paths
+from executor.model.budget import estimate_tokens, room_for_references
+from executor.model.length import asked_words, writing_tokens
+from executor.model.loop import Completer
+from executor.model.prompt import load_template
+from executor.model.references import fit_sources, gather_sources, render_sources
+from executor.model.single_shot_prompt import MAX_PASTED_TOKENS, WRITER
+from executor.model.writing import judge_cut, unwrap_document
+from multiverse.agent_package import AgentPackage
+from multiverse.config import TierConfig
+from multiverse.llm import ChatMessage, LlmCall, LlmError
+
+log = structlog.get_logger(__name__)
+
+SIMPLE = "simple_task.md"
+
+
+def simple_messages(request: str, home: Path, window: int, max_tokens: int) -> list[ChatMessage]:
+    """The writer's role, then the request with the files it names fitted into the window."""
+    sources = [
+        source for source in gather_sources(home, named_paths(request))
+        if source.note != "not found in the home"  # "e.g. notes.txt" names nothing real
+    ]  # fmt: skip
+    system = load_template(WRITER).text
+    template = load_template(SIMPLE)
+    own = estimate_tokens(system + template.render(request=request, references=""))
+    room = min(MAX_PASTED_TOKENS, room_for_references(window, max_tokens, own))
+    references = render_sources(fit_sources(sources, room))
+    user = template.render(request=request.strip(), references=references)
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+@dataclass(frozen=True)
+class SimpleWriter:
+    """Answers one SIMPLE_TASK request with the model; never raises."""
+
+    gateway: Completer
+    tier: TierConfig
+    window: int
+    role: str
+
+    def answer(self, request: str, home: Path, package: AgentPackage) -> str:
+        """The reply (markdown), saying that the model wrote it; a failure is a reply too."""
+        banner = f"> Written by the model `{self.tier.model}`."
+        try:
+            return f"{banner}\n\n{self._text(request, home.resolve(), package)}"
+        except LlmError as error:
+            return f"{banner} It could not answer: {error}\n"
+
+    def _text(self, request: str, home: Path, package: AgentPackage) -> str:
+        max_tokens = writing_tokens(asked_words([request]), self.tier.max_tokens)
+        texts = "\0".join(load_template(name).text for name in (WRITER, SIMPLE))
+        call = LlmCall(
+            role=self.role,
+            agent_version=package.agent_version,
+            prompt_version=f"{package.prompt_version}+simple@"
+            f"{hashlib.sha256(texts.encode()).hexdigest()[:12]}",
+            scope=f"simple:{hashlib.sha256(request.encode()).hexdigest()[:16]}",
+            tier=package.tier.value,
+            messages=simple_messages(request, home, self.window, max_tokens),
+            **self.tier.call_fields(),
+            max_tokens=max_tokens,
+        )
+        answer = self.gateway.complete(call)
+        text = unwrap_document(answer.text)
+        if answer.finish_reason == "length":
+            # A quick reply is not asked twice: a loop is refused, an honest cut is said.
+            runaway = judge_cut(answer.text, cut_before=False, max_tokens=max_tokens).runaway
+            if runaway is not None:
+                log.warning("simple_task_runaway", model=self.tier.model, why=runaway)
+                return f"The model ran away ({runaway}); no answer is given.\n"
+            return f"{text}\n[the answer was cut at the length limit of {max_tokens} tokens]\n"
+        return text

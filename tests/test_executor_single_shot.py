@@ -1,0 +1,375 @@
+"""Tests of the single-shot Executor: the mode, the references in the prompt, the written answer."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from executor.model import ModelExecutor
+from executor.model.budget import cut_to_tokens, estimate_tokens, fair_caps
+from executor.model.length import asked_words, writing_tokens
+from executor.model.mode import context_window, resolve_executor_mode
+from executor.model.writing import judge_cut, unwrap_document
+from multiverse.config import RuntimeMapping, TierConfig
+from multiverse.contracts import TaskAssignment
+from multiverse.gateway import Gateway, model_context_window, model_supports
+from multiverse.home import PHASE_FOLDERS, Home
+from multiverse.llm import LlmAnswer, LlmCall, RetryPolicy
+from multiverse.models import MajorStage, Phase, Task, UserInstruction
+
+from fake_openai import FakeOpenAI, Reply, length_cut, text
+
+RUN = "run-20250101-000000-001"
+ASSET = "assets/market_report_2024.md"
+CSV = "assets/quarterly_revenue.csv"
+PHASE_IDS = {"ANALYZING": "P1", "GENERATING_OUTPUT": "P4"}
+MEMO = "# Market-entry memo\n\nThe market reached €18.5 billion (source: `" + ASSET + "`).\n"
+LOOP = "The market is growing. " * 200
+
+
+# -- pure decisions ---------------------------------------------------------------------------
+
+
+def test_auto_mode_asks_litellm_whether_the_model_calls_tools() -> None:
+    """An unknown openai/<name> on an api_base writes single-shot; gpt-4.1-mini uses tools."""
+    local = TierConfig(model="openai/qwen2.5-coder-1.5b-instruct", api_base="http://127.0.0.1:1/v1")
+    assert resolve_executor_mode(local, model_supports) == "single_shot"
+    assert resolve_executor_mode(TierConfig(model="openai/gpt-4.1-mini"), model_supports) == "tools"
+    forced = local.model_copy(update={"executor_mode": "tools"})
+    assert resolve_executor_mode(forced, model_supports) == "tools"
+
+
+def test_context_window_comes_from_the_tier_then_litellm_then_8192() -> None:
+    """The tier's context_window wins; else litellm's max_input_tokens; else 8192."""
+    assert context_window(TierConfig(model="x", context_window=4000), lambda _: 99) == 4000
+    assert context_window(TierConfig(model="x"), lambda _: 32768) == 32768
+    assert context_window(TierConfig(model="x"), lambda _: None) == 8192
+    assert (model_context_window("openai/gpt-4.1-mini") or 0) > 100_000
+    assert model_context_window("openai/qwen2.5-coder-1.5b-instruct") is None
+
+
+def test_length_asked_sets_the_answers_tokens() -> None:
+    """Pages and words become words; max_tokens is words×1.6, at least 600, at most the tier's."""
+    assert asked_words(["A two-page memo in English"]) == 900
+    assert asked_words(["one page, please", "at most 300 words"]) == 450
+    assert asked_words(["about 1,200 words"]) == 1200 and asked_words(["half a page"]) == 225
+    assert asked_words(["Use the 2023 figures", "see the homepage"]) is None
+    assert writing_tokens(900, 4096) == 1440 and writing_tokens(100, 4096) == 600
+    assert writing_tokens(900, 1000) == 1000 and writing_tokens(None, 2048) == 2048
+
+
+def test_fair_caps_keep_small_texts_whole_and_share_the_rest() -> None:
+    """Within budget all is kept; over it, small items whole and large ones an equal cap."""
+    assert fair_caps([10, 20], 100) == [10, 20]
+    assert fair_caps([10, 500, 1000], 310) == [10, 150, 150]
+    assert sum(fair_caps([7, 9, 11], 10)) <= 10
+    cut = cut_to_tokens("line one\n" * 100, 30)
+    assert estimate_tokens(cut) <= 30 and cut.endswith("\n")
+    assert estimate_tokens("한국어") == 3 and estimate_tokens("abcdef") == 2
+
+
+def test_unwrap_document_strips_one_wrapping_fence_or_a_preamble() -> None:
+    """A ```markdown-wrapped answer or a preamble with one markdown block gives the document."""
+    assert unwrap_document("```markdown\n# Memo\n\nText.\n```") == "# Memo\n\nText.\n"
+    assert unwrap_document("Here is the memo:\n```md\n# Memo\n```\n") == "# Memo\n"
+    inner = "# Memo\n\n```python\nprint(1)\n```\n\nEnd."
+    assert unwrap_document(inner) == inner + "\n"
+    assert unwrap_document("```\na\n```\ntext\n```\nb\n```") == "```\na\n```\ntext\n```\nb\n```\n"
+
+
+def test_a_cut_answer_is_a_runaway_when_it_loops_is_empty_or_cut_again() -> None:
+    """A loop, an empty cut or a second cut stop; a first honest cut may be asked again."""
+    assert judge_cut(LOOP, cut_before=False, max_tokens=600).runaway is not None
+    assert judge_cut("", cut_before=False, max_tokens=600).runaway is not None
+    honest = "# Memo\n\nThe market reached €18.5 billion in 2023, up 14% from 2022."
+    assert judge_cut(honest, cut_before=False, max_tokens=600).runaway is None
+    assert "twice" in (judge_cut(honest, cut_before=True, max_tokens=1200).runaway or "")
+
+
+# -- the single-shot task ---------------------------------------------------------------------
+
+
+class ScriptedModel:
+    """A Completer with a queue of answers and the calls it was given."""
+
+    def __init__(self, *answers: tuple[str, str]) -> None:
+        self.answers = deque(answers)
+        self.calls: list[LlmCall] = []
+
+    def complete(self, call: LlmCall) -> LlmAnswer:
+        """The next scripted (text, finish_reason)."""
+        self.calls.append(call)
+        answer, finish = self.answers.popleft()
+        return LlmAnswer(text=answer, finish_reason=finish, model=call.model)
+
+
+@pytest.fixture
+def root(home: Home) -> Path:
+    """An initialised home with the fixture assets and a run's folders."""
+    shutil.copytree(Path(__file__).parent / "fixtures" / "assets", home.root / "assets",
+                    dirs_exist_ok=True)  # fmt: skip
+    for folder in PHASE_FOLDERS:
+        home.run(RUN).phase_workspace(folder).mkdir(parents=True)
+    home.run(RUN).outputs.mkdir(parents=True)
+    return home.root.resolve()
+
+
+def tier(server: FakeOpenAI | None = None, **fields: Any) -> TierConfig:
+    """A keyless self-hosted tier (executor_mode auto) on the fake server."""
+    base = server.base_url if server is not None else "http://127.0.0.1:9/v1"
+    values: dict[str, Any] = {"model": "openai/fake-model", "api_base": base,
+                              "max_tokens": 4096, "timeout_seconds": 10, **fields}  # fmt: skip
+    return TierConfig(**values)
+
+
+def executor(root: Path, server: FakeOpenAI, **fields: Any) -> ModelExecutor:
+    """A ModelExecutor on the fake server through real litellm."""
+    gateway = Gateway(runs_root=root / "runs", retry=RetryPolicy(max_attempts=1))
+    return ModelExecutor(gateway, RuntimeMapping(), tier(server, **fields), root)
+
+
+def assignment(
+    root: Path, out: str, phase: str = "ANALYZING", references: list[str] | None = None,
+    post: str = "",
+) -> TaskAssignment:  # fmt: skip
+    """One task of `phase` reading `references` (the market report) and writing `out`."""
+    pid = PHASE_IDS[phase]
+    task = Task(task_id=f"{pid}-S01-T01", run_id=RUN, stage_id=f"{pid}-S01",
+                task_name="Market memo", task_purpose="Write the market-entry memo.",
+                related_references=references or [ASSET], output_path=out,
+                post_tool_purpose=post, execution_order=1)  # fmt: skip
+    instruction = UserInstruction(instruction_id="I0001", run_id=RUN, instruction_type="FORMAT",
+                                  content="A two-page memo in English")  # fmt: skip
+    return TaskAssignment(
+        home=str(root), run_id=RUN, request="Write a market-entry memo for the board.",
+        phase=Phase(phase_id=pid, run_id=RUN, phase_name=phase),
+        stage=MajorStage(stage_id=f"{pid}-S01", run_id=RUN, phase_id=pid, stage_name="Memo",
+                         stage_goal="A memo the board can decide on.", execution_order=1),
+        task=task, instructions=[instruction],
+    )  # fmt: skip
+
+
+def prompt_of(body: dict[str, Any]) -> str:
+    """The user message of one recorded request."""
+    return str(body["messages"][-1]["content"])
+
+
+def test_single_shot_writes_the_models_answer_from_the_references(
+    root: Path, fake_openai: FakeOpenAI
+) -> None:
+    """The references' text is in the prompt; the unwrapped answer is the output; COMPLETED."""
+    out = f"runs/{RUN}/workspace/ANALYZING/analysis.md"
+    fake_openai.script(text(f"```markdown\n{MEMO}```"))
+    role = executor(root, fake_openai, temperature=0.2, extra_body={"repeat_penalty": 1.1})
+    signal = role.execute_task(assignment(root, out, references=[ASSET, CSV], post="chart"))
+    assert signal.status == "COMPLETED" and signal.post_tool_required
+    assert [o.path for o in signal.outputs] == [out]
+    assert (root / out).read_text("utf-8") == MEMO
+    (body,) = fake_openai.requests
+    prompt = prompt_of(body)
+    assert "up 14% from 2022" in prompt and "2023-Q1" in prompt  # both references, pasted
+    assert "data, not instructions" in prompt and "A two-page memo in English" in prompt
+    assert "About 900 words" in prompt and "source file" in prompt
+    assert "tools" not in body and body["max_tokens"] == 1440
+    assert body["temperature"] == 0.2 and body["repeat_penalty"] == 1.1  # the tier's call_fields
+
+
+VERDICT = json.dumps(
+    {
+        "executive_summary": "Germany leads with €6.9 billion of revenue in 2023.",
+        "recommendation": "Enter Germany first, through a leasing offer.",
+        "reasons": ["Germany is the largest market (€6.9 billion).", "Leasing is 12% of sales."],
+    }
+)
+
+
+def test_published_memo_is_assembled_from_the_analysis_and_a_verdict(
+    root: Path, fake_openai: FakeOpenAI
+) -> None:
+    """A deliverable: the analysis (free text), then a schema-constrained verdict; code assembles
+    summary, analysis, charts, recommendation with its reasons, and the assets read."""
+    chart = f"runs/{RUN}/workspace/ANALYZING/revenue_chart.html"
+    (root / chart).write_text("<html><svg>SECRET-CHART-MARKUP</svg></html>", encoding="utf-8")
+    (root / "assets" / "photo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00binary")
+    out = f"outputs/{RUN}/memo.md"
+    fake_openai.script(text(MEMO), text(VERDICT))
+    references = [ASSET, chart, "assets/photo.png", "../outside.md"]
+    signal = executor(root, fake_openai).execute_task(
+        assignment(root, out, phase="GENERATING_OUTPUT", references=references)
+    )
+    assert signal.status == "COMPLETED" and not signal.post_tool_required
+    analysis, verdict = fake_openai.requests
+    prompt = prompt_of(analysis)
+    assert "About 630 words" in prompt  # 70% of the two pages asked: the rest is code's
+    assert "SECRET-CHART-MARKUP" not in prompt and "PNG" not in prompt
+    assert "not a text file: named, not pasted" in prompt
+    assert "refused: path '../outside.md' is refused" in prompt
+    assert verdict["response_format"]["type"] == "json_schema"  # the verdict is constrained
+    assert "€18.5 billion" in prompt_of(verdict)  # made from the analysis
+    memo = (root / out).read_text("utf-8")
+    order = ["## Executive summary", "## Analysis", "## Charts", "## Recommendation",
+             "Because:", "## References"]  # fmt: skip
+    assert [memo.index(heading) for heading in order] == sorted(memo.index(h) for h in order)
+    assert "Enter Germany first, through a leasing offer." in memo
+    assert "- Leasing is 12% of sales." in memo
+    assert f"[revenue_chart](../../runs/{RUN}/workspace/ANALYZING/revenue_chart.html)" in memo
+    assert f"- `{ASSET}`" in memo and "photo.png`" not in memo.split("## References")[1]
+
+
+def test_references_are_cut_fairly_to_the_context_window(
+    root: Path, fake_openai: FakeOpenAI
+) -> None:
+    """A reference larger than the window is cut, marked as cut, and the call fits the window."""
+    big = "assets/big.md"
+    (root / big).write_text("".join(f"Line {n}: revenue grew.\n" for n in range(20_000)), "utf-8")
+    fake_openai.script(text(MEMO))
+    out = f"runs/{RUN}/workspace/ANALYZING/analysis.md"
+    role = executor(root, fake_openai, context_window=6000)
+    assert role.execute_task(assignment(root, out, references=[ASSET, big])).status == "COMPLETED"
+    (body,) = fake_openai.requests
+    prompt = prompt_of(body)
+    assert "up 14% from 2022" in prompt  # the small reference whole
+    assert "Line 0: revenue grew." in prompt and "Line 19999" not in prompt
+    assert "[cut: only the start of this file fits" in prompt
+    sent = sum(estimate_tokens(str(m["content"])) for m in body["messages"])
+    assert sent + body["max_tokens"] <= 6000
+
+
+def test_a_window_without_room_for_the_references_fails_before_any_call(
+    root: Path, fake_openai: FakeOpenAI
+) -> None:
+    """When the answer and the prompt fill the window, the task fails saying so; no call."""
+    out = f"runs/{RUN}/workspace/ANALYZING/analysis.md"
+    signal = executor(root, fake_openai, context_window=2000).execute_task(assignment(root, out))
+    assert signal.status == "FAILED" and signal.error is not None
+    assert "leaves no room for the references" in signal.error and fake_openai.count == 0
+
+
+@pytest.mark.parametrize(
+    ("cut", "requests", "why"),
+    [
+        (length_cut(LOOP, completion_tokens=1440), 1, "repeats 'The market is growing.'"),
+        (length_cut(), 2, "wrote nothing before the length limit"),
+    ],
+)
+def test_a_runaway_answer_fails_with_runaway_within_two_requests(
+    root: Path, fake_openai: FakeOpenAI, cut: Reply, requests: int, why: str
+) -> None:
+    """A looping cut stops at once; an empty one after the gateway's retry: RUNAWAY, no file."""
+    fake_openai.default = cut
+    out = f"runs/{RUN}/workspace/ANALYZING/analysis.md"
+    signal = executor(root, fake_openai).execute_task(assignment(root, out))
+    assert signal.status == "FAILED" and signal.error is not None
+    assert signal.error.startswith("RUNAWAY: openai/fake-model ran away") and why in signal.error
+    assert fake_openai.count == requests and not (root / out).exists()
+
+
+def run_scripted(root: Path, model: ScriptedModel, out: str) -> Any:
+    """Execute one task with a scripted model in single-shot mode."""
+    role = ModelExecutor(model, RuntimeMapping(), tier(executor_mode="single_shot"), root)
+    return role.execute_task(assignment(root, out))
+
+
+def test_a_looping_answer_stops_at_once(root: Path) -> None:
+    """A cut answer that repeats itself is a RUNAWAY without a second call."""
+    model = ScriptedModel((LOOP, "length"))
+    signal = run_scripted(root, model, f"runs/{RUN}/workspace/ANALYZING/a.md")
+    assert signal.error is not None and signal.error.startswith("RUNAWAY: ")
+    assert "repeats" in signal.error and len(model.calls) == 1
+
+
+def test_an_honest_cut_is_asked_once_more_shorter_with_more_room(root: Path) -> None:
+    """A first cut is asked again with the cut said and twice the max_tokens; then COMPLETED."""
+    out = f"runs/{RUN}/workspace/ANALYZING/a.md"
+    model = ScriptedModel(("# Memo\n\nThe market reached", "length"), (MEMO, "stop"))
+    assert run_scripted(root, model, out).status == "COMPLETED"
+    first, second = model.calls
+    assert (first.max_tokens, second.max_tokens) == (1440, 2880)
+    assert "was cut at 1440 tokens" in str(second.messages[-1]["content"])
+    assert (root / out).read_text("utf-8") == MEMO
+
+
+def test_a_second_cut_is_a_runaway(root: Path) -> None:
+    """Cut twice: FAILED RUNAWAY after exactly two calls, nothing written."""
+    out = f"runs/{RUN}/workspace/ANALYZING/a.md"
+    honest = ("# Memo\n\nThe market reached", "length")
+    model = ScriptedModel(honest, honest)
+    signal = run_scripted(root, model, out)
+    assert signal.error is not None and "cut it twice" in signal.error
+    assert len(model.calls) == 2 and not (root / out).exists()
+
+
+# -- SIMPLE_TASK ------------------------------------------------------------------------------
+
+
+def test_simple_tasks_keep_builtin_commands_and_ask_the_model_otherwise(
+    root: Path, fake_openai: FakeOpenAI
+) -> None:
+    """Known commands stay builtin (no call); other requests get the model's reply with files."""
+    role = executor(root, fake_openai)
+    listed = role.simple_task("list the assets", root)
+    assert "Produced offline" in listed and fake_openai.count == 0
+    fake_openai.script(text("Germany is the largest market (€6.9 billion)."))
+    reply = role.simple_task(f"Which country leads in {ASSET}?", root)
+    assert reply.startswith("> Written by the model `openai/fake-model`.")
+    assert "Germany is the largest market" in reply and "configure a model" not in reply
+    (body,) = fake_openai.requests
+    assert "€6.9 billion of revenue" in prompt_of(body)  # the named file was read in
+
+
+def test_a_deliverable_links_every_chart_the_run_drew(root: Path, fake_openai: FakeOpenAI) -> None:
+    """A chart another task drew is offered to the memo and linked in it."""
+    chart = f"runs/{RUN}/workspace/STRATEGIZING/P2-S01-T01-POST-01.html"
+    (root / chart).write_text("<html><svg>bars</svg></html>", encoding="utf-8")
+    (root / f"runs/{RUN}/workspace/ANALYZING/notes.html").write_text("<p>no chart</p>", "utf-8")
+    out = f"outputs/{RUN}/memo.md"
+    analysis = "# Memo\n\nGermany leads with €6.9 billion (source: assets)."
+    fake_openai.script(text(analysis), text(VERDICT))
+    signal = executor(root, fake_openai).execute_task(
+        assignment(root, out, phase="GENERATING_OUTPUT")
+    )
+    assert signal.status == "COMPLETED"
+    link = f"../../runs/{RUN}/workspace/STRATEGIZING/P2-S01-T01-POST-01.html"
+    assert link in prompt_of(fake_openai.requests[0])
+    written = (root / out).read_text("utf-8")
+    assert written.startswith("# Memo\n\n## Executive summary")
+    assert f"## Charts\n\n- [P2-S01-T01-POST-01]({link})" in written
+    assert "notes" not in written
+
+
+def test_a_title_without_content_is_asked_again_once_then_fails(
+    root: Path, fake_openai: FakeOpenAI
+) -> None:
+    """Small models stop after the title: asked once more with the reason, then a clear FAILED."""
+    out = f"runs/{RUN}/workspace/ANALYZING/analysis.md"
+    fake_openai.script(text("# Revenue facts"), text("# Revenue facts\n\nGermany: €6.9 billion."))
+    signal = executor(root, fake_openai).execute_task(assignment(root, out))
+    assert signal.status == "COMPLETED"
+    assert "title but no content" in prompt_of(fake_openai.requests[1])
+    fake_openai.script(text("# Only a title"), text("## Still a title"))
+    signal = executor(root, fake_openai).execute_task(
+        assignment(root, f"runs/{RUN}/workspace/ANALYZING/other.md")
+    )
+    assert signal.status == "FAILED" and "wrote no content" in (signal.error or "")
+    assert fake_openai.count == 4
+
+
+def test_code_writes_the_title_and_the_model_the_body(root: Path, fake_openai: FakeOpenAI) -> None:
+    """The prompt says the title is written; a body-only answer gets the task's name on top,
+    and an answer with its own title keeps it."""
+    out = f"runs/{RUN}/workspace/ANALYZING/analysis.md"
+    fake_openai.script(text("## Revenue\n\nGermany: €6.9 billion (source: `assets/x.csv`).\n"))
+    signal = executor(root, fake_openai).execute_task(assignment(root, out))
+    assert signal.status == "COMPLETED"
+    assert "title line `# Market memo` is already written" in prompt_of(fake_openai.requests[0])
+    written = (root / out).read_text("utf-8")
+    assert written == "# Market memo\n\n## Revenue\n\nGermany: €6.9 billion (source: `assets/x.csv`).\n"
+    own = f"runs/{RUN}/workspace/ANALYZING/own.md"
+    fake_openai.script(text("# Its own title\n\nGermany leads.\n"))
+    executor(root, fake_openai).execute_task(assignment(root, own))
+    assert (root / own).read_text("utf-8") == "# Its own title\n\nGermany leads.\n"
