@@ -287,9 +287,8 @@ class TableStore:
     ) -> tuple[list[R], list[Restoration]]:
         """Apply `change` to the rows of `base` (the file as read) and write the result.
 
-        A save by someone else that lands before our rename is merged: if our file was placed
-        (an exchange), the journal holds our change and the merge keeps it; if it was not, the
-        change is applied again to their rows, as to any rows there now.
+        A save by someone else that lands before our rename is merged: their file is put back
+        in place, and the change is applied again to their rows, as to any rows there now.
         """
         restored: list[Restoration] = []
         expected: bytes | None = base.data if base.exists else None
@@ -335,9 +334,10 @@ class TableStore:
         """Put `data` at `path` if the file there holds `expected` (None: no file).
 
         Returns whether `data` was placed, and the bytes someone else saved there in the
-        meantime (None if no one did). With an atomic exchange `data` is always placed and a
-        racing save comes back from the displaced file; without one, a save seen just before
-        the rename stops it (a rename of theirs in the microseconds after that check is lost).
+        meantime (None if no one did). With an atomic exchange a racing save comes back from
+        the displaced file and is put back in place at once (`_swap_back`), so `data` stays
+        only where it replaced what it was based on; without one, a save seen just before the
+        rename stops it (a rename of theirs in the microseconds after that check is lost).
         """
         tmp = write_temp(path, data)
         try:
@@ -359,11 +359,11 @@ class TableStore:
             except FileNotFoundError:  # deleted meanwhile: theirs is "no file"
                 return self._swap_in(path, data, None)
             if swapped:
-                count_durable_write()
                 displaced = _read_bytes(tmp)
                 if displaced == expected:
+                    count_durable_write()
                     return True, None
-                return True, _settled_bytes(Path(tmp))
+                return False, _swap_back(path, tmp, data)
             if _read_bytes(path) != expected:
                 return False, _settled_bytes(path)
             os.replace(tmp, path)
@@ -390,6 +390,21 @@ class TableStore:
         with self._guard:
             self._settled.pop(path, None)
             self._snapshots[path] = Snapshot(data, lines, start, end, widths, rows, index, groups)
+
+
+def _swap_back(path: Path, tmp: str, ours: bytes) -> bytes:
+    """Put back at once the save our exchange displaced, and return it once settled.
+
+    Ours must not stay in place without their edit while we merge: an editor that reloads
+    a changed file would load it, and its next save would drop the edit it just made. So
+    their file goes back before anything else; if yet another save of theirs replaced ours
+    in the microseconds between (the file we get back is not ours), that newer one is theirs
+    and goes back in place instead.
+    """
+    exchange(tmp, path)  # theirs back in place; `tmp` gets what stood there: ours, normally
+    if _read_bytes(tmp) != ours:
+        exchange(tmp, path)  # a newer save of theirs had replaced ours: that one goes in place
+    return _settled_bytes(path)
 
 
 def _read_bytes(path: Path | str) -> bytes:

@@ -62,8 +62,9 @@ def upsert(
 ) -> list[CatalogEntry]:
     """Rows with each entry replacing the row of the same file_path, or appended.
 
-    An entry equal to the row last `written` for its file says nothing new: the row in the file,
-    which a person may have edited since, is kept (a file catalogued again must not undo an edit).
+    Merged cell by cell with the row last `written` for the file: a cell a person changed since
+    (the file's value is not the one written) keeps the person's value, so a file catalogued
+    again never undoes an edit; the other cells take the entry's values.
     """
     appended: dict[str, int] = {}
     for entry in entries:
@@ -71,6 +72,17 @@ def upsert(
         if where is None:
             appended[entry.file_path] = len(rows)
             rows.append(entry)
-        elif rows[where] != entry and (written or {}).get(entry.file_path) != entry:
+            continue
+        current, before = rows[where], (written or {}).get(entry.file_path)
+        if current == entry or before == entry:
+            continue
+        if before is None:
             rows[where] = entry
+            continue
+        kept = {
+            name: getattr(current, name)
+            for name in type(entry).model_fields
+            if getattr(current, name) != getattr(before, name)  # the person's edit
+        }
+        rows[where] = entry.model_copy(update=kept) if kept else entry
     return rows

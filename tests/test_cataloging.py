@@ -82,11 +82,14 @@ def test_unread_inputs_are_noted_once_and_told_to_the_run(home: Home) -> None:
 
 
 def test_a_file_catalogued_again_keeps_a_persons_edit_of_its_row() -> None:
-    """An entry equal to the one last written says nothing new: the edited row stays."""
+    """An entry equal to the one last written says nothing new: the edited row stays; a new
+    entry changes only the cells the person left as written (their edit wins its cell)."""
     ours = CatalogEntry(file_path="a.md", asset_type=AssetType.TOOL_OUTPUT, summary="ours")
     edited = ours.model_copy(update={"summary": "ours, and the person's note"})
-    newer = ours.model_copy(update={"summary": "the file changed"})
+    newer = ours.model_copy(update={"summary": "the file changed", "source_task_id": "T9"})
     written = {"a.md": ours}
     assert upsert([edited], {"a.md": 0}, [ours], written) == [edited]
-    assert upsert([edited], {"a.md": 0}, [newer], written) == [newer]
+    merged = upsert([edited], {"a.md": 0}, [newer], written)
+    assert merged == [newer.model_copy(update={"summary": "ours, and the person's note"})]
+    assert upsert([ours], {"a.md": 0}, [newer], written) == [newer]  # no edit: all new
     assert upsert([], {}, [ours], written) == [ours]  # a lost row is written again
