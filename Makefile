@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
 .PHONY: install start test lint typecheck bench bench-store bench-orchestrator bench-gateway clean \
-        eval-local
+        bench-process eval-local check-agents
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -37,7 +37,10 @@ bench-orchestrator: install
 bench-gateway: install
 	$(BIN)/python bench/gateway.py
 
-bench: bench-store bench-orchestrator bench-gateway
+bench-process: install
+	$(BIN)/python bench/process_adapter.py
+
+bench: bench-store bench-orchestrator bench-gateway bench-process
 
 # By hand only, never part of `test`: real requests end to end on the local model (30-90 min a
 # case). LABEL=before|after|…, CASES=memo-en,memo-ko,chart-note, BUILTIN=1 (no model: checks the
@@ -46,6 +49,10 @@ eval-local: install
 	$(BIN)/python -m evals run $(if $(LABEL),--label $(LABEL)) $(if $(CASES),--cases $(CASES)) \
 		$(if $(BUILTIN),--builtin) $(if $(MAPPING),--mapping $(MAPPING)) \
 		$(if $(MULTIVERSE),--multiverse $(MULTIVERSE)) $(EVAL_ARGS)
+
+# By hand only: the real Codex CLI (npm @openai/codex) as the Executor tier on the local model.
+check-agents: install
+	$(BIN)/python -m evals.agents
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -91,10 +91,13 @@ def _simple_reply(m: Message) -> str:
 
 
 def _approval_request(m: Message) -> str:
+    ident = m.facts.get("approval_id", "")
     return (
-        f"Run `{m.run_id}` asks for your approval to run `{m.facts.get('action', '')}`. "
-        f"Answer `multiverse confirm {m.run_id}` to allow it or `multiverse cancel "
-        f"{m.run_id}` to refuse; no answer within {m.facts.get('timeout', '?')} means no."
+        f"Run `{m.run_id}` (task {m.facts.get('task_id', '?')}) asks for your approval "
+        f"({ident}) to run:\n\n    {m.facts.get('action', '')}\n\n"
+        f"Allow it: `multiverse approve {m.run_id}`; refuse it: `multiverse deny {m.run_id}` "
+        f"(or write APPROVE or DENY into `runs/{m.run_id}/user_response.md`). No answer "
+        f"within {m.facts.get('timeout', '?')} means no. The run waits until then."
     )
 
 

@@ -1,4 +1,4 @@
-"""Delivering the Communicator's words: the console, runs/<run_id>/messages.md, replies."""
+"""Delivering the Communicator's words: console, runs/<run_id>/messages.md, replies, channels."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ import structlog
 from filelock import FileLock
 
 from communicator.builtin import BuiltinCommunicator
+from communicator.channels import Channels, Envelope, envelope_of, id_marker
+from communicator.channels.worker import Delivery
 from multiverse.atomic import atomic_write_text
 from multiverse.contracts import Message
 from multiverse.home import Home
@@ -34,11 +36,23 @@ class Speaker:
         home: Home,
         role: CommunicatorRole,
         console: Callable[[str], None] = print_to_console,
+        channels: Channels | None = None,
     ) -> None:
         self.home = home
         self.role = role
         self.console = console
+        self.channels = channels
         self.fallback = BuiltinCommunicator()
+
+    def start(self) -> None:
+        """Start the further channels, replaying their outbox; call it holding the daemon lock."""
+        if self.channels is not None:
+            self.channels.start()
+
+    def close(self) -> None:
+        """Wait a bounded time for deliveries to the further channels (at daemon shutdown)."""
+        if self.channels is not None:
+            self.channels.close()
 
     def compose(self, message: Message) -> str:
         """The role's words, or the template's when the role fails (facts stay verbatim)."""
@@ -49,34 +63,50 @@ class Speaker:
             return self.fallback.compose(message)
 
     def tell(self, message: Message, once: str | None = None) -> str:
-        """Say a message on the console and append it to the run's messages.md.
+        """Say a message on the console, append it to the run's messages.md, send it on.
 
         With `once`, a key unique in the run, the message is said at most once: the entry in
         messages.md carries the key, so a step redone after a crash does not say it again.
+        The further channels get it once it is in messages.md, off the caller's thread.
         """
         text = self.compose(message)
+        envelope = envelope_of(message, text, once)
+        self.start()  # a no-op once started (the daemon starts it under its lock)
         heading = f"[{message.run_id}] " if message.run_id else ""
         if message.run_id:
             path = self.home.run(message.run_id).messages
-            if not self._append(path, message, text, once):
+            deliveries = self._append(path, envelope, once)
+            if deliveries is None:
                 return text  # said before a crash
+        else:
+            deliveries = self._stage(envelope)
         self.console(f"{heading}{text}")
-        log.info("message_sent", run_id=message.run_id, kind=message.kind)
+        log.info("message_sent", run_id=message.run_id, kind=message.kind, id=envelope.id)
+        self._post(deliveries)
         return text
 
     def reply(self, path: Path, message: Message) -> str:
-        """Write a SIMPLE_TASK reply file and say it on the console."""
+        """Write a SIMPLE_TASK reply file, say it on the console, and send it on."""
         text = self.compose(message)
+        self.start()
+        # A fresh id: a later request of the same name gets a reply of the same path.
+        deliveries = self._stage(envelope_of(message, text))
         atomic_write_text(path, text.rstrip("\n") + "\n")
         self.console(text)
         log.info("simple_reply_written", path=str(path))
+        self._post(deliveries)
         return text
 
-    def _append(self, path: Path, message: Message, text: str, once: str | None) -> bool:
-        """Append the entry; False if `once` shows it was appended already."""
+    def _append(self, path: Path, envelope: Envelope, once: str | None) -> list[Delivery] | None:
+        """Append the entry; None if `once` shows it was appended already.
+
+        The channels' deliveries are staged under the same lock, before the entry is written:
+        a crash between the two leaves a delivery whose id messages.md lacks, dropped on replay.
+        """
         stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
         key = f" <!-- once:{once} -->" if once else ""
-        entry = f"\n## {stamp} · {message.kind.value}{key}\n\n{text.rstrip()}\n"
+        heading = f"## {stamp} · {envelope.kind.value}{key} {id_marker(envelope.id)}"
+        entry = f"\n{heading}\n\n{envelope.text.rstrip()}\n"
         path.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(path.parent / f".{path.name}.lock"):
             try:
@@ -84,6 +114,22 @@ class Speaker:
             except FileNotFoundError:
                 current = MESSAGES_TITLE
             if key and key in current:
-                return False
-            atomic_write_text(path, current + entry)
-        return True
+                return None
+            deliveries = self._stage(envelope)
+            try:
+                atomic_write_text(path, current + entry)
+            except BaseException:
+                self._discard(deliveries)
+                raise
+        return deliveries
+
+    def _stage(self, envelope: Envelope) -> list[Delivery]:
+        return [] if self.channels is None else self.channels.stage(envelope)
+
+    def _discard(self, deliveries: list[Delivery]) -> None:
+        if self.channels is not None:
+            self.channels.discard(deliveries)
+
+    def _post(self, deliveries: list[Delivery]) -> None:
+        if self.channels is not None and deliveries:
+            self.channels.post(deliveries)

@@ -140,6 +140,41 @@ def cancel(run: Annotated[str, typer.Argument()], home: HomeOption = None) -> No
 
 
 @app.command()
+def approve(
+    run: Annotated[str, typer.Argument()],
+    approval: Annotated[
+        str | None, typer.Argument(help="The approval's id, when several wait.")
+    ] = None,
+    home: HomeOption = None,
+) -> None:
+    """Allow the action a run waits for (a tool marked requires_approval)."""
+    _approval(home, run, approval, True)
+
+
+@app.command()
+def deny(
+    run: Annotated[str, typer.Argument()],
+    approval: Annotated[
+        str | None, typer.Argument(help="The approval's id, when several wait.")
+    ] = None,
+    home: HomeOption = None,
+) -> None:
+    """Refuse the action a run waits for; the model is told it was refused."""
+    _approval(home, run, approval, False)
+
+
+def _approval(home: str | None, run: str, approval_id: str | None, approve: bool) -> None:
+    from multiverse.commands import answer_approval
+
+    try:
+        answered = answer_approval(home, run, approval_id, approve)
+    except MultiverseError as error:
+        raise _fail(error) from None
+    word = "approved" if approve else "denied"
+    typer.echo(f"{word}: {answered.id} ({answered.shown(120)}); the daemon goes on with {run}")
+
+
+@app.command()
 def retry(run: Annotated[str, typer.Argument()], home: HomeOption = None) -> None:
     """Resume a FAILED run from its failed step, once the cause is fixed."""
     from multiverse.commands import retry_run

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from multiverse.approvals import Approval, ApprovalBook, record_answer
 from multiverse.atomic import atomic_write_text, write_temp
 from multiverse.errors import StorageError, UserError
 from multiverse.home import Home, require_home, resolve_home, visible_files
@@ -179,6 +180,18 @@ def answer_run(home_option: str | None, run_id: str, kind: str, text: str = "") 
     path = home.run(run_id).user_response
     atomic_write_text(path, render_decision(DecisionKind(kind), text.strip()))
     return path
+
+
+def answer_approval(
+    home_option: str | None, run_id: str, approval_id: str | None, approve: bool
+) -> Approval:
+    """Approve or deny the action a run waits for (the only one, or `approval_id`)."""
+    home = require_home(resolve_home(home_option))
+    _known_run(home, run_id)
+    root = home.run(run_id).root
+    answered = ApprovalBook(root).answer(approval_id, approve, "cli")
+    record_answer(root, answered)
+    return answered
 
 
 def retry_run(home_option: str | None, run_id: str) -> tuple[Path, str]:

@@ -16,8 +16,10 @@ import structlog
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from multiverse.channel_config import Channels
 from multiverse.errors import ConfigError
 from multiverse.home import Home
+from multiverse.process_spec import Preset, ProcessSpec, process_argv
 from multiverse.provider_keys import (
     KEYLESS_PROVIDERS,
     OPENAI_COMPATIBLE,
@@ -88,16 +90,55 @@ class TierConfig(Settings):
     executor_mode: ExecutorMode = "auto"
     # Tokens the model reads and writes in one call; auto asks litellm, else 8192.
     context_window: int | None = Field(default=None, gt=0)
+    # sdk: a model through the gateway; process: an external command (SPEC §11).
+    adapter_type: Literal["sdk", "process"] = "sdk"
+    command: list[str] | None = Field(default=None, min_length=1)
+    preset: Preset | None = None
+    args: list[str] = Field(default_factory=list)
+    no_output_timeout_seconds: float | None = Field(default=None, gt=0)
+    pass_env: list[str] = Field(default_factory=list)
 
     @model_validator(mode="before")
     @classmethod
     def _from_model_name(cls, data: Any) -> Any:
         if isinstance(data, str):
-            return {"model": data}
-        if isinstance(data, dict) and isinstance(data.get("structured_output"), bool):
+            data = {"model": data}
+        if not isinstance(data, dict):
+            return data
+        if isinstance(data.get("structured_output"), bool):
             # YAML reads `on`/`off`/`true`/`false` as booleans.
-            return {**data, "structured_output": "on" if data["structured_output"] else "off"}
+            data = {**data, "structured_output": "on" if data["structured_output"] else "off"}
+        model = data.get("model")
+        if isinstance(model, str) and model.strip().startswith("process:"):
+            # `model: process:/path/agent.sh` is a process tier running that command.
+            command = model.strip().removeprefix("process:").strip()
+            data = {**data, "adapter_type": "process", "command": [command]}
+            data.pop("model")
+        elif data.get("preset") is not None or data.get("command") is not None:
+            data = {"adapter_type": "process", **data}
         return data
+
+    @model_validator(mode="after")
+    def _process_needs_a_command(self) -> TierConfig:
+        if self.adapter_type == "process" and not self.command and self.preset is None:
+            raise ValueError("adapter_type: process needs a `command` (an argv list) or a `preset`")
+        if self.adapter_type == "sdk" and (self.command or self.preset or self.args):
+            raise ValueError("`command`, `preset` and `args` are for adapter_type: process")
+        if self.command is not None and not all(part.strip() for part in self.command):
+            raise ValueError("`command` holds an empty argument")
+        return self
+
+    def process_spec(self) -> ProcessSpec | None:
+        """How to start this tier's command, or None for a model tier."""
+        if self.adapter_type != "process":
+            return None
+        return ProcessSpec(
+            argv=process_argv(self.command, self.preset, self.args),
+            preset=self.preset,
+            timeout_seconds=self.timeout_seconds,
+            no_output_timeout_seconds=self.no_output_timeout_seconds,
+            pass_env=self.pass_env,
+        )
 
     def sampling(self) -> dict[str, float | int]:
         """The sampling settings given in the mapping, by their request names."""
@@ -106,14 +147,16 @@ class TierConfig(Settings):
 
     def call_fields(self) -> dict[str, Any]:
         """What every LlmCall made for this tier carries (max_tokens is the caller's)."""
+        spec = self.process_spec()
         return {
-            "model": self.model,
+            "model": spec.name if spec is not None else self.model,
             "api_base": self.api_base,
             "api_key_env": self.api_key_env,
             "timeout_seconds": self.timeout_seconds,
             "sampling": self.sampling(),
             "extra_body": dict(self.extra_body),
             "structured_output": self.structured_output,
+            "process": self.process_spec(),
         }
 
     def answer_tokens(self, needed: int) -> int:
@@ -149,6 +192,8 @@ class DaemonConfig(Settings):
     debounce_ms: int = Field(default=75, ge=0)
     # An inbox file is taken once closed by its writer and unchanged (size, times) this long.
     inbox_settle_ms: int = Field(default=1000, ge=0)
+    # An action asked for approval and not answered this long is denied (SPEC §11).
+    approval_timeout_seconds: float = Field(default=600.0, gt=0)
 
 
 class RuntimeMapping(Settings):
@@ -165,6 +210,8 @@ class RuntimeMapping(Settings):
         default_factory=lambda: {k: list(v) for k, v in DEFAULT_ACTION_MAPPING.items()}
     )
     daemon: DaemonConfig = Field(default_factory=DaemonConfig)
+    # Where messages also go besides the console and messages.md (multiverse.channel_config).
+    channels: Channels = Field(default_factory=list)
 
     @model_validator(mode="before")
     @classmethod
@@ -274,6 +321,7 @@ class EffectiveTier(Settings):
     key_env: str | None = None
     key_set: bool = False
     api_base: str | None = None
+    adapter_type: Literal["sdk", "process"] = "sdk"
 
     @property
     def degraded(self) -> bool:
@@ -312,6 +360,14 @@ def resolve_tier(
 ) -> EffectiveTier:
     """Decide whether a tier's model can be used here or degrades to builtin."""
     mode: Mode
+    spec = tier_config.process_spec()
+    if spec is not None:
+        found = spec.executable()
+        return EffectiveTier(
+            tier=tier, model=spec.name, mode="model", adapter_type="process",
+            reason=f"runs `{' '.join(spec.argv)}`"
+            + ("" if found else f"; {spec.argv[0]!r} is not found on PATH"),
+        )  # fmt: skip
     if tier_config.model.lower() == BUILTIN:
         mode, reason, key_env, key_set = "builtin", "configured as builtin", None, False
     else:

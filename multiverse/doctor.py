@@ -23,8 +23,10 @@ from multiverse.config import (
     mode_summary,
     resolve_tier,
 )
+from multiverse.doctor_channels import ChannelCheck, channel_lines, check_channel
 from multiverse.errors import ConfigError
 from multiverse.home import Home
+from multiverse.process_spec import ProcessSpec
 from multiverse.secrets import mask_secrets, secret_values_in
 
 # (model name, its tier's settings) → None when the model answered, else the error text.
@@ -75,11 +77,13 @@ class TierCheck(Finding):
     key_set: bool
     pinged: bool = False
     ping_error: str | None = None
+    adapter_type: str = "sdk"
+    command_error: str | None = None  # a process tier whose command cannot be found
 
     @property
     def ok(self) -> bool:
         """The tier is served as configured, and answered when pinged."""
-        return not self.degraded and self.ping_error is None
+        return not self.degraded and self.ping_error is None and self.command_error is None
 
 
 class PackageCheck(Finding):
@@ -102,6 +106,7 @@ class DoctorReport(Finding):
     mapping: MappingCheck
     tiers: list[TierCheck]
     packages: list[PackageCheck]
+    channels: list[ChannelCheck] = []
 
     @property
     def healthy(self) -> bool:
@@ -111,6 +116,7 @@ class DoctorReport(Finding):
             and self.mapping.error is None
             and all(tier.ok for tier in self.tiers)
             and all(package.loaded for package in self.packages)
+            and all(channel.ok for channel in self.channels)
         )
 
 
@@ -155,7 +161,9 @@ def check_tiers(
     for tier, effective in effective_tiers(mapping, environ).items():
         config = mapping.tier_mapping[tier]
         pinged, error = False, None
-        if ping is not None and effective.mode == "model":
+        spec = config.process_spec()
+        # A process tier is not pinged: one prompt to an agent CLI is a whole agent run.
+        if ping is not None and effective.mode == "model" and spec is None:
             # Tiers sharing a model and server are asked once.
             target = (config.model, config.api_base)
             if target not in answers:
@@ -172,9 +180,21 @@ def check_tiers(
                 key_set=effective.key_set,
                 pinged=pinged,
                 ping_error=error,
+                adapter_type=effective.adapter_type,
+                command_error=_command_error(spec),
             )
         )
     return checks
+
+
+def _command_error(spec: ProcessSpec | None) -> str | None:
+    """Why a process tier's command cannot run here, or None."""
+    if spec is None or spec.executable() is not None:
+        return None
+    return (
+        f"{spec.argv[0]!r} is not found on PATH: install it, or give its absolute path as the "
+        "first item of `command` in runtime-mapping.yaml"
+    )
 
 
 def check_package(role: str, mapping: RuntimeMapping, environ: Mapping[str, str]) -> PackageCheck:
@@ -204,11 +224,17 @@ def diagnose(home_root: Path, environ: Mapping[str, str], ping: Ping | None = No
         skipped = "not checked: runtime-mapping.yaml did not load"
         packages = [PackageCheck(role=role, loaded=False, error=skipped) for role in ROLES]
         tiers: list[TierCheck] = []
+        channels: list[ChannelCheck] = []
     else:
         tiers = check_tiers(mapping, environ, ping)
+        channels = [check_channel(c, environ, home.root) for c in mapping.channels]
         packages = [check_package(role, mapping, environ) for role in ROLES]
     return DoctorReport(
-        home=check_home(home), mapping=mapping_check, tiers=tiers, packages=packages
+        home=check_home(home),
+        mapping=mapping_check,
+        tiers=tiers,
+        packages=packages,
+        channels=channels,
     )
 
 
@@ -238,6 +264,9 @@ def _mapping_lines(check: MappingCheck) -> list[str]:
 
 def _tier_line(check: TierCheck) -> list[str]:
     lines = [f"{_mark(check.ok)} {check.tier.value:<6} {check.summary}"]
+    lines.append(f"    adapter_type: {check.adapter_type}")
+    if check.command_error is not None:
+        lines.append(f"    ✗ {check.command_error}")
     if check.key_env is not None:
         state = "set" if check.key_set else "not set"
         lines.append(f"    key {check.key_env}: {state}")
@@ -264,6 +293,7 @@ def render_doctor(report: DoctorReport) -> str:
         lines += ["", "Tiers"]
         for tier in report.tiers:
             lines += _tier_line(tier)
+    lines += channel_lines(report.channels)
     lines += ["", "Agent packages", *(_package_line(p) for p in report.packages), ""]
     lines.append("✓ all good" if report.healthy else "✗ some checks need attention (see ✗ above)")
     return "\n".join(lines) + "\n"

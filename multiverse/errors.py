@@ -26,6 +26,10 @@ class ConfigError(UserError):
     """A configuration file (runtime-mapping.yaml, an agent package) is malformed."""
 
 
+class StepInterrupted(MultiverseError):
+    """A step stopped because the daemon is stopping: nothing failed, it is redone at start."""
+
+
 class StorageError(MultiverseError):
     """The machine refused a write: a full disk, an I/O error, a permission, a read-only disk.
 

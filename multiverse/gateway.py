@@ -18,6 +18,7 @@ import structlog
 from pydantic import BaseModel
 
 from multiverse.answer_schema import answer_schema
+from multiverse.errors import StepInterrupted
 from multiverse.jsonguard import judge, repair_messages
 from multiverse.litellm_loader import load_litellm
 from multiverse.llm import (
@@ -42,6 +43,8 @@ from multiverse.model_capabilities import (
     refuse_schema,
     refuses_schema,
 )
+from multiverse.process_call import PROCESS_CODES, process_place, process_prompt
+from multiverse.process_session import ProcessSession
 from multiverse.provider_keys import own_host
 from multiverse.provider_reply import Fault, Reply, read_reply, send
 from multiverse.runaway import repetition
@@ -69,6 +72,7 @@ class Gateway:
         budget: Budget | None = None,
         pending_root: Path | None = None,
         retry: RetryPolicy | None = None,
+        state_root: Path | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
         jitter: Callable[[], float] = random.random,
@@ -76,6 +80,8 @@ class Gateway:
         self.cache = cache
         self.runs_root = runs_root
         self.pending_root = pending_root
+        # Where a process tier's sessions of no run keep their traces (the home's state).
+        self.state_root = state_root
         self.budget = budget or Budget()
         self.retry = retry or RetryPolicy()
         self._sleep = sleep
@@ -181,6 +187,8 @@ class Gateway:
 
     def _request(self, call: LlmCall, response_format: dict[str, Any] | None = None) -> LlmAnswer:
         """Attempts until an answer, a fatal error, no attempt left or the deadline."""
+        if call.process is not None:
+            return self._process_answer(call, response_format)
         litellm = load_litellm()
         names = sanitize_tool_names([tool.name for tool in call.tools])
         api_key = _api_key(call)
@@ -213,6 +221,23 @@ class Gateway:
                 continue
             latency = (self._clock() - began) * 1000
             return reply.answer(call.model, latency, requests, shape is not None)
+
+    def _process_answer(self, call: LlmCall, response_format: dict[str, Any] | None) -> LlmAnswer:
+        """A process tier's answer: the command's stdout (one session, one prompt)."""
+        assert call.process is not None
+        place = process_place(call, self.runs_root, self.state_root)
+        turn = ProcessSession(call.process, place).prompt(process_prompt(call, response_format))
+        if turn.interrupted:
+            raise StepInterrupted(turn.message)
+        if turn.error_code is not None:
+            code = PROCESS_CODES.get(turn.error_code, LlmErrorCode.PROVIDER_ERROR)
+            raise self._failure(call, code, 1, turn.message)
+        return LlmAnswer(
+            text=turn.outcome.stdout.strip(),
+            finish_reason="stop",
+            model=call.model,
+            latency_ms=turn.outcome.seconds * 1000,
+        )
 
     def _delay(self, call: LlmCall, fault: Fault, failures: int, deadline: float) -> float:
         """How long to wait before the next attempt; raises when no attempt is left."""

@@ -16,6 +16,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from multiverse.errors import MultiverseError
+from multiverse.process_spec import ProcessSpec
 
 ChatMessage = dict[str, Any]
 """One chat message in OpenAI format: {"role": ..., "content": ...}."""
@@ -73,6 +74,8 @@ class LlmCall(LlmData):
     json_mode: bool = False
     # For complete_json: send the answer's JSON schema as response_format (auto/on/off).
     structured_output: str = "auto"
+    # A process tier: the answer is the stdout of this command, not a provider's (SPEC §11).
+    process: ProcessSpec | None = None
 
 
 class LlmAnswer(LlmData):
@@ -112,6 +115,10 @@ class LlmErrorCode(StrEnum):
     PROVIDER_ERROR = "PROVIDER_ERROR"
     INVALID_JSON = "INVALID_JSON"
     RUNAWAY = "RUNAWAY"
+    # A process tier's command (SPEC §11): exit 1-127, death by a signal, silence too long.
+    PROCESS_EXIT = "PROCESS_EXIT"
+    SIGNAL_EXIT = "SIGNAL_EXIT"
+    NO_OUTPUT = "NO_OUTPUT"
 
 
 class LlmError(MultiverseError):

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import structlog
 
 from communicator.builtin import BuiltinCommunicator
+from communicator.channels import open_channels
 from communicator.speaker import Speaker, print_to_console
 from executor.builtin.role import BuiltinExecutor
 from multiverse.agent_package import load_agent_package, role_package_dir
@@ -36,6 +37,7 @@ from orchestrator.crew import DEFAULT_TOOL_TYPES, Crew
 from planner.builtin import BuiltinPlanner
 
 if TYPE_CHECKING:
+    from executor.search.factory import WebSetup
     from multiverse.gateway import Gateway
 
 log = structlog.get_logger(__name__)
@@ -80,6 +82,7 @@ def make_gateway(home: Home, mapping: RuntimeMapping) -> Gateway:
         runs_root=home.runs,
         budget=budget,
         pending_root=home.pending_usage,
+        state_root=home.state,
     )
 
 
@@ -95,13 +98,20 @@ def _planner(
 
 
 def _executor(
-    home: Home, mapping: RuntimeMapping, tier: Tier, gateway: Gateway | None
+    home: Home, mapping: RuntimeMapping, tier: Tier, gateway: Gateway | None, web: WebSetup
 ) -> ExecutorRole:
+    builtin = BuiltinExecutor(web.research, web.unavailable)
     if gateway is None:
-        return BuiltinExecutor()
+        return builtin
+    spec = mapping.tier_mapping[tier].process_spec()
+    if spec is not None:
+        from executor.process import ProcessExecutor
+
+        return ProcessExecutor(spec, home.root, fallback=builtin)
     from executor.model import ModelExecutor
 
-    return ModelExecutor(gateway, mapping, mapping.tier_mapping[tier], home.root)
+    return ModelExecutor(gateway, mapping, mapping.tier_mapping[tier], home.root,
+                         fallback=builtin, web_search_provider=web.provider)  # fmt: skip
 
 
 def _communicator(
@@ -135,6 +145,9 @@ def build_crew(
         tier: mapping.tier_mapping[tier] for tier, item in effective.items() if item.mode == "model"
     }
     gateway = make_gateway(home, mapping) if backed else None
+    from executor.search.factory import web_setup
+
+    web = web_setup(mapping, environ)  # a wrong web option is a ConfigError before any work
 
     def serving(role: str) -> Gateway | None:
         return gateway if role in backed else None
@@ -143,11 +156,12 @@ def build_crew(
     return Crew(
         home=home,
         planner=_planner(home, mapping, served, serving("planner")),
-        executor=_executor(home, mapping, tiers["executor"], serving("executor")),
+        executor=_executor(home, mapping, tiers["executor"], serving("executor"), web),
         speaker=Speaker(
             home,
             _communicator(home, mapping, tiers["communicator"], serving("communicator")),
             console,
+            open_channels(home, mapping.channels, environ),
         ),
         tool_types=tool_types(mapping),
     )

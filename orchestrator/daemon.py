@@ -19,8 +19,10 @@ from types import FrameType
 import structlog
 from filelock import FileLock, Timeout
 
+from multiverse.child import allow_children, stop_all_children
 from multiverse.config import DaemonConfig
 from multiverse.errors import MultiverseError, StorageError, TableError, UserError
+from multiverse.leftovers import stop_leftover_children
 from multiverse.models import FINAL_STATUSES, Status
 from orchestrator.crew import Crew
 from orchestrator.inbox import InboxEntry, survey_inbox
@@ -49,6 +51,8 @@ class Daemon:
         self.config = config or DaemonConfig()
         self.runner = StepRunner(crew)
         self.stop_event = threading.Event()
+        # `start --once` stops where only the user (or a deadline) can move things on.
+        self._once = False
         self.failed_runs: set[str] = set()
         self.wakeups = WakeUps()
         self._in_flight: dict[str, threading.Thread] = {}
@@ -174,6 +178,10 @@ class Daemon:
             self.wake(key, FAULT_RETRY_SECONDS)
             return False
         if decided is None or not decided[1].is_work:
+            if decided is not None:
+                self.runner.note_wait(*decided)
+                if decided[1].wake_after is not None and not self._once:
+                    self.wake(key, decided[1].wake_after)  # an approval's deadline
             return False
         view, step = decided
         self._launch(key, lambda: self.runner.perform(view, step))
@@ -258,11 +266,17 @@ class Daemon:
 
     def run(self, once: bool = False) -> int:
         """Serve until stopped (or, with `once`, until nothing advances); exit status."""
+        self._once = once
         lock = self._take_daemon_lock()
         try:
             observer = None if once else start_watching(self.crew.home, self.wake_debounced)
             self.crew.reserve.ensure()
             remove_orphan_temps(self.crew.home)
+            allow_children()
+            # Before any step is redone: the children a killed daemon left are stopped.
+            stop_leftover_children(self.crew.home.runs, self.crew.home.state)
+            # Under the lock: the channels' outbox of a killed daemon is sent on now.
+            self.crew.speaker.start()
             self.wake(ALL)
             self._warm_indexes()
             log.info("daemon_started", home=str(self.crew.home.root), once=once)
@@ -272,6 +286,7 @@ class Daemon:
                 if observer is not None:
                     observer.stop()
                 self._finish_in_flight()
+                self.crew.speaker.close()  # bounded wait for channel deliveries
                 self._flush_behind()
                 self._recheck_written()
             log.info("daemon_stopped", failed_runs=sorted(self.failed_runs))
@@ -308,8 +323,9 @@ class Daemon:
             self._recheck(path)
 
     def stop(self) -> None:
-        """Ask the loop to stop after the steps in flight."""
+        """Ask the loop to stop after the steps in flight (their child processes are stopped)."""
         self.stop_event.set()
+        stop_all_children()
         self.wake("")
 
     def install_signal_handlers(self) -> None:

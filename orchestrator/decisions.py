@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
@@ -62,3 +63,24 @@ def render_decision(kind: DecisionKind, text: str = "") -> str:
     if kind is DecisionKind.MODIFY:
         return f"MODIFY: {text}\n"
     return f"{kind.value}\n"
+
+
+_APPROVAL = re.compile(r"^\s*(approve|deny)\b\s*[.!。！]*\s*$", re.IGNORECASE)
+
+
+def parse_approval(path: Path) -> bool | None:
+    """APPROVE (True) or DENY (False) as the whole answer in user_response.md, else None.
+
+    Anything else, or a file that cannot be read, is no answer: an approval is never guessed.
+    """
+    try:
+        raw = path.read_text(encoding="utf-8-sig", errors="replace")
+    except OSError:
+        return None
+    raw = _INVISIBLE.sub("", _COMMENT.sub("", raw))
+    lines = [line for line in raw.splitlines() if line.strip()]
+    lines = [line for line in lines if not line.lstrip().startswith("#")]
+    match = _APPROVAL.match("\n".join(lines).strip())
+    if match is None:
+        return None
+    return match.group(1).upper() == "APPROVE"

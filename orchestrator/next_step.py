@@ -55,6 +55,9 @@ def next_step(view: RunView) -> Step:
         )
     if "confirmed" not in view.evidence:
         return _amendment_step(view)
+    waiting = _approval_step(view)
+    if waiting is not None:
+        return waiting
     for task_id, kind in PHASE0_STEPS:
         if _pending(tasks.get(task_id)):
             return _phase0_step(view, kind, task_id)
@@ -62,6 +65,26 @@ def next_step(view: RunView) -> Step:
     if phase0 is None or phase0.status is not Status.COMPLETED or len(view.phases) < 2:
         return Step(kind=StepKind.COMPLETE_PHASE0, run_id=run_id, phase_id=PHASE0_ID)
     return _master_loop(view)
+
+
+def _approval_step(view: RunView) -> Step | None:
+    """An action waits for a person's yes: their answer, a WAIT, or (past its deadline) None,
+    so that the step is done again and the approver times the request out (a no)."""
+    approval = view.approval
+    if approval is None:
+        return None
+    if view.approval_answer is not None:
+        word = "APPROVE" if view.approval_answer else "DENY"
+        return Step(kind=StepKind.ANSWER_APPROVAL, run_id=view.run_id, reason=word)
+    if approval.expired(view.now):
+        return None
+    return Step(
+        kind=StepKind.WAIT,
+        run_id=view.run_id,
+        task_id=approval.task_id,
+        reason=f"waiting for approval {approval.id}: {approval.shown(120)}",
+        wake_after=max(0.0, approval.deadline - view.now),
+    )
 
 
 def _failed_run(view: RunView) -> Step:

@@ -13,11 +13,13 @@ from collections.abc import Callable
 
 import structlog
 
+from multiverse.approvals import StepWaiting
 from multiverse.contracts import Message, MessageKind
-from multiverse.errors import StorageError, TableError, shown_error
+from multiverse.errors import StepInterrupted, StorageError, TableError, shown_error
 from multiverse.reserve import is_disk_full
 from multiverse.roles import PlanFailed
 from orchestrator import master, phase0, retry
+from orchestrator.approval_steps import answer_approval, ask_for_approval
 from orchestrator.crew import Crew
 from orchestrator.failfast import StepFailed, fail_run
 from orchestrator.next_step import next_step
@@ -51,6 +53,7 @@ ACTIONS: dict[StepKind, StepAction] = {
     StepKind.COMPLETE_RUN: master.complete_run,
     StepKind.HANDLE_RETRY: retry.handle_retry,
     StepKind.REOPEN: retry.reopen,
+    StepKind.ANSWER_APPROVAL: answer_approval,
 }
 
 
@@ -65,6 +68,8 @@ class StepRunner:
         self.unrecorded: dict[str, FailureRecord] = {}
         # Runs whose last step stopped at a broken global table: they wait for it to change.
         self.paused: set[str] = set()
+        # Approvals this process has asked for: a restarted daemon asks again, once.
+        self._asked: set[str] = set()
 
     def decide(self, run_id: str) -> tuple[RunView, Step] | None:
         """Read the run's files and decide its next step (None if the run is unknown)."""
@@ -85,10 +90,22 @@ class StepRunner:
             self.report_global(error)
             return None
         if decided is None or not decided[1].is_work:
+            if decided is not None:
+                self.note_wait(*decided)
             return decided[1] if decided else None
         view, step = decided
         self.perform(view, step)
         return step
+
+    def note_wait(self, view: RunView, step: Step) -> None:
+        """A run that waits for an approval: ask the user (once per process) what it waits for."""
+        approval = view.approval
+        if step.kind is not StepKind.WAIT or approval is None or approval.id in self._asked:
+            return
+        self._asked.add(approval.id)
+        log.info("approval_asked", run_id=view.run_id, approval_id=approval.id,
+                 tool=approval.tool)  # fmt: skip
+        ask_for_approval(self.crew, approval)
 
     def perform(self, view: RunView, step: Step) -> None:
         """Perform one step; failures become a failed run, never an escaping exception.
@@ -105,6 +122,14 @@ class StepRunner:
                 self._record_failure(step.run_id, record, step.reason)
             else:
                 ACTIONS[step.kind](self.crew, view, step)
+        except StepWaiting as waiting:
+            # Recorded by the approver; the next decision is a WAIT that asks the user.
+            log.info("step_waiting", run_id=step.run_id, step=step.describe(),
+                     approval_id=waiting.approval.id)  # fmt: skip
+        except StepInterrupted as interrupted:
+            # The daemon is stopping and stopped the step's child: redone at the next start.
+            log.info("step_interrupted", run_id=step.run_id, step=step.describe(),
+                     reason=str(interrupted))  # fmt: skip
         except StepFailed as failed:
             self._fail(step, failed.record)
         except PlanFailed as error:

@@ -37,6 +37,7 @@ class StepKind(StrEnum):
     FAIL_RUN = "FAIL_RUN"
     HANDLE_RETRY = "HANDLE_RETRY"  # an answer to a FAILED run: RETRY is accepted or refused
     REOPEN = "REOPEN"  # a retry: the failed step and the levels above it back to PENDING
+    ANSWER_APPROVAL = "ANSWER_APPROVAL"  # APPROVE/DENY in user_response.md for a waiting action
 
 
 class Step(BaseModel):
@@ -53,6 +54,8 @@ class Step(BaseModel):
     revision: int = 0
     decision: Decision | None = None
     reason: str = ""
+    # A WAIT that ends by itself (an approval's deadline): look again after this many seconds.
+    wake_after: float | None = None
 
     @property
     def is_work(self) -> bool:

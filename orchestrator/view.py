@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
+from multiverse.approvals import Approval, ApprovalBook
 from multiverse.contracts import ResultSignal
 from multiverse.errors import TableError
 from multiverse.models import FINAL_STATUSES, MajorStage, Phase, ProcessRun, Status, Task, ToolTask
 from orchestrator.cataloging import uncatalogued
 from orchestrator.crew import Crew
-from orchestrator.decisions import Decision
+from orchestrator.decisions import Decision, parse_approval
 from orchestrator.responses import read_response
 from orchestrator.signals import FailureRecord, SignalBox
 
@@ -30,6 +32,9 @@ class RunView:
     failure: FailureRecord | None = None
     load_error: str | None = None
     uncatalogued: tuple[str, ...] = ()  # COMPLETED tasks whose files have no catalog row
+    approval: Approval | None = None  # the oldest action waiting for a person's yes
+    approval_answer: bool | None = None  # APPROVE (True) or DENY (False) in user_response.md
+    now: float = 0.0  # when the view was read (epoch seconds)
 
     @property
     def run_id(self) -> str:
@@ -82,6 +87,9 @@ def load_run_view(crew: Crew, run: ProcessRun) -> RunView:
     response = None
     if run.status is Status.AWAITING_CONFIRMATION:
         response = read_response(paths.user_response)
+    waiting = ApprovalBook(paths.root).pending()
+    approval = waiting[0] if waiting else None
+    answer = parse_approval(paths.user_response) if approval is not None else None
     # Outside the try above: a broken global catalog is not this run's failure.
     missing = tuple(uncatalogued(crew, tasks))
     return RunView(
@@ -95,4 +103,7 @@ def load_run_view(crew: Crew, run: ProcessRun) -> RunView:
         response=response,
         failure=failure,
         uncatalogued=missing,
+        approval=approval,
+        approval_answer=answer,
+        now=time.time(),
     )

@@ -12,7 +12,7 @@ import socket
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -92,6 +92,8 @@ class FakeOpenAI:
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.default: Reply = text("default answer")
+        # When set, answers each request the script does not (a model that follows the prompt).
+        self.responder: Callable[[dict[str, Any]], Reply] | None = None
         self.check_schemas = False
         self.schema_violations: list[str] = []
         self.unstructured: list[int] = []
@@ -124,7 +126,12 @@ class FakeOpenAI:
         with self._lock:
             self.requests.append(body)
             self.headers.append(headers)
-            reply = self._script.popleft() if self._script else self.default
+            if self._script:
+                reply = self._script.popleft()
+            elif self.responder is not None:
+                reply = self.responder(body)
+            else:
+                reply = self.default
             if self.check_schemas and reply.kind == "text":
                 self._check_schema(len(self.requests) - 1, body, reply.text)
             return reply

@@ -468,15 +468,19 @@ def test_approval_gate_refuses_without_an_approver_and_asks_with_one(
     out = ws("a.md")
     script = (tools(("write_file", {"path": out, "content": "# A\n"})), text(DONE))
     fake_openai.script(*script)
-    denied = executor(root, fake_openai, sleep, mapping=mapping).execute_task(assignment(root, out))
+    no = executor(root, fake_openai, sleep, mapping=mapping,
+                  approver=lambda tool, arguments: False)  # fmt: skip
+    denied = no.execute_task(assignment(root, out))
     assert denied.status == "FAILED" and not (root / out).exists()
-    assert "needs the user's approval" in tool_messages(fake_openai.requests[1])[0]["content"]
-    asked: list[str] = []
+    assert "did not approve write_file" in tool_messages(fake_openai.requests[1])[0]["content"]
+    asked: list[tuple[str, dict[str, Any]]] = []
     fake_openai.script(*script)
     approved = executor(
-        root, fake_openai, sleep, mapping=mapping, approver=lambda q: asked.append(q) or True
-    ).execute_task(assignment(root, out))
-    assert approved.status == "COMPLETED" and asked[0].startswith("write_file {")
+        root, fake_openai, sleep, mapping=mapping,
+        approver=lambda tool, arguments: asked.append((tool, arguments)) or True,
+    ).execute_task(assignment(root, out))  # fmt: skip
+    assert approved.status == "COMPLETED"
+    assert asked == [("write_file", {"path": out, "content": "# A\n"})]
 
 
 def test_shell_is_given_only_when_mapped_with_its_allow_list(

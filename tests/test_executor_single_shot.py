@@ -22,7 +22,7 @@ from multiverse.home import PHASE_FOLDERS, Home
 from multiverse.llm import LlmAnswer, LlmCall, RetryPolicy
 from multiverse.models import MajorStage, Phase, Task, UserInstruction
 
-from fake_openai import FakeOpenAI, Reply, length_cut, text
+from fake_openai import FakeOpenAI, Reply, length_cut, text, tools
 
 RUN = "run-20250101-000000-001"
 ASSET = "assets/market_report_2024.md"
@@ -363,13 +363,33 @@ def test_code_writes_the_title_and_the_model_the_body(root: Path, fake_openai: F
     """The prompt says the title is written; a body-only answer gets the task's name on top,
     and an answer with its own title keeps it."""
     out = f"runs/{RUN}/workspace/ANALYZING/analysis.md"
-    fake_openai.script(text("## Revenue\n\nGermany: €6.9 billion (source: `assets/x.csv`).\n"))
+    body = "## Revenue\n\nGermany: €6.9 billion (source: `assets/x.csv`).\n"
+    fake_openai.script(text(body))
     signal = executor(root, fake_openai).execute_task(assignment(root, out))
     assert signal.status == "COMPLETED"
     assert "title line `# Market memo` is already written" in prompt_of(fake_openai.requests[0])
     written = (root / out).read_text("utf-8")
-    assert written == "# Market memo\n\n## Revenue\n\nGermany: €6.9 billion (source: `assets/x.csv`).\n"
+    assert written == f"# Market memo\n\n{body}"
     own = f"runs/{RUN}/workspace/ANALYZING/own.md"
     fake_openai.script(text("# Its own title\n\nGermany leads.\n"))
     executor(root, fake_openai).execute_task(assignment(root, own))
     assert (root / own).read_text("utf-8") == "# Its own title\n\nGermany leads.\n"
+
+
+def test_a_simple_task_with_a_tool_calling_model_reads_with_read_only_tools(
+    root: Path, fake_openai: FakeOpenAI
+) -> None:
+    """Where the tier calls tools, a simple request gets the read-only file tools (no write):
+    the model reads a file it chose, and its last text is the reply."""
+    role = executor(root, fake_openai, executor_mode="tools")
+    fake_openai.script(
+        tools(("read_file", {"path": ASSET})),
+        text("The report says Germany leads with €6.9 billion."),
+    )
+    reply = role.simple_task("Which market leads, according to the report?", root)
+    assert reply.startswith("> Written by the model") and "Germany leads" in reply
+    first, second = fake_openai.requests
+    offered = {tool["function"]["name"] for tool in first["tools"]}
+    assert offered == {"list_directory", "read_file", "read_many_files", "glob",
+                       "search_file_content"}  # fmt: skip
+    assert "€6.9 billion of revenue" in json.dumps(second["messages"], ensure_ascii=False)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,9 +22,10 @@ class RecordingApprover:
         self.decision = decision
         self.asked: list[str] = []
 
-    def __call__(self, command: str) -> bool:
-        """Record the question and answer."""
-        self.asked.append(command)
+    def __call__(self, tool: str, arguments: dict[str, Any]) -> bool:
+        """Record the question (the command) and answer."""
+        assert tool == "run_shell_command"
+        self.asked.append(str(arguments["command"]))
         return self.decision
 
 

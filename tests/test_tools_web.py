@@ -1,4 +1,4 @@
-"""web_fetch against a real loopback HTTP server, and web_search through a provider."""
+"""web_fetch against a real loopback HTTP server (allowed explicitly), and web_search."""
 
 from __future__ import annotations
 
@@ -16,8 +16,12 @@ from multiverse.home import Home, init_home
 
 RUN = "run-20260101-000000-001"
 PAGE = """<!doctype html><html><head><title>T</title><style>body{color:red}</style></head>
-<body><h1>Market 시장</h1><p>Revenue is <b>up</b>, see <a href="/more">more</a>.</p>
-<script>steal()</script><ul><li>one</li><li>two</li></ul></body></html>"""
+<body><nav><a href="/">Home</a> | <a href="/about">About us</a></nav><main><h1>Market 시장</h1>
+<p>Revenue is <b>up</b>, see <a href="/more">more</a>.</p>
+<p>The widget market grew by twelve percent in 2025, driven by demand in Europe and Asia;
+analysts expect the growth to continue through 2026 as supply catches up with orders.</p>
+<script>steal()</script><ul><li>one</li><li>two</li></ul></main>
+<footer>Copyright 2025 Example Corp. All rights reserved.</footer></body></html>"""
 ROUTES: dict[str, tuple[int, str, bytes]] = {
     "/page.html": (200, "text/html; charset=utf-8", PAGE.encode("utf-8")),
     "/plain.txt": (200, "text/plain; charset=utf-8", "plain 텍스트\n".encode()),
@@ -84,28 +88,42 @@ class ListProvider:
 
 
 def web(
-    home: Home, limits: ToolLimits | None = None, provider: ListProvider | None = None
+    home: Home,
+    limits: ToolLimits | None = None,
+    provider: ListProvider | None = None,
+    allow: tuple[str, ...] = (),
 ) -> ToolRegistry:
-    """A registry with the two web tools."""
+    """A registry with the two web tools; `allow`: hosts exempt from the network guard."""
     context = ToolContext(
-        home=home.root, run_id=RUN, limits=limits or ToolLimits(), web_search_provider=provider
+        home=home.root,
+        run_id=RUN,
+        limits=limits or ToolLimits(),
+        web_search_provider=provider,
+        web_allow_hosts=allow,
     )
     return ToolRegistry(context, ["web_fetch", "web_search"])
 
 
+def allowed(server: str) -> tuple[str, ...]:
+    """The allow list naming the loopback test server (host:port) and nothing else."""
+    return (server.removeprefix("http://"),)
+
+
 def test_fetch_html_becomes_markdown(home: Home, server: str) -> None:
-    """An HTML page comes back as markdown without scripts or styles."""
-    result = web(home).call("web_fetch", {"url": f"{server}/page.html"})
+    """An HTML page comes back as markdown of its main content: no nav, footer, script, style."""
+    result = web(home, allow=allowed(server)).call("web_fetch", {"url": f"{server}/page.html"})
     assert result.ok, result.error
     assert "# Market 시장" in result.output
-    assert "Revenue is **up**, see [more](/more)." in result.output
+    assert f"Revenue is **up**, see [more]({server}/more)." in result.output
+    assert "- one\n- two" in result.output
     assert "steal()" not in result.output and "color:red" not in result.output
+    assert "About us" not in result.output and "All rights reserved" not in result.output
     assert result.data["status"] == 200 and result.data["truncated"] is False
 
 
 def test_fetch_follows_redirects_and_returns_text_as_is(home: Home, server: str) -> None:
     """A redirect is followed; plain text is returned unchanged."""
-    registry = web(home)
+    registry = web(home, allow=allowed(server))
     redirected = registry.call("web_fetch", {"url": f"{server}/redirect"})
     assert redirected.ok and redirected.data["url"].endswith("/page.html")
     plain = registry.call("web_fetch", {"url": f"{server}/plain.txt"})
@@ -114,7 +132,7 @@ def test_fetch_follows_redirects_and_returns_text_as_is(home: Home, server: str)
 
 def test_fetch_respects_the_size_cap(home: Home, server: str) -> None:
     """A body over the cap is cut and marked truncated."""
-    result = web(home, ToolLimits(web_max_bytes=1000)).call(
+    result = web(home, ToolLimits(web_max_bytes=1000), allow=allowed(server)).call(
         "web_fetch", {"url": f"{server}/big.txt"}
     )
     assert result.ok and result.data["truncated"] is True
@@ -134,7 +152,7 @@ def test_fetch_refuses_other_schemes(home: Home, url: str) -> None:
 
 def test_fetch_errors_are_values(home: Home, server: str) -> None:
     """A 404, a binary body and a closed port are failed results."""
-    registry = web(home)
+    registry = web(home, allow=(*allowed(server), "127.0.0.1"))
     missing = registry.call("web_fetch", {"url": f"{server}/missing"})
     assert not missing.ok and "404" in str(missing.error)
     binary = registry.call("web_fetch", {"url": f"{server}/logo.png"})

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import structlog
 
@@ -26,7 +27,12 @@ from executor.builtin.publish import Written, publish
 from executor.builtin.refine import render_assembly_plan, render_refined
 from executor.builtin.simple import answer
 from executor.builtin.sources import expand, read_references
-from executor.builtin.specialists import read_texts, visualization_page, web_search_note
+from executor.builtin.specialists import (
+    read_texts,
+    search_queries,
+    visualization_page,
+    web_search_note,
+)
 from executor.builtin.strategy import render_strategy
 from executor.builtin.summary import summarize_path
 from multiverse.atomic import atomic_write_text
@@ -34,6 +40,9 @@ from multiverse.contracts import ProducedFile, ResultSignal, TaskAssignment, Too
 from multiverse.errors import StorageError
 from multiverse.home import PHASE_FOLDERS, Home
 from multiverse.models import AssetType, InstructionStatus
+
+if TYPE_CHECKING:
+    from executor.search import WebResearch
 
 log = structlog.get_logger(__name__)
 # Files whose tables a chart asked for by name may be drawn from (assets/ read as data).
@@ -76,7 +85,18 @@ def _context(assignment: TaskAssignment, inputs: list[str]) -> DocContext:
 
 
 class BuiltinExecutor:
-    """The offline Executor: extractive, deterministic, no network; never raises."""
+    """The offline Executor: extractive, deterministic; never raises.
+
+    Its only network use is the web_search agent, when the mapping configures a provider
+    (`research`); without one, web_search writes a note saying plainly that it did not search
+    (`search_unavailable` says why, when a provider is named but cannot be used).
+    """
+
+    def __init__(
+        self, research: WebResearch | None = None, search_unavailable: str | None = None
+    ) -> None:
+        self._research = research
+        self._search_unavailable = search_unavailable
 
     def execute_task(self, assignment: TaskAssignment) -> ResultSignal:
         """Do one core task by its phase; any failure is a FAILED signal."""
@@ -120,7 +140,7 @@ class BuiltinExecutor:
         return _signal(home, written, bool(task.post_tool_purpose.strip()))
 
     def execute_tool_task(self, assignment: ToolAssignment) -> ResultSignal:
-        """Do one tool task (web_search note, data_visualization chart); failures are signals."""
+        """Do one tool task (web_search, data_visualization chart); failures are signals."""
         tool = assignment.tool_task
         try:
             signal = self._tool(assignment)
@@ -140,7 +160,7 @@ class BuiltinExecutor:
         tool = assignment.tool_task
         if tool.tool_type == "web_search":
             path = tool_folder(home, assignment) / f"{tool.tool_task_id}.md"
-            atomic_write_text(path, web_search_note(assignment))
+            atomic_write_text(path, self._web_search(assignment))
         elif tool.tool_type == "data_visualization":
             path = tool_folder(home, assignment) / f"{tool.tool_task_id}.html"
             material = _tool_material(home, assignment)
@@ -152,6 +172,18 @@ class BuiltinExecutor:
         else:
             raise TaskError(f"tool type {tool.tool_type} is not available offline")
         return _signal(home, [Written(path, AssetType.TOOL_OUTPUT)], False)
+
+    def _web_search(self, assignment: ToolAssignment) -> str:
+        """The cited summary of a search made now, or the note saying none was made."""
+        if self._research is None:
+            return web_search_note(assignment, self._search_unavailable)
+        from executor.search import ResearchFailed, render_brief
+
+        try:
+            findings = self._research.research(search_queries(assignment))
+        except ResearchFailed as error:
+            raise TaskError(str(error)) from None
+        return render_brief(assignment, findings)
 
     def summarize(self, path: Path) -> str:
         """A one-line summary (at most 300 characters) for the knowledge catalog."""

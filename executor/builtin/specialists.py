@@ -40,10 +40,13 @@ _FILLER = frozenset(
     ]
 )
 _COMPARE = re.compile(r"compar|largest|across sources|비교|최대", re.IGNORECASE)
+# A file path in a purpose ("output runs/<run>/workspace/…") names no subject to search for.
+_PATH = re.compile(r"\S*/\S*")
 
 
 def _query(text: str, limit: int = 8) -> str:
-    return " ".join(unique(t for t in terms(text) if t not in _FILLER)[:limit])
+    words = terms(_PATH.sub(" ", text))
+    return " ".join(unique(t for t in words if t not in _FILLER)[:limit])
 
 
 def search_queries(assignment: ToolAssignment) -> list[str]:
@@ -57,9 +60,15 @@ def search_queries(assignment: ToolAssignment) -> list[str]:
     return unique(q for q in candidates if q)
 
 
-def web_search_note(assignment: ToolAssignment) -> str:
-    """The note that stands in for a web search the offline engine cannot make."""
+def web_search_note(assignment: ToolAssignment, reason: str | None = None) -> str:
+    """The note that stands in for a web search that is not made (`reason`: why, if known)."""
     tool = assignment.tool_task
+    why = (
+        f"{reason}: no search provider could be used, so nothing was searched or fetched."
+        if reason
+        else "The builtin offline engine has no network access: it cannot search the web or "
+        "fetch pages, and it does not pretend to."
+    )
     queries = search_queries(assignment) or ["(no query could be derived from the task)"]
     lines = [
         BANNER,
@@ -70,9 +79,8 @@ def web_search_note(assignment: ToolAssignment) -> str:
         f"- **For task:** `{assignment.task.task_id}` {assignment.task.task_name}",
         f"- **Purpose:** {' '.join(tool.tool_task_purpose.split()) or '(none given)'}",
         "",
-        "**No web search was performed and there are no search results here.** The builtin "
-        "offline engine has no network access: it cannot search the web or fetch pages, and it "
-        "does not pretend to. The task goes on with the material already in the home.",
+        "**No web search was performed and there are no search results here.** "
+        f"{why} The task goes on with the material already in the home.",
         "",
         "## Queries it would have run",
         "",

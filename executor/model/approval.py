@@ -7,7 +7,6 @@ the registry hands back to the model like any tool error.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -21,7 +20,6 @@ from multiverse.errors import ConfigError
 log = structlog.get_logger(__name__)
 
 SHELL = "run_shell_command"
-MAX_SHOWN = 300
 
 
 @dataclass(frozen=True)
@@ -48,12 +46,9 @@ class ApprovalGated:
 
     def run(self, context: ToolContext, arguments: dict[str, Any]) -> ToolResult:
         """Ask, then run the wrapped tool; refuse without a yes."""
-        shown = json.dumps(arguments, ensure_ascii=False, default=str)
-        if len(shown) > MAX_SHOWN:
-            shown = shown[:MAX_SHOWN] + " …"
         if self.approver is None:
             raise ToolRefused(f"{self.name} needs the user's approval, which is not possible")
-        approved = self.approver(f"{self.name} {shown}")
+        approved = self.approver(self.name, dict(arguments))
         log.info("tool_approval", run_id=context.run_id, tool=self.name, approved=approved)
         if not approved:
             raise ToolRefused(f"the user did not approve {self.name}; refused")

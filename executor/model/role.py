@@ -27,6 +27,7 @@ from executor.builtin.paths import TaskError, in_outputs, relative, resolve_outp
 from executor.builtin.role import BuiltinExecutor
 from executor.builtin.simple import is_known_command
 from executor.model.approval import gate_approvals, shell_allow_list
+from executor.model.approval_bridge import ApprovalBridge
 from executor.model.loop import LoopOutcome, ModelGateway, run_tool_loop
 from executor.model.mode import (
     Supports,
@@ -47,14 +48,17 @@ from executor.model.simple import SimpleWriter
 from executor.model.single_shot import SingleShot
 from executor.model.single_shot_prompt import NoRoom
 from executor.model.verdict import clipped, final_word
+from executor.search.factory import fetch_allow_hosts
 from executor.tools.base import Approver, Tool, ToolContext, WebSearchProvider
 from executor.tools.registry import ToolRegistry, builtin_tools
 from multiverse.agent_package import AgentPackage, load_agent_package, role_package_dir
+from multiverse.approvals import StepWaiting
 from multiverse.asset_types import asset_type
 from multiverse.config import RuntimeMapping, TierConfig
 from multiverse.contracts import ProducedFile, ResultSignal, TaskAssignment, ToolAssignment
-from multiverse.errors import ConfigError
+from multiverse.errors import ConfigError, StepInterrupted
 from multiverse.gateway import model_context_window, model_supports
+from multiverse.home import Home
 from multiverse.llm import LlmCall, LlmError
 
 log = structlog.get_logger(__name__)
@@ -141,7 +145,8 @@ class ModelExecutor:
             return self._fallback.simple_task(request, home)
         try:
             package = load_agent_package(role_package_dir(ROLE), self._mapping)
-            writer = SimpleWriter(self._gateway, self._tier, self.window, ROLE)
+            tools = self._tools if self.mode == "tools" else None
+            writer = SimpleWriter(self._gateway, self._tier, self.window, ROLE, tools)
             return writer.answer(request, home, package)
         except Exception as error:  # the reply is the only channel back to the user
             log.exception("model_simple_task_crashed")
@@ -150,6 +155,8 @@ class ModelExecutor:
     def _guarded(self, assignment: TaskAssignment) -> ResultSignal:
         try:
             return self._task(assignment)
+        except (StepWaiting, StepInterrupted):
+            raise  # the step waits for a person, or the daemon stops: neither is a failure
         except LlmError as error:
             # Budget exceeded, transient faults exhausted, a timeout: "CODE: message".
             return _failed(str(error))
@@ -170,7 +177,7 @@ class ModelExecutor:
         # Loaded on every task: an edited AGENT.md or mapping applies to the next task.
         package = load_agent_package(role_package_dir(ROLE), self._mapping)
         target = resolve_output(self._home, assignment.run_id, assignment.task.output_path)
-        registry = self._registry(assignment.run_id, package)
+        registry = self._registry(assignment.run_id, package, assignment.task.task_id)
         if self.mode == "single_shot":
             writer = SingleShot(self._gateway, self._tier, self.window, ROLE)
             writer.write(assignment, package, registry, target)
@@ -180,15 +187,20 @@ class ModelExecutor:
         outcome = run_tool_loop(self._gateway, call, registry, self._max_turns, scope)
         return self._signal(assignment, target, registry, outcome)
 
-    def _registry(self, run_id: str, package: AgentPackage) -> ToolRegistry:
+    def _registry(self, run_id: str, package: AgentPackage, task_id: str) -> ToolRegistry:
+        approver = self._approver or ApprovalBridge(
+            Home(self._home).run(run_id).root, run_id, task_id,
+            self._mapping.daemon.approval_timeout_seconds,
+        )  # fmt: skip
         context = ToolContext(
             home=self._home,
             run_id=run_id,
             shell_allow=shell_allow_list(package.tools),
-            approver=self._approver,
+            approver=approver,
             web_search_provider=self._search,
+            web_allow_hosts=fetch_allow_hosts(package.tools),
         )
-        catalogue = gate_approvals(self._tools, package.tools, self._approver)
+        catalogue = gate_approvals(self._tools, package.tools, approver)
         allowed = [binding.tool for binding in package.tools.values()]
         return ToolRegistry(context, allowed, catalogue)
 

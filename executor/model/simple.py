@@ -1,13 +1,16 @@
 """SIMPLE_TASK replies written by the model, for requests the builtin commands do not cover.
 
 The builtin engine keeps the commands it knows (list, convert, summarize, count: immediate and
-deterministic). Anything else is one written answer of the model, with the files the request
-names read in (confined like the read tools). The reply says the model wrote it.
+deterministic). Anything else is answered by the model: with the files the request names read
+in (confined like the read tools), and, where the tier calls tools, with the read-only file
+tools (list, read, glob, search) to look further; it is given no tool that writes. The reply
+says the model wrote it.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,11 +19,14 @@ import structlog
 from executor.builtin.simple import named_paths
 from executor.model.budget import estimate_tokens, room_for_references
 from executor.model.length import asked_words, writing_tokens
-from executor.model.loop import Completer
+from executor.model.loop import Completer, run_tool_loop
 from executor.model.prompt import load_template
 from executor.model.references import fit_sources, gather_sources, render_sources
 from executor.model.single_shot_prompt import MAX_PASTED_TOKENS, WRITER
+from executor.model.verdict import clipped
 from executor.model.writing import judge_cut, unwrap_document
+from executor.tools.base import Tool, ToolContext
+from executor.tools.registry import ToolRegistry
 from multiverse.agent_package import AgentPackage
 from multiverse.config import TierConfig
 from multiverse.llm import ChatMessage, LlmCall, LlmError
@@ -28,6 +34,15 @@ from multiverse.llm import ChatMessage, LlmCall, LlmError
 log = structlog.get_logger(__name__)
 
 SIMPLE = "simple_task.md"
+READ_ONLY_TOOLS = ("list_directory", "read_file", "read_many_files", "glob", "search_file_content")
+MAX_TURNS = 6
+# A simple task belongs to no run; its tools write nothing, so no run's folder is ever touched.
+NO_RUN = "run-00000000-000000-000"
+TOOLS_NOTE = (
+    "## Tools\n\nYou may look at the home's files with the read-only tools (list_directory, "
+    "read_file, read_many_files, glob, search_file_content; paths relative to the home, e.g. "
+    "assets/). Read what the request needs, then give the answer as your last message."
+)
 
 
 def simple_messages(request: str, home: Path, window: int, max_tokens: int) -> list[ChatMessage]:
@@ -53,6 +68,9 @@ class SimpleWriter:
     tier: TierConfig
     window: int
     role: str
+    # Where the tier calls tools: the read-only tools, so the model can look beyond the files
+    # the request names (None: one written answer).
+    tools: Mapping[str, Tool] | None = None
 
     def answer(self, request: str, home: Path, package: AgentPackage) -> str:
         """The reply (markdown), saying that the model wrote it; a failure is a reply too."""
@@ -76,6 +94,8 @@ class SimpleWriter:
             **self.tier.call_fields(),
             max_tokens=max_tokens,
         )
+        if self.tools is not None:
+            return self._with_tools(call, home)
         answer = self.gateway.complete(call)
         text = unwrap_document(answer.text)
         if answer.finish_reason == "length":
@@ -86,3 +106,19 @@ class SimpleWriter:
                 return f"The model ran away ({runaway}); no answer is given.\n"
             return f"{text}\n[the answer was cut at the length limit of {max_tokens} tokens]\n"
         return text
+
+    def _with_tools(self, call: LlmCall, home: Path) -> str:
+        """A bounded loop with the read-only tools; the model's last text is the reply."""
+        context = ToolContext(home=home, run_id=NO_RUN)
+        registry = ToolRegistry(context, READ_ONLY_TOOLS, self.tools)
+        messages = [*call.messages[:-1], {
+            "role": "user", "content": f"{call.messages[-1]['content']}\n\n{TOOLS_NOTE}",
+        }]  # fmt: skip
+        first = call.model_copy(update={"messages": messages})
+        outcome = run_tool_loop(self.gateway, first, registry, MAX_TURNS, call.scope)
+        if not outcome.finished:
+            return (
+                f"The model did not finish in {outcome.turns} turns; its last text: "
+                f"{clipped(outcome.text) or '(none)'}\n"
+            )
+        return unwrap_document(outcome.text)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from executor.tools.base import (
     Approver,
+    SearchError,
     SearchHit,
     Tool,
     ToolContext,
@@ -16,6 +17,7 @@ from executor.tools.registry import ToolRegistry, builtin_tools
 
 __all__ = [
     "Approver",
+    "SearchError",
     "SearchHit",
     "Tool",
     "ToolContext",

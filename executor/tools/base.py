@@ -50,17 +50,23 @@ class SearchHit(BaseModel):
     title: str
     url: str
     snippet: str = ""
+    published: str | None = None  # the publication date the provider gives, as it gives it
+
+
+class SearchError(Exception):
+    """A search the provider could not answer (unreachable, refused, a bad answer)."""
 
 
 class WebSearchProvider(Protocol):
     """A pluggable web search backend (configured in the mapping)."""
 
     def search(self, query: str, limit: int) -> list[SearchHit]:
-        """The best `limit` hits for `query`, best first."""
+        """The best `limit` hits for `query`, best first; SearchError when it cannot answer."""
         ...
 
 
-Approver = Callable[[str], bool]
+# Asked before an action that needs a person's yes: (tool name, arguments) → allowed.
+Approver = Callable[[str, dict[str, Any]], bool]
 
 
 class ToolLimits(BaseModel):
@@ -95,6 +101,8 @@ class ToolContext:
     limits: ToolLimits = field(default_factory=ToolLimits)
     approver: Approver | None = None
     web_search_provider: WebSearchProvider | None = None
+    # Hosts web_fetch may reach although they resolve to a loopback/private address.
+    web_allow_hosts: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         # A malformed run_id (say "../x") would move the writable roots: that is our bug.

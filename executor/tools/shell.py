@@ -165,7 +165,7 @@ def _permission(context: ToolContext, program: str, command: str) -> str | None:
     if context.approver is None:
         log.info("shell_command_denied", run_id=context.run_id, program=program, approver=False)
         return f"{program!r} is not on the allow-list and no approval is possible; refused"
-    approved = context.approver(command)
+    approved = context.approver("run_shell_command", {"command": command})
     log.info("shell_command_approval", run_id=context.run_id, program=program, approved=approved)
     if not approved:
         return f"{program!r} is not on the allow-list and the user did not approve it; refused"

@@ -149,7 +149,7 @@ def _consolidation(context: PlanContext, stage: MajorStage, folder: str) -> Draf
     refs = rows or _inputs(context, AssetType.ANALYSIS_REPORT)
     outside = intent(context).outside
     pre = ""
-    if outside:
+    if outside and "web_search" in context.tool_types:  # no search the mapping cannot serve
         pre = (
             f"Search the web for recent outside information the sources lack ({', '.join(outside)})"
             f" about: {first_line(context.request, 200)}"
@@ -202,7 +202,7 @@ def _publishing(context: PlanContext) -> Draft:
     reading = intent(context)
     output = f"outputs/{context.run_id}/report.md"
     post = ""
-    if reading.charts:
+    if reading.charts and "data_visualization" in context.tool_types:
         post = (
             f"Chart the main figures of the published {reading.deliverables[0]} "
             f"({', '.join(reading.charts)}) as self-contained HTML in outputs/{context.run_id}/."

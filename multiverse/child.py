@@ -1,0 +1,278 @@
+"""One external command run as a child process, bounded and never orphaned (SPEC §11).
+
+The child gets its own process group (so a stop reaches everything it started), a record of
+itself in a file while it runs (so a daemon killed with SIGKILL leaves a trace the next start
+uses to stop it: `leftovers.py`), the environment of §17.2.1 and nothing else of the daemon's
+but the basics and the provider keys, its stdout and stderr copied to a bounded log, and three
+limits: a total deadline, a no-output watchdog, and a stop asked from outside (the daemon
+shutting down). Stopping is SIGTERM to the group, a grace of 5 s, then SIGKILL (§17.2.3).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from multiverse.atomic import atomic_write_text
+from multiverse.process_spec import GRACE_SECONDS
+from multiverse.provider_keys import PROVIDER_KEYS
+
+# What a command may need of the daemon's environment to run at all; the rest stays out.
+BASIC_ENV = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "TZ", "TMPDIR", "TERM")
+MAX_LOG_BYTES = 1 << 20  # per stream, per session
+MAX_STDOUT_BYTES = 8 << 20  # an answer larger than this is cut (and the cut is said)
+STDERR_TAIL_BYTES = 2000
+POLL_SECONDS = 0.05
+
+
+@dataclass(frozen=True)
+class ChildOutcome:
+    """How a child ended: its exit, or why it was stopped, and what it printed."""
+
+    returncode: int | None
+    stopped: str | None  # "TIMEOUT" | "NO_OUTPUT" | "STOPPED" (by the daemon) | None
+    stdout: str
+    stderr_tail: str
+    seconds: float
+    stdout_cut: bool = False
+
+    @property
+    def signal_number(self) -> int | None:
+        """The signal that ended the child (Popen's -N, or a shell's 128+N), else None."""
+        if self.returncode is None:
+            return None
+        if self.returncode < 0:
+            return -self.returncode
+        return self.returncode - 128 if self.returncode > 128 else None
+
+
+def child_environment(
+    environ: Mapping[str, str], extra: Mapping[str, str], pass_env: list[str]
+) -> dict[str, str]:
+    """The child's environment: the basics, locale, provider keys, `pass_env`, and `extra`."""
+    keys = {name for names in PROVIDER_KEYS.values() for name in names}
+    wanted = set(BASIC_ENV) | keys | set(pass_env)
+    env = {
+        name: value for name, value in environ.items() if name in wanted or name.startswith("LC_")
+    }
+    env.update(extra)
+    return env
+
+
+@dataclass
+class _Running:
+    process: subprocess.Popen[bytes]
+    stop: threading.Event = field(default_factory=threading.Event)
+
+
+_RUNNING: dict[int, _Running] = {}
+_GUARD = threading.Lock()
+_STOPPING = threading.Event()  # set while the daemon stops: a child started now stops at once
+
+
+def stop_all_children() -> int:
+    """Stop every child this process runs (the daemon is stopping); returns how many.
+
+    Safe in a signal handler: it takes no lock (copying the dict is atomic under the GIL).
+    """
+    _STOPPING.set()
+    running = list(_RUNNING.values())
+    for child in running:
+        child.stop.set()
+    return len(running)
+
+
+def allow_children() -> None:
+    """Children may run again (a daemon starts serving)."""
+    _STOPPING.clear()
+
+
+def run_child(
+    argv: list[str],
+    stdin_text: str | None,
+    cwd: Path,
+    env: dict[str, str],
+    timeout_seconds: float,
+    no_output_seconds: float | None,
+    log_path: Path,
+    record_path: Path,
+    record: Mapping[str, object],
+) -> ChildOutcome:
+    """Run one command to its end or its stop; raises OSError if it cannot be started."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    record_path.parent.mkdir(parents=True, exist_ok=True)
+    began = time.monotonic()
+    process = subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.PIPE if stdin_text is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # its own process group: a stop reaches all it started
+    )
+    running = _Running(process)
+    with _GUARD:
+        _RUNNING[process.pid] = running
+    if _STOPPING.is_set():
+        running.stop.set()
+    try:
+        atomic_write_text(
+            record_path,
+            json.dumps({**record, "pid": process.pid, "pgid": process.pid,
+                        "daemon_pid": os.getpid(), "started": time.time()}),
+        )  # fmt: skip
+        return _supervise(process, running, stdin_text, began, timeout_seconds,
+                          no_output_seconds, log_path)  # fmt: skip
+    finally:
+        with _GUARD:
+            _RUNNING.pop(process.pid, None)
+        if process.poll() is None:
+            terminate_group(process.pid, process)
+        record_path.unlink(missing_ok=True)
+
+
+def _supervise(
+    process: subprocess.Popen[bytes],
+    running: _Running,
+    stdin_text: str | None,
+    began: float,
+    timeout_seconds: float,
+    no_output_seconds: float | None,
+    log_path: Path,
+) -> ChildOutcome:
+    streams = _Streams(log_path)
+    readers = [
+        threading.Thread(target=streams.pump, args=(process.stdout, "stdout"), daemon=True),
+        threading.Thread(target=streams.pump, args=(process.stderr, "stderr"), daemon=True),
+    ]
+    if stdin_text is not None:
+        readers.append(threading.Thread(target=_feed, args=(process, stdin_text), daemon=True))
+    for reader in readers:
+        reader.start()
+    stopped: str | None = None
+    while stopped is None:
+        try:
+            process.wait(timeout=POLL_SECONDS)
+            break
+        except subprocess.TimeoutExpired:
+            pass
+        now = time.monotonic()
+        if running.stop.is_set():
+            stopped = "STOPPED"
+        elif now - began > timeout_seconds:
+            stopped = "TIMEOUT"
+        elif no_output_seconds is not None and now - streams.last_output > no_output_seconds:
+            stopped = "NO_OUTPUT"
+    if stopped is not None:
+        terminate_group(process.pid, process)
+    else:
+        terminate_group(process.pid, None)  # what it left running in its group
+    for reader in readers:
+        reader.join(timeout=GRACE_SECONDS)
+    streams.close()
+    return ChildOutcome(
+        returncode=process.returncode,
+        stopped=stopped,
+        stdout=streams.stdout.decode("utf-8", errors="replace"),
+        stderr_tail=bytes(streams.tail).decode("utf-8", errors="replace").strip(),
+        seconds=time.monotonic() - began,
+        stdout_cut=streams.stdout_cut,
+    )
+
+
+def _feed(process: subprocess.Popen[bytes], text: str) -> None:
+    assert process.stdin is not None
+    try:
+        process.stdin.write(text.encode("utf-8"))
+        process.stdin.close()
+    except (BrokenPipeError, OSError):
+        pass  # the child does not read its input: its exit says the rest
+
+
+class _Streams:
+    """The child's two output streams: a bounded log, the stdout, the tail of stderr."""
+
+    def __init__(self, log_path: Path) -> None:
+        self.log = log_path.open("ab")
+        self.logged = {"stdout": 0, "stderr": 0}
+        self.stdout = bytearray()
+        self.stdout_cut = False
+        self.tail: deque[int] = deque(maxlen=STDERR_TAIL_BYTES)
+        self.last_output = time.monotonic()
+        self.guard = threading.Lock()
+
+    def pump(self, stream: object, name: str) -> None:
+        """Copy one stream until it closes."""
+        fd = stream.fileno()  # type: ignore[attr-defined]
+        while chunk := os.read(fd, 65536):
+            self.last_output = time.monotonic()
+            with self.guard:
+                if name == "stdout":
+                    room = MAX_STDOUT_BYTES - len(self.stdout)
+                    self.stdout += chunk[:room]
+                    self.stdout_cut |= len(chunk) > room
+                else:
+                    self.tail.extend(chunk)
+                self._log(name, chunk)
+
+    def _log(self, name: str, chunk: bytes) -> None:
+        room = MAX_LOG_BYTES - self.logged[name]
+        if room <= 0:
+            return
+        part = chunk[:room]
+        prefix = b"" if name == "stdout" else b"[stderr] "
+        self.log.write(prefix + part)
+        self.logged[name] += len(part)
+        if len(chunk) > room:
+            self.log.write(f"\n[{name} log cut at {MAX_LOG_BYTES} bytes]\n".encode())
+        self.log.flush()
+
+    def close(self) -> None:
+        """Close the log."""
+        with self.guard:
+            self.log.close()
+
+
+def terminate_group(pgid: int, leader: subprocess.Popen[bytes] | None) -> bool:
+    """SIGTERM the group, wait the grace, SIGKILL what is left; whether anything was there.
+
+    `leader` is our own child at the head of the group (it must be reaped, or it would look
+    alive forever as a zombie); None for a group whose leader is gone or is not ours.
+    """
+    if not _signal_group(pgid, signal.SIGTERM):
+        return False
+    deadline = time.monotonic() + GRACE_SECONDS
+    while time.monotonic() < deadline:
+        if leader is not None:
+            try:
+                leader.wait(timeout=POLL_SECONDS)
+            except subprocess.TimeoutExpired:
+                continue
+            leader = None  # reaped: now the group is gone when its other members are
+        if not _signal_group(pgid, 0):
+            return True
+        time.sleep(POLL_SECONDS)
+    _signal_group(pgid, signal.SIGKILL)
+    if leader is not None:
+        leader.wait()
+    return True
+
+
+def _signal_group(pgid: int, signum: int) -> bool:
+    """Send `signum` to a process group; whether the group exists."""
+    try:
+        os.killpg(pgid, signum)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # exists, not ours to signal
+    return True

@@ -1,0 +1,168 @@
+"""A session of a process tier: one prompt at a time to an external command (SPEC §11).
+
+It starts the child with the environment of seed 001 §17.2.1 and multiverse's own variables,
+writes the session's DPS events, and turns the child's end into a verdict (§17.2.2): exit 0 is
+success; 1-127 a fatal PROCESS_EXIT; death by a signal SIGNAL_EXIT; past the deadline TIMEOUT;
+silent too long NO_OUTPUT; stopped by the daemon STOPPED (the step is redone, not failed).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from multiverse.child import ChildOutcome, child_environment, run_child
+from multiverse.dps_events import AGENT_ERROR, SESSION_ERROR, TURN_END, TURN_START, append_event
+from multiverse.errors import MultiverseError
+from multiverse.leftovers import RECORDS
+from multiverse.process_spec import DPS_VERSION, GRACE_SECONDS, ProcessSpec
+
+PROMPT_IN_PROGRESS = "PROMPT_IN_PROGRESS"
+
+
+class PromptInProgress(MultiverseError):
+    """A second prompt sent to a session that is still answering the first (§17.3.2)."""
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a session works and keeps its traces."""
+
+    home: Path
+    cwd: Path
+    events: Path  # events.jsonl
+    logs: Path  # the folder of the session's log
+    records: Path  # the folder of child records (see leftovers.py)
+    run_id: str | None = None
+    task_id: str | None = None
+    output_path: Path | None = None
+    role: str = "executor"
+
+
+@dataclass(frozen=True)
+class Turn:
+    """What one prompt gave: the child's outcome and the verdict on it."""
+
+    outcome: ChildOutcome
+    error_code: str | None  # None: success
+    message: str
+
+    @property
+    def interrupted(self) -> bool:
+        """The daemon stopped the child: the step is to be redone, not failed."""
+        return self.error_code == "STOPPED"
+
+
+class ProcessSession:
+    """One session (one UUID) of a process tier; one prompt in flight at a time."""
+
+    def __init__(
+        self, spec: ProcessSpec, place: Place, environ: Mapping[str, str] | None = None
+    ) -> None:
+        self.spec = spec
+        self.place = place
+        self.environ = os.environ if environ is None else environ
+        self.session_id = str(uuid.uuid4())
+        self._busy = threading.Lock()
+
+    def prompt(self, text: str) -> Turn:
+        """Run the command on `text`; raises PromptInProgress, or OSError if it cannot start."""
+        if not self._busy.acquire(blocking=False):
+            append_event(self.place.events, SESSION_ERROR, self.session_id,
+                         error_code=PROMPT_IN_PROGRESS, fatal=False)  # fmt: skip
+            raise PromptInProgress(f"session {self.session_id} is still answering a prompt")
+        try:
+            return self._turn(text)
+        finally:
+            self._busy.release()
+
+    def _turn(self, text: str) -> Turn:
+        place, spec = self.place, self.spec
+        log_name = place.task_id or f"{place.role}-{self.session_id[:8]}"
+        append_event(place.events, TURN_START, self.session_id, role=place.role,
+                     run_id=place.run_id, task_id=place.task_id, adapter_type="process",
+                     command=spec.argv[0])  # fmt: skip
+        try:
+            outcome = run_child(
+                spec.command_line(text, self.session_id),
+                text if spec.prompt_on_stdin() else None,
+                place.cwd,
+                child_environment(self.environ, self._variables(), spec.pass_env),
+                spec.timeout_seconds,
+                spec.no_output_timeout_seconds,
+                place.logs / f"{log_name}.log",
+                place.records / f"{self.session_id}.json",
+                {"session_id": self.session_id, "run_id": place.run_id,
+                 "task_id": place.task_id, "command": spec.argv[0]},
+            )  # fmt: skip
+        except OSError as error:
+            message = f"`{spec.argv[0]}` could not be started: {error.strerror or error}"
+            self._end("PROCESS_EXIT", message)
+            raise
+        code, message = verdict(spec, outcome)
+        self._end(code, message)
+        return Turn(outcome, code, message)
+
+    def _variables(self) -> dict[str, str]:
+        place = self.place
+        values = {
+            "RAWP_SESSION_ID": self.session_id,
+            "RAWP_WORKSPACE_PATH": str(place.cwd.resolve()),
+            "RAWP_DPS_VERSION": DPS_VERSION,
+            "MULTIVERSE_HOME": str(place.home.resolve()),
+            "MULTIVERSE_RUN_ID": place.run_id or "",
+            "MULTIVERSE_TASK_ID": place.task_id or "",
+        }
+        if place.output_path is not None:
+            values["MULTIVERSE_OUTPUT_PATH"] = str(place.output_path.resolve())
+        return values
+
+    def _end(self, code: str | None, message: str) -> None:
+        place = self.place
+        if code is None:
+            append_event(place.events, TURN_END, self.session_id, stop_reason="end_turn")
+            return
+        if code != "STOPPED":
+            append_event(place.events, AGENT_ERROR, self.session_id, severity="fatal",
+                         error_code=code, message=message)  # fmt: skip
+        reason = "cancelled" if code == "STOPPED" else "error"
+        append_event(place.events, TURN_END, self.session_id, stop_reason=reason)
+
+
+def verdict(spec: ProcessSpec, outcome: ChildOutcome) -> tuple[str | None, str]:
+    """(error code or None, what happened in one sentence) for a child's end (pure)."""
+    command = f"`{spec.argv[0]}`"
+    tail = f"; the end of its stderr: {outcome.stderr_tail}" if outcome.stderr_tail else ""
+    if outcome.stopped == "STOPPED":
+        return "STOPPED", f"{command} was stopped because the daemon is stopping"
+    if outcome.stopped == "TIMEOUT":
+        return "TIMEOUT", (
+            f"{command} ran past its {spec.timeout_seconds:g} s timeout and was stopped "
+            f"(SIGTERM, SIGKILL after {GRACE_SECONDS:g} s); raise timeout_seconds of the tier "
+            f"if it needs longer{tail}"
+        )
+    if outcome.stopped == "NO_OUTPUT":
+        return "NO_OUTPUT", (
+            f"{command} printed nothing for {spec.no_output_timeout_seconds:g} s and was "
+            f"stopped (no_output_timeout_seconds of the tier){tail}"
+        )
+    if outcome.returncode == 0:
+        return None, f"{command} exited 0 after {outcome.seconds:.1f} s"
+    number = outcome.signal_number
+    if number is not None:
+        try:
+            name = signal.Signals(number).name
+        except ValueError:
+            name = f"signal {number}"
+        return "SIGNAL_EXIT", f"{command} was ended by {name} (exit {outcome.returncode}){tail}"
+    return "PROCESS_EXIT", f"{command} exited with code {outcome.returncode}{tail}"
+
+
+def records_folder(runs: Path, state: Path, run_id: str | None) -> Path:
+    """Where a session's child record goes: its run's folder, or the home's state."""
+    return (runs / run_id if run_id else state) / RECORDS
