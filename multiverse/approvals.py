@@ -1,7 +1,8 @@
 """The approval bridge's records (SPEC §11, seed 001 §17.3.1): one file per action asked for.
 
 A tool the mapping marks `requires_approval` (or a shell command off the allow-list) is run
-only with a person's yes for that very action: the tool's name and a hash of its arguments.
+only with a person's yes for that very action: the tool's name and a hash of its arguments
+(and of the task asking: the same call in another task is asked again).
 Each action asked for is a JSON file `runs/<run_id>/approvals/<hash>.json` holding what was
 asked, when, and the answer. The file is the truth, so an approval survives a SIGKILL of the
 daemon, a restart asks again and never approves by itself, and the answer to one call never
@@ -80,10 +81,11 @@ class StepWaiting(MultiverseError):
         super().__init__(f"waiting for approval {approval.id}: {approval.shown()}")
 
 
-def action_hash(tool: str, arguments: dict[str, Any]) -> str:
-    """The hash that binds an approval to one exact action."""
-    canonical = json.dumps({"tool": tool, "arguments": arguments}, ensure_ascii=False,
-                           sort_keys=True, separators=(",", ":"), default=str)  # fmt: skip
+def action_hash(tool: str, arguments: dict[str, Any], task_id: str) -> str:
+    """The hash that binds an approval to one exact action of one task."""
+    action = {"tool": tool, "arguments": arguments, "task_id": task_id}
+    canonical = json.dumps(action, ensure_ascii=False, sort_keys=True, separators=(",", ":"),
+                           default=str)  # fmt: skip
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
@@ -121,7 +123,7 @@ class ApprovalBook:
         self, run_id: str, task_id: str, tool: str, arguments: dict[str, Any], timeout: float
     ) -> Approval:
         """Record a new request (PENDING); an existing record of the action is returned."""
-        digest = action_hash(tool, arguments)
+        digest = action_hash(tool, arguments, task_id)
         with self._lock():
             existing = self.get(digest)
             if existing is not None:

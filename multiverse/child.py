@@ -267,6 +267,17 @@ def terminate_group(pgid: int, leader: subprocess.Popen[bytes] | None) -> bool:
     return True
 
 
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this pid exists (one we may not signal exists too)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def _signal_group(pgid: int, signum: int) -> bool:
     """Send `signum` to a process group; whether the group exists."""
     try:

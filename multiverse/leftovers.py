@@ -17,7 +17,7 @@ from typing import Any
 
 import structlog
 
-from multiverse.child import terminate_group
+from multiverse.child import pid_alive, terminate_group
 
 log = structlog.get_logger(__name__)
 RECORDS = "children"
@@ -46,7 +46,7 @@ def stop_leftover_children(runs: Path, state: Path) -> list[int]:
                 path.unlink(missing_ok=True)  # torn by the crash before the child began
                 continue
             daemon = int(record.get("daemon_pid", 0))
-            if daemon and daemon != os.getpid() and _alive(daemon):
+            if daemon and daemon != os.getpid() and pid_alive(daemon):
                 continue  # another daemon's child, still supervised (not ours to stop)
             pgid = int(record.get("pgid", 0))
             if pgid > 0 and _group_carries(pgid, str(record.get("session_id", ""))):
@@ -63,16 +63,6 @@ def _read(path: Path) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return value if isinstance(value, dict) else None
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _group_carries(pgid: int, session_id: str) -> bool:

@@ -14,6 +14,7 @@ from pathlib import Path
 import structlog
 
 from multiverse.atomic import PROCESS_STARTED_NS, temp_owner
+from multiverse.child import pid_alive
 from multiverse.home import Home
 
 log = structlog.get_logger(__name__)
@@ -48,7 +49,7 @@ def _temp_files(folder: Path) -> list[Path]:
 def _in_use(path: Path, owner: int) -> bool:
     """Whether the process that made this temporary file may still be writing it."""
     if owner != os.getpid():
-        return _alive(owner)
+        return pid_alive(owner)
     # Our own pid: a write of this process in flight (another thread may be mid-write) unless
     # the file predates this process, i.e. a dead namesake left it. The margin covers file
     # systems whose timestamps lag the clock by a tick.
@@ -60,14 +61,3 @@ def _in_use(path: Path, owner: int) -> bool:
 
 
 _CLOCK_MARGIN_NS = 2_000_000_000
-
-
-def _alive(pid: int) -> bool:
-    """Whether a process with this pid exists (its temporary file may be in use)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

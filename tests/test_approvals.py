@@ -34,6 +34,10 @@ from journey import cli, copy_assets, once, only_run, wait_for
 
 REQUEST = "Analyse the market report and write a memo with a chart of the revenue figures."
 MARKER = "approved-marker"
+TOOLS = (
+    "list_directory", "read_file", "read_many_files", "write_file", "glob",
+    "search_file_content", "replace", "create_directory", "data_visualization",
+)  # fmt: skip
 _OUTPUT = re.compile(r"Write the complete result to exactly `([^`]+)`")
 
 
@@ -79,12 +83,7 @@ def configure(home: Home, server: FakeOpenAI, timeout: float | None = None) -> N
     tier = {"model": "openai/fake-model", "api_base": server.base_url, "executor_mode": "tools"}
     mapping: dict[str, Any] = {
         "tier_mapping": {"MEDIUM": tier},
-        "tool_mapping": {
-            name: name
-            for name in ("list_directory", "read_file", "read_many_files", "write_file", "glob",
-                         "search_file_content", "replace", "create_directory",
-                         "data_visualization")
-        },  # fmt: skip
+        "tool_mapping": {name: name for name in TOOLS},
     }
     mapping["tool_mapping"]["run_shell_command"] = {
         "tool": "run_shell_command", "options": {"allow": ["echo"]},
@@ -155,9 +154,7 @@ def test_deny_refuses_the_action_and_the_model_goes_on(approval_home: Home) -> N
     assert record.status is ApprovalStatus.DENIED and record.answered_by == "cli"
 
 
-def test_no_answer_before_the_timeout_is_a_no(
-    home: Home, fake_openai: FakeOpenAI
-) -> None:
+def test_no_answer_before_the_timeout_is_a_no(home: Home, fake_openai: FakeOpenAI) -> None:
     """Past the deadline (1 s here) the waiting action is TIMED_OUT: refused, the run goes on."""
     copy_assets(home, "market_report_2024.md")
     fake_openai.responder = follow_the_prompt({})
@@ -210,8 +207,11 @@ def test_an_approval_is_bound_to_its_exact_arguments(tmp_path: Path) -> None:
         bridge("run_shell_command", {"command": "touch b"})
     assert other.value.approval.id != first.value.approval.id
     assert other.value.approval.action_hash == action_hash(
-        "run_shell_command", {"command": "touch b"}
+        "run_shell_command", {"command": "touch b"}, "P1-S01-T01"
     )
+    elsewhere = ApprovalBridge(root, "run-x", "P1-S01-T02", timeout_seconds=600)
+    with pytest.raises(StepWaiting):  # the same call in another task is asked again
+        elsewhere("run_shell_command", {"command": "touch a"})
 
 
 def test_ambiguous_state_is_a_no(tmp_path: Path) -> None:
@@ -224,7 +224,7 @@ def test_ambiguous_state_is_a_no(tmp_path: Path) -> None:
     book = ApprovalBook(root)
     with pytest.raises(UserError, match="no approval 'A-unknown'"):
         book.answer("A-unknown", True, "test")
-    record = book.folder / f"{action_hash('run_shell_command', arguments)}.json"
+    record = book.folder / f"{action_hash('run_shell_command', arguments, 'P1-S01-T01')}.json"
     record.write_text('{"id": "A-', encoding="utf-8")  # torn by a crash mid-write
     assert bridge("run_shell_command", arguments) is False
     with pytest.raises(UserError, match="no approval is waiting"):

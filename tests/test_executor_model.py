@@ -486,7 +486,8 @@ def test_approval_gate_refuses_without_an_approver_and_asks_with_one(
 def test_shell_is_given_only_when_mapped_with_its_allow_list(
     root: Path, fake_openai: FakeOpenAI, sleep: RecordingSleep
 ) -> None:
-    """run_shell_command runs allow-listed programs from the mapping and refuses others."""
+    """run_shell_command runs allow-listed programs from the mapping; others need a yes (here
+    a no: the approval bridge itself is tested in test_approvals.py)."""
     defaults = RuntimeMapping().tool_mapping
     shell = ToolBinding(tool="run_shell_command", options={"allow": ["echo"]})
     mapping = RuntimeMapping(tool_mapping={**defaults, "run_shell_command": shell})
@@ -497,7 +498,7 @@ def test_shell_is_given_only_when_mapped_with_its_allow_list(
         tools(("write_file", {"path": out, "content": "# A\n"})),
         text(DONE),
     )  # fmt: skip
-    role = executor(root, fake_openai, sleep, mapping=mapping)
+    role = executor(root, fake_openai, sleep, mapping=mapping, approver=lambda tool, args: False)
     assert role.execute_task(assignment(root, out)).status == "COMPLETED"
     ok, refused = tool_messages(fake_openai.requests[1])
     assert "hello-shell" in ok["content"]

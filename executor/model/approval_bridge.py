@@ -40,7 +40,7 @@ class ApprovalBridge:
     def __call__(self, tool: str, arguments: dict[str, Any]) -> bool:
         """Whether this exact action may run; raises StepWaiting while it waits for a person."""
         book = ApprovalBook(self.run_root)
-        digest = action_hash(tool, arguments)
+        digest = action_hash(tool, arguments, self.task_id)
         try:
             record = book.get(digest)
         except Unreadable as error:
