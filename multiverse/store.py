@@ -301,43 +301,57 @@ class TableStore:
             data = "".join(rendered[0]).encode("utf-8")
             if data == expected:
                 return after, restored
-            placed, theirs = self._swap_in(path, data, expected)
+            placed, theirs, standing = self._swap_in(path, data, expected)
             if placed:
                 self.journal.record(path, base.rows, base.index, after, rendered[5])
                 self._cache_write(path, base, after, data, rendered)
             if theirs is None:
                 return after, restored
             # Someone saved between our read and our write: merge their save, write again.
-            base = self._parse_theirs(spec, path, theirs, data if placed else None)
+            base = self._parse_theirs(spec, path, theirs, data if standing else None)
             base.foreign = True
             rows, index, restoration = self._merged(path, base)
             if restoration is not None:
                 restored.append(restoration)
+            # A change that counts as made is in the journal, and the merge keeps it; one that
+            # never counted is applied to their rows, as to any rows there now.
             after = list(rows) if placed else change(list(rows), index)
-            expected = data if placed else theirs
+            expected = data if standing else base.data
         raise TableError(path, None, "the file kept changing while it was written; try again")
 
     def _parse_theirs(
         self, spec: TableSpec[R], path: Path, theirs: bytes, ours_on_disk: bytes | None
     ) -> Snapshot[R]:
-        """Parse a save that raced our write; a broken one is put back as it was, then raised."""
+        """Parse a save that raced our write; a broken one is put back as it was, then raised.
+
+        Where their file stands at `path`, one that does not parse yet may still be being
+        written: it is read again until it parses or has been quiet long enough to be taken
+        as meant (`read_settled`), and that reading is the one returned.
+        """
         try:
             return self._parse(spec, path, theirs)
         except TableError:
             if ours_on_disk is not None:
                 self._swap_in(path, theirs, ours_on_disk)  # nothing a person wrote is lost
-            raise
+                raise
+        try:
+            snapshot, _ = read_settled(path, lambda data: self._parse(spec, path, data))
+        except FileNotFoundError:
+            raise TableError(path, None, "removed while it was written; try again") from None
+        return snapshot
 
     def _swap_in(
         self, path: Path, data: bytes, expected: bytes | None
-    ) -> tuple[bool, bytes | None]:
+    ) -> tuple[bool, bytes | None, bool]:
         """Put `data` at `path` if the file there holds `expected` (None: no file).
 
-        Returns whether `data` was placed, and the bytes someone else saved there in the
-        meantime (None if no one did). With an atomic exchange a racing save comes back from
-        the displaced file and is put back in place at once (`_swap_back`), so `data` stays
-        only where it replaced what it was based on; without one, a save seen just before the
-        rename stops it (a rename of theirs in the microseconds after that check is lost).
+        Returns whether our change counts as made (`data` was placed, if only for an instant),
+        the bytes someone else saved there in the meantime (None if no one did), and whether
+        `data` stands at `path` now. With an atomic exchange a racing save comes back from the
+        displaced file and is put back in place at once (`_swap_back`): ours counts as made
+        (the journal's merge keeps it) but does not stand, so no reader keeps a file without
+        their edit; without an exchange, a save seen just before the rename stops it (a rename
+        of theirs in the microseconds after that check is lost).
         """
         tmp = write_temp(path, data)
         try:
@@ -345,30 +359,29 @@ class TableStore:
                 try:
                     os.link(tmp, path)  # never replaces a file someone created meanwhile
                 except FileExistsError:
-                    return False, _settled_bytes(path)
+                    return False, _settled_bytes(path), False
                 except OSError as error:
                     if error.errno not in _NO_HARD_LINKS:
                         raise
                     if path.exists():  # a file system without hard links: check, then rename
-                        return False, _settled_bytes(path)
+                        return False, _settled_bytes(path), False
                     os.replace(tmp, path)
                 count_durable_write()
-                return True, None
+                return True, None, True
             try:
                 swapped = exchange(tmp, path)
             except FileNotFoundError:  # deleted meanwhile: theirs is "no file"
                 return self._swap_in(path, data, None)
             if swapped:
-                displaced = _read_bytes(tmp)
-                if displaced == expected:
-                    count_durable_write()
-                    return True, None
-                return False, _swap_back(path, tmp, data)
+                count_durable_write()
+                if _read_bytes(tmp) == expected:
+                    return True, None, True
+                return True, _swap_back(path, tmp, data), False
             if _read_bytes(path) != expected:
-                return False, _settled_bytes(path)
+                return False, _settled_bytes(path), False
             os.replace(tmp, path)
             count_durable_write()
-            return True, None
+            return True, None, True
         except OSError as error:
             raise StorageError(path, error) from error
         finally:
