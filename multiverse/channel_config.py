@@ -11,6 +11,7 @@ imports this module.
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Mapping
 from typing import Annotated, Literal
 from urllib.parse import urlsplit
@@ -48,9 +49,9 @@ class ChannelSettings(BaseModel):
         """The environment variables whose values are secrets of this channel."""
         return []
 
+    @abstractmethod
     def target(self) -> str:
-        """Where the channel sends, in words safe to show (no secret)."""
-        raise NotImplementedError
+        """Where the channel sends, in words safe to show (no secret); each type says."""
 
 
 class WebhookChannel(ChannelSettings):

@@ -139,12 +139,16 @@ def cancel(run: Annotated[str, typer.Argument()], home: HomeOption = None) -> No
     _answer(home, run, "CANCEL")
 
 
+# approve/deny: which waiting action, when a run waits for several.
+ApprovalArgument = Annotated[
+    str | None, typer.Argument(help="The approval's id, when several wait.")
+]
+
+
 @app.command()
 def approve(
     run: Annotated[str, typer.Argument()],
-    approval: Annotated[
-        str | None, typer.Argument(help="The approval's id, when several wait.")
-    ] = None,
+    approval: ApprovalArgument = None,
     home: HomeOption = None,
 ) -> None:
     """Allow the action a run waits for (a tool marked requires_approval)."""
@@ -154,9 +158,7 @@ def approve(
 @app.command()
 def deny(
     run: Annotated[str, typer.Argument()],
-    approval: Annotated[
-        str | None, typer.Argument(help="The approval's id, when several wait.")
-    ] = None,
+    approval: ApprovalArgument = None,
     home: HomeOption = None,
 ) -> None:
     """Refuse the action a run waits for; the model is told it was refused."""

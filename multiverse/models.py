@@ -29,6 +29,21 @@ PHASE0_ID = "P0"  # Phase 0 is one phase with one stage (SPEC §3.3)
 PHASE0_STAGE = "P0-S01"
 
 
+def stage_id_of(phase_id: str, order: int) -> str:
+    """The id of a phase's stage number `order` (1-based): P1-S01."""
+    return f"{phase_id}-S{order:02d}"
+
+
+def task_id_of(stage_id: str, order: int) -> str:
+    """The id of a stage's task number `order` (1-based): P1-S01-T01."""
+    return f"{stage_id}-T{order:02d}"
+
+
+def tool_task_id_of(task_id: str, timing: str, order: int) -> str:
+    """The id of a task's PRE or POST tool task number `order`: P1-S01-T01-PRE-01."""
+    return f"{task_id}-{timing}-{order:02d}"
+
+
 class Status(StrEnum):
     """Status of a row; which codes a table allows is decided by its model."""
 

@@ -19,7 +19,6 @@ from pathlib import Path
 from multiverse.child import ChildOutcome, child_environment, run_child
 from multiverse.dps_events import AGENT_ERROR, SESSION_ERROR, TURN_END, TURN_START, append_event
 from multiverse.errors import MultiverseError
-from multiverse.leftovers import RECORDS
 from multiverse.process_spec import DPS_VERSION, GRACE_SECONDS, ProcessSpec
 
 PROMPT_IN_PROGRESS = "PROMPT_IN_PROGRESS"
@@ -161,8 +160,3 @@ def verdict(spec: ProcessSpec, outcome: ChildOutcome) -> tuple[str | None, str]:
             name = f"signal {number}"
         return "SIGNAL_EXIT", f"{command} was ended by {name} (exit {outcome.returncode}){tail}"
     return "PROCESS_EXIT", f"{command} exited with code {outcome.returncode}{tail}"
-
-
-def records_folder(runs: Path, state: Path, run_id: str | None) -> Path:
-    """Where a session's child record goes: its run's folder, or the home's state."""
-    return (runs / run_id if run_id else state) / RECORDS

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from collections import deque
 from pathlib import Path
 from typing import Any
@@ -18,11 +17,12 @@ from executor.model.writing import judge_cut, unwrap_document
 from multiverse.config import RuntimeMapping, TierConfig
 from multiverse.contracts import TaskAssignment
 from multiverse.gateway import Gateway, model_context_window, model_supports
-from multiverse.home import PHASE_FOLDERS, Home
+from multiverse.home import Home
 from multiverse.llm import LlmAnswer, LlmCall, RetryPolicy
 from multiverse.models import MajorStage, Phase, Task, UserInstruction
 
 from fake_openai import FakeOpenAI, Reply, length_cut, text, tools
+from runhome import prepare_run_home
 
 RUN = "run-20250101-000000-001"
 ASSET = "assets/market_report_2024.md"
@@ -111,12 +111,7 @@ class ScriptedModel:
 @pytest.fixture
 def root(home: Home) -> Path:
     """An initialised home with the fixture assets and a run's folders."""
-    shutil.copytree(Path(__file__).parent / "fixtures" / "assets", home.root / "assets",
-                    dirs_exist_ok=True)  # fmt: skip
-    for folder in PHASE_FOLDERS:
-        home.run(RUN).phase_workspace(folder).mkdir(parents=True)
-    home.run(RUN).outputs.mkdir(parents=True)
-    return home.root.resolve()
+    return prepare_run_home(home, RUN)
 
 
 def tier(server: FakeOpenAI | None = None, **fields: Any) -> TierConfig:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -14,11 +13,12 @@ from executor.model.text_calls import text_tool_calls
 from multiverse.config import RuntimeMapping, TierConfig
 from multiverse.contracts import TaskAssignment
 from multiverse.gateway import Gateway
-from multiverse.home import PHASE_FOLDERS, Home
+from multiverse.home import Home
 from multiverse.llm import RetryPolicy
 from multiverse.models import MajorStage, Phase, Task
 
 from fake_openai import FakeOpenAI, text
+from runhome import prepare_run_home
 
 RUN = "run-20250101-000000-001"
 ASSET = "assets/market_report_2024.md"
@@ -89,12 +89,7 @@ def test_unusable_arguments_are_a_call_with_an_error() -> None:
 @pytest.fixture
 def root(home: Home) -> Path:
     """An initialised home with the fixture assets and a run's folders."""
-    shutil.copytree(Path(__file__).parent / "fixtures" / "assets", home.root / "assets",
-                    dirs_exist_ok=True)  # fmt: skip
-    for folder in PHASE_FOLDERS:
-        home.run(RUN).phase_workspace(folder).mkdir(parents=True)
-    home.run(RUN).outputs.mkdir(parents=True)
-    return home.root.resolve()
+    return prepare_run_home(home, RUN)
 
 
 def executor(root: Path, server: FakeOpenAI) -> ModelExecutor:

@@ -22,8 +22,3 @@ def signature(key: str, timestamp: int, body: bytes) -> str:
     """The signature header's value for this body sent at `timestamp`."""
     signed = f"{timestamp}.".encode() + body
     return "sha256=" + hmac.new(key.encode("utf-8"), signed, hashlib.sha256).hexdigest()
-
-
-def signature_matches(key: str, timestamp: int, body: bytes, given: str) -> bool:
-    """Whether `given` is the signature of this body and timestamp (constant-time)."""
-    return hmac.compare_digest(signature(key, timestamp, body), given)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from multiverse.contracts import PlanContext, StagesPlan
-from multiverse.models import MajorStage, Phase
+from multiverse.models import MajorStage, Phase, stage_id_of
 
 # phase_name -> (stage_name, stage_goal) in execution order. Each goal says what the stage
 # produces and which later work uses it (SPEC §7.2).
@@ -68,7 +68,7 @@ def plan_stages(context: PlanContext, phase: Phase) -> StagesPlan:
     shape = stage_shape(phase)
     stages = [
         MajorStage(
-            stage_id=f"{phase.phase_id}-S{order:02d}",
+            stage_id=stage_id_of(phase.phase_id, order),
             run_id=context.run_id,
             phase_id=phase.phase_id,
             stage_name=name,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from multiverse.contracts import PlanContext, TasksPlan
-from multiverse.models import AssetType, MajorStage, Phase, Task
+from multiverse.models import AssetType, MajorStage, Phase, Task, task_id_of
 from planner.builtin.reading import Reading, chart_words, deliverables, first_line, read_request
 from planner.builtin.sources import (
     fallback_inputs,
@@ -73,7 +73,7 @@ def plan_tasks(context: PlanContext, stage: MajorStage, phase: Phase) -> TasksPl
     drafts = _drafts(context, stage, phase, folder)
     tasks = [
         Task(
-            task_id=f"{stage.stage_id}-T{order:02d}",
+            task_id=task_id_of(stage.stage_id, order),
             run_id=context.run_id,
             stage_id=stage.stage_id,
             task_name=draft.name,

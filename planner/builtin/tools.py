@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from multiverse.contracts import McpRecipe, PlanContext, ToolTasksPlan
-from multiverse.models import Task, Timing, ToolTask
+from multiverse.models import Task, Timing, ToolTask, tool_task_id_of
 from planner.builtin.reading import first_line
 from planner.mcp import match_mcp
 
@@ -43,7 +43,7 @@ def plan_tools(
         drafts = [_default(context, task, timing, purpose)]
     tool_tasks = [
         ToolTask(
-            tool_task_id=f"{task.task_id}-{timing.value}-{order:02d}",
+            tool_task_id=tool_task_id_of(task.task_id, timing.value, order),
             run_id=context.run_id,
             parent_task_id=task.task_id,
             timing=timing,

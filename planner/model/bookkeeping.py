@@ -19,7 +19,16 @@ from multiverse.contracts import (
     TasksPlan,
     ToolTasksPlan,
 )
-from multiverse.models import MajorStage, Phase, Task, Timing, ToolTask
+from multiverse.models import (
+    MajorStage,
+    Phase,
+    Task,
+    Timing,
+    ToolTask,
+    stage_id_of,
+    task_id_of,
+    tool_task_id_of,
+)
 from planner.model.answers import (
     ProposalAnswer,
     StagesAnswer,
@@ -36,7 +45,7 @@ def to_stages(answer: StagesAnswer, context: PlanContext, phase: Phase) -> Stage
     """The stage rows of `phase`, numbered in the answer's order."""
     stages = [
         MajorStage(
-            stage_id=f"{phase.phase_id}-S{order:02d}",
+            stage_id=stage_id_of(phase.phase_id, order),
             run_id=context.run_id,
             phase_id=phase.phase_id,
             stage_name=item.name,
@@ -70,7 +79,7 @@ def to_tasks(
             pre_tool, chart = pre_tool or chart, ""
         tasks.append(
             Task(
-                task_id=f"{stage.stage_id}-T{order:02d}",
+                task_id=task_id_of(stage.stage_id, order),
                 run_id=context.run_id,
                 stage_id=stage.stage_id,
                 task_name=item.name,
@@ -91,7 +100,7 @@ def to_tool_tasks(
     """The PRE or POST tool task rows of `task`, numbered in the answer's order."""
     tools = [
         ToolTask(
-            tool_task_id=f"{task.task_id}-{timing.value}-{order:02d}",
+            tool_task_id=tool_task_id_of(task.task_id, timing.value, order),
             run_id=context.run_id,
             parent_task_id=task.task_id,
             timing=timing,
