@@ -101,6 +101,21 @@ def _approval_request(m: Message) -> str:
     )
 
 
+def _hold(m: Message) -> str:
+    table = m.facts.get("table", "")
+    edit = (
+        f"Read it in `{table}` and edit its PENDING rows if you like (your save is merged). "
+        if table
+        else ""
+    )
+    return (
+        f"Run `{m.run_id}` holds before it runs {m.facts.get('plan', 'its plan')}, as "
+        f"`daemon.pause_before` asks. {edit}Then let it go on: `multiverse resume {m.run_id}` "
+        f"(or write RESUME into `runs/{m.run_id}/user_response.md`); "
+        f"`multiverse cancel {m.run_id}` stops it."
+    )
+
+
 def _notice(m: Message) -> str:
     return m.facts.get("text", "")
 
@@ -115,6 +130,7 @@ TEMPLATES: dict[MessageKind, Callable[[Message], str]] = {
     MessageKind.COMPLETION: _completion,
     MessageKind.SIMPLE_REPLY: _simple_reply,
     MessageKind.APPROVAL_REQUEST: _approval_request,
+    MessageKind.HOLD: _hold,
     MessageKind.NOTICE: _notice,
 }
 

@@ -45,7 +45,11 @@ class Progress:
 def _the_run(runs: Any) -> dict[str, Any] | None:
     """The only run of a fresh home from `status --json` (a list, or {"runs": [...]})."""
     rows = runs.get("runs") if isinstance(runs, dict) else runs
-    return rows[-1] if isinstance(rows, list) and rows and isinstance(rows[-1], dict) else None
+    if not isinstance(rows, list):
+        return None
+    # Requests answered without a run follow the runs, as entries without a run_id.
+    rows = [row for row in rows if isinstance(row, dict) and "run_id" in row]
+    return rows[-1] if rows else None
 
 
 def _say(case: Case, text: str) -> None:

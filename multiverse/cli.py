@@ -189,6 +189,18 @@ def retry(run: Annotated[str, typer.Argument()], home: HomeOption = None) -> Non
     typer.echo(f"retry: asked ({path}); the daemon resumes {run}{where}")
 
 
+@app.command()
+def resume(run: Annotated[str, typer.Argument()], home: HomeOption = None) -> None:
+    """Let a run held for a review of its plan go on (daemon.pause_before)."""
+    from multiverse.commands import resume_run
+
+    try:
+        path, held = resume_run(home, run)
+    except MultiverseError as error:
+        raise _fail(error) from None
+    typer.echo(f"resume: asked ({path}); {run} goes on with {', '.join(held)}")
+
+
 @app.command(name="delete-row")
 def delete_row(
     table: Annotated[str, typer.Argument(help="The table, e.g. db/knowledge_base_catalog.md.")],

@@ -14,7 +14,7 @@ from multiverse.approvals import Approval, ApprovalBook, record_answer
 from multiverse.atomic import atomic_write_text, write_temp
 from multiverse.errors import StorageError, UserError
 from multiverse.home import Home, require_home, resolve_home, visible_files
-from multiverse.models import RUN_ID, Status
+from multiverse.models import FINAL_STATUSES, RUN_ID, Status
 from multiverse.schemas import PROCESS_RUNS
 from multiverse.store import TableStore
 
@@ -175,11 +175,50 @@ def answer_run(home_option: str | None, run_id: str, kind: str, text: str = "") 
     current = _known_run(home, run_id)
     if current is not Status.AWAITING_CONFIRMATION:
         raise UserError(f"run {run_id} is not waiting for an answer (it is {current.value})")
+    if kind != "CANCEL":
+        _refuse_if_held(home, run_id)
     if kind == "MODIFY" and not text.strip():
         raise UserError('say what to change: multiverse modify RUN "…"')
     path = home.run(run_id).user_response
     atomic_write_text(path, render_decision(DecisionKind(kind), text.strip()))
     return path
+
+
+class NotHeld(UserError):
+    """`resume` of a run that does not hold: nothing to do (exit 1, as a state, not a typo)."""
+
+    exit_code = 1
+
+
+def _refuse_if_held(home: Home, run_id: str) -> None:
+    """A held run takes `resume` (or `cancel`), not an answer to a proposal."""
+    from orchestrator.holds import open_hold_names
+    from orchestrator.signals import SignalBox
+
+    if open_hold_names(SignalBox(home.run(run_id).signals).names()):
+        raise UserError(
+            f"run {run_id} holds for a review of its plan: `multiverse resume {run_id}` lets "
+            f"it go on (or `multiverse cancel {run_id}`)"
+        )
+
+
+def resume_run(home_option: str | None, run_id: str) -> tuple[Path, list[str]]:
+    """Let a held run go on: RESUME into its user_response.md; returns it and what was held.
+
+    Refused, saying so, unless the run holds (its plan waits for a person's review).
+    """
+    from orchestrator.decisions import DecisionKind, render_decision
+    from orchestrator.holds import describe, open_holds
+    from orchestrator.signals import SignalBox
+
+    home = require_home(resolve_home(home_option))
+    current = _known_run(home, run_id)
+    paths = home.run(run_id)
+    holds = open_holds(SignalBox(paths.signals)) if current not in FINAL_STATUSES else []
+    if not holds:
+        raise NotHeld(f"run {run_id} is not held (it is {current.value}): nothing to resume")
+    atomic_write_text(paths.user_response, render_decision(DecisionKind.RESUME))
+    return paths.user_response, [describe(record.reason) for record in holds]
 
 
 def answer_approval(

@@ -62,6 +62,8 @@ class Settings(BaseModel):
 
 
 Switch = Literal["auto", "on", "off"]
+PlanLevel = Literal["stages", "tasks"]  # a plan a run may hold at (daemon.pause_before)
+PLAN_LEVELS: tuple[PlanLevel, ...] = ("stages", "tasks")
 ExecutorMode = Literal["auto", "tools", "single_shot"]
 SAMPLING_KEYS = ("temperature", "top_p", "frequency_penalty", "presence_penalty", "seed")
 
@@ -194,6 +196,19 @@ class DaemonConfig(Settings):
     inbox_settle_ms: int = Field(default=1000, ge=0)
     # An action asked for approval and not answered this long is denied (SPEC §11).
     approval_timeout_seconds: float = Field(default=600.0, gt=0)
+    # After the Planner writes a plan of these levels, the run holds until `multiverse resume`:
+    # `stages` (a phase's stage plan), `tasks` (a stage's task plan), or a list of both.
+    pause_before: frozenset[PlanLevel] = frozenset()
+
+    @field_validator("pause_before", mode="before")
+    @classmethod
+    def _one_or_several(cls, value: Any) -> Any:
+        items = [] if value is None else [value] if isinstance(value, str) else value
+        if not isinstance(items, list | tuple | set | frozenset) or not all(
+            isinstance(item, str) and item.strip().lower() in PLAN_LEVELS for item in items
+        ):
+            raise ValueError(f"must be stages, tasks or a list of them, not {value!r}")
+        return frozenset(item.strip().lower() for item in items)
 
 
 class RuntimeMapping(Settings):

@@ -108,7 +108,8 @@ class PlanContext(Data):
     stage: MajorStage | None = None
     tasks: list[Task] = Field(default_factory=list)
     task: Task | None = None
-    modification: str | None = None
+    modification: str | None = None  # the latest MODIFY text (the one this proposal answers)
+    modifications: list[str] = Field(default_factory=list)  # every MODIFY text so far, in order
     tool_types: list[str] = Field(default_factory=list)
     signal_outputs: list[str] = Field(default_factory=list)
 
@@ -185,6 +186,7 @@ class MessageKind(StrEnum):
     COMPLETION = "COMPLETION"
     SIMPLE_REPLY = "SIMPLE_REPLY"
     APPROVAL_REQUEST = "APPROVAL_REQUEST"
+    HOLD = "HOLD"  # a run holds for a person's review of its plan until `multiverse resume`
     NOTICE = "NOTICE"
 
 

@@ -80,8 +80,8 @@ class ExecutorRole(Protocol):
         """A one-paragraph summary of a file, for the knowledge catalog."""
         ...
 
-    def simple_task(self, request: str, home: Path) -> str:
-        """Answer a SIMPLE_TASK request directly; returns the reply as markdown."""
+    def simple_task(self, request: str, home: Path) -> str | None:
+        """Answer a SIMPLE_TASK request directly (markdown), or None: it cannot, make it a run."""
         ...
 
 

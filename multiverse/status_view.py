@@ -2,7 +2,9 @@
 
 A global table that cannot be read is said first, as `db/x.md:7: problem`, and every run it
 holds up is shown `paused:` with it; if it is `db/process_runs.md`, the runs are listed from
-their folders under runs/ with an unknown status. Status never writes a table.
+their folders under runs/ with an unknown status. The list of runs ends with the requests lately
+answered without a run (SIMPLE_TASK replies in inbox/done/); in `--json` they follow the runs as
+entries of `"kind": "simple_reply"`. Status never writes anything.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from multiverse.errors import TableError, UserError, shown_error
@@ -29,6 +32,7 @@ from multiverse.schemas import (
     TableSpec,
 )
 from multiverse.store import TableStore
+from orchestrator.inbox_replies import Answered, recent_replies
 
 if TYPE_CHECKING:  # rich is imported only by the live view, to keep the CLI's start fast
     from rich.console import RenderableType
@@ -133,6 +137,24 @@ def _note_paused(rows: list[dict[str, Any]], found: Survey) -> list[dict[str, An
     return rows
 
 
+def _note_held(home: Home, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A run held for a review of its plan gets `held`: what lets it go on (`resume`)."""
+    waiting = [row for row in rows if row["status"] == Status.AWAITING_CONFIRMATION]
+    if not waiting:
+        return rows
+    from orchestrator.holds import open_holds, waiting_line
+    from orchestrator.signals import SignalBox
+
+    for row in waiting:
+        try:
+            holds = open_holds(SignalBox(home.run(row["run_id"]).signals))
+        except TableError:
+            continue  # a torn record: the daemon reports it
+        if holds:
+            row["held"] = waiting_line(holds[0], row["run_id"])
+    return rows
+
+
 def runs_data(home: Home, store: TableStore, found: Survey | None = None) -> list[dict[str, Any]]:
     """Every process_runs row as a dict of its columns, plus `paused` where a table holds it up.
 
@@ -140,7 +162,7 @@ def runs_data(home: Home, store: TableStore, found: Survey | None = None) -> lis
     """
     found = found or survey(home, store)
     rows = found.rows if found.rows is not None else folder_rows(home, run_folders(home))
-    return _note_paused(rows, found)
+    return _note_held(home, _note_paused(rows, found))
 
 
 def run_data(
@@ -157,11 +179,48 @@ def run_data(
     if not runs:
         raise UserError(f"no run {run_id} in {home.db / PROCESS_RUNS.filename}")
     db = home.run(run_id).db
-    data: dict[str, Any] = {"run": _note_paused(runs, found)[0]}
+    data: dict[str, Any] = {"run": _note_held(home, _note_paused(runs, found))[0]}
     for name, spec in _RUN_TABLES.items():
         rows = store.table(spec, db / spec.filename).rows()
         data[name] = [row.model_dump(mode="json") for row in rows]
     return data
+
+
+REPLY_KIND = "simple_reply"
+REPLY_MARK = "↩"
+
+
+def reply_entry(home: Home, answered: Answered) -> dict[str, Any]:
+    """One answered simple request as a status entry: its reply, request, first line, time."""
+    when = datetime.fromtimestamp(answered.answered_at, UTC)
+    return {
+        "kind": REPLY_KIND,
+        "reply": home.relative(answered.reply),
+        "request": home.relative(answered.request) if answered.request else None,
+        "first_line": answered.first_line,
+        "answered_at": when.strftime("%Y-%m-%d %H:%M:%S UTC"),
+    }
+
+
+def replies_data(home: Home) -> list[dict[str, Any]]:
+    """The requests lately answered without a run, oldest first (read only)."""
+    return [reply_entry(home, answered) for answered in recent_replies(home)]
+
+
+def render_replies(replies: list[dict[str, Any]]) -> str:
+    """The answered simple requests, one line each: reply, time and the request's first line."""
+    lines = [f"answered without a run (the last {len(replies)}):"]
+    for reply in replies:
+        asked = " ".join(reply["first_line"].split())[:60] or "(the request is not beside it)"
+        lines.append(f"{REPLY_MARK} {reply['reply']}  {reply['answered_at']}  {asked}")
+    return "\n".join(lines)
+
+
+def render_list(entries: list[dict[str, Any]]) -> str:
+    """The runs, then the requests answered without a run (entries of `"kind": "simple_reply"`)."""
+    runs = [entry for entry in entries if entry.get("kind") != REPLY_KIND]
+    replies = [entry for entry in entries if entry.get("kind") == REPLY_KIND]
+    return "\n\n".join([render_runs(runs), *([render_replies(replies)] if replies else [])])
 
 
 def _mark(status: str | None) -> str:
@@ -184,6 +243,8 @@ def render_runs(runs: list[dict[str, Any]]) -> str:
         )
         if run.get("paused"):
             lines.append(f"    paused: {run['paused']}")
+        if run.get("held"):
+            lines.append(f"    held: {run['held']}")
     return "\n".join(lines)
 
 
@@ -210,6 +271,8 @@ def render_tree(data: dict[str, Any]) -> str:
     lines = [f"{run['run_id']}  {run['status'] or '?'}  {_request_excerpt(run)}"]
     if run.get("paused"):
         lines.append(f"  paused: {run['paused']}")
+    if run.get("held"):
+        lines.append(f"  held: {run['held']}")
     for depth, key, name, status in tree_rows(data):
         lines.append(f"{'  ' * depth}{MARKS[status]} {key} {name}")
     return "\n".join(lines)
@@ -248,6 +311,8 @@ def live_tree(data: dict[str, Any]) -> RenderableType:
     )
     if run.get("paused"):
         heading.append(f"\n  paused: {run['paused']}", style="bold yellow")
+    if run.get("held"):
+        heading.append(f"\n  held: {run['held']}", style="bold yellow")
     root = Tree(heading)
     parents = [root]  # parents[d]: the last node drawn at depth d (the run is depth 0)
     for depth, key, name, status in tree_rows(data):
@@ -259,14 +324,15 @@ def live_tree(data: dict[str, Any]) -> RenderableType:
 def _snapshot_data(home: Home, store: TableStore, run_id: str | None) -> tuple[list[str], Any]:
     """The lines about the global tables, and the runs (or the run's tree)."""
     found = survey(home, store)
-    data = run_data(home, store, run_id, found) if run_id else runs_data(home, store, found)
-    return found.lines(), data
+    if run_id:
+        return found.lines(), run_data(home, store, run_id, found)
+    return found.lines(), runs_data(home, store, found) + replies_data(home)
 
 
 def _render(lines: list[str], data: Any, run_id: str | None, as_json: bool) -> str:
     if as_json:
         return json.dumps(data, ensure_ascii=False, indent=2)
-    return "\n".join([*lines, render_tree(data) if run_id else render_runs(data)])
+    return "\n".join([*lines, render_tree(data) if run_id else render_list(data)])
 
 
 def _live_view(lines: list[str], data: Any, run_id: str | None, as_json: bool) -> RenderableType:

@@ -35,7 +35,12 @@ def active_instructions(rows: list[UserInstruction], run_ids: set[str]) -> list[
     return [r for r in rows if r.run_id in run_ids and r.status is InstructionStatus.ACTIVE]
 
 
-def plan_context(crew: Crew, view: RunView, modification: str | None = None) -> PlanContext:
+def plan_context(
+    crew: Crew,
+    view: RunView,
+    modification: str | None = None,
+    modifications: list[str] | None = None,
+) -> PlanContext:
     """Everything a plan of this run may be made from."""
     run_id = view.run_id
     past = learning(crew, run_id)
@@ -53,6 +58,7 @@ def plan_context(crew: Crew, view: RunView, modification: str | None = None) -> 
         stages=view.stages,
         tasks=view.tasks,
         modification=modification,
+        modifications=modifications if modifications is not None else [],
         tool_types=list(crew.tool_types),
     )
 

@@ -49,7 +49,7 @@ class Daemon:
     def __init__(self, crew: Crew, config: DaemonConfig | None = None) -> None:
         self.crew = crew
         self.config = config or DaemonConfig()
-        self.runner = StepRunner(crew)
+        self.runner = StepRunner(crew, self.config.pause_before)
         self.stop_event = threading.Event()
         # `start --once` stops where only the user (or a deadline) can move things on.
         self._once = False

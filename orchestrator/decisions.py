@@ -16,6 +16,7 @@ class DecisionKind(StrEnum):
     MODIFY = "MODIFY"
     CANCEL = "CANCEL"
     RETRY = "RETRY"  # only for a FAILED run (SPEC §8)
+    RESUME = "RESUME"  # only for a held run (daemon.pause_before)
     INVALID = "INVALID"
 
 
@@ -27,7 +28,7 @@ class Decision(BaseModel):
     text: str = ""
 
 
-_WORD = re.compile(r"^\s*(confirm|cancel|modify|retry)\b\s*[:\-—]?\s*", re.IGNORECASE)
+_WORD = re.compile(r"^\s*(confirm|cancel|modify|retry|resume)\b\s*[:\-—]?\s*", re.IGNORECASE)
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 # Invisible characters editors and clipboards add: a byte-order mark, zero-width spaces and
 # joiners. They are never part of an answer.
@@ -37,8 +38,8 @@ _END_PUNCTUATION = re.compile(r"^[.!。！]+$")
 
 
 def parse_decision(raw: str) -> Decision:
-    """Parse CONFIRM, CANCEL, RETRY or `MODIFY: text` (case-insensitive; comments, headings,
-    a byte-order mark and surrounding whitespace ignored)."""
+    """Parse CONFIRM, CANCEL, RETRY, RESUME or `MODIFY: text` (case-insensitive; comments,
+    headings, a byte-order mark and surrounding whitespace ignored)."""
     raw = _INVISIBLE.sub("", raw)
     lines = [line for line in _COMMENT.sub("", raw).splitlines() if line.strip()]
     lines = [line for line in lines if not line.lstrip().startswith("#")]

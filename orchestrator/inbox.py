@@ -7,7 +7,8 @@ whether the bytes are a usable request. Handled files move to inbox/done/; unusa
 binary, non-UTF-8, oversized, bad front matter) and everything else found there (symlinks,
 sub-folders, other suffixes, pipes) move to inbox/rejected/ with a `<name>.reason.md` beside
 them. Nothing is ever deleted or overwritten: a name already taken gets -1, -2 … before its
-suffix. Editor and temporary names (`editor_files`) are left alone.
+suffix. A SIMPLE_TASK reply sits beside its request with a matching name (`inbox_replies`):
+`done/ask.md` ↔ `done/ask.reply.md`. Editor and temporary names (`editor_files`) are left alone.
 
 What lies in inbox/ and whether it has settled is `inbox_survey`'s; its names are re-exported.
 """
@@ -19,8 +20,9 @@ import hashlib
 import os
 import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,7 @@ from multiverse.contracts import Mode
 from multiverse.errors import UserError
 from multiverse.home import Home
 from orchestrator.editor_files import is_ignorable_name
+from orchestrator.inbox_replies import candidates, companion_names, pair_name, reply_path
 from orchestrator.inbox_survey import (
     FOLDER,
     SPECIAL,
@@ -57,6 +60,7 @@ __all__ = [
     "inbox_entries",
     "is_ignorable_name",
     "move_to_done",
+    "pair_name",
     "parse_request",
     "pending_requests",
     "read_request",
@@ -71,7 +75,6 @@ log = structlog.get_logger(__name__)
 
 DEFAULT_MAX_BYTES = 1024 * 1024
 REASON_SUFFIX = ".reason.md"
-REPLY_SUFFIX = ".reply.md"
 TITLE_MAX_CHARS = 120
 
 _MODE_ALIASES = {
@@ -253,7 +256,7 @@ def _shorten(title: str) -> str:
 
 def reject(home: Home, path: Path, reason: str, now: datetime | None = None) -> Path:
     """Move an unusable file to inbox/rejected/ with a reason file beside it; returns its path."""
-    target = _move_no_clobber(path, home.inbox_rejected, REASON_SUFFIX)
+    target = _move_no_clobber(path, home.inbox_rejected, _reason_name)
     when = (now or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M:%S UTC")
     atomic_write_text(
         target.with_name(target.name + REASON_SUFFIX),
@@ -286,35 +289,40 @@ def _reason_text(home: Home, original: str, target: Path, reason: str, when: str
     )
 
 
-def move_to_done(home: Home, path: Path) -> Path:
-    """Move a handled request to inbox/done/ under a name not yet taken; returns the new path."""
-    target = _move_no_clobber(path, home.inbox_done, REPLY_SUFFIX)
+def move_to_done(home: Home, path: Path, name: str | None = None) -> Path:
+    """Move a handled request to inbox/done/ under a name not yet taken; returns the new path.
+
+    With `name` (from `pair_name`, its reply already written beside it), that name is taken
+    unless a request already holds it.
+    """
+    target = _move_no_clobber(path, home.inbox_done, companion_names, reserved=name)
+    if name is not None and target.name != name:
+        log.warning("inbox_reply_unpaired", file=path.name, reserved=name, moved_to=target.name)
     log.info("inbox_done", file=path.name, moved_to=target.name)
     return target
 
 
-def reply_path(home: Home, name: str) -> Path:
-    """Where the SIMPLE_TASK reply to the request `name` is written: inbox/done/<name>.reply.md."""
-    return home.inbox_done / (name + REPLY_SUFFIX)
+def _reason_name(name: str) -> tuple[str]:
+    return (name + REASON_SUFFIX,)
 
 
-def _candidates(name: str) -> Iterator[str]:
-    """`name`, then `stem-1.suffix`, `stem-2.suffix` … forever."""
-    yield name
-    path = Path(name)
-    stem, suffix = (path.stem, path.suffix) if path.stem else (name, "")
-    counter = 1
-    while True:
-        yield f"{stem}-{counter}{suffix}"
-        counter += 1
+def _move_no_clobber(
+    path: Path,
+    folder: Path,
+    companions: Callable[[str], tuple[str, ...]],
+    reserved: str | None = None,
+) -> Path:
+    """Move `path` into `folder` under the first name free for it and for its companion files.
 
-
-def _move_no_clobber(path: Path, folder: Path, companion_suffix: str) -> Path:
-    """Move `path` into `folder` under the first name free for it and for its companion file."""
+    The `reserved` name is tried first, whatever its companions (they are this request's own).
+    """
     folder.mkdir(parents=True, exist_ok=True)
-    for name in _candidates(path.name):
+    names = candidates(path.name) if reserved is None else chain([reserved], candidates(path.name))
+    for name in names:
         target = folder / name
-        if os.path.lexists(target) or target.with_name(name + companion_suffix).exists():
+        if os.path.lexists(target):
+            continue
+        if name != reserved and any(os.path.lexists(folder / c) for c in companions(name)):
             continue
         try:
             # A hard link fails if the name is taken, so a racing writer is never overwritten.

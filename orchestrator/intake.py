@@ -2,6 +2,13 @@
 
 Crash-safe: before a run is created, a claim `.multiverse/intake/<name>.json` records the run_id
 chosen for the file, so a daemon killed half-way resumes the same run instead of making another.
+
+A SIMPLE_TASK is only the Planner's first word: the Executor may decline it ("I cannot do this
+one"), and then the request becomes a run exactly as a structured request would. Neither needs
+a claim: deciding is repeatable and writes nothing, so a daemon killed after the decline decides
+again on its next pass. The reply is written beside the name the request will be kept under
+(`inbox/done/ask.reply.md` ↔ `ask.md`), then the request is moved there; killed in between, the
+request is answered again under the next free pair of names.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from orchestrator.inbox import (
     RequestRejected,
     Stamp,
     move_to_done,
+    pair_name,
     read_request,
     reject,
     reply_path,
@@ -65,9 +73,17 @@ def take_in(crew: Crew, path: Path, max_bytes: int, settled: Stamp | None = None
         return _create_run(crew, path, request, claimed["run_id"], Mode(claimed["mode"]))
     mode = _mode(crew, request)
     if mode is Mode.SIMPLE_TASK:
-        _simple_task(crew, path, request)
-        shutil.rmtree(crew.home.pending_usage / request.name, ignore_errors=True)
-        return None
+        if _simple_task(crew, path, request):
+            shutil.rmtree(crew.home.pending_usage / request.name, ignore_errors=True)
+            return None
+        mode = _run_mode(crew)
+        log.info(
+            "mode_overridden",
+            name=request.name,
+            said=Mode.SIMPLE_TASK,
+            mode=mode,
+            reason="the executor cannot perform it as a simple task, so it becomes a run",
+        )
     run_id = allocate_run_id(crew)
     atomic_write_text(claim, json.dumps({"run_id": run_id, "mode": mode.value}) + "\n")
     return _create_run(crew, path, request, run_id, mode)
@@ -105,14 +121,26 @@ def _mode(crew: Crew, request: InboxRequest) -> Mode:
     return Mode.CONTINUOUS_RUN if has_past else Mode.INITIAL_RUN
 
 
-def _simple_task(crew: Crew, path: Path, request: InboxRequest) -> None:
-    """The Executor answers directly; nothing in runs/ or outputs/ (SPEC §5)."""
+def _run_mode(crew: Crew) -> Mode:
+    """The mode of a request that is a run: CONTINUOUS_RUN once past runs exist."""
+    return Mode.CONTINUOUS_RUN if crew.process_runs.rows() else Mode.INITIAL_RUN
+
+
+def _simple_task(crew: Crew, path: Path, request: InboxRequest) -> bool:
+    """The Executor answers directly; nothing in runs/ or outputs/ (SPEC §5).
+
+    False when the Executor cannot do it: then nothing was written.
+    """
     reply = crew.executor.simple_task(request.body, crew.home.root)
+    if reply is None:
+        return False
+    kept = pair_name(crew.home, path.name)
     crew.speaker.reply(
-        reply_path(crew.home, path.name),
+        reply_path(crew.home, kept),
         Message(kind=MessageKind.SIMPLE_REPLY, facts={"reply": reply}),
     )
-    move_to_done(crew.home, path)
+    move_to_done(crew.home, path, kept)
+    return True
 
 
 def allocate_run_id(crew: Crew, now: datetime | None = None) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from multiverse.config import PlanLevel
 from multiverse.models import (
     FINAL_STATUSES,
     PHASE0_ID,
@@ -19,6 +20,8 @@ from multiverse.models import (
     Timing,
     ToolTask,
 )
+from orchestrator.decisions import Decision, DecisionKind
+from orchestrator.holds import describe, hold_name, plan_reason
 from orchestrator.steps import Step, StepKind
 from orchestrator.view import RunView
 
@@ -45,19 +48,14 @@ def next_step(view: RunView) -> Step:
     if _pending(tasks.get("T00")):
         return _phase0_step(view, StepKind.SET_UP_RUN, "T00")
     if view.run.status is Status.AWAITING_CONFIRMATION:
-        if view.response is None:
-            return Step(kind=StepKind.WAIT, run_id=run_id, reason="waiting for the user's answer")
-        return Step(
-            kind=StepKind.HANDLE_RESPONSE,
-            run_id=run_id,
-            revision=view.revisions("proposal"),
-            decision=view.response,
-        )
+        return _held_step(view) or _answer_step(view)
     if "confirmed" not in view.evidence:
         return _amendment_step(view)
     waiting = _approval_step(view)
     if waiting is not None:
         return waiting
+    if view.holds:  # held, but the run's row does not say so yet (a crash, a rebuilt row)
+        return Step(kind=StepKind.HOLD, run_id=run_id, reason=view.holds[0].reason)
     for task_id, kind in PHASE0_STEPS:
         if _pending(tasks.get(task_id)):
             return _phase0_step(view, kind, task_id)
@@ -65,6 +63,66 @@ def next_step(view: RunView) -> Step:
     if phase0 is None or phase0.status is not Status.COMPLETED or len(view.phases) < 2:
         return Step(kind=StepKind.COMPLETE_PHASE0, run_id=run_id, phase_id=PHASE0_ID)
     return _master_loop(view)
+
+
+def _answer_step(view: RunView) -> Step:
+    """The proposal's question (SPEC §6.5): wait for the answer, or handle it."""
+    decision = view.response
+    if decision is None:
+        return Step(kind=StepKind.WAIT, run_id=view.run_id, reason="waiting for the user's answer")
+    if decision.kind is DecisionKind.RESUME:  # a word for held runs: refused, the question stays
+        decision = Decision(kind=DecisionKind.INVALID, text="RESUME")
+    return Step(
+        kind=StepKind.HANDLE_RESPONSE,
+        run_id=view.run_id,
+        revision=view.revisions("proposal"),
+        decision=decision,
+    )
+
+
+def _held_step(view: RunView) -> Step | None:
+    """A confirmed run that waits for the user is held: wait for RESUME, or take the answer.
+
+    None for the proposal's question, and for a CONFIRM that a crash left unhandled.
+    """
+    if "confirmed" not in view.evidence:
+        return None
+    decision = view.response
+    if decision is not None and decision.kind is DecisionKind.CANCEL:
+        return Step(kind=StepKind.HANDLE_RESPONSE, run_id=view.run_id, decision=decision)
+    if not view.holds:
+        if decision is not None and decision.kind is DecisionKind.CONFIRM:
+            return None
+        # Released before a crash (or never held): the run's row goes back to PENDING.
+        return Step(kind=StepKind.ANSWER_HOLD, run_id=view.run_id, decision=decision)
+    hold = view.holds[0]
+    if decision is None:
+        return Step(
+            kind=StepKind.WAIT,
+            run_id=view.run_id,
+            reason=f"held before {describe(hold.reason)}: waiting for RESUME",
+        )
+    return Step(
+        kind=StepKind.ANSWER_HOLD, run_id=view.run_id, decision=decision, reason=hold.reason
+    )
+
+
+def _plan_hold(
+    view: RunView, level: PlanLevel, phase_id: str, stage_id: str | None, untouched: bool
+) -> Step | None:
+    """Hold once before a plan runs, if `daemon.pause_before` names its level.
+
+    Only a plan none of whose work has begun holds, and only once: its hold record stays
+    after the release.
+    """
+    if level not in view.pause_before or not untouched:
+        return None
+    reason = plan_reason(level, stage_id or phase_id)
+    if hold_name(reason) in view.evidence:
+        return None
+    return Step(
+        kind=StepKind.HOLD, run_id=view.run_id, phase_id=phase_id, stage_id=stage_id, reason=reason
+    )
 
 
 def _approval_step(view: RunView) -> Step | None:
@@ -167,6 +225,10 @@ def _master_loop(view: RunView) -> Step:
     stages = [s for s in view.stages if s.phase_id == phase.phase_id]
     if not stages:
         return Step(kind=StepKind.PLAN_STAGES, run_id=run_id, phase_id=phase.phase_id)
+    untouched = _untouched_stages(view, stages)
+    held = _plan_hold(view, "stages", phase.phase_id, None, untouched)
+    if held is not None:
+        return held
     stage = min(
         (s for s in stages if s.status is Status.PENDING),
         key=lambda s: s.execution_order,
@@ -180,11 +242,32 @@ def _master_loop(view: RunView) -> Step:
     tasks = [t for t in view.tasks if t.stage_id == stage.stage_id]
     if not tasks:
         return where
+    held = _plan_hold(view, "tasks", phase.phase_id, stage.stage_id, _untouched_tasks(view, tasks))
+    if held is not None:
+        return held
     task = _first_pending(tasks)
     if task is None:
         return where.model_copy(update={"kind": StepKind.COMPLETE_STAGE})
     assert isinstance(task, Task)
     return _task_step(view, task, where.model_copy(update={"task_id": task.task_id}))
+
+
+def _untouched_stages(view: RunView, stages: list[MajorStage]) -> bool:
+    """No work of these stages has begun: all PENDING, no task planned."""
+    ids = {s.stage_id for s in stages}
+    return all(s.status is Status.PENDING for s in stages) and not any(
+        t.stage_id in ids for t in view.tasks
+    )
+
+
+def _untouched_tasks(view: RunView, tasks: list[Task]) -> bool:
+    """No work of these tasks has begun: all PENDING, no tool task planned, no result."""
+    ids = {t.task_id for t in tasks}
+    return (
+        all(t.status is Status.PENDING for t in tasks)
+        and not any(t.parent_task_id in ids for t in view.tool_tasks)
+        and not ids & view.evidence
+    )
 
 
 def _task_step(view: RunView, task: Task, here: Step) -> Step:

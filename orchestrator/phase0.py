@@ -19,6 +19,7 @@ from orchestrator.crew import Crew
 from orchestrator.decisions import DecisionKind
 from orchestrator.failfast import StepFailed
 from orchestrator.master import run_core_task
+from orchestrator.proposal_edits import EDITED, take_edits
 from orchestrator.responses import archive_response
 from orchestrator.signals import FailureRecord, Mark, ModifyRequest, ProposalRecord, SignalBox
 from orchestrator.steps import Step
@@ -74,9 +75,12 @@ def set_up_run(crew: Crew, view: RunView, step: Step) -> None:
 def propose(crew: Crew, view: RunView, step: Step) -> None:
     """The Planner's amendment proposal, revision `step.revision`."""
     box = SignalBox(crew.home.run(view.run_id).signals)
+    # MODIFY is cumulative: every text since the first proposal is applied, in order.
+    texts = [box.read(f"modify-{n}", ModifyRequest) for n in range(1, step.revision + 1)]
+    every = [asked.text for asked in texts if asked is not None]
     asked = box.read(f"modify-{step.revision}", ModifyRequest)
     modification = asked.text if asked else None
-    context = plan_context(crew, view, modification)
+    context = plan_context(crew, view, modification, every)
     proposal = crew.planner.propose(context)
     text = render_proposal(proposal, view.run_id, context.learning)
     atomic_write_text(crew.home.run(view.run_id).feedback, text)
@@ -136,6 +140,7 @@ def handle_response(crew: Crew, view: RunView, step: Step) -> None:
         _archive_response(crew, run_id, "cancel")
         return
     if decision.kind is DecisionKind.CONFIRM:
+        take_edits(crew, run_id, step.revision)  # before the mark: a crash redoes both
         box.write("confirmed", Mark(revision=step.revision))
     else:
         box.write(
@@ -161,7 +166,10 @@ def write_instructions(crew: Crew, view: RunView, step: Step) -> None:
     """T02: the confirmed instructions become ACTIVE rows; those they replace SUPERSEDED."""
     box = SignalBox(crew.home.run(view.run_id).signals)
     confirmed = box.read("confirmed", Mark)
-    record = box.read(f"proposal-{confirmed.revision if confirmed else 0}", ProposalRecord)
+    # The proposal as the person left the file when confirming, if they edited it.
+    record = box.read(EDITED, ProposalRecord) or box.read(
+        f"proposal-{confirmed.revision if confirmed else 0}", ProposalRecord
+    )
     if record is None:
         raise RuntimeError(f"run {view.run_id} is confirmed but its proposal is missing")
     run_id = view.run_id

@@ -14,6 +14,7 @@ from collections.abc import Callable
 import structlog
 
 from multiverse.approvals import StepWaiting
+from multiverse.config import PlanLevel
 from multiverse.contracts import Message, MessageKind
 from multiverse.errors import StepInterrupted, StorageError, TableError, shown_error
 from multiverse.reserve import is_disk_full
@@ -22,6 +23,7 @@ from orchestrator import master, phase0, retry
 from orchestrator.approval_steps import answer_approval, ask_for_approval
 from orchestrator.crew import Crew
 from orchestrator.failfast import StepFailed, fail_run
+from orchestrator.hold_steps import answer_hold, hold
 from orchestrator.next_step import next_step
 from orchestrator.signals import FailureRecord
 from orchestrator.steps import Step, StepKind
@@ -54,14 +56,17 @@ ACTIONS: dict[StepKind, StepAction] = {
     StepKind.HANDLE_RETRY: retry.handle_retry,
     StepKind.REOPEN: retry.reopen,
     StepKind.ANSWER_APPROVAL: answer_approval,
+    StepKind.HOLD: hold,
+    StepKind.ANSWER_HOLD: answer_hold,
 }
 
 
 class StepRunner:
     """Decides and performs the next step of one run at a time."""
 
-    def __init__(self, crew: Crew) -> None:
+    def __init__(self, crew: Crew, pause_before: frozenset[PlanLevel] = frozenset()) -> None:
         self.crew = crew
+        self.pause_before = pause_before  # the plans a run holds at (daemon.pause_before)
         self._reported_global: set[str] = set()
         self._reported_faults: set[str] = set()
         # Failures the machine did not let us record (a full disk): written when it lets us.
@@ -76,7 +81,7 @@ class StepRunner:
         run = self.crew.process_runs.get(run_id)
         if run is None:
             return None
-        view = load_run_view(self.crew, run)
+        view = load_run_view(self.crew, run, self.pause_before)
         held = self.unrecorded.get(run_id)
         if held is not None:
             return view, Step(kind=StepKind.FAIL_RUN, run_id=run_id, reason=held.error)

@@ -38,6 +38,8 @@ class StepKind(StrEnum):
     HANDLE_RETRY = "HANDLE_RETRY"  # an answer to a FAILED run: RETRY is accepted or refused
     REOPEN = "REOPEN"  # a retry: the failed step and the levels above it back to PENDING
     ANSWER_APPROVAL = "ANSWER_APPROVAL"  # APPROVE/DENY in user_response.md for a waiting action
+    HOLD = "HOLD"  # a plan is written: the run holds for a person's review (daemon.pause_before)
+    ANSWER_HOLD = "ANSWER_HOLD"  # an answer to a held run: RESUME lets it go on, others refused
 
 
 class Step(BaseModel):

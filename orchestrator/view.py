@@ -6,12 +6,14 @@ import time
 from dataclasses import dataclass, field
 
 from multiverse.approvals import Approval, ApprovalBook
+from multiverse.config import PlanLevel
 from multiverse.contracts import ResultSignal
 from multiverse.errors import TableError
 from multiverse.models import FINAL_STATUSES, MajorStage, Phase, ProcessRun, Status, Task, ToolTask
 from orchestrator.cataloging import uncatalogued
 from orchestrator.crew import Crew
 from orchestrator.decisions import Decision, parse_approval
+from orchestrator.holds import HoldRecord, open_holds
 from orchestrator.responses import read_response
 from orchestrator.signals import FailureRecord, SignalBox
 
@@ -35,6 +37,8 @@ class RunView:
     approval: Approval | None = None  # the oldest action waiting for a person's yes
     approval_answer: bool | None = None  # APPROVE (True) or DENY (False) in user_response.md
     now: float = 0.0  # when the view was read (epoch seconds)
+    holds: tuple[HoldRecord, ...] = ()  # open holds: the run waits for `multiverse resume`
+    pause_before: frozenset[PlanLevel] = frozenset()  # plans a run holds at (daemon config)
 
     @property
     def run_id(self) -> str:
@@ -51,7 +55,9 @@ class RunView:
         return max(numbers, default=0)
 
 
-def load_run_view(crew: Crew, run: ProcessRun) -> RunView:
+def load_run_view(
+    crew: Crew, run: ProcessRun, pause_before: frozenset[PlanLevel] = frozenset()
+) -> RunView:
     """Read one run's tables and evidence; a broken run table becomes `load_error`."""
     tables = crew.run(run.run_id)
     paths = tables.paths
@@ -74,6 +80,7 @@ def load_run_view(crew: Crew, run: ProcessRun) -> RunView:
         stages = tables.stages.rows()
         tasks = tables.tasks.rows()
         tools = tables.tools.rows()
+        holds = tuple(open_holds(box, evidence))
     except TableError as error:
         return RunView(run=run, evidence=evidence, failure=failure, load_error=str(error))
     pending = [t.task_id for t in tasks if t.status is Status.PENDING]
@@ -106,4 +113,6 @@ def load_run_view(crew: Crew, run: ProcessRun) -> RunView:
         approval=approval,
         approval_answer=answer,
         now=time.time(),
+        holds=holds,
+        pause_before=pause_before,
     )

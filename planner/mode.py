@@ -3,11 +3,15 @@
 The rule, in order:
 
 1. SIMPLE_TASK when the request (after an optional front-matter block) is a single line of at
-   most 15 words that is a simple command and does not ask for a deliverable:
+   most 15 words that is a simple command or question and does not ask for a deliverable:
    - English commands *start* with a simple verb: list, show, convert, count, summarize /
-     summarise, "what is in" / "what's in".
+     summarise, find, "what is in" / "what's in"; a question starts with a question word
+     (what, which, how, when, where, who, is, are, was, were, do, does, did) or ends with "?".
    - Korean puts the verb last ("assets 목록 보여줘", "a.csv를 마크다운으로 변환해줘"), so a Korean
-     command stem (목록, 보여, 변환, 요약해, 세어) may stand anywhere in the line.
+     command stem (목록, 보여, 변환, 요약, 세어, 알려, 찾아) or question word (뭐, 무엇, 얼마,
+     몇, 어느, 어떤) may stand anywhere in the line; so may a closing "?".
+   SIMPLE_TASK is a first word, not the last: the Executor performs the request or declines it,
+   and a declined request becomes a run as in rule 2 (the Orchestrator's intake).
    - Deliverable words: report, memo, analysis, strategy, plan, presentation, proposal, deck
      (whole English words, singular: "summarize the reports" reads sources, "write a report"
      asks for a deliverable) and 보고서, 분석, 전략, 메모, 기획, 제안서, 발표.
@@ -28,9 +32,12 @@ import re
 from multiverse.contracts import Mode, ModeDecision
 
 MAX_SIMPLE_WORDS = 15
-SIMPLE_VERBS = ("list", "show", "convert", "count", "summarize", "summarise")
+SIMPLE_VERBS = ("list", "show", "convert", "count", "summarize", "summarise", "find")
+QUESTION_WORDS = ("what", "what's", "which", "how", "when", "where", "who", "is", "are", "was")
+QUESTION_WORDS_MORE = ("were", "do", "does", "did")
 SIMPLE_PHRASES = ("what is in", "what's in")
-KOREAN_COMMANDS = ("목록", "보여", "변환", "요약해", "세어")
+KOREAN_COMMANDS = ("목록", "보여", "변환", "요약", "세어", "알려", "찾아")
+KOREAN_QUESTIONS = ("뭐", "무엇", "얼마", "몇", "어느", "어떤")
 DELIVERABLE_WORDS = (
     "report",
     "memo",
@@ -52,17 +59,19 @@ def strip_front_matter(request: str) -> str:
 
 
 def simple_command(line: str) -> str | None:
-    """The simple command a line starts with (English) or contains (Korean), else None."""
+    """The simple command or question a line starts with (English) or holds (Korean), else None."""
     folded = line.casefold()
     for phrase in SIMPLE_PHRASES:
         if folded.startswith(phrase):
             return phrase
-    first = re.split(r"[\s:,.]+", folded, maxsplit=1)[0]
-    if first in SIMPLE_VERBS:
+    first = re.split(r"[\s:,.?]+", folded, maxsplit=1)[0]
+    if first in SIMPLE_VERBS or first in QUESTION_WORDS + QUESTION_WORDS_MORE:
         return first
-    for stem in KOREAN_COMMANDS:
+    for stem in KOREAN_COMMANDS + KOREAN_QUESTIONS:
         if stem in line:
             return stem
+    if line.rstrip().endswith("?"):
+        return "?"
     return None
 
 
@@ -123,7 +132,7 @@ def decide_mode(request: str, has_past_runs: bool) -> ModeDecision:
         command = simple_command(lines[0])
         words = len(lines[0].split())
         reason = (
-            f"a single line of {words} words with the simple command {command!r} "
+            f"a single line of {words} words with the simple command or question {command!r} "
             "that asks for no deliverable"
         )
         return ModeDecision(mode=Mode.SIMPLE_TASK, reason=reason)
@@ -151,5 +160,8 @@ def _why_not_simple(lines: list[str], need_command: bool = True) -> str | None:
     if deliverable is not None:
         return f"it asks for a deliverable: {deliverable!r}"
     if need_command and simple_command(lines[0]) is None:
-        return "it does not start with a simple command such as list, show or convert"
+        return (
+            "it does not start with a simple command such as list, show or convert, "
+            "nor is it a question"
+        )
     return None

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from multiverse.contracts import LearningContext, Proposal
+import re
+
+from multiverse.contracts import LearningContext, Proposal, ProposedInstruction
+from multiverse.tablecodec import decode_cell, split_row
 from multiverse.tablefile import render_table
 
 OFFLINE_NOTICE = (
     "> Made offline by the builtin engine (no language model configured): the request was read "
-    "with simple keyword rules. Check the proposal carefully, or configure a model in "
-    "runtime-mapping.yaml for a deeper reading."
+    "by fixed rules, and each reading below says where it came from. Correct any line by "
+    "MODIFY, or edit the instructions table in this file before you confirm: what is in it "
+    "when you confirm is what is done."
 )
 
 
@@ -79,7 +83,7 @@ def render_proposal(proposal: Proposal, run_id: str, learning: LearningContext) 
     if proposal.made_offline:
         parts.append(OFFLINE_NOTICE)
     parts += [
-        "## How the request was understood",
+        "## How I understood the request",
         proposal.understanding.strip(),
         "## Proposed instructions",
         instructions_section(proposal),
@@ -91,3 +95,53 @@ def render_proposal(proposal: Proposal, run_id: str, learning: LearningContext) 
         answer_section(run_id),
     ]
     return "\n\n".join(parts) + "\n"
+
+
+INSTRUCTION_COLUMNS = ["#", "type", "content", "justification", "supersedes"]
+_TYPE = re.compile(r"[A-Z][A-Z0-9_]*")
+
+
+class UnreadableEdit(ValueError):
+    """The proposal's instructions table, as a person left it, cannot be read."""
+
+
+def read_instructions(text: str) -> list[ProposedInstruction]:
+    """The instructions table of a proposal document as it stands on disk (a person may have
+    edited it before confirming); UnreadableEdit says why it cannot be taken."""
+    lines = text.splitlines()
+    try:
+        start = lines.index("## Proposed instructions")
+    except ValueError:
+        raise UnreadableEdit("the heading '## Proposed instructions' is missing") from None
+    table = []
+    for line in lines[start + 1 :]:
+        if line.startswith("## "):
+            break
+        if line.strip().startswith("|"):
+            table.append(line)
+        elif table and line.strip():
+            raise UnreadableEdit(f"a line inside the instructions table is not a row: {line!r}")
+    if len(table) < 3:
+        raise UnreadableEdit("the instructions table has no rows")
+    header = [decode_cell(cell) for cell in split_row(table[0])]
+    if header != INSTRUCTION_COLUMNS:
+        raise UnreadableEdit(f"its columns are {header}, expected {INSTRUCTION_COLUMNS}")
+    found = []
+    for number, line in enumerate(table[2:], start=1):
+        cells = [decode_cell(cell) for cell in split_row(line)]
+        if len(cells) != len(INSTRUCTION_COLUMNS):
+            raise UnreadableEdit(f"row {number} has {len(cells)} cells, expected 5")
+        _, kind, content, justification, supersedes = (cell.strip() for cell in cells)
+        if not _TYPE.fullmatch(kind):
+            raise UnreadableEdit(f"row {number}: type {kind!r} is not an UPPER_CASE word")
+        if not content:
+            raise UnreadableEdit(f"row {number} ({kind}): the content is empty")
+        found.append(
+            ProposedInstruction(
+                instruction_type=kind,
+                content=content,
+                justification=justification or "Written by you in the proposal.",
+                supersedes=[s.strip() for s in supersedes.split(",") if s.strip() not in ("", "—")],
+            )
+        )
+    return found

@@ -40,11 +40,11 @@ def copy_assets(home: Home, *names: str) -> None:
 
 
 def runs(home: Home) -> list[dict[str, Any]]:
-    """`status --json`: every process_runs row."""
+    """`status --json`: every process_runs row (not the simple replies listed after them)."""
     result = cli(home, "status", "--json")
     assert result.returncode == 0, result.stderr
     data: list[dict[str, Any]] = json.loads(result.stdout)
-    return data
+    return [row for row in data if "run_id" in row]
 
 
 def run_tree(home: Home, run_id: str) -> dict[str, Any]:

@@ -36,10 +36,11 @@ print("litellm" in sys.modules)
         ["confirm", "run-20990101-000000-001"],
         ["submit", "hello"],
         ["show", "run-20990101-000000-001"],
+        ["resume", "run-20990101-000000-001"],
     ],
 )
 def test_commands_without_a_model_never_import_litellm(home: Home, args: list[str]) -> None:
-    """`--help`, `init`, `status`, `confirm`, `submit`, `show` leave litellm unimported."""
+    """`--help`, `init`, `status`, `confirm`, `submit`, `show`, `resume` never import litellm."""
     result = subprocess.run(
         [sys.executable, "-c", PROBE, *args, "--home", str(home.root)]
         if args != ["--help"]

@@ -50,6 +50,23 @@ def test_missing_file_gives_documented_defaults(tmp_path: Path) -> None:
     assert mapping.budget.max_tokens_per_run == 2_000_000
 
 
+@pytest.mark.parametrize(
+    ("value", "levels"),
+    [
+        ("", set()),
+        ("stages", {"stages"}),
+        ("Tasks", {"tasks"}),
+        ("[stages, tasks]", {"stages", "tasks"}),
+    ],
+)
+def test_pause_before_names_one_plan_level_or_several(
+    tmp_path: Path, value: str, levels: set[str]
+) -> None:
+    """`daemon.pause_before` is empty by default, one level as a word, or a list of levels."""
+    write_mapping(tmp_path, f"daemon:\n  pause_before: {value}\n")
+    assert load_runtime_mapping(tmp_path).daemon.pause_before == levels
+
+
 def test_shipped_mappings_are_identical_and_load() -> None:
     """The repository's mapping and the home template are the same file and load as all builtin."""
     template = REPO / "multiverse" / "home_template" / "runtime-mapping.yaml"
@@ -114,6 +131,10 @@ def test_bad_value_names_the_key_path(tmp_path: Path) -> None:
         ),
         ("budgets: {}\n", "budgets: unknown key"),
         ("daemon:\n  max_parallel_runs: 0\n", "daemon.max_parallel_runs: must be greater than"),
+        (
+            "daemon:\n  pause_before: plans\n",
+            "daemon.pause_before: must be stages, tasks or a list",
+        ),
         ("tool_mapping:\n  read_file: {requires_approval: maybe}\n", "tool_mapping.read_file"),
         ("- just\n- a list\n", "must be a mapping with the sections"),
     ],

@@ -84,7 +84,8 @@ def test_tick_reports_whether_it_started_work(home: Home) -> None:
     daemon.wake("inbox")
     assert daemon.tick() is True
     assert daemon.run(once=True) == 0
-    assert (home.inbox / "done" / "ask.md.reply.md").exists()
+    assert (home.inbox / "done" / "ask.reply.md").exists()
+    assert (home.inbox / "done" / "ask.md").exists()
 
 
 def test_watchdogs_stop_race_error_is_not_shown(caplog: pytest.LogCaptureFixture) -> None:

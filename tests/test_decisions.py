@@ -18,6 +18,7 @@ from orchestrator.responses import read_response
         ("  confirm\u00a0\n", DecisionKind.CONFIRM),  # a no-break space
         ("\u200bCancel!", DecisionKind.CANCEL),  # a zero-width space, punctuation
         ("# My answer\n<!-- say one word -->\nRetry.\n", DecisionKind.RETRY),
+        ("resume\n", DecisionKind.RESUME),  # what `multiverse resume` writes, in any case
         ("confirm but make it shorter", DecisionKind.INVALID),
         ("MODIFY:", DecisionKind.INVALID),
         ("maybe", DecisionKind.INVALID),

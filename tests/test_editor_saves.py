@@ -26,7 +26,10 @@ from multiverse.store import TableStore
 from journey import cli, copy_assets, wait_for
 
 WRITER = Path(__file__).resolve().parent / "editor_writer.py"
-REQUEST = "Analyse the market report and write a memo with a chart of the revenue figures."
+REQUEST = (
+    "Analyse the market report with the latest news and write a memo with a chart of revenue "
+    "by region."
+)
 
 
 def _status(home: Home) -> str | None:

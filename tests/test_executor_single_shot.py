@@ -388,3 +388,18 @@ def test_a_simple_task_with_a_tool_calling_model_reads_with_read_only_tools(
     assert offered == {"list_directory", "read_file", "read_many_files", "glob",
                        "search_file_content"}  # fmt: skip
     assert "€6.9 billion of revenue" in json.dumps(second["messages"], ensure_ascii=False)
+
+
+def test_the_task_purpose_as_it_stands_is_what_the_model_is_asked(
+    root: Path, fake_openai: FakeOpenAI
+) -> None:
+    """A purpose a person rewrote in tasks.md is the assignment's, and so the prompt's."""
+    out = f"runs/{RUN}/workspace/ANALYZING/analysis.md"
+    fake_openai.script(text(MEMO))
+    base = assignment(root, out)
+    edited = base.task.model_copy(update={"task_purpose": "Only what concerns France's growth."})
+    signal = executor(root, fake_openai).execute_task(base.model_copy(update={"task": edited}))
+    assert signal.status == "COMPLETED"
+    (body,) = fake_openai.requests
+    assert "Only what concerns France's growth." in prompt_of(body)
+    assert "Write the market-entry memo." not in prompt_of(body)

@@ -24,6 +24,7 @@ from orchestrator.inbox import (
     inbox_entries,
     is_ignorable_name,
     move_to_done,
+    pair_name,
     parse_request,
     pending_requests,
     read_request,
@@ -251,8 +252,27 @@ def test_move_to_done_respects_existing_reply(home: Home) -> None:
 
 
 def test_reply_path(home: Home) -> None:
-    """A SIMPLE_TASK reply sits in done/ beside its request."""
-    assert reply_path(home, "ask.md") == home.inbox / "done" / "ask.md.reply.md"
+    """A SIMPLE_TASK reply sits in done/ beside its request, named by the request's stem."""
+    assert reply_path(home, "ask.md") == home.inbox / "done" / "ask.reply.md"
+    assert reply_path(home, "note.txt") == home.inbox / "done" / "note.reply.md"
+    assert reply_path(home, "ask-1.md") == home.inbox / "done" / "ask-1.reply.md"
+
+
+def test_pair_name_keeps_request_and_reply_matched(home: Home) -> None:
+    """The pair moves on together: a name is free only if neither its request nor its reply
+    (of this naming or the old `<name>.reply.md` one) is in done/."""
+    home.inbox_done.mkdir()
+    assert pair_name(home, "ask.md") == "ask.md"
+    (home.inbox_done / "ask.md").write_text("old request", encoding="utf-8")
+    (home.inbox_done / "ask.reply.md").write_text("old reply", encoding="utf-8")
+    (home.inbox_done / "ask-1.md.reply.md").write_text("an old-style reply", encoding="utf-8")
+    (home.inbox_done / "ask-2.txt").write_text("a .txt request of the same stem", encoding="utf-8")
+    assert pair_name(home, "ask.md") == "ask-3.md"
+    kept = pair_name(home, "ask.md")
+    reply_path(home, kept).write_text("new reply", encoding="utf-8")
+    moved = move_to_done(home, drop(home, "ask.md", b"q"), kept)
+    assert (moved.name, reply_path(home, moved.name).name) == ("ask-3.md", "ask-3.reply.md")
+    assert (home.inbox_done / "ask.reply.md").read_text(encoding="utf-8") == "old reply"
 
 
 @pytest.mark.parametrize(

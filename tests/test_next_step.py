@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from multiverse.contracts import ProducedFile, ResultSignal
 from multiverse.models import (
     AssetType,
@@ -14,6 +16,7 @@ from multiverse.models import (
     ToolTask,
 )
 from orchestrator.decisions import Decision, DecisionKind
+from orchestrator.holds import HoldRecord
 from orchestrator.next_step import next_step
 from orchestrator.steps import StepKind
 from orchestrator.view import RunView
@@ -227,3 +230,89 @@ def test_a_failed_run_waits_for_a_retry_and_reopens_once() -> None:
         RunView(run=failed, evidence=asked, history=frozenset({"failure-1"}), response=retry)
     )
     assert (step.kind, step.revision) == (StepKind.HANDLE_RETRY, 2)
+
+
+def _planned(**fields: object) -> RunView:
+    """Phase 0 done, stage P1-S01 planned with two untouched tasks; `fields` override."""
+    tasks = [*_phase0(), _task("P1-S01-T01", "P1-S01", 1), _task("P1-S01-T02", "P1-S01", 2)]
+    base: dict[str, object] = {"tasks": tasks, "phases": _phases("P1"),
+                               "stages": [_stage("P1-S01", 1)]}  # fmt: skip
+    base.update(fields)
+    return _view(**base)
+
+
+TASKS_HOLD = HoldRecord(reason="plan:tasks:P1-S01", table=f"runs/{RUN}/db/tasks.md")
+
+
+def test_a_written_plan_holds_only_where_pause_before_says() -> None:
+    """pause_before: tasks holds after a task plan; stages after a stage plan; none runs on."""
+    assert next_step(_planned()).kind is StepKind.EXECUTE_TASK
+    step = next_step(_planned(pause_before=frozenset({"tasks"})))
+    assert (step.kind, step.stage_id, step.reason) == (
+        StepKind.HOLD, "P1-S01", "plan:tasks:P1-S01"
+    )  # fmt: skip
+    stages_only = next_step(_planned(pause_before=frozenset({"stages"})))
+    assert stages_only.kind is StepKind.EXECUTE_TASK  # its tasks exist: past the stage plan
+    unplanned = _view(tasks=_phase0(), phases=_phases("P1"), stages=[_stage("P1-S01", 1)])
+    step = next_step(replace(unplanned, pause_before=frozenset({"stages"})))
+    assert (step.kind, step.phase_id, step.reason) == (StepKind.HOLD, "P1", "plan:stages:P1")
+
+
+def test_a_plan_whose_work_began_does_not_hold() -> None:
+    """Only an untouched plan holds: a finished task or a result already there means no hold."""
+    pause = frozenset({"tasks"})
+    tasks = [*_phase0(), _task("P1-S01-T01", "P1-S01", 1, DONE), _task("P1-S01-T02", "P1-S01", 2)]
+    assert next_step(_planned(tasks=tasks, pause_before=pause)).kind is StepKind.EXECUTE_TASK
+    evidence = frozenset({"confirmed", "P1-S01-T01"})
+    step = next_step(_planned(evidence=evidence, pause_before=pause))
+    assert step.kind is not StepKind.HOLD
+
+
+def test_a_held_run_waits_for_resume_and_takes_cancel() -> None:
+    """Held: WAIT with no answer, ANSWER_HOLD for RESUME (or a refused word), CANCEL cancels."""
+    held = {"run": _run(Status.AWAITING_CONFIRMATION), "holds": (TASKS_HOLD,),
+            "evidence": frozenset({"confirmed", "hold-plan-tasks-P1-S01"})}  # fmt: skip
+    waiting = next_step(_planned(**held))
+    assert waiting.kind is StepKind.WAIT and "task plan of stage P1-S01" in waiting.reason
+    for kind, expected in (
+        (DecisionKind.RESUME, StepKind.ANSWER_HOLD),
+        (DecisionKind.CONFIRM, StepKind.ANSWER_HOLD),  # refused by the step, with the reason
+        (DecisionKind.CANCEL, StepKind.HANDLE_RESPONSE),
+    ):
+        step = next_step(_planned(**held, response=Decision(kind=kind)))
+        assert (step.kind, step.decision) == (expected, Decision(kind=kind))
+
+
+def test_a_released_plan_runs_and_never_holds_again() -> None:
+    """With its release recorded, the plan runs, though pause_before still names its level."""
+    evidence = frozenset({"confirmed", "hold-plan-tasks-P1-S01", "release-plan-tasks-P1-S01"})
+    step = next_step(_planned(evidence=evidence, pause_before=frozenset({"tasks"})))
+    assert step.kind is StepKind.EXECUTE_TASK
+
+
+def test_an_open_hold_is_restored_and_a_broken_off_release_finished() -> None:
+    """A hold whose row says PENDING is held again; a released run still waiting goes on."""
+    evidence = frozenset({"confirmed", "hold-plan-tasks-P1-S01"})
+    step = next_step(_planned(evidence=evidence, holds=(TASKS_HOLD,)))  # pause_before gone
+    assert (step.kind, step.reason) == (StepKind.HOLD, "plan:tasks:P1-S01")
+    released = evidence | {"release-plan-tasks-P1-S01"}
+    finishing = next_step(_planned(run=_run(Status.AWAITING_CONFIRMATION), evidence=released))
+    assert (finishing.kind, finishing.decision) == (StepKind.ANSWER_HOLD, None)
+    confirm = Decision(kind=DecisionKind.CONFIRM)  # a confirmation a crash left unhandled
+    redo = next_step(_planned(run=_run(Status.AWAITING_CONFIRMATION), response=confirm))
+    assert redo.kind is StepKind.HANDLE_RESPONSE
+
+
+def test_resume_is_no_answer_to_a_proposal() -> None:
+    """RESUME written while the proposal waits is refused like any word that is not an answer."""
+    step = next_step(
+        _view(
+            run=_run(Status.AWAITING_CONFIRMATION),
+            tasks=[_phase0()[0], _task("T02", "P0-S01", 2)],
+            evidence=frozenset({"proposal-1", "asked-1"}),
+            response=Decision(kind=DecisionKind.RESUME),
+        )
+    )
+    assert (step.kind, step.decision) == (
+        StepKind.HANDLE_RESPONSE, Decision(kind=DecisionKind.INVALID, text="RESUME")
+    )  # fmt: skip

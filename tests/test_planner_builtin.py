@@ -13,9 +13,10 @@ from multiverse.roles import PlanFailed, PlannerRole
 from planner.builtin import BuiltinPlanner
 
 MEMO = (
-    "Analyse these reports and write a 2-page market-entry memo with a chart of the revenue figures"
+    "Analyse these reports with the latest news and write a 2-page market-entry memo with a chart "
+    "of the revenue figures"
 )
-KOREAN = "시장 경쟁 분석 보고서를 작성하고 매출 차트를 포함해줘"
+KOREAN = "최신 뉴스와 함께 시장 경쟁 분석 보고서를 작성하고 매출 차트를 포함해줘"
 PLAIN = "Summarise the quarterly notes into a short report for the board"
 
 
@@ -97,41 +98,45 @@ def test_chain_of_outputs(tmp_path: Path) -> None:
     assert publish.output_path == f"outputs/{RUN_ID}/report.md"
     assert f"{work}/GENERATING_OUTPUT/assembly_plan.md" in publish.related_references
     assert f"{work}/ANALYZING/web_P1-S02-T01.md" in publish.related_references  # TOOL_OUTPUT
+    assert "assets/q1.md" in publish.related_references  # the brief quotes the sources
     assert "guidelines/style.md" in publish.related_references
     assert "guidelines/mcp_list.md" not in publish.related_references
     assert "SWOT" in tasks["P2-S01"].task_purpose
     assert "memo" in publish.task_purpose and "2 pages" in tasks["P4-S01"].task_purpose
+    assert "evidence brief" in publish.task_purpose
 
 
 def test_market_and_chart_requests_expand_mcps(tmp_path: Path) -> None:
-    """A market request expands market_research (PRE); a chart request figure_dashboard (POST)."""
+    """A request for outside information expands market_research (PRE); the chart asked for is
+    drawn by the brief itself from the whole table, so no chart tool task is planned."""
     home = make_home(tmp_path)
     walk = walk_run(home, MEMO)
-    assert walk.tool_plans == {
-        "P1-S02-T01-PRE": ["web_search", "web_search"],
-        "P4-S02-T01-POST": ["data_visualization", "data_visualization"],
-    }
+    assert walk.tool_plans == {"P1-S02-T01-PRE": ["web_search", "web_search"]}
+
+
+def test_no_web_search_unless_outside_information_is_asked(tmp_path: Path) -> None:
+    """A market request that asks for no outside information plans no web search."""
+    home = make_home(tmp_path)
+    walk = walk_run(home, "Write a market-entry memo on the markets in the reports.")
+    assert walk.tool_plans == {}
 
 
 def test_korean_request_flows_through(tmp_path: Path) -> None:
     """A Korean request gets the same plans, and its text reaches the tool purpose unchanged."""
     home = make_home(tmp_path)
     walk = walk_run(home, KOREAN)
-    assert set(walk.tool_plans) == {"P1-S02-T01-PRE", "P4-S02-T01-POST"}
+    assert set(walk.tool_plans) == {"P1-S02-T01-PRE"}
     consolidate = next(t for t in walk.tasks if t.stage_id == "P1-S02")
     assert KOREAN in consolidate.pre_tool_purpose
     assert "Korean" in next(t for t in walk.tasks if t.stage_id == "P4-S02").task_purpose
 
 
 def test_without_mcp_list_default_tools(tmp_path: Path) -> None:
-    """Without recipes, PRE is one web_search and POST one data_visualization."""
+    """Without recipes, PRE is one web_search."""
     home = make_home(tmp_path)
     (home / "guidelines/mcp_list.md").unlink()
     walk = walk_run(home, MEMO)
-    assert walk.tool_plans == {
-        "P1-S02-T01-PRE": ["web_search"],
-        "P4-S02-T01-POST": ["data_visualization"],
-    }
+    assert walk.tool_plans == {"P1-S02-T01-PRE": ["web_search"]}
 
 
 def test_plain_request_needs_no_tools(tmp_path: Path) -> None:

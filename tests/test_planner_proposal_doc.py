@@ -85,4 +85,4 @@ def test_offline_notice_only_when_offline() -> None:
     )
     online = render_proposal(proposal(made_offline=False), RUN, LearningContext())
     assert "Made offline" not in online
-    assert online.startswith(f"# Proposal for run {RUN}\n\n## How the request was understood")
+    assert online.startswith(f"# Proposal for run {RUN}\n\n## How I understood the request")

@@ -301,3 +301,56 @@ def test_the_live_tree_of_a_paused_run_with_an_unknown_status() -> None:
     plain = render_tree(data).splitlines()
     heading = ["run-20261121-000000-001  ?  시장 분석 memo", "  paused: " + data["run"]["paused"]]
     assert drawn[:2] == plain[:2] == heading
+
+
+def _answered(done: Path, request: str, reply: str, text: str, at: int) -> None:
+    done.mkdir(parents=True, exist_ok=True)
+    (done / request).write_text(text, encoding="utf-8")
+    (done / reply).write_text("> reply\n", encoding="utf-8")
+    os.utime(done / reply, (at, at))
+
+
+def test_status_lists_the_requests_answered_without_a_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The last ten replies in inbox/done/ follow the runs, oldest first, each with its request's
+    first line (old `<name>.reply.md` replies too); in JSON as `simple_reply` entries; status
+    writes nothing."""
+    home = _populated(tmp_path / "home")
+    done = home.inbox_done
+    _answered(done, "old.md", "old.md.reply.md", "---\ntitle: x\n---\n# Old question\n", 1_000)
+    for index in range(11):
+        text = f"Question {index}?\n"
+        _answered(done, f"ask-{index}.txt", f"ask-{index}.reply.md", text, 2_000 + index)
+    (done / "run-request.md").write_text("Write a memo\n", encoding="utf-8")  # a run's: no reply
+    before = sorted((p, p.stat().st_mtime_ns) for p in home.root.rglob("*"))
+    out, _ = _status(capsys, home)
+    assert out.startswith(f"· {WORKING}  PENDING")
+    listed = out.split("answered without a run (the last 10):\n", 1)[1].splitlines()
+    assert len(listed) == 10 and "old.md" not in out and "ask-0." not in out
+    assert listed[0].startswith("↩ inbox/done/ask-1.reply.md  1970-01-01 00:33:21 UTC  Question 1?")
+    assert listed[-1].endswith("Question 10?")
+    rows = json.loads(_status(capsys, home, as_json=True)[0])
+    replies = [row for row in rows if row.get("kind") == "simple_reply"]
+    assert [row["run_id"] for row in rows if "run_id" in row] == [WORKING, WAITING, DONE]
+    assert replies[-1] == {
+        "kind": "simple_reply",
+        "reply": "inbox/done/ask-10.reply.md",
+        "request": "inbox/done/ask-10.txt",
+        "first_line": "Question 10?",
+        "answered_at": "1970-01-01 00:33:30 UTC",
+    }
+    assert sorted((p, p.stat().st_mtime_ns) for p in home.root.rglob("*")) == before
+
+
+def test_old_replies_pair_with_their_request(tmp_path: Path) -> None:
+    """`ask.md.reply.md` (the old naming) answers `ask.md`; a reply alone names no request."""
+    from orchestrator.inbox_replies import recent_replies
+
+    home = Home(tmp_path)
+    _answered(home.inbox_done, "ask.md", "ask.md.reply.md", "---\nmode: simple\n---\nList it\n", 5)
+    (home.inbox_done / "lone.reply.md").write_text("x", encoding="utf-8")
+    os.utime(home.inbox_done / "lone.reply.md", (9, 9))
+    first, lone = recent_replies(home)
+    assert (first.request, first.first_line) == (home.inbox_done / "ask.md", "List it")
+    assert (lone.request, lone.first_line) == (None, "")

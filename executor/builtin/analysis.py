@@ -5,12 +5,16 @@ from __future__ import annotations
 from executor.builtin.document import DocContext, bullet_list, opening, sources_overview
 from executor.builtin.evidence import (
     Digest,
+    Point,
+    dedupe_points,
     figures_table,
     key_figures,
     point_line,
     ranked_points,
     source_heading,
 )
+from executor.builtin.passages import Passage
+from executor.builtin.relevance import purpose_focus, rank
 from executor.builtin.tabular import TableFacts, format_number, markdown_table
 
 TOP_POINTS = 6
@@ -18,13 +22,26 @@ TOP_FIGURES = 12
 FIGURES_PER_SOURCE = 15
 
 
+def relevant_points(context: DocContext, digests: list[Digest], limit: int) -> list[Point]:
+    """The key sentences that best match the request and the task's purpose (a purpose edited
+    by hand steers them), then the best of each source for the rest."""
+    points = ranked_points(digests, sum(len(d.points) for d in digests))
+    query = f"{context.request} {purpose_focus(context.task_purpose)}"
+    passages = [
+        Passage(text=p.text, source=p.source, section="", line=n) for n, p in enumerate(points)
+    ]
+    ranked = [points[passage.line] for passage, score in rank(passages, query) if score > 0]
+    return dedupe_points([*ranked, *points])[:limit]
+
+
 def render_analysis(context: DocContext, digests: list[Digest]) -> str:
     """The analysis report: overview, cross-source key points and figures, one section a source."""
     lines = opening(context, "Analysis")
     lines += ["## Sources", "", *sources_overview(digests)]
-    lines += ["## Key sentences across sources", ""]
+    lines += ["## Key sentences across sources (best match to the request and purpose first)", ""]
     lines += bullet_list(
-        [point_line(p) for p in ranked_points(digests, TOP_POINTS)], "No key sentences found."
+        [point_line(p) for p in relevant_points(context, digests, TOP_POINTS)],
+        "No key sentences found.",
     )
     lines += ["## Key figures", ""]
     figures = key_figures(digests, TOP_FIGURES)

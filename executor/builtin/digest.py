@@ -10,20 +10,19 @@ import re
 from executor.builtin.evidence import Digest, Figure, Point
 from executor.builtin.extract import extract_text, key_sentences
 from executor.builtin.figures import FigureKind
+from executor.builtin.tablescan import MAX_LABELS, TableScan, scan_rows
 from executor.builtin.tabular import (
     ColumnStats,
     RawTable,
     format_number,
-    is_time_column,
-    numeric_columns,
     parse_markdown_table,
-    parse_number,
-    table_facts,
 )
 from executor.builtin.text import shorten
+from executor.documents import Converted
 
 KEY_SENTENCES = 8
 MAX_FIGURES = 40
+MAX_DOC_TABLES = 5  # a document's tables whose numeric columns are summarised
 _MONEY_COLUMN = re.compile(
     r"revenue|sales|income|profit|cost|price|usd|eur|krw|\$|원|매출|이익|비용|금액", re.I
 )
@@ -68,18 +67,29 @@ def digest_text(source: str, text: str, kind: str, fallback_title: str) -> Diges
 
 def digest_table(source: str, table: RawTable, title: str) -> Digest:
     """A table's size, columns, numeric statistics, and a sentence per numeric column."""
-    facts = table_facts(table)
-    labels = _label_columns(table)
+    return digest_scan(source, scan_rows(table.header, table.rows), title)
+
+
+def digest_scan(source: str, scan: TableScan, title: str) -> Digest:
+    """The digest of a scanned table (a whole CSV file, read row by row)."""
+    facts = scan.facts
     points: list[Point] = []
     figures: list[Figure] = []
     for stats in facts.numeric:
-        sentence = _column_sentence(table, stats, labels)
+        sentence = _column_sentence(scan, stats)
         points.append(Point(text=sentence, source=source))
         figures.append(_column_figure(stats, sentence, source))
     lines = [
         f"{facts.row_count:,} rows × {len(facts.columns)} columns",
         "columns: " + ", ".join(facts.columns),
     ]
+    labels = [_label_fact(name, n, scan.examples[name]) for name, n in scan.distinct.items()]
+    if labels:
+        lines.append("labels: " + "; ".join(labels[:8]))
+    note = ""
+    if scan.scanned < scan.total:
+        note = f"statistics over the first {scan.scanned:,} rows of {scan.total:,}"
+        lines.append(note)
     return Digest(
         source=source,
         kind="csv",
@@ -88,30 +98,29 @@ def digest_table(source: str, table: RawTable, title: str) -> Digest:
         points=points,
         figures=figures,
         table=facts,
+        note=note,
     )
 
 
-def _label_columns(table: RawTable) -> list[int]:
-    numeric = numeric_columns(table)
-    return [i for i in range(len(table.header)) if i not in numeric or is_time_column(table, i)]
+def _label_fact(name: str, count: int, examples: list[str]) -> str:
+    if count > MAX_LABELS:
+        return f"{name} (more than {MAX_LABELS:,} distinct)"
+    shown = ", ".join(shorten(example, 30) for example in examples)
+    more = ", …" if count > len(examples) else ""
+    return f"{name} ({count:,} distinct: {shown}{more})"
 
 
-def _column_sentence(table: RawTable, stats: ColumnStats, labels: list[int]) -> str:
+def _column_sentence(scan: TableScan, stats: ColumnStats) -> str:
     low, high = format_number(stats.minimum), format_number(stats.maximum)
-    sentence = f"Column {stats.name} ranges from {low} to {high} over {stats.count} rows"
+    sentence = f"Column {stats.name} ranges from {low} to {high} over {stats.count:,} rows"
     if not _PERCENT_COLUMN.search(stats.name):
         sentence += f" (sum {format_number(stats.total)})"
-    if labels:
-        index = table.header.index(stats.name)
-        top = next((row for row in table.rows if _cell_equals(row[index], stats.maximum)), None)
-        if top is not None:
-            where = ", ".join(f"{table.header[i]} {top[i]}" for i in labels)
-            sentence += f"; the highest is in the row with {where}"
+    header = scan.facts.columns
+    top = scan.top_rows[header.index(stats.name)]
+    if scan.labels and top is not None:
+        where = ", ".join(f"{header[i]} {top[i]}" for i in scan.labels)
+        sentence += f"; the highest is in the row with {where}"
     return sentence + "."
-
-
-def _cell_equals(cell: str, value: float) -> bool:
-    return parse_number(cell) == value
 
 
 def _column_figure(stats: ColumnStats, sentence: str, source: str) -> Figure:
@@ -128,6 +137,41 @@ def _column_figure(stats: ColumnStats, sentence: str, source: str) -> Figure:
         context=sentence,
         source=source,
     )
+
+
+def digest_document(source: str, converted: Converted, fallback_title: str) -> Digest:
+    """A converted document (PDF, Word, Excel…) digested like a markdown file, its tables'
+    numeric columns summarised like a CSV's; an unreadable one is a note saying why."""
+    if converted.markdown is None:
+        return digest_note(source, "unreadable", source.rsplit("/", 1)[-1], converted.note)
+    digest = digest_text(source, converted.markdown, converted.kind, fallback_title)
+    tables = [t for t in map(parse_markdown_table, _table_blocks(converted.markdown)) if t]
+    extra = [digest_table(source, table, fallback_title) for table in tables[:MAX_DOC_TABLES]]
+    facts = [converted.label, *digest.facts, *([converted.note] if converted.note else [])]
+    return digest.model_copy(
+        update={
+            # A document's own title; else its name, not a location heading ("Page 1").
+            "title": converted.title or fallback_title,
+            "facts": facts,
+            "points": [*digest.points, *(p for d in extra for p in d.points)],
+            "figures": [*digest.figures, *(f for d in extra for f in d.figures)][:MAX_FIGURES],
+            "note": converted.note,
+        }
+    )
+
+
+def _table_blocks(markdown: str) -> list[list[str]]:
+    """The runs of consecutive pipe-table lines of a markdown text."""
+    blocks: list[list[str]] = []
+    previous = False
+    for line in markdown.splitlines():
+        is_row = line.startswith("|")
+        if is_row and not previous:
+            blocks.append([])
+        if is_row:
+            blocks[-1].append(line)
+        previous = is_row
+    return blocks
 
 
 def digest_note(source: str, kind: str, title: str, note: str) -> Digest:

@@ -40,8 +40,8 @@ _EN_SCALE = r"trillion|billion|million|thousand|tn|bn|mn|m|k|b"
 _PATTERNS = (
     re.compile(rf"(?P<cur>{_CURRENCY})(?P<num>{NUM})(?:\s?(?P<scale>{_EN_SCALE})\b)?"),
     re.compile(
-        rf"(?<![\d.,])(?P<num>{NUM})\s?(?P<scale>조|억|만|천)"
-        rf"(?:\s?(?P<num2>{NUM})\s?(?P<scale2>억|만|천))?"
+        rf"(?<![\d.,])(?P<num>{NUM})\s?(?P<scale>조|천억|백억|십억|억|천만|백만|십만|만|천)"
+        rf"(?:\s?(?P<num2>{NUM})\s?(?P<scale2>천억|백억|십억|억|천만|백만|십만|만|천))?"
         r"(?:\s?(?P<unit>원|달러|엔|위안|유로|명|개|건|대|톤|가구|곳))?"
     ),
     re.compile(
@@ -55,6 +55,8 @@ _PATTERNS = (
         rf"(?<![\d.,])(?P<num>{NUM})\s?(?P<unit>percentage points?|per cent|percent|pp|bps|"
         rf"basis points|x|times|{_COUNT_NOUNS})\b"
     ),
+    # Tonnes written "60,000 t" (also before Korean: "60,000 t이었고"), never "5 tables".
+    re.compile(rf"(?<![\d.,])(?P<num>{NUM})\s?(?P<unit>kt|Mt|t)(?![A-Za-z])"),
     re.compile(r"(?<![\w.,$€£¥₩])(?:FY ?)?(?P<num>(?:19|20)\d{2})(?P<unit>년)?(?![\d%]|[.,]\d)"),
 )
 _KIND_RANK: dict[str, int] = {"money": 0, "percent": 1, "count": 2, "year": 3}
@@ -81,11 +83,25 @@ def _kind(currency: str, scale: str, unit: str, number: float, is_year_pattern: 
     lowered = unit.lower().replace(" ", "-")
     if is_year_pattern or (unit == "년" and number.is_integer() and 1900 <= number <= 2100):
         return "year"
-    if currency or lowered in _MONEY_WORDS or (scale in ("억", "조") and not unit):
+    if currency or lowered in _MONEY_WORDS or (scale.endswith(("억", "조")) and not unit):
         return "money"
     if lowered in _PERCENT_WORDS or lowered.rstrip("s") in _PERCENT_WORDS:
         return "percent"
     return "count"
+
+
+_KO_DIGITS = {"십": 10.0, "백": 100.0, "천": 1e3}
+
+
+def _scale(word: str) -> float:
+    """A scale word's factor; Korean compounds multiply ("천억" = 10³ × 10⁸, "2천억" keeps it)."""
+    folded = word.lower()
+    if (folded in _SCALES and len(folded) == 1) or folded.isascii():
+        return _SCALES.get(folded, 1.0)
+    factor = 1.0
+    for char in folded:
+        factor *= _KO_DIGITS.get(char) or _SCALES.get(char, 1.0)
+    return factor
 
 
 def _build(match: re.Match[str], is_year_pattern: bool) -> FoundFigure:
@@ -94,9 +110,9 @@ def _build(match: re.Match[str], is_year_pattern: bool) -> FoundFigure:
     scale = groups.get("scale") or ""
     unit = groups.get("unit") or ""
     number = _to_float(groups["num"])
-    magnitude = number * _SCALES.get(scale.lower(), 1.0)
+    magnitude = number * _scale(scale)
     if groups.get("num2"):
-        magnitude += _to_float(groups["num2"]) * _SCALES.get(groups.get("scale2") or "", 1.0)
+        magnitude += _to_float(groups["num2"]) * _scale(groups.get("scale2") or "")
     words = " ".join(part for part in (currency, scale, unit) if part)
     return FoundFigure(
         value=match.group(0).strip(),
@@ -146,7 +162,9 @@ def unit_family(value: str, kind: str) -> str:
     """What a figure's value is counted in (`USD`, `KRW`, `%`…), so like is compared with like."""
     found = _FAMILY.search(value)
     if not found:
-        return kind
+        # Counts are only alike in the same unit: 60,000 t, 14 months and 11,232,000 are not.
+        unit = re.sub(r"[\d.,\s]+", " ", value).strip().casefold()
+        return f"{kind}:{unit}" if kind == "count" else kind
     return _FAMILIES.get(found.group(0), found.group(0))
 
 

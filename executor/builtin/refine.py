@@ -56,10 +56,11 @@ def render_refined(context: DocContext, digests: list[Digest]) -> str:
         used_figures.update((f.value, f.source) for f in support)
         lines += _theme_section(theme, own, support)
     opportunities, risks = classify(points)
-    lines += ["## Opportunities and risks", "", "### Opportunities", ""]
-    lines += bullet_list([point_line(p) for p in opportunities[:5]], "No growth signals found.")
-    lines += ["### Risks", ""]
-    lines += bullet_list([point_line(p) for p in risks[:5]], "No risk signals found.")
+    lines += ["## Statements by cue words (matched by keyword, not judged)", ""]
+    lines += ["### Using growth words", ""]
+    lines += bullet_list([point_line(p) for p in opportunities[:5]], "None found.")
+    lines += ["### Using risk words", ""]
+    lines += bullet_list([point_line(p) for p in risks[:5]], "None found.")
     rest = [p for p in points if p.text not in used]
     if rest:
         lines += ["## Further points", "", *(point_line(p) for p in rest[:12]), ""]
@@ -83,16 +84,17 @@ def render_assembly_plan(context: DocContext, digests: list[Digest], charts: lis
         "",
         "## Outline",
         "",
-        "1. Title, taken from the request",
-        f"2. Introduction: the request and {len(context.instructions)} active instruction(s)",
-        f"3. Executive summary: the best points across {len(digests)} source(s)",
-        f"4. Key figures: {len(figures)} figure(s) with their context and source",
-        f"5. Charts: {chart_text}",
-        "6. Findings by source: " + ", ".join(f"`{d.source}`" for d in digests),
-        "7. Strategy and recommendations: themes "
-        + ", ".join(t.term for t in found)
-        + f"; {len(opportunities)} opportunity and {len(risks)} risk statement(s)",
-        "8. How this was made: stages and sources",
+        "1. Title: an evidence brief for the request; who it is for and the length asked",
+        f"2. The question: the request, with {len(context.instructions)} active instruction(s)",
+        "3. What the sources conclude, quoted as theirs",
+        f"4. Facts ranked by relevance to the request, each with its source and location "
+        f"({len(figures)} figure(s) among {len(digests)} source(s))",
+        f"5. The charts asked for, over whole tables: {chart_text}",
+        "6. Sources: what each gave; what was left out at the user's request",
+        "7. What a model would add; the length kept",
+        "",
+        "Themes the sources share (by word counts): " + (", ".join(t.term for t in found) or "none")
+        + f"; {len(opportunities)} statement(s) use growth words, {len(risks)} risk words.",
         "",
         "## Material to carry",
         "",

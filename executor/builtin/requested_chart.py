@@ -8,75 +8,15 @@ and the title says so, so the chart states exactly what it shows.
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-
 from executor.builtin.series import MAX_POINTS, ChartSpec, SeriesLine
 from executor.builtin.tabular import RawTable, numeric_columns, parse_number
+from multiverse.asks import SYNONYMS, ChartAsk, chart_asks, column_matches
 
-_ASKED = re.compile(
-    r"(?P<measure>[A-Za-z][A-Za-z ]{1,40}?)\s+(?:by|per|across|for each)\s+"
-    r"(?P<dimension>[A-Za-z]{3,30})",
-    re.IGNORECASE,
-)
-_ASKED_KO = re.compile(r"(?P<dimension>[가-힣A-Za-z]{1,10})별\s*(?P<measure>[가-힣A-Za-z]{1,10})")
-_LEAD_WORDS = frozenset(
-    {"a", "an", "the", "of", "chart", "charts", "graph", "plot", "bar", "line", "show"}
-    | {"showing", "make", "draw", "total", "with", "and"}
-)
-SYNONYMS: dict[str, frozenset[str]] = {
-    "country": frozenset({"country", "countries", "region", "nation", "market", "국가", "나라"}),
-    "region": frozenset({"region", "regions", "country", "area", "market", "지역", "국가"}),
-    "revenue": frozenset({"revenue", "revenues", "sales", "turnover", "매출", "매출액"}),
-    "sales": frozenset({"sales", "revenue", "매출", "판매"}),
-    "year": frozenset({"year", "years", "연도", "년"}),
-    "quarter": frozenset({"quarter", "quarters", "분기"}),
-    "product": frozenset({"product", "products", "segment", "제품"}),
-    "units": frozenset({"units", "unit", "volume", "판매량"}),
-    "margin": frozenset({"margin", "margins", "마진"}),
-}
-for _key, _words in list(SYNONYMS.items()):
-    for _word in _words:
-        SYNONYMS.setdefault(_word, _words)
-
-
-@dataclass(frozen=True)
-class ChartAsk:
-    """A chart asked for in words: what is measured, grouped by what."""
-
-    measure: str
-    dimension: str
-
-
-def _singular(word: str) -> str:
-    word = word.casefold()
-    if word.endswith("ies"):
-        return word[:-3] + "y"
-    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
-
-
-def chart_asks(text: str) -> list[ChartAsk]:
-    """Every `<measure> by <dimension>` the text asks for, in order, once each."""
-    asks: list[ChartAsk] = []
-    for match in _ASKED.finditer(text):
-        words = [w for w in match["measure"].split() if w.casefold() not in _LEAD_WORDS]
-        if words:
-            asks.append(ChartAsk(_singular(words[-1]), _singular(match["dimension"])))
-    for match in _ASKED_KO.finditer(text):
-        asks.append(ChartAsk(match["measure"], match["dimension"]))
-    return list(dict.fromkeys(asks))
-
-
-def _matches(word: str, header: str) -> bool:
-    names = SYNONYMS.get(word, frozenset({word}))
-    parts = {_singular(part) for part in re.split(r"[^0-9A-Za-z가-힣]+", header) if part}
-    return bool(parts & {_singular(name) for name in names}) or any(
-        name in header for name in names if not name.isascii()
-    )
+__all__ = ["SYNONYMS", "ChartAsk", "asked_chart", "chart_asks", "requested_charts"]
 
 
 def _column(table: RawTable, word: str, candidates: list[int]) -> int | None:
-    return next((i for i in candidates if _matches(word, table.header[i])), None)
+    return next((i for i in candidates if column_matches(word, table.header[i])), None)
 
 
 def asked_chart(ask: ChartAsk, table: RawTable, source: str) -> ChartSpec | None:

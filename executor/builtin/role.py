@@ -23,7 +23,7 @@ from executor.builtin.paths import (
     resolve_output,
     resolve_reference,
 )
-from executor.builtin.publish import Written, publish
+from executor.builtin.publish import Written, publish_brief
 from executor.builtin.refine import render_assembly_plan, render_refined
 from executor.builtin.simple import answer
 from executor.builtin.sources import expand, read_references
@@ -126,7 +126,7 @@ class BuiltinExecutor:
             markdown = (
                 target.with_suffix(".md") if target.suffix.lower() in (".html", ".htm") else target
             )
-            written = publish(home, context, digests, markdown)
+            written = publish_brief(home, assignment, markdown)
         elif phase == "GENERATING_OUTPUT":
             charts = [relative(home, p) for p in _workspace_charts(home, assignment.run_id)]
             atomic_write_text(target, render_assembly_plan(context, digests, charts))
@@ -193,13 +193,16 @@ class BuiltinExecutor:
             log.exception("builtin_summary_crashed", path=str(path))
             return f"no summary ({type(error).__name__})"
 
-    def simple_task(self, request: str, home: Path) -> str:
-        """Answer a SIMPLE_TASK request offline; returns the reply as markdown."""
+    def simple_task(self, request: str, home: Path) -> str | None:
+        """The reply to a SIMPLE_TASK request (markdown), or None: not doable offline, a run."""
         try:
-            return answer(request, home)
-        except Exception as error:  # the reply is the only channel back to the user
+            reply = answer(request, home)
+        except Exception:  # our bug: logged, and the request is not lost (it becomes a run)
             log.exception("builtin_simple_task_crashed")
-            return f"The offline engine could not do that: {type(error).__name__}: {error}\n"
+            return None
+        if reply is None:
+            log.info("builtin_simple_task_declined", why="no offline capability answers it")
+        return reply
 
 
 def _asset_tables(home: Path) -> list[Path]:

@@ -1,33 +1,75 @@
-"""SIMPLE_TASK requests answered offline: list assets, convert a CSV, summarise, count words."""
+"""SIMPLE_TASK requests answered offline, or declined so that they become a run (SPEC §5).
+
+What the offline engine can do as a simple task, in this order of precedence:
+- count words in a file;
+- a measure summed per label as a table ("show revenue by country as a table");
+- a CSV as a markdown table ("convert the revenue CSV to a table");
+- summarise a document, named by its path or by its topic ("the Nordic charging brief");
+- list the assets, each with its size and one-line summary;
+- say which files are about something ("which file talks about Korea?");
+- quote a figure asked for by name where the assets state it ("Norway's revenue in 2023?").
+A file is named by its path or resolved by its topic (`simple_resolve`). Anything else, or a
+topic that names no file clearly, is declined: `answer` returns None and the request becomes
+a run. A path the person named that cannot be used (outside the home, missing, not a CSV) is
+answered with the reason. Every reply opens with the offline banner and cites its files.
+"""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from executor.builtin.evidence import BANNER
-from executor.builtin.paths import TaskError, resolve_reference
-from executor.builtin.sources import MAX_BYTES, decode
+from executor.builtin.paths import TaskError, relative
+from executor.builtin.simple_figures import quote_figures
+from executor.builtin.simple_resolve import (
+    Resolved,
+    asset_files,
+    named_target,
+    profile,
+    ranked,
+    resolve,
+)
+from executor.builtin.simple_summary import summarize_document
+from executor.builtin.simple_tables import TABLE_SUFFIXES, convert_csv, read_text, table_by
+from executor.builtin.simple_terms import asked_terms
 from executor.builtin.summary import summarize_path
-from executor.builtin.tabular import format_number, markdown_table, parse_csv
+from executor.builtin.tabular import format_number
 from executor.builtin.text import word_count
-from multiverse.unread import open_regular
+from multiverse.unread import look, why_unread
 
-MAX_TABLE_ROWS = 1000
 _PATH = re.compile(r"[`'\"]?((?:\.{0,2}/)?[\w.\-/가-힣]+\.[A-Za-z0-9]{1,6})[`'\"]?")
-_LIST = re.compile(r"\b(?:list|show|ls)\b.*\bassets?\b|\bassets?\b.*\blist\b|목록", re.I | re.S)
-_CONVERT = re.compile(r"\bconvert\b|\bto markdown\b|마크다운|변환", re.I)
-_SUMMARIZE = re.compile(r"\bsummar(?:i[sz]e|y)\b|요약", re.I)
-_COUNT = re.compile(r"\bcount\b.*\bwords?\b|\bword count\b|단어\s*수", re.I | re.S)
-HELP = """The offline engine understands these simple commands:
-
-- `list the assets` (or `자산 목록`): the files in `assets/` with their sizes
-- `convert assets/<file>.csv to markdown`: the CSV as a markdown table
-- `summarize assets/<file>`: a short extractive summary
-- `count words in assets/<file>`: words, lines and characters
-
-For anything else, write a structured request (it becomes a run), or configure a model in
-`runtime-mapping.yaml`."""
+_I = re.IGNORECASE | re.DOTALL
+# "assets" as a folder, not the start of a path ("in assets/q3.md" names a file).
+_ASSETS = r"(?:assets?|files|documents|folder)/?(?![\w.\-/])"
+_LIST = re.compile(
+    rf"\b(?:list|show|ls)\b.*\b{_ASSETS}|\bassets?\b.*\blist\b"
+    rf"|\b(?:what|which)\b.*\b(?:in|inside)\s+(?:the\s+|my\s+)?{_ASSETS}"
+    r"|\bwhat\s+(?:files|documents|assets)\b"
+    r"|(?:자산|assets?|파일|문서|폴더)\s*목록|(?:자산|assets?)\s*(?:폴더)?에?\s*(?:뭐|무엇|어떤)",
+    _I,
+)
+_WHICH = re.compile(
+    r"\bwhich\s+(?:file|document|asset|csv|report|source)s?\b"
+    r"|(?:어느|어떤|무슨)\s*(?:파일|문서|자료)",
+    _I,
+)
+_CONVERT = re.compile(
+    r"\bconvert\b|\bto markdown\b|\b(?:as|into|to)\s+(?:an?\s+)?(?:markdown\s+)?table\b"
+    r"|마크다운|변환|표로",
+    _I,
+)
+_SUMMARIZE = re.compile(
+    r"\bsummar(?:i[sz]e|y)\b|요약|\bgist\b|\boverview\b|\bkey points\b",
+    _I,
+)
+_COUNT = re.compile(r"\bcount\b.*\bwords?\b|\bword count\b|단어\s*수", _I)
+_QUESTION = re.compile(
+    r"\?\s*$|^\s*(?:what|which|how|when|who|where|is|are|was|were|does|do|did)\b"
+    r"|얼마|몇|알려|뭐야|인가요?\s*$|나요\s*$",
+    _I,
+)
 
 
 def _size(size: int) -> str:
@@ -38,62 +80,55 @@ def _size(size: int) -> str:
 
 
 def list_assets(home: Path) -> str:
-    """The files of assets/ with their sizes."""
+    """The files of assets/ with their sizes and one-line summaries."""
     folder = home / "assets"
-    files = sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []
+    files = sorted(
+        p
+        for p in (folder.rglob("*") if folder.is_dir() else [])
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts)
+    )
     if not files:
         return "`assets/` is empty: put the material to work on there."
     lines = [f"`assets/` holds {len(files)} file(s):", ""]
-    lines += [f"- `{p.relative_to(home).as_posix()}` ({_size(p.stat().st_size)})" for p in files]
+    for path in files:
+        unread = why_unread(look(path, home))
+        summary = unread.note if unread is not None else summarize_path(path)
+        lines.append(f"- `{relative(home, path)}` ({_size(path.stat().st_size)}) — {summary}")
     return "\n".join(lines)
-
-
-def _text(path: Path) -> str:
-    try:
-        handle = open_regular(path)  # never blocks on a named pipe
-    except OSError as error:
-        raise TaskError(f"`{path.name}` cannot be read: {error.strerror or error}") from None
-    with handle:
-        text = decode(handle.read(MAX_BYTES))
-    if text is None:
-        raise TaskError(f"`{path.name}` is a binary file; it holds no text to work on")
-    return text
-
-
-def convert_csv(home: Path, path: Path) -> str:
-    """A CSV file as a markdown table."""
-    if path.suffix.lower() not in (".csv", ".tsv"):
-        raise TaskError(f"`{path.name}` is not a CSV file; only CSV converts to a markdown table")
-    table = parse_csv(_text(path))
-    if not table.header:
-        return f"`{path.relative_to(home).as_posix()}` is empty."
-    shown = table.rows[:MAX_TABLE_ROWS]
-    note = (
-        f"\n\n_First {len(shown)} of {len(table.rows)} rows._"
-        if len(shown) < len(table.rows)
-        else ""
-    )
-    return markdown_table(table.header, shown) + note
 
 
 def count_words(home: Path, path: Path) -> str:
     """Words, lines and characters of a text file."""
-    text = _text(path)
-    name = path.relative_to(home).as_posix()
+    text = read_text(path)
     return (
-        f"`{name}`: {format_number(word_count(text))} words, "
+        f"`{relative(home, path)}`: {format_number(word_count(text))} words, "
         f"{format_number(len(text.splitlines()))} lines, {format_number(len(text))} characters."
     )
 
 
-def answer(request: str, home: Path) -> str:
-    """The reply to a simple request (markdown); refusals and errors are replies too."""
+def which_files(home: Path, request: str) -> str | None:
+    """The assets whose name or title holds the request's words, best first; None if none."""
+    found = ranked(asked_terms(request), [profile(path) for path in asset_files(home)])
+    if not found:
+        return None
+    lines = ["The assets whose name, title or summary hold the words asked about:", ""]
+    for item in found:
+        words = ", ".join(f'"{word}"' for word in item.matched)
+        lines.append(f"- `{relative(home, item.path)}` ({words}) — {summarize_path(item.path)}")
+    return "\n".join(lines)
+
+
+def answer(request: str, home: Path) -> str | None:
+    """The reply to a simple request (markdown), or None when the engine cannot do it offline.
+
+    A path the request names that cannot be used is answered with the reason.
+    """
     home = home.resolve()
     try:
-        body = _dispatch(request, home)
+        body = _dispatch(_body(request), named_paths(request), home)
     except TaskError as error:
         body = f"Could not do that: {error}."
-    return f"{BANNER}\n\n{body}\n"
+    return None if body is None else f"{BANNER}\n\n{body}\n"
 
 
 def _body(request: str) -> str:
@@ -109,7 +144,7 @@ def named_paths(request: str) -> list[str]:
 
 
 def is_known_command(request: str) -> bool:
-    """Whether the offline engine answers this request itself rather than with its help text."""
+    """Whether the request is one of the engine's exact commands (a path named, or a listing)."""
     text = _body(request)
     targeted = bool(named_paths(request)) and any(
         pattern.search(text) for pattern in (_COUNT, _CONVERT, _SUMMARIZE)
@@ -117,19 +152,33 @@ def is_known_command(request: str) -> bool:
     return targeted or _LIST.search(text) is not None
 
 
-def _dispatch(request: str, home: Path) -> str:
-    text = _body(request)
-    named = named_paths(request)
-    name = named[0] if named else None
-    target = resolve_reference(home, name) if name else None
-    if target is not None and target.is_dir():
-        raise TaskError(f"`{name}` is a folder, not a file")
-    if _COUNT.search(text) and target is not None:
-        return count_words(home, target)
-    if _CONVERT.search(text) and target is not None:
-        return convert_csv(home, target)
-    if _SUMMARIZE.search(text) and target is not None:
-        return f"`{target.relative_to(home).as_posix()}`: {summarize_path(target)}"
+def _dispatch(text: str, named: list[str], home: Path) -> str | None:
+    if _COUNT.search(text):
+        target = resolve(home, text, named)
+        return _with_how(home, target, count_words) if target else None
+    tables = asset_files(home, TABLE_SUFFIXES)
+    by = table_by(home, text, tables)
+    if by is not None:
+        return by
+    if _CONVERT.search(text):
+        target = resolve(home, text, named, TABLE_SUFFIXES)
+        return _with_how(home, target, convert_csv) if target else None
+    if _SUMMARIZE.search(text):
+        target = resolve(home, text, named)
+        return _with_how(home, target, summarize_document) if target else None
     if _LIST.search(text):
         return list_assets(home)
-    return HELP
+    if _WHICH.search(text):
+        return which_files(home, text)
+    if _QUESTION.search(text):
+        target = named_target(home, named)
+        files = [target.path] if target else asset_files(home)
+        return quote_figures(home, asked_terms(text), files)
+    return None
+
+
+def _with_how(home: Path, target: Resolved, work: Callable[[Path, Path], str]) -> str:
+    """The work's answer, after the sentence saying which file a topic was taken to mean."""
+    how = target.how(home)
+    body = work(home, target.path)
+    return f"{how}\n\n{body}" if how else body

@@ -124,7 +124,9 @@ def visualization_page(
     # A chart asked for by name comes first, drawn from the whole table that holds it.
     asked = f"{tool.tool_task_purpose}\n{assignment.task.task_purpose}\n{assignment.request}"
     tables = tables_in({**(sources or {}), **texts})
-    specs = (requested_charts(asked, tables) + specs)[: max(3, len(specs))]
+    requested = requested_charts(asked, tables)
+    # Charts asked for by name are the page; others only when none was asked for.
+    specs = requested or specs[:3]
     intro = f"{tool.tool_task_purpose} Material: {', '.join(texts) or 'none'}."
     slug = re.sub(r"[^A-Za-z0-9-]", "-", tool.tool_task_id)
     return chart_page(html.unescape(tool.tool_task_name), intro.strip(), specs, slug), specs

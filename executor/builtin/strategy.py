@@ -1,6 +1,9 @@
-"""The strategy document (STRATEGIZING): themes, largest figures, opportunities, risks, direction.
+"""The strategy document (STRATEGIZING): themes, figures, statements by cue words, the sources'
+own conclusions.
 
-Built from the evidence the analysis documents cite; every point keeps its source.
+Built from the evidence the analysis documents cite; every point keeps its source. An offline
+engine cannot judge: statements are sorted by the words they use (growth words, risk words), and
+said to be, and the only advice in it is the sources' own, quoted. No direction of its own.
 """
 
 from __future__ import annotations
@@ -8,11 +11,11 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from executor.builtin.conclusions import is_conclusion
 from executor.builtin.document import DocContext, bullet_list, opening
 from executor.builtin.evidence import (
     Digest,
     Point,
-    dedupe_points,
     figures_table,
     largest_figures,
     point_line,
@@ -20,6 +23,7 @@ from executor.builtin.evidence import (
     source_heading,
 )
 from executor.builtin.extract import Frozen
+from executor.builtin.passages import Passage
 from executor.builtin.tabular import markdown_table
 from executor.builtin.text import matches_any, terms
 
@@ -101,23 +105,12 @@ def all_points(digests: list[Digest]) -> list[Point]:
     return ranked_points(digests, sum(len(d.points) for d in digests))
 
 
-def direction(digests: list[Digest], limit: int) -> list[Point]:
-    """The recommended moves: the leading opportunities, the leading risk, then the best points."""
-    points = all_points(digests)
-    opportunities, risks = classify(points)
-    return dedupe_points([*opportunities[:2], *risks[:1], *points])[:limit]
-
-
-def direction_intro(found: list[Theme], source_count: int) -> str:
-    """The sentence that frames the recommended direction."""
-    if not found:
-        return "The sources give too little recurring material to name priorities."
-    names = ", ".join(f"**{t.term}**" for t in found[:3])
-    return (
-        f"Concentrate on {names}: these themes recur most across the {source_count} source(s). "
-        "Act on the leading opportunities first, and set a mitigation against each risk before "
-        "committing budget."
-    )
+def sources_conclude(digests: list[Digest], limit: int) -> list[Point]:
+    """The points that are the sources' own conclusions or advice, in order."""
+    return [
+        p for p in all_points(digests)
+        if is_conclusion(Passage(text=p.text, source=p.source, section="", line=0))
+    ][:limit]
 
 
 def render_strategy(context: DocContext, digests: list[Digest]) -> str:
@@ -131,14 +124,16 @@ def render_strategy(context: DocContext, digests: list[Digest]) -> str:
     rows = [[t.term, str(t.mentions), ", ".join(f"`{s}`" for s in t.sources)] for t in found]
     lines += [markdown_table(["Theme", "Mentions", "Sources"], rows), ""] if rows else []
     largest = largest_figures(digests, 8)
-    lines += ["## Largest figures", ""]
+    lines += ["## Figures (each unit ranked on its own)", ""]
     lines += [figures_table(largest), ""] if largest else ["_No figures found._", ""]
-    lines += ["## Opportunities", ""]
-    lines += bullet_list([point_line(p) for p in opportunities[:6]], "No growth signals found.")
-    lines += ["## Risks", ""]
-    lines += bullet_list([point_line(p) for p in risks[:6]], "No risk signals found.")
-    lines += ["## Recommended direction", "", direction_intro(found, len(digests)), ""]
-    moves = direction(digests, 5)
-    lines += [point_line(p, f"{n}.") for n, p in enumerate(moves, 1)]
+    lines += ["## Statements using growth words (matched by keyword, not judged)", ""]
+    lines += bullet_list([point_line(p) for p in opportunities[:6]], "None found.")
+    lines += ["## Statements using risk words (matched by keyword, not judged)", ""]
+    lines += bullet_list([point_line(p) for p in risks[:6]], "None found.")
+    lines += ["## What the sources conclude (quoted as theirs)", ""]
+    lines += bullet_list(
+        [point_line(p) for p in sources_conclude(digests, 6)],
+        "The sources state no conclusion of their own; the offline engine draws none.",
+    )
     lines += ["", "## Sources", "", *(source_heading(0, d) for d in digests)]
     return "\n".join(lines).rstrip() + "\n"

@@ -104,14 +104,24 @@ _TIME_CELL = re.compile(
 )
 
 
+def is_time_cell(cell: str) -> bool:
+    """Whether a cell reads as a year, a date, a month or a quarter."""
+    return bool(_TIME_CELL.match(cell))
+
+
+def is_time_name(name: str) -> bool:
+    """Whether a column's name says it holds times (year, date, month, quarter…)."""
+    return bool(_TIME_NAME.search(name))
+
+
 def is_time_column(table: RawTable, index: int) -> bool:
     """Whether a column holds years, dates, months or quarters (labels, not quantities)."""
     cells = [row[index] for row in table.rows if row[index]]
     if not cells:
         return False
-    timelike = sum(1 for cell in cells if _TIME_CELL.match(cell))
+    timelike = sum(1 for cell in cells if is_time_cell(cell))
     return timelike == len(cells) or (
-        bool(_TIME_NAME.search(table.header[index])) and timelike >= 0.5 * len(cells)
+        is_time_name(table.header[index]) and timelike >= 0.5 * len(cells)
     )
 
 

@@ -2,9 +2,11 @@
 
 Reading is confined exactly like the read tools (`readable_in_home`): `..`, absolute paths,
 links leaving the home, private state and key files are named with the refusal, never read.
-A folder gives its readable text files; a file that is not text is named, not pasted; a chart
-the run drew (.html/.svg in its folders) is named for linking. The fitting is pure: every text
-gets a fair share of the room left in the context window, and a cut is marked as a cut.
+A folder gives its readable text files; a document (PDF, Word, Excel, PowerPoint, HTML) is
+pasted as its markdown (`executor.documents`); another file that is not text is named, not
+pasted; a chart the run drew (.html/.svg in its folders) is named for linking. The fitting is
+pure: every text gets a fair share of the room left in the context window, and a cut is marked
+as a cut.
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from executor.builtin.sources import decode
+from executor.documents import Converted, convert, sniff
+from executor.documents.decoding import decode
+from executor.documents.source import document_note
 from executor.model.budget import cut_to_tokens, estimate_tokens, fair_caps
 from executor.tools.base import ToolRefused
 from executor.tools.confine import is_private_name, readable_in_home
@@ -33,7 +37,7 @@ class Source:
 
     path: str
     text: str | None = None
-    note: str = ""
+    note: str = ""  # why it is not pasted; or, beside a text, what it is ("PDF, 3 pages")
     chart: bool = False
     cut: bool = False  # already cut at the read cap
 
@@ -72,6 +76,8 @@ def read_source(home: Path, path: Path, charts_in: Sequence[Path]) -> Source:
     if path.suffix.lower() in CHART_SUFFIXES and _inside(path, charts_in):
         return Source(shown, note="a chart drawn for this run: link it, do not paste it",
                       chart=True)  # fmt: skip
+    if sniff(path) is not None:
+        return _document(shown, convert(path))
     try:
         with open_regular(path) as handle:  # never blocks on a named pipe
             data = handle.read(MAX_FILE_BYTES + 1)
@@ -86,6 +92,17 @@ def read_source(home: Path, path: Path, charts_in: Sequence[Path]) -> Source:
     if text is None:
         return Source(shown, note="not a text file: named, not pasted")
     return Source(shown, text=text, cut=cut)
+
+
+def _document(shown: str, converted: Converted) -> Source:
+    """A document as its markdown, cut at the read cap like a text file; or why it is not."""
+    if converted.markdown is None:
+        return Source(shown, note=f"cannot be read: {document_note(converted)}")
+    text = converted.markdown
+    cut = len(text.encode()) > MAX_FILE_BYTES
+    if cut:
+        text = text.encode()[:MAX_FILE_BYTES].decode(errors="ignore")
+    return Source(shown, text=text, note=document_note(converted), cut=cut)
 
 
 def gather_sources(
@@ -145,7 +162,8 @@ def render_sources(sources: Sequence[Source]) -> str:
             continue
         fence = fence_for(source.text)
         body = source.text if source.text.endswith("\n") else source.text + "\n"
-        block = f"### `{source.path}`\n\n{fence}text\n{body}{fence}"
+        what = f"{source.note}, as markdown\n\n" if source.note else ""
+        block = f"### `{source.path}`\n\n{what}{fence}text\n{body}{fence}"
         if source.cut:
             block += "\n\n[cut: only the start of this file fits; what follows is not shown]"
         blocks.append(block)

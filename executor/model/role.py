@@ -140,9 +140,14 @@ class ModelExecutor:
         return self._fallback.summarize(path)
 
     def simple_task(self, request: str, home: Path) -> str:
-        """A SIMPLE_TASK reply: the builtin's for its commands, else the model's; never raises."""
+        """A SIMPLE_TASK reply: the builtin's for its exact commands, else the model's.
+
+        Never raises and never declines: a model answers any request it is given.
+        """
         if is_known_command(request):
-            return self._fallback.simple_task(request, home)
+            reply = self._fallback.simple_task(request, home)
+            if reply is not None:
+                return reply
         try:
             package = load_agent_package(role_package_dir(ROLE), self._mapping)
             tools = self._tools if self.mode == "tools" else None

@@ -79,8 +79,8 @@ class ProcessExecutor:
         """The builtin extractive summary (no process per catalogued file)."""
         return self._fallback.summarize(path)
 
-    def simple_task(self, request: str, home: Path) -> str:
-        """A SIMPLE_TASK reply from the builtin engine."""
+    def simple_task(self, request: str, home: Path) -> str | None:
+        """A SIMPLE_TASK reply from the builtin engine, or None when it declines (a run)."""
         return self._fallback.simple_task(request, home)
 
     def _guarded(self, assignment: TaskAssignment) -> ResultSignal:

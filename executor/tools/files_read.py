@@ -8,12 +8,15 @@ from typing import ClassVar
 
 from pydantic import Field
 
+from executor.documents import convert, document_note, sniff
 from executor.tools.base import Arguments, ModelTool, ToolContext, ToolRefused, ToolResult
 from executor.tools.confine import is_private_name, resolve_readable
-from executor.tools.textio import is_binary_file, read_window
+from executor.tools.textio import TextWindow, is_binary_file, read_window, text_window
 from executor.tools.walk import find
 
 GLOB_CHARS = frozenset("*?[")
+# Documents read as their markdown; HTML stays as written, since a model may edit it.
+CONVERTED_KINDS = frozenset({"pdf", "docx", "xlsx", "pptx", "doc", "xls", "ppt"})
 
 
 class ListDirectoryArgs(Arguments):
@@ -77,19 +80,21 @@ class ReadFile(ModelTool[ReadFileArgs]):
 
     name: ClassVar[str] = "read_file"
     description: ClassVar[str] = (
-        "Read a UTF-8 text file of the home. Large files are cut at a size cap with a note "
-        "telling how to continue (offset = first line, 0-based; limit = number of lines)."
+        "Read a UTF-8 text file of the home; a PDF, Word, Excel or PowerPoint file is read as "
+        "markdown (## Page N, ## Slide N, ## Sheet headings). Large files are cut at a size cap "
+        "with a note telling how to continue (offset = first line, 0-based; limit = number of "
+        "lines)."
     )
     arguments_model: ClassVar[type[Arguments]] = ReadFileArgs
 
     def execute(self, context: ToolContext, args: ReadFileArgs) -> ToolResult:
         """Read the file."""
         path = resolve_readable(context, args.path)
-        problem = _unreadable(path, args.path)
-        if problem is not None:
-            return ToolResult.failure(problem)
-        window = read_window(path, args.offset, args.limit, context.limits.read_max_bytes)
-        text = window.text
+        read = _read(path, args.path, args.offset, args.limit, context.limits.read_max_bytes)
+        if isinstance(read, str):
+            return ToolResult.failure(read)
+        window, converted = read
+        text = window.text + converted
         if window.lossy:
             text += "\n[note: the file is not valid UTF-8; undecodable bytes are shown as �]"
         if window.more:
@@ -114,9 +119,26 @@ def _unreadable(path: Path, raw: str) -> str | None:
         return f"{raw!r} is a folder; use list_directory"
     if not path.is_file():
         return f"{raw!r} is not a regular file"
+    return None
+
+
+def _read(
+    path: Path, raw: str, offset: int, limit: int | None, max_bytes: int
+) -> tuple[TextWindow, str] | str:
+    """A window of the file's text and a note when it is a converted document, or why the
+    file cannot be read. PDF, Word, Excel and PowerPoint files are read as their markdown."""
+    problem = _unreadable(path, raw)
+    if problem is not None:
+        return problem
+    if sniff(path) in CONVERTED_KINDS:
+        document = convert(path)
+        if document.markdown is None:
+            return f"{raw!r} cannot be read: {document.note}"
+        note = f"\n[note: {document_note(document)}, converted to markdown]"
+        return text_window(document.markdown, offset, limit, max_bytes), note
     if is_binary_file(path):
         return f"{raw!r} is a binary file; only text files can be read"
-    return None
+    return read_window(path, offset, limit, max_bytes), ""
 
 
 class ReadManyFilesArgs(Arguments):
@@ -149,14 +171,14 @@ class ReadManyFiles(ModelTool[ReadManyFilesArgs]):
                 skipped.append(f"{len(files) - index} more file(s) not read: over the cap")
                 break
             shown = context.relative(path)
-            problem = _unreadable(path, shown)
-            if problem is not None:
-                skipped.append(problem)
+            read = _read(path, shown, 0, None, min(limits.read_max_bytes, budget))
+            if isinstance(read, str):
+                skipped.append(read)
                 continue
-            window = read_window(path, 0, None, min(limits.read_max_bytes, budget))
+            window, converted = read
             budget -= len(window.text.encode("utf-8"))
             note = "\n[truncated at the size cap]" if window.more else ""
-            sections.append(f"--- {shown} ---\n{window.text}{note}")
+            sections.append(f"--- {shown} ---\n{window.text}{converted}{note}")
         skipped = _shorten(skipped)
         if not sections:
             return ToolResult.failure("no file could be read: " + "; ".join(skipped or ["none"]))

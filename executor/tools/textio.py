@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import codecs
+import io
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -59,26 +60,35 @@ def _skip_lines(handle: BinaryIO, count: int) -> None:
 
 def read_window(path: Path, offset: int, limit: int | None, max_bytes: int) -> TextWindow:
     """Read up to `limit` lines from line `offset` (0-based), at most `max_bytes` bytes."""
+    with path.open("rb") as handle:
+        return _window(handle, offset, limit, max_bytes)
+
+
+def text_window(text: str, offset: int, limit: int | None, max_bytes: int) -> TextWindow:
+    """`read_window` over a text already in memory (a document converted to markdown)."""
+    return _window(io.BytesIO(text.encode("utf-8")), offset, limit, max_bytes)
+
+
+def _window(handle: BinaryIO, offset: int, limit: int | None, max_bytes: int) -> TextWindow:
     lines: list[bytes] = []
     used = 0
     more = False
     cut = False
-    with path.open("rb") as handle:
-        _skip_lines(handle, offset)
-        while limit is None or len(lines) < limit:
-            line = handle.readline(max_bytes - used + 1)
-            if not line:
-                break
-            if used + len(line) > max_bytes:
-                more = True
-                if not lines:
-                    # A single line longer than the cap: show its beginning.
-                    lines.append(line[:max_bytes])
-                    cut = True
-                break
-            lines.append(line)
-            used += len(line)
-        else:
-            more = handle.read(1) != b""
+    _skip_lines(handle, offset)
+    while limit is None or len(lines) < limit:
+        line = handle.readline(max_bytes - used + 1)
+        if not line:
+            break
+        if used + len(line) > max_bytes:
+            more = True
+            if not lines:
+                # A single line longer than the cap: show its beginning.
+                lines.append(line[:max_bytes])
+                cut = True
+            break
+        lines.append(line)
+        used += len(line)
+    else:
+        more = handle.read(1) != b""
     text, lossy = decode(b"".join(lines), cut=cut)
     return TextWindow(text, offset + 1, len(lines), more, lossy)

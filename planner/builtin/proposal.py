@@ -1,31 +1,28 @@
-"""The builtin amendment proposal (SPEC §6.4): a keyword reading of the request, made offline.
+"""The builtin amendment proposal (SPEC §6.4): the request and every MODIFY, read by rules.
 
-One instruction per type: GOAL, DELIVERABLE, SOURCES, FORMAT, LANGUAGE, and when they apply
-VISUALS, RESEARCH, STYLE. On MODIFY the user's text is kept verbatim (USER_MODIFICATION) and the
-deliverable, format, visuals, research and language it mentions replace the earlier reading; a
-negation ("no chart", "차트 없이") removes the visuals or research it names. Every ACTIVE
-instruction of an earlier run with the same type and a different content is a conflict that the
-new instruction supersedes.
+`planner.builtin.understanding` reads the constraints; this module turns them into one
+instruction per type (GOAL, DELIVERABLE, AUDIENCE, LENGTH, SOURCES, CHART, LANGUAGE, FORMAT,
+RESEARCH and STYLE when they apply, USER_MODIFICATION with every MODIFY text in order) and a
+visible account of how the request was understood: each constraint with where it came from,
+what was not understood offline, what each MODIFY changed, which past work is reused. Every
+ACTIVE instruction of an earlier run with the same type and a different content is a conflict
+that the new instruction supersedes.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from multiverse.contracts import PlanContext, Proposal, ProposedInstruction
-from multiverse.models import InstructionStatus, UserInstruction
-from planner.builtin.reading import (
-    Reading,
-    chart_words,
-    deliverables,
-    format_words,
-    length_limit,
-    named_language,
-    negated,
-    outside_words,
-    read_request,
+from multiverse.models import AssetType, InstructionStatus, UserInstruction
+from multiverse.tablefile import render_table
+from planner.builtin.sources import guideline_docs
+from planner.builtin.understanding import (
+    Understanding,
+    modifications,
+    sources_instruction,
+    understand,
 )
-from planner.builtin.sources import guideline_docs, original_sources
-from planner.builtin.tasks import describe
-from planner.mode import strip_front_matter
 
 GOAL_LIMIT = 1000
 Instructions = dict[str, ProposedInstruction]
@@ -35,102 +32,77 @@ def _instruction(kind: str, content: str, justification: str) -> ProposedInstruc
     return ProposedInstruction(instruction_type=kind, content=content, justification=justification)
 
 
-def _deliverable(labels: list[str], why: str) -> ProposedInstruction:
-    named = " and ".join(f"{'an' if label[0] in 'aeiou' else 'a'} {label}" for label in labels)
-    content = f"Deliver {named} as markdown in the run's outputs folder."
-    return _instruction("DELIVERABLE", content, why)
+def past_work(context: PlanContext) -> list[tuple[str, str, float]]:
+    """The deliverables of the ranked past runs: (path, run id, score), best run first."""
+    ranked = {past.run_id: past.score for past in context.learning.past_runs}
+    rows = [
+        (entry.file_path, entry.run_id or "", ranked[entry.run_id])
+        for entry in context.catalog
+        if entry.run_id in ranked
+        and entry.asset_type is AssetType.FINAL_OUTPUT
+        and entry.file_path.endswith(".md")
+        and (Path(context.home) / entry.file_path).is_file()
+    ]
+    return sorted(rows, key=lambda row: -row[2])
 
 
-def _format(length: str | None, formats: list[str], why: str) -> ProposedInstruction:
-    parts = ["Markdown with headings, short paragraphs and tables for figures"]
-    if formats:
-        parts.append("using " + ", ".join(formats))
-    if length:
-        parts.append(length)
-    return _instruction("FORMAT", "; ".join(parts) + ".", why)
-
-
-def _visuals(words: list[str], why: str) -> ProposedInstruction:
-    content = "Include charts of the main figures as self-contained HTML next to the deliverable."
-    return _instruction("VISUALS", content, f"{why} ({', '.join(words)}).")
-
-
-def _research(words: list[str], why: str) -> ProposedInstruction:
-    content = "Complement the sources with a web search for recent outside information."
-    return _instruction("RESEARCH", content, f"{why} ({', '.join(words)}).")
-
-
-def base_instructions(context: PlanContext, reading: Reading) -> Instructions:
-    """The instructions read from the request, the sources and the guidelines."""
-    goal = strip_front_matter(context.request).strip() or "(empty request)"
+def base_instructions(context: PlanContext, understood: Understanding) -> Instructions:
+    """The instructions of what was understood, of the sources and of the guidelines."""
+    goal = understood.goal or "(empty request)"
     if len(goal) > GOAL_LIMIT:
         goal = goal[: GOAL_LIMIT - 1].rstrip() + "…"
-    found = {
-        "GOAL": _instruction("GOAL", goal, "The request as written is the run's goal."),
-        "DELIVERABLE": _deliverable(
-            reading.deliverables, "Named in the request (default: report)."
-        ),
-    }
-    sources = original_sources(context)
-    if sources:
-        content = f"Work from the {len(sources)} source files: {', '.join(sources)}."
-        found["SOURCES"] = _instruction("SOURCES", content, "Present in assets/ and the catalog.")
-    else:
-        content = "No source files in assets/: work from the request text alone."
-        found["SOURCES"] = _instruction("SOURCES", content, "assets/ holds no files.")
-    why = "Stated in the request." if reading.length or reading.formats else "House default."
-    found["FORMAT"] = _format(reading.length, reading.formats, why)
-    if reading.charts:
-        found["VISUALS"] = _visuals(reading.charts, "The request asks for a visual")
-    if reading.outside:
-        found["RESEARCH"] = _research(reading.outside, "The request asks for outside information")
-    found["LANGUAGE"] = _instruction(
-        "LANGUAGE",
-        f"Write the deliverables in {reading.language}.",
-        f"The request is written in (or asks for) {reading.language}.",
+    found = {"GOAL": _instruction("GOAL", goal, "The request as written is the run's goal.")}
+    deliverable = understood.deliverable
+    found["DELIVERABLE"] = _instruction(
+        "DELIVERABLE",
+        f"{deliverable.value[0].upper()}{deliverable.value[1:]}, as report.md and report.html "
+        f"in outputs/{context.run_id}/.",
+        f"From {deliverable.origin}.",
     )
+    if understood.audience is not None:
+        found["AUDIENCE"] = _instruction(
+            "AUDIENCE", f"{understood.audience.value}.", f"From {understood.audience.origin}."
+        )
+    found["LENGTH"] = _instruction(
+        "LENGTH", f"{understood.length.value}, ±15 %.", f"From {understood.length.origin}."
+    )
+    found["SOURCES"] = _instruction(
+        "SOURCES",
+        sources_instruction(understood),
+        "The files of assets/ and the catalog"
+        + (", less what you asked to leave out." if understood.left_out else "."),
+    )
+    if understood.charts:
+        found["CHART"] = _instruction(
+            "CHART",
+            "; ".join(chart.instruction() for chart in understood.charts) + ".",
+            "From " + "; ".join(chart.origin for chart in understood.charts) + ".",
+        )
+    found["LANGUAGE"] = _instruction(
+        "LANGUAGE", f"Write in {understood.language.value}.", f"From {understood.language.origin}."
+    )
+    found["FORMAT"] = _instruction(
+        "FORMAT",
+        "Markdown with headings and short sections; every fact with its source and location.",
+        "House default.",
+    )
+    if understood.research is not None:
+        found["RESEARCH"] = _instruction(
+            "RESEARCH",
+            "Complement the sources with a web search for outside information.",
+            f"From {understood.research.origin}.",
+        )
     guidelines = guideline_docs(context)
     if guidelines:
         content = f"Follow the format and style rules of {', '.join(guidelines)}."
         found["STYLE"] = _instruction("STYLE", content, "Guideline documents present.")
-    return found
-
-
-def revise(found: Instructions, text: str, reading: Reading) -> tuple[Instructions, list[str]]:
-    """Apply a MODIFY text; returns the new instructions and what changed, in words."""
-    revised = dict(found)
-    changes = []
-    why = "Your modification asks for it."
-    labels = deliverables(text)
-    if labels:
-        revised["DELIVERABLE"] = _deliverable(labels, why)
-        changes.append(f"deliverable is now {' and '.join(labels)}")
-    length = length_limit(text)
-    formats = format_words(text)
-    if length or formats:
-        revised["FORMAT"] = _format(length or reading.length, formats or reading.formats, why)
-        changes.append("format follows your text")
-    no = negated(text)
-    for kind, words, build in (
-        ("VISUALS", chart_words(text), _visuals),
-        ("RESEARCH", outside_words(text), _research),
-    ):
-        if words and no:
-            if revised.pop(kind, None) is not None:
-                changes.append(f"{kind.lower()} removed")
-        elif words:
-            revised[kind] = build(words, "Your modification asks for it")
-            changes.append(f"{kind.lower()} added")
-    language = named_language(text)
-    if language:
-        revised["LANGUAGE"] = _instruction(
-            "LANGUAGE", f"Write the deliverables in {language}.", why
+    texts = modifications(context)
+    if texts:
+        content = " ".join(f"({n}) {' '.join(t.split())}" for n, t in enumerate(texts, start=1))
+        found["USER_MODIFICATION"] = _instruction(
+            "USER_MODIFICATION", content, "Your modifications, verbatim and in order."
         )
-        changes.append(f"language is now {language}")
-    revised["USER_MODIFICATION"] = _instruction(
-        "USER_MODIFICATION", text.strip(), "Your modification, kept verbatim."
-    )
-    return revised, changes
+    return found
 
 
 def _same(a: str, b: str) -> bool:
@@ -164,54 +136,66 @@ def with_supersedes(
 
 
 def propose(context: PlanContext) -> Proposal:
-    """The offline proposal, revised by `context.modification` when the user asked to MODIFY."""
-    reading = read_request(context.request)
-    found = base_instructions(context, reading)
-    changes: list[str] | None = None
-    if context.modification is not None and context.modification.strip():
-        found, changes = revise(found, context.modification, reading)
+    """The offline proposal: the request and every MODIFY since the first proposal, in order."""
+    understood = understand(context)
     instructions, conflicts, agreements = with_supersedes(
-        list(found.values()), context.past_instructions, context.run_id
+        list(base_instructions(context, understood).values()),
+        context.past_instructions,
+        context.run_id,
     )
-    understanding = _understanding(context, reading, changes, len(conflicts), agreements)
     return Proposal(
-        understanding=understanding,
+        understanding=understanding_text(context, understood, len(conflicts), agreements),
         instructions=instructions,
         conflicts=conflicts,
         made_offline=True,
     )
 
 
-def _understanding(
-    context: PlanContext, reading: Reading, changes: list[str] | None, conflicts: int, agree: int
+def _table(columns: list[str], rows: list[list[str]]) -> str:
+    return "".join(render_table(columns, rows)).rstrip("\n")
+
+
+def understanding_text(
+    context: PlanContext, understood: Understanding, conflicts: int, agree: int
 ) -> str:
-    sources = original_sources(context)
-    lines = [
-        f"Request: {_short(strip_front_matter(context.request), 300)}",
-        f"Deliverables detected: {', '.join(reading.deliverables)}"
-        + (f", with charts ({', '.join(reading.charts)})" if reading.charts else "")
-        + (f", {reading.length}" if reading.length else "")
-        + ".",
-        f"Sources available: {len(sources)} file(s): {describe(sources)}."
-        if sources
-        else "Sources available: none in assets/; the work relies on the request text.",
-        f"Language: {reading.language}.",
+    """How the request was understood: a table of constraints with their origin, then what was
+    not understood, what each MODIFY changed, the past work reused and the learning context."""
+    rows = [[item.kind.lower(), item.value, item.origin] for item in understood.items()]
+    used = [s for s in understood.sources if s not in understood.left_out]
+    rows.append(
+        [
+            "sources",
+            f"{len(used)} file(s): " + ", ".join(f"`{s}`" for s in used) if used else "none",
+            "assets/ and the catalog",
+        ]
+    )
+    if understood.research is None:
+        rows.append(["web search", "none", "the request asks for no outside information"])
+    parts = [
+        "Read offline by fixed rules; each line says where it came from.",
+        _table(["asked", "understood as", "from"], rows),
+        "**Not understood offline** (nothing was guessed; a model would read these):",
     ]
-    if reading.outside:
-        lines.append(
-            f"Outside information requested ({', '.join(reading.outside)}): a web search is "
-            "planned before the consolidated analysis."
-        )
+    missing = [f'- "{i.value}" ({i.kind.lower()}): {i.origin}' for i in understood.not_understood]
+    parts.append(
+        "\n".join(missing) if missing else "- nothing: every part of the request was read."
+    )
+    if understood.changes:
+        parts += [
+            "**Changed by your modifications** (all applied, in order):",
+            "\n".join(f"- {line}" for line in understood.changes),
+        ]
+    reused = past_work(context)
+    if reused:
+        parts += [
+            "**Past work reused** (the deliverables of similar past runs, read as references):",
+            "\n".join(f"- `{path}` (run {run}, BM25 {score:.3f})" for path, run, score in reused),
+        ]
     past = len(context.learning.past_runs)
-    lines.append(
+    parts.append(
         f"Learning context: {past} similar past run(s); {agree} earlier instruction(s) agree, "
         f"{conflicts} conflict."
         if past or context.past_instructions
         else "Learning context: first run, no past runs."
     )
-    if changes is not None:
-        said = _short(context.modification or "", 300)
-        done = "; ".join(changes) if changes else "kept as a verbatim instruction"
-        lines.append(f'Revised after your modification "{said}": {done}.')
-    lines.append("Made offline by the builtin engine: a keyword reading of the request, no model.")
-    return "\n".join(f"- {line}" for line in lines)
+    return "\n\n".join(parts)

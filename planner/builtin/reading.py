@@ -9,6 +9,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from multiverse.asks import CHART_WORDS, chart_words, script_language
+
+__all__ = ["CHART_WORDS", "chart_words", "script_language"]  # read here by older callers
+
 # Deliverable keyword -> the label used in plans and proposals (first match wins the order).
 DELIVERABLES = (
     ("memo", "memo"),
@@ -31,7 +35,6 @@ DELIVERABLES = (
     ("요약", "summary"),
 )
 PRIMARY_DELIVERABLES = ("memo", "report", "presentation")
-CHART_WORDS = ("chart", "graph", "visual", "figure", "plot", "차트", "그래프", "시각화", "도표")
 OUTSIDE_WORDS = (
     "market",
     "competitor",
@@ -121,11 +124,6 @@ def deliverables(text: str) -> list[str]:
     return primary or labels
 
 
-def chart_words(text: str) -> list[str]:
-    """The chart/visual words of the text."""
-    return _found(text, CHART_WORDS)
-
-
 def outside_words(text: str) -> list[str]:
     """The words asking for outside (market, web, recent) information."""
     return _found(text, OUTSIDE_WORDS)
@@ -161,32 +159,6 @@ def length_limit(text: str) -> str | None:
 def format_words(text: str) -> list[str]:
     """Format words the text uses (markdown, table, bullet, …)."""
     return _found(text, FORMAT_WORDS)
-
-
-def script_language(text: str) -> str:
-    """The language a text is written in, judged by its script (Hangul, kana, Han, Latin)."""
-    counts = {"Korean": 0, "Japanese": 0, "Chinese": 0, "Latin": 0, "Cyrillic": 0}
-    for char in text:
-        code = ord(char)
-        if 0xAC00 <= code <= 0xD7A3 or 0x1100 <= code <= 0x11FF or 0x3130 <= code <= 0x318F:
-            counts["Korean"] += 1
-        elif 0x3040 <= code <= 0x30FF:
-            counts["Japanese"] += 1
-        elif 0x4E00 <= code <= 0x9FFF:
-            counts["Chinese"] += 1
-        elif 0x0400 <= code <= 0x04FF:
-            counts["Cyrillic"] += 1
-        elif char.isascii() and char.isalpha():
-            counts["Latin"] += 1
-    if counts["Japanese"]:
-        return "Japanese"
-    # Hangul weighs more: a Korean request usually quotes English names and file paths.
-    if counts["Korean"] * 3 >= counts["Latin"] and counts["Korean"]:
-        return "Korean"
-    best = max(counts, key=lambda name: counts[name])
-    if counts[best] == 0:
-        return "English"
-    return {"Latin": "English", "Cyrillic": "Russian"}.get(best, best)
 
 
 @dataclass(frozen=True)

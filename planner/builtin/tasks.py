@@ -12,8 +12,10 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from multiverse.asks import sources_in
 from multiverse.contracts import PlanContext, TasksPlan
 from multiverse.models import AssetType, MajorStage, Phase, Task, task_id_of
+from planner.builtin.proposal import past_work
 from planner.builtin.reading import Reading, chart_words, deliverables, first_line, read_request
 from planner.builtin.sources import (
     fallback_inputs,
@@ -22,7 +24,9 @@ from planner.builtin.sources import (
     original_sources,
     run_rows,
     unique,
+    usable,
 )
+from planner.builtin.understanding import understand
 from planner.validation import is_publishing_stage, request_path
 
 GROUP_SIZE = 3
@@ -43,22 +47,47 @@ class Draft:
 
 def intent(context: PlanContext) -> Reading:
     """The request's reading; the run's confirmed instructions decide deliverables, visuals and
-    research once they exist (a MODIFY may have changed what the request said)."""
+    research once they exist (a MODIFY, or an edit of the proposal, may have changed them)."""
     reading = read_request(context.request)
     own = [i for i in context.instructions if i.run_id == context.run_id]
     if not own:
         return reading
     wanted = [i.content for i in own if i.instruction_type == "DELIVERABLE"]
-    visuals = [i.content for i in own if i.instruction_type == "VISUALS"]
+    visuals = [i.content for i in own if i.instruction_type in ("VISUALS", "CHART")]
     research = any(i.instruction_type == "RESEARCH" for i in own)
+    length = next((i.content for i in own if i.instruction_type == "LENGTH"), None)
     return Reading(
         deliverables=deliverables(" ".join(wanted)) or reading.deliverables,
-        charts=chart_words(" ".join(visuals)),
+        charts=chart_words(" ".join(visuals)) or (["chart"] if visuals else []),
         outside=(reading.outside or ["outside information"]) if research else [],
         language=reading.language,
-        length=reading.length,
+        length=length.rstrip(".") if length else reading.length,
         formats=reading.formats,
     )
+
+
+def run_sources(context: PlanContext) -> list[str]:
+    """The source files of this run: its SOURCES instruction as confirmed (or edited), read
+    back; before one exists, what the request and its MODIFY texts say."""
+    own = [
+        i.content
+        for i in context.instructions
+        if i.run_id == context.run_id and i.instruction_type == "SOURCES"
+    ]
+    available = original_sources(context)
+    if not own:
+        understood = understand(context)
+        return [s for s in understood.sources if s not in understood.left_out]
+    used, left_out = sources_in(own[0])
+    home = Path(context.home)
+    named = [p for p in used if usable(home, p) and (home / p).is_file()]
+    chosen = named if used else available
+    return [s for s in chosen if s not in left_out]
+
+
+def past_references(context: PlanContext) -> list[str]:
+    """The deliverables of the ranked past runs (the learning context), as candidate references."""
+    return [path for path, _, _ in past_work(context)]
 
 
 def describe(paths: list[str]) -> str:
@@ -113,7 +142,8 @@ def _inputs(context: PlanContext, *types: AssetType) -> list[str]:
 
 def _fact_extraction(context: PlanContext, folder: str) -> list[Draft]:
     request = request_path(context.run_id)
-    sources = original_sources(context)
+    sources = run_sources(context)
+    past = past_references(context)
     if not sources:
         refs = [request, *first_analysis(context)]
         purpose = (
@@ -123,7 +153,7 @@ def _fact_extraction(context: PlanContext, folder: str) -> list[Draft]:
         return [Draft("Extract request facts", purpose, refs, f"{folder}/facts_01.md")]
     size = max(GROUP_SIZE, math.ceil(len(sources) / MAX_TASKS))
     groups = [sources[start : start + size] for start in range(0, len(sources), size)]
-    return [
+    drafts = [
         Draft(
             f"Extract facts ({number}/{len(groups)})",
             f"Extract headings, figures with their context and key sentences from "
@@ -133,6 +163,17 @@ def _fact_extraction(context: PlanContext, folder: str) -> list[Draft]:
         )
         for number, group in enumerate(groups, start=1)
     ]
+    if past:
+        drafts.append(
+            Draft(
+                "Read past work",
+                f"Extract what the deliverables of similar past runs ({describe(past)}) say "
+                "that bears on the request, with the sources they cite.",
+                [request, *past],
+                f"{folder}/facts_past.md",
+            )
+        )
+    return drafts
 
 
 def _consolidation(context: PlanContext, stage: MajorStage, folder: str) -> Draft:
@@ -147,7 +188,7 @@ def _consolidation(context: PlanContext, stage: MajorStage, folder: str) -> Draf
         if any((entry.source_task_id or "").startswith(f"{sid}-") for sid in earlier)
     ]
     refs = rows or _inputs(context, AssetType.ANALYSIS_REPORT)
-    outside = intent(context).outside
+    outside = intent(context).outside if _asked_research(context) else []
     pre = ""
     if outside and "web_search" in context.tool_types:  # no search the mapping cannot serve
         pre = (
@@ -198,20 +239,25 @@ def _publishing(context: PlanContext) -> Draft:
         AssetType.ANALYSIS_REPORT,
         AssetType.TOOL_OUTPUT,
     )
-    refs = _inputs(context, *types) + guideline_docs(context)
+    # The sources themselves too: the brief quotes and locates each fact in its original file,
+    # and draws the charts asked for from the whole tables (no tool task: nothing else is drawn).
+    refs = _inputs(context, *types) + run_sources(context) + guideline_docs(context)
     reading = intent(context)
     output = f"outputs/{context.run_id}/report.md"
-    post = ""
-    if reading.charts and "data_visualization" in context.tool_types:
-        post = (
-            f"Chart the main figures of the published {reading.deliverables[0]} "
-            f"({', '.join(reading.charts)}) as self-contained HTML in outputs/{context.run_id}/."
-        )
     purpose = (
-        f"Assemble and publish the {' and '.join(reading.deliverables)} in {reading.language} "
-        f"following the assembly plan and the format rules, from {describe(refs)}."
+        f"Publish an evidence brief for the request ({', '.join(reading.deliverables)} asked) in "
+        f"{reading.language}: the facts of {describe(refs)} ranked by relevance, the sources' own "
+        "conclusions quoted, the charts asked for."
     )
-    return Draft("Publish the deliverable", purpose, refs, output, post=post)
+    return Draft("Publish the deliverable", purpose, refs, output)
+
+
+def _asked_research(context: PlanContext) -> bool:
+    """Whether this run's instructions ask for a web search (before confirmation: the request)."""
+    own = [i for i in context.instructions if i.run_id == context.run_id]
+    if own:
+        return any(i.instruction_type == "RESEARCH" for i in own)
+    return understand(context).research is not None
 
 
 def _synthesis(context: PlanContext, phase: Phase, folder: str) -> Draft:

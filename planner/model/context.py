@@ -44,11 +44,15 @@ def active_past_ids(context: PlanContext) -> list[str]:
 
 def proposal_values(context: PlanContext) -> dict[str, str]:
     """Values of the `proposal` template."""
-    modification = (context.modification or "").strip()
-    if modification:
+    texts = [t.strip() for t in context.modifications if t.strip()]
+    if not texts and (context.modification or "").strip():
+        texts = [(context.modification or "").strip()]
+    if texts:
+        # MODIFY is cumulative: the proposal honours every text since the first, in order.
         modification_block = (
-            "The user answered MODIFY to the previous proposal; revise it to honour this text:\n\n"
-            + quoted(modification, "text")
+            "The user answered MODIFY to earlier proposals; revise the first proposal to honour "
+            "every one of these texts, applied in order (a later one wins where they differ):\n\n"
+            + "\n\n".join(quoted(text, f"modify-{n}") for n, text in enumerate(texts, 1))
         )
     else:
         modification_block = "(none: this is the first proposal)"

@@ -141,7 +141,7 @@ class ModelPlanner:
         package = self.package()
         if not self.asker.serves(package.card.tier):
             return self._offline("proposal", context, self.builtin.propose)
-        modification = (context.modification or "").strip()
+        modification = "\n".join(context.modifications or [context.modification or ""]).strip()
         job = PlanJob(
             target="proposal",
             template="proposal",

@@ -1,0 +1,282 @@
+"""Relevance: passages ranked by how well they match a request (BM25 over their terms).
+
+Pure. The query is the request with its MODIFY texts and the task's purpose; the words that
+only say what to produce ("write", "memo", "two-page", "chart") are dropped, since they say
+nothing about which facts matter. A passage that shares no term with the query scores 0: it
+is not presented as bearing on the request.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from rank_bm25 import BM25Okapi
+
+from executor.builtin.passages import Passage
+from executor.builtin.text import terms
+
+# Words of a request that name the work, not its subject.
+WORK_WORDS = frozenset(
+    [
+        "analyse",
+        "analyze",
+        "analysis",
+        "write",
+        "written",
+        "make",
+        "create",
+        "prepare",
+        "produce",
+        "draft",
+        "give",
+        "provide",
+        "summarise",
+        "summarize",
+        "summary",
+        "memo",
+        "memos",
+        "report",
+        "reports",
+        "brief",
+        "briefing",
+        "note",
+        "notes",
+        "document",
+        "documents",
+        "page",
+        "pages",
+        "pager",
+        "chart",
+        "charts",
+        "graph",
+        "graphs",
+        "plot",
+        "table",
+        "tables",
+        "figure",
+        "figures",
+        "asset",
+        "assets",
+        "file",
+        "files",
+        "folder",
+        "based",
+        "short",
+        "long",
+        "word",
+        "words",
+        "markdown",
+        "please",
+        "want",
+        "need",
+        "help",
+        "show",
+        "including",
+        "include",
+        "detailed",
+        "deck",
+        "slides",
+        "presentation",
+        "작성",
+        "작성해",
+        "정리",
+        "정리해",
+        "요약",
+        "요약해",
+        "보고서",
+        "메모",
+        "문서",
+        "자료",
+        "차트",
+        "그래프",
+        "페이지",
+        "바탕",
+        "바탕으로",
+        "주세요",
+        "해주세요",
+    ]
+)
+
+
+# Words the Planner's task purposes use to say what a task does; a purpose is read for its
+# subject (a person may write "only what concerns Finland"), so these carry no weight.
+PURPOSE_WORDS = WORK_WORDS | frozenset(
+    [
+        "publish",
+        "publishing",
+        "evidence",
+        "request",
+        "requested",
+        "asked",
+        "fact",
+        "facts",
+        "rank",
+        "ranked",
+        "ranking",
+        "relevance",
+        "source",
+        "sources",
+        "conclusion",
+        "conclusions",
+        "quote",
+        "quoted",
+        "extract",
+        "extracting",
+        "headings",
+        "heading",
+        "context",
+        "key",
+        "sentence",
+        "sentences",
+        "section",
+        "sections",
+        "noting",
+        "bear",
+        "bears",
+        "consolidate",
+        "recurring",
+        "theme",
+        "themes",
+        "compared",
+        "across",
+        "gap",
+        "gaps",
+        "open",
+        "question",
+        "questions",
+        "assess",
+        "strength",
+        "strengths",
+        "weakness",
+        "weaknesses",
+        "opportunity",
+        "opportunities",
+        "threat",
+        "threats",
+        "swot",
+        "style",
+        "option",
+        "options",
+        "direction",
+        "fuse",
+        "refined",
+        "refine",
+        "claim",
+        "supporting",
+        "implication",
+        "assembly",
+        "outline",
+        "block",
+        "feeds",
+        "workspace",
+        "runs",
+        "run",
+        "analyzing",
+        "strategizing",
+        "refining",
+        "generating",
+        "output",
+        "outputs",
+        "past",
+        "similar",
+        "deliverable",
+        "deliverables",
+        "read",
+        "cite",
+        "cites",
+        "english",
+        "korean",
+        "language",
+        "per",
+        "one",
+        "each",
+        "wrote",
+        "written",
+        "plan",
+        "planned",
+        "task",
+        "tasks",
+        "stage",
+        "stages",
+        "phase",
+        "phases",
+        "leave",
+        "add",
+        "remove",
+        "drop",
+        "instead",
+        "change",
+        "make",
+        "keep",
+        "web",
+        "search",
+        "searching",
+        "internet",
+        "page",
+        "pages",
+        "word",
+        "words",
+    ]
+)
+_PATHLIKE = re.compile(r"`[^`]*`|\S+/\S+|\S+\.(?:md|csv|tsv|pdf|docx|xlsx|pptx|html|txt)\b")
+
+
+def purpose_focus(purpose: str) -> str:
+    """The subject words of a task's purpose (paths and the Planner's own vocabulary dropped)."""
+    kept = [t for t in _words(_PATHLIKE.sub(" ", purpose)) if t not in PURPOSE_WORDS]
+    return " ".join(kept)
+
+
+def _stem(term: str) -> str:
+    """A crude English stem (plural and -ing/-ed endings) so "markets" meets "market"."""
+    if not term.isascii() or len(term) <= 4:
+        return term
+    for suffix in ("ing", "ed", "es", "s"):
+        if term.endswith(suffix) and len(term) - len(suffix) >= 4:
+            return term[: -len(suffix)]
+    return term
+
+
+_POSSESSIVE = re.compile(r"['’]s\b")
+
+
+def _words(text: str) -> list[str]:
+    """The terms of a text with hyphens and possessives undone ("Finland's" meets "Finland")."""
+    return terms(_POSSESSIVE.sub("", text).replace("-", " "))
+
+
+def subject_words(text: str) -> list[str]:
+    """The words of a query that say what it is about, as written (lower-cased), once each."""
+    return list(dict.fromkeys(t for t in _words(text) if t not in WORK_WORDS))
+
+
+def query_terms(text: str) -> list[str]:
+    """The terms of a query that say what it is about, stemmed as passages are."""
+    return [_stem(t) for t in subject_words(text)]
+
+
+def passage_terms(passage: Passage) -> list[str]:
+    """The terms a passage is matched on: its text and its section heading (not the document's
+    title, which every passage under it would share)."""
+    section = passage.section if passage.depth > 1 else ""
+    return [_stem(t) for t in _words(f"{passage.text} {section}")]
+
+
+def rank(passages: Sequence[Passage], query: str) -> list[tuple[Passage, float]]:
+    """Every passage with its BM25 score for the query, best first (ties: document order)."""
+    if not passages:
+        return []
+    wanted = query_terms(query)
+    corpus = [passage_terms(p) or ["∅"] for p in passages]
+    if not wanted:
+        return [(p, 0.0) for p in passages]
+    scores = BM25Okapi(corpus).get_scores(wanted)
+    # BM25's idf goes to zero or below for a term in most passages; a passage still holding
+    # a query term bears on the request, so it keeps a small positive score.
+    floor = [0.001 if set(wanted) & set(terms_) else 0.0 for terms_ in corpus]
+    scored = [
+        (p, max(float(s), f) if f else 0.0) for p, s, f in zip(passages, scores, floor, strict=True)
+    ]
+    order = sorted(range(len(scored)), key=lambda i: (-scored[i][1], i))
+    return [scored[i] for i in order]

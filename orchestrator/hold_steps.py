@@ -1,0 +1,101 @@
+"""The Orchestrator's side of a hold: holding a run for a person's review of its plan, and
+taking their answer (RESUME in user_response.md, which `multiverse resume RUN` writes)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import structlog
+
+from multiverse.contracts import Message, MessageKind
+from multiverse.models import Status
+from multiverse.schemas import MAJOR_STAGES, TASKS
+from orchestrator.crew import Crew
+from orchestrator.decisions import DecisionKind
+from orchestrator.holds import (
+    HoldRecord,
+    ReleaseRecord,
+    describe,
+    hold_name,
+    plan_of,
+    release_name,
+)
+from orchestrator.responses import archive_response
+from orchestrator.signals import SignalBox
+from orchestrator.steps import Step
+from orchestrator.view import RunView
+
+log = structlog.get_logger(__name__)
+
+
+def hold(crew: Crew, view: RunView, step: Step) -> None:
+    """Record the hold, say once what the run waits for, and show it waiting for the user.
+
+    In this order, so that a crash in between is finished by the same step: the record is
+    the hold; the message and the run's status only say so.
+    """
+    paths = crew.home.run(view.run_id)
+    box = SignalBox(paths.signals)
+    name = hold_name(step.reason)
+    record = box.read(name, HoldRecord)
+    if record is None:
+        plan = plan_of(step.reason)
+        spec = None if plan is None else TASKS if plan[0] == "tasks" else MAJOR_STAGES
+        record = HoldRecord(
+            reason=step.reason,
+            table=crew.home.relative(paths.db / spec.filename) if spec else "",
+            since=datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
+        )
+        box.write(name, record)
+        log.info("run_held", run_id=view.run_id, reason=step.reason)
+    facts = {"plan": describe(record.reason), "table": record.table, "reason": record.reason}
+    crew.speaker.tell(Message(kind=MessageKind.HOLD, run_id=view.run_id, facts=facts), once=name)
+    crew.process_runs.compare_and_set(
+        view.run_id, Status.PENDING, status=Status.AWAITING_CONFIRMATION
+    )
+
+
+def answer_hold(crew: Crew, view: RunView, step: Step) -> None:
+    """RESUME releases every open hold and the run goes on; any other answer is refused.
+
+    Release records, then the answer set aside, then the run's row back to PENDING: a crash
+    in between is finished by the same step (without an answer, only the row is left to do).
+    """
+    paths = crew.home.run(view.run_id)
+    decision = step.decision
+    if decision is not None and decision.kind is not DecisionKind.RESUME:
+        text = decision.text or decision.kind.value
+        crew.speaker.tell(
+            Message(
+                kind=MessageKind.NOTICE,
+                run_id=view.run_id,
+                facts={
+                    "text": (
+                        f"Run `{view.run_id}` holds for your review of its plan, so it takes "
+                        f"RESUME (`multiverse resume {view.run_id}`) or CANCEL; the answer "
+                        f"was set aside:\n\n> {text}"
+                    )
+                },
+            )
+        )
+        archive_response(paths, "refused")
+        return
+    box = SignalBox(paths.signals)
+    for record in view.holds:
+        name = release_name(record.reason)
+        box.write(name, ReleaseRecord(reason=record.reason))
+        log.info("run_released", run_id=view.run_id, reason=record.reason)
+        crew.speaker.tell(_released(view.run_id, record), once=name)
+    if decision is not None:  # before the row changes: a RESUME left behind would end a later hold
+        archive_response(paths, "resume")
+    crew.process_runs.compare_and_set(
+        view.run_id, Status.AWAITING_CONFIRMATION, status=Status.PENDING
+    )
+
+
+def _released(run_id: str, record: HoldRecord) -> Message:
+    where = f" in `{record.table}`" if record.table else ""
+    text = (
+        f"Run `{run_id}` goes on, as you asked, with {describe(record.reason)} as it is now{where}."
+    )
+    return Message(kind=MessageKind.NOTICE, run_id=run_id, facts={"text": text})

@@ -1,0 +1,158 @@
+"""Documents people have (PDF, Word, Excel, PowerPoint, HTML) converted to markdown with
+location headings, and the ones that cannot be read named with why."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from executor.documents import convert, sniff
+from executor.documents import pdf as pdf_reader
+from executor.documents import xlsx as xlsx_reader
+
+from makedocs import (
+    DOCX_KOREAN,
+    DOCX_SENTENCE,
+    HTML_SENTENCE,
+    PDF_PAGE_2,
+    PPTX_SENTENCE,
+    encrypt_pdf,
+    write_blank_pdf,
+    write_docx,
+    write_html,
+    write_pdf,
+    write_pptx,
+    write_xlsx,
+)
+
+
+def section(markdown: str, heading: str) -> str:
+    """The text under `heading` up to the next heading of any level."""
+    after = markdown.split(heading + "\n", 1)[1]
+    return after.split("\n#", 1)[0]
+
+
+def test_pdf_is_read_page_by_page(tmp_path: Path) -> None:
+    """A PDF's text comes under `## Page N` headings; its metadata title leads."""
+    converted = convert(write_pdf(tmp_path / "study.pdf"))
+    assert converted.kind == "pdf" and converted.note == ""
+    assert converted.title == "E-Bike Market Study" and converted.label == "PDF, 2 pages"
+    markdown = converted.markdown or ""
+    assert markdown.startswith("# E-Bike Market Study\n")
+    assert "The market grew in every region" in section(markdown, "## Page 1")
+    assert "2.1 million e-bikes in 2024" in section(markdown, "## Page 2")
+    assert " ".join(section(markdown, "## Page 2").split()).startswith(PDF_PAGE_2)
+
+
+def test_pdf_page_cap_is_stated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the page cap the note says exactly which pages were read."""
+    monkeypatch.setattr(pdf_reader, "MAX_PAGES", 1)
+    converted = convert(write_pdf(tmp_path / "study.pdf"))
+    assert converted.note == "first 1 page of 2"
+    markdown = converted.markdown or ""
+    assert "## Page 1" in markdown and "## Page 2" not in markdown
+
+
+def test_docx_keeps_heading_levels_lists_and_tables(tmp_path: Path) -> None:
+    """Word styles become markdown: Title and Heading 1 `#`, Heading 2 `##`, tables as pipes."""
+    converted = convert(write_docx(tmp_path / "fleet.docx"))
+    markdown = converted.markdown or ""
+    assert converted.kind == "docx" and converted.title == "Fleet Review 2024"
+    assert "# Fleet Review 2024\n" in markdown and "# Summary\n" in markdown
+    assert DOCX_SENTENCE in section(markdown, "# Summary")
+    assert "- Berlin and Hamburg led the growth." in markdown
+    assert "| city | bikes |\n| --- | --- |\n| Berlin | 1,200 |\n| Hamburg | 800 |" in markdown
+    assert DOCX_KOREAN in section(markdown, "## Korea")
+    assert converted.label.startswith("Word document, ") and converted.label.endswith(" words")
+
+
+def test_xlsx_sheets_are_tables_under_their_names(tmp_path: Path) -> None:
+    """Each sheet comes under `## Sheet: name` as a pipe table of its values."""
+    converted = convert(write_xlsx(tmp_path / "sales.xlsx"))
+    markdown = converted.markdown or ""
+    assert converted.kind == "xlsx" and converted.label == "Excel workbook, 2 sheets"
+    sales = section(markdown, "## Sheet: Sales")
+    assert "| region | units | revenue |" in sales and "| DE | 100 | 1000.5 |" in sales
+    assert "| as of | 2024-12-31 |" in section(markdown, "## Sheet: Notes")
+    assert converted.note == ""
+
+
+def test_xlsx_row_cap_is_stated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sheet longer than the row cap is cut, and the note says which rows were kept."""
+    monkeypatch.setattr(xlsx_reader, "MAX_ROWS", 10)
+    converted = convert(write_xlsx(tmp_path / "sales.xlsx", rows=30))
+    assert converted.note == "sheet Sales: first 10 rows of 31"
+    sales = section(converted.markdown or "", "## Sheet: Sales")  # the header and 9 rows
+    assert "| IT | 108 | 1008.5 |" in sales and "| DE | 109 |" not in sales
+
+
+def test_pptx_slides_are_headings_with_their_titles(tmp_path: Path) -> None:
+    """Each slide is `## Slide N: title`, with its bullets, tables and speaker notes."""
+    converted = convert(write_pptx(tmp_path / "deck.pptx"))
+    markdown = converted.markdown or ""
+    assert converted.kind == "pptx" and converted.label == "PowerPoint deck, 2 slides"
+    first = section(markdown, "## Slide 1: Rider growth")
+    assert f"- {PPTX_SENTENCE}" in first and "Notes: Mention the Berlin pilot." in first
+    second = section(markdown, "## Slide 2: Riders by city")
+    assert "| city | riders |" in second and "| Berlin | 5,400 |" in second
+
+
+def test_html_article_is_its_main_content(tmp_path: Path) -> None:
+    """A saved page is its article as markdown, without navigation or footer."""
+    converted = convert(write_html(tmp_path / "article.html"))
+    markdown = converted.markdown or ""
+    assert converted.kind == "html" and converted.title == "Cargo bikes take over city logistics"
+    assert HTML_SENTENCE in markdown and "## Costs" in markdown
+    assert "Weather" not in markdown and "All rights reserved" not in markdown
+
+
+def test_a_document_is_known_by_its_bytes_not_only_its_name(tmp_path: Path) -> None:
+    """A PDF or a Word file under another name is still read as what it is."""
+    renamed = write_pdf(tmp_path / "study.pdf").rename(tmp_path / "study.bin")
+    assert sniff(renamed) == "pdf"
+    assert PDF_PAGE_2[:30] in (convert(renamed).markdown or "")
+    word = write_docx(tmp_path / "fleet.docx").rename(tmp_path / "fleet.data")
+    assert sniff(word) == "docx"
+    (tmp_path / "notes.txt").write_text("plain text", "utf-8")
+    assert sniff(tmp_path / "notes.txt") is None
+
+
+def test_unreadable_documents_say_why(tmp_path: Path) -> None:
+    """Damaged, encrypted, image-only and old binary files are notes, never exceptions."""
+    corrupt = tmp_path / "broken.docx"
+    corrupt.write_bytes(bytes(range(256)) * 40)
+    assert convert(corrupt).markdown is None
+    assert convert(corrupt).note.startswith("not a valid .docx (not a zip archive")
+
+    truncated = tmp_path / "cut.xlsx"
+    truncated.write_bytes(write_xlsx(tmp_path / "whole.xlsx").read_bytes()[:300])
+    assert convert(truncated).note.startswith("not a valid .xlsx (corrupt zip")
+
+    wrong_zip = tmp_path / "slides.pptx"
+    with zipfile.ZipFile(wrong_zip, "w") as archive:
+        archive.writestr("readme.txt", "not a deck")
+    assert convert(wrong_zip).note == "not a valid .pptx (the archive has no ppt/presentation.xml)"
+
+    blank = convert(write_blank_pdf(tmp_path / "scan.pdf"))
+    assert blank.markdown is None
+    assert blank.note == "PDF with no extractable text (scanned images?)"
+
+    locked = encrypt_pdf(write_pdf(tmp_path / "plain.pdf"), tmp_path / "locked.pdf", "secret")
+    assert convert(locked).note == "encrypted PDF (a password is needed to open it)"
+
+    fake = tmp_path / "fake.pdf"
+    fake.write_text("this is not a pdf", "utf-8")
+    assert convert(fake).note.startswith("not a valid PDF (no %PDF header")
+
+    legacy = tmp_path / "old.doc"
+    legacy.write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(600))
+    assert convert(legacy).note == "old binary Office format (.doc): not read; save it as .docx"
+
+
+def test_pdf_protected_without_password_is_read(tmp_path: Path) -> None:
+    """An encrypted PDF whose user password is empty (copy or print protection) opens."""
+    protected = encrypt_pdf(write_pdf(tmp_path / "plain.pdf"), tmp_path / "protected.pdf", "")
+    converted = convert(protected)
+    assert "2.1 million e-bikes" in (converted.markdown or "") and converted.note == ""

@@ -1,0 +1,276 @@
+"""A plan is visible and editable before it runs: `daemon.pause_before` holds a run after the
+Planner writes a plan, until `multiverse resume RUN`; the hold is evidence, so it survives a
+killed daemon, and each plan holds once."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from multiverse.atomic import atomic_write_text
+from multiverse.home import Home
+from multiverse.models import ProcessRun, Status, Task
+from multiverse.schemas import PROCESS_RUNS, TASKS
+from multiverse.store import TableStore
+from orchestrator.holds import ReleaseRecord, open_hold_names, release_name
+from orchestrator.runner import StepRunner
+from orchestrator.signals import SignalBox
+from orchestrator.steps import StepKind
+
+from journey import cli, copy_assets, once, wait_for
+from stepping import builtin_crew, confirmed_run, steps_until_settled
+
+REQUEST = "Write a short market memo from the report.\n"
+
+
+def _pause_before(home: Home, levels: str) -> None:
+    atomic_write_text(home.mapping_file, f"daemon:\n  pause_before: {levels}\n")
+
+
+def _run(home: Home) -> ProcessRun | None:
+    try:
+        rows = TableStore().table(PROCESS_RUNS, home.db / PROCESS_RUNS.filename).rows()
+    except Exception:  # the daemon is writing it: asked again at the next poll
+        return None
+    return rows[0] if rows else None
+
+
+def _holds(home: Home, run_id: str) -> list[str]:
+    """Every hold signal of the run (open or released)."""
+    return sorted(n for n in SignalBox(home.run(run_id).signals).names() if n.startswith("hold-"))
+
+
+def _held(home: Home) -> str | None:
+    """The run's id once it holds: its row waits for the user and a hold is open."""
+    run = _run(home)
+    if run is None or run.status is not Status.AWAITING_CONFIRMATION:
+        return None
+    names = SignalBox(home.run(run.run_id).signals).names()
+    return run.run_id if open_hold_names(names) else None
+
+
+def _settled(home: Home) -> bool:
+    run = _run(home)
+    return run is not None and (run.status is Status.COMPLETED or _held(home) is not None)
+
+
+@contextmanager
+def _daemon(home: Home) -> Iterator[subprocess.Popen[str]]:
+    """`multiverse start` serving the home; killed at the end if still running."""
+    (home.state / "daemon.pid").unlink(missing_ok=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "multiverse.cli", "start", "--home", str(home.root)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ),
+    )
+    try:
+        wait_for(lambda: (home.state / "daemon.pid").exists(), "the daemon to start")
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=30)
+
+
+def _to_the_first_hold(home: Home) -> str:
+    """Drop the request, confirm the proposal, wait until the run holds; its run_id."""
+    atomic_write_text(home.inbox / "memo.md", REQUEST)
+    wait_for(lambda: (run := _run(home)) is not None and run.status is Status.AWAITING_CONFIRMATION,
+             "the proposal")  # fmt: skip
+    run = _run(home)
+    assert run is not None
+    assert cli(home, "confirm", run.run_id).returncode == 0
+    wait_for(lambda: _held(home) is not None, "the first hold")
+    return run.run_id
+
+
+def _resume_until_completed(home: Home, run_id: str) -> None:
+    """Say `multiverse resume` at every hold until the run is COMPLETED."""
+    box = SignalBox(home.run(run_id).signals)
+    for _ in range(20):
+        wait_for(lambda: _settled(home), "a hold or the end")
+        run = _run(home)
+        if run is not None and run.status is Status.COMPLETED:
+            return
+        (hold,) = open_hold_names(box.names())
+        assert cli(home, "resume", run_id).returncode == 0
+        released = "release-" + hold[len("hold-") :]
+        wait_for(lambda: released in box.names(), f"{hold} to be released")  # noqa: B023
+    raise AssertionError("the run never completed")
+
+
+def _edit_output_path(home: Home, run_id: str, task_id: str, new_path: str) -> str:
+    """Change a task's output_path in tasks.md as a person's editor does; the old path."""
+    path = home.run(run_id).db / TASKS.filename
+    task = TableStore().table(TASKS, path).get(task_id)
+    assert isinstance(task, Task) and task.status is Status.PENDING
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    edited = [
+        line.replace(task.output_path, new_path) if line.startswith(f"| {task_id} ") else line
+        for line in lines
+    ]
+    assert edited != lines
+    path.write_text("".join(edited), encoding="utf-8")  # truncate and write, no lock
+    return task.output_path
+
+
+def _said(home: Home, run_id: str, kind: str) -> int:
+    return home.run(run_id).messages.read_text(encoding="utf-8").count(f"· {kind} ")
+
+
+def test_a_held_run_goes_on_with_the_plan_as_edited(home: Home) -> None:
+    """pause_before: tasks holds after each task plan; an output path edited meanwhile is used."""
+    copy_assets(home, "market_report_2024.md")
+    _pause_before(home, "tasks")
+    with _daemon(home) as daemon:
+        run_id = _to_the_first_hold(home)
+        shown = cli(home, "status", run_id)
+        assert f"multiverse resume {run_id}" in shown.stdout, shown.stdout
+        pending = [t for t in _tasks(home, run_id) if t.status is Status.PENDING]
+        first = min(pending, key=lambda t: t.execution_order)
+        new_path = str(Path(first.output_path).parent / "edited_by_hand.md")
+        old_path = _edit_output_path(home, run_id, first.task_id, new_path)
+        _resume_until_completed(home, run_id)
+        daemon.send_signal(signal.SIGINT)
+        assert daemon.wait(timeout=60) == 0
+        assert "Traceback" not in daemon.stderr.read()
+    assert (home.root / new_path).exists() and not (home.root / old_path).exists()
+    holds = _holds(home, run_id)
+    stages = {t.stage_id for t in _tasks(home, run_id) if not t.stage_id.startswith("P0")}
+    assert holds == sorted(f"hold-plan-tasks-{stage}" for stage in stages)  # each plan once
+    assert _said(home, run_id, "HOLD") == len(holds)
+    again = cli(home, "resume", run_id)
+    assert again.returncode == 1 and "Traceback" not in again.stderr
+    assert again.stderr.strip() == (
+        f"error: run {run_id} is not held (it is COMPLETED): nothing to resume"
+    )
+
+
+def _tasks(home: Home, run_id: str) -> list[Task]:
+    return TableStore().table(TASKS, home.run(run_id).db / TASKS.filename).rows()
+
+
+def test_a_hold_outlives_a_killed_daemon_and_a_resume_meanwhile_is_honoured(home: Home) -> None:
+    """Killed while held, the next daemon still holds (said once); RESUME written with no
+    daemon running is taken at the next start, and the run completes."""
+    copy_assets(home, "market_report_2024.md")
+    _pause_before(home, "stages")
+    with _daemon(home) as daemon:
+        run_id = _to_the_first_hold(home)
+        daemon.kill()
+        daemon.wait(timeout=30)
+    assert once(home).returncode == 0  # a whole life of the daemon: it reconciles, then stops
+    assert _held(home) == run_id and _said(home, run_id, "HOLD") == 1
+    assert cli(home, "resume", run_id).returncode == 0
+    with _daemon(home):
+        wait_for(lambda: "release-plan-stages-P1" in SignalBox(home.run(run_id).signals).names(),
+                 "the resume written before the start")  # fmt: skip
+        _resume_until_completed(home, run_id)
+    assert _holds(home, run_id) == [f"hold-plan-stages-P{n}" for n in (1, 2, 3, 4)]
+    assert _said(home, run_id, "HOLD") == 4
+
+
+def test_answers_to_a_held_run(home: Home) -> None:
+    """A held run refuses CONFIRM (said, set aside), keeps holding, and CANCEL cancels it."""
+    copy_assets(home, "market_report_2024.md")
+    crew = builtin_crew(home)
+    run_id, _ = confirmed_run(crew)
+    runner = StepRunner(crew, frozenset({"tasks"}))
+    assert steps_until_settled(runner, run_id)[-1] is StepKind.HOLD
+    refused = cli(home, "confirm", run_id)
+    assert refused.returncode == 2 and f"multiverse resume {run_id}" in refused.stderr
+    atomic_write_text(home.run(run_id).user_response, "CONFIRM\n")  # by hand
+    assert steps_until_settled(runner, run_id) == [StepKind.ANSWER_HOLD]
+    assert "was set aside" in home.run(run_id).messages.read_text(encoding="utf-8")
+    assert _held(home) == run_id
+    assert cli(home, "cancel", run_id).returncode == 0
+    assert steps_until_settled(runner, run_id) == [StepKind.HANDLE_RESPONSE]
+    run = _run(home)
+    assert run is not None and run.status is Status.CANCELLED
+
+
+def test_a_hold_broken_off_by_a_crash_is_finished_without_a_second_message(home: Home) -> None:
+    """A hold whose row a crash left PENDING is held again, said once; a release whose row a
+    crash left waiting goes on."""
+    copy_assets(home, "market_report_2024.md")
+    crew = builtin_crew(home)
+    run_id, _ = confirmed_run(crew)
+    runner = StepRunner(crew, frozenset({"tasks"}))
+    steps_until_settled(runner, run_id)
+    crew.process_runs.update(run_id, status=Status.PENDING)  # as if killed before the status
+    assert steps_until_settled(runner, run_id) == [StepKind.HOLD]
+    assert _said(home, run_id, "HOLD") == 1 and _held(home) == run_id
+    # Killed after the release was recorded, before the row went back to PENDING.
+    reason = "plan:tasks:P1-S01"
+    SignalBox(home.run(run_id).signals).write(release_name(reason), ReleaseRecord(reason=reason))
+    kinds = steps_until_settled(runner, run_id)
+    assert kinds[0] is StepKind.ANSWER_HOLD and StepKind.EXECUTE_TASK in kinds
+
+
+def test_killed_at_many_points_each_plan_holds_and_is_said_once(home: Home) -> None:
+    """Every life is cut after k durable writes; every plan still holds once, said once."""
+    copy_assets(home, "market_report_2024.md")
+    _pause_before(home, "tasks")
+    assert cli(home, "submit", REQUEST).returncode == 0
+    kills = 0
+    # Small counts cut the hold and its release at each of their writes; large ones move on.
+    points = itertools.cycle((1, 2, 3, 14, 2, 9))
+    for _ in range(200):
+        result = once(home, env={"MULTIVERSE_KILL_AFTER_WRITES": str(next(points))})
+        if result.returncode == -9:
+            kills += 1
+            continue
+        assert result.returncode == 0, result.stderr
+        run = _run(home)
+        assert run is not None
+        if run.status is Status.COMPLETED:
+            break
+        assert run.status is Status.AWAITING_CONFIRMATION, run
+        answer = "resume" if _held(home) else "confirm"
+        assert cli(home, answer, run.run_id).returncode == 0
+    run = _run(home)
+    assert run is not None and run.status is Status.COMPLETED and kills >= 12
+    names = SignalBox(home.run(run.run_id).signals).names()
+    holds = _holds(home, run.run_id)
+    assert len(holds) >= 4 and not open_hold_names(names)
+    assert all("release-" + name[len("hold-") :] in names for name in holds)
+    assert _said(home, run.run_id, "HOLD") == len(holds)
+
+
+def test_a_purpose_edited_while_held_changes_what_the_task_does(home: Home) -> None:
+    """Held after the publishing stage's task plan, a person rewrites the task's purpose in
+    tasks.md; the brief the task then writes ranks its facts by the new purpose."""
+    brief = Path(__file__).parent / "fixtures" / "brief_assets" / "nordic_ev_market.md"
+    (home.assets / brief.name).write_text(brief.read_text(encoding="utf-8"), encoding="utf-8")
+    crew = builtin_crew(home)
+    run_id, _ = confirmed_run(crew)
+    runner = StepRunner(crew, frozenset({"tasks"}))
+    box = SignalBox(home.run(run_id).signals)
+    publishing = None
+    for _ in range(20):
+        assert steps_until_settled(runner, run_id)[-1] is StepKind.HOLD
+        pending = [t for t in _tasks(home, run_id) if t.status is Status.PENDING]
+        publishing = next((t for t in pending if t.output_path.startswith("outputs/")), None)
+        if publishing is not None:
+            break
+        atomic_write_text(home.run(run_id).user_response, "RESUME\n")
+    assert publishing is not None
+    path = home.run(run_id).db / TASKS.filename
+    text = path.read_text(encoding="utf-8")
+    wanted = "Only what concerns winter utilisation and heating costs."
+    path.write_text(text.replace(publishing.task_purpose, wanted), encoding="utf-8")
+    atomic_write_text(home.run(run_id).user_response, "RESUME\n")
+    steps_until_settled(runner, run_id)
+    assert open_hold_names(box.names()) == []
+    report = (home.root / publishing.output_path).read_text(encoding="utf-8")
+    facts = report.split("## Facts that bear on the question", 1)[1]
+    first = next(line for line in facts.splitlines() if line.startswith("1. "))
+    assert "Winter utilisation" in first
