@@ -103,6 +103,8 @@ def test_the_newcomers_journey(home: Home) -> None:
     for count in (len(WORDS.findall(report)), len(report.split())):
         assert 850 <= count <= 1150, count
     assert "“Enter Sweden first.”" in section(report, "What the sources conclude (quoted)")
+    advice = [line for line in report.splitlines() if "recommend" in line.casefold()]
+    assert all(line.startswith("> “") for line in advice), advice  # only ever the sources'
     mine = own_sentences(report).casefold()
     for judgement in ("we recommend", "recommended direction", "should ", "concentrate on"):
         assert judgement not in mine

@@ -29,8 +29,8 @@ LABELS = {
         "asked": "Asked for",
         "offline": (
             "Made offline by the builtin engine, without a language model: it gathers, ranks "
-            "and quotes what the sources say. It makes no judgement and no recommendation of its "
-            "own; where the sources advise, they are quoted as theirs."
+            "and quotes what the sources say, and makes no judgement of its own; where the "
+            "sources advise, they are quoted as theirs."
         ),
         "question": "The question",
         "conclude": "What the sources conclude (quoted)",
@@ -50,7 +50,7 @@ LABELS = {
         "model_text": (
             "A language model (configure one in runtime-mapping.yaml) would weigh these facts "
             "against the reader's goals, reconcile figures that disagree, say what is missing, "
-            "and write the argued {kind} asked for with a recommendation of its own."
+            "and write the argued {kind} asked for, with advice of its own."
         ),
         "length": "Length: {words:,} words for the {label} asked.",
         "short": "The sources hold no more material that fits; this brief is shorter than the "
@@ -82,7 +82,7 @@ LABELS = {
         "model_text": (
             "언어 모델(runtime-mapping.yaml에서 설정)은 이 사실들을 독자의 목적에 비추어 평가하고, "
             "서로 다른 수치를 맞추어 보며, 빠진 것을 짚고, "
-            "요청된 {kind}을(를) 자체 권고와 함께 작성합니다."
+            "요청된 {kind}을(를) 자체 의견과 함께 작성합니다."
         ),
         "length": "분량: 요청된 {label}에 대해 {words:,}단어.",
         "short": "자료에 더 쓸 내용이 없어 요청된 {label}보다 짧습니다.",
@@ -197,7 +197,7 @@ def render_brief(data: BriefInput) -> str:
     )
     # What shares no word with the request comes last, the sources that bear on it most first.
     others = sorted(
-        (p for p, s in ranked if s <= 0 and p not in said),
+        (p for p, s in ranked if s <= 0 and not is_conclusion(p)),
         key=lambda p: (-weight.get(p.source, 0.0), order[p.source], p.line),
     )
     target = data.spec.length.words

@@ -27,9 +27,14 @@ _SAYS = re.compile(
 )
 
 
+# Any statement that speaks of recommending is the source's, so it is only ever quoted as such.
+_RECOMMENDS = re.compile(r"recommend|권고|추천", re.IGNORECASE)
+
+
 def is_conclusion(passage: Passage) -> bool:
     """Whether the passage is the source's own conclusion or advice."""
-    return bool(_SECTION.search(passage.section)) or bool(_SAYS.search(passage.text.strip()))
+    text = passage.text.strip()
+    return bool(_SECTION.search(passage.section) or _SAYS.search(text) or _RECOMMENDS.search(text))
 
 
 def conclusions(passages: list[Passage]) -> list[Passage]:
