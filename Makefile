@@ -7,17 +7,23 @@ STAMP  := $(VENV)/.installed
 .PHONY: install start test lint typecheck bench bench-store bench-orchestrator bench-gateway clean \
         bench-process eval-local check-agents
 
+# pip's output goes to $(LOG), shown only when the install fails.
+LOG    := $(VENV)/install.log
+
 $(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
-	touch $(STAMP)
+	@echo "installing multiverse and its dependencies into $(VENV)/ (a minute or two the first time)"
+	@$(PYTHON) -m venv $(VENV)
+	@{ $(BIN)/python -m pip install --quiet --upgrade pip \
+	   && $(BIN)/python -m pip install --quiet -e '.[test]'; } > $(LOG) 2>&1 \
+	 || { cat $(LOG); echo "make: the install failed (above; kept in $(LOG))"; exit 1; }
+	@touch $(STAMP)
+	@echo "installed: $(BIN)/multiverse"
 
 install: $(STAMP)
 
 start: install
-	$(BIN)/multiverse init .
-	$(BIN)/multiverse start
+	@$(BIN)/multiverse init . > /dev/null && echo "home ready: $(CURDIR)"
+	@$(BIN)/multiverse start
 
 lint: install
 	$(BIN)/ruff check .

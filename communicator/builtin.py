@@ -41,7 +41,11 @@ def _answer_refused(m: Message) -> str:
 
 
 def _cancelled(m: Message) -> str:
-    return f"Run `{m.run_id}` is cancelled, as you asked. Nothing more will be done for it."
+    text = f"Run `{m.run_id}` is cancelled, as you asked. Nothing more will be done for it."
+    finished = m.facts.get("finished", "")
+    if finished:
+        text += f"\n\nWhat had finished: {finished}. Its tables and files stay as they were."
+    return text
 
 
 def _failure(m: Message) -> str:
@@ -102,6 +106,12 @@ def _approval_request(m: Message) -> str:
 
 
 def _hold(m: Message) -> str:
+    if m.facts.get("reason", "").startswith("user:"):
+        return (
+            f"Run `{m.run_id}` is paused, as you asked: no new step starts. "
+            f"`multiverse resume {m.run_id}` (or RESUME in `runs/{m.run_id}/user_response.md`) "
+            f"lets it go on; `multiverse cancel {m.run_id}` stops it."
+        )
     table = m.facts.get("table", "")
     edit = (
         f"Read it in `{table}` and edit its PENDING rows if you like (your save is merged). "

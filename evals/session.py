@@ -72,7 +72,10 @@ class Driver:
 
     def run(self) -> Progress:
         """Submit, then tick until the run is final, the deadline passes or a stop is asked."""
-        done = self.mv.run("submit", self.case.request)
+        # --no-wait: the driver polls itself (a checkout older than it submits without it).
+        done = self.mv.run("submit", "--no-wait", self.case.request)
+        if done.returncode == 2 and "--no-wait" in done.stderr:
+            done = self.mv.run("submit", self.case.request)
         if done.returncode != 0:
             self.progress.outcome, self.progress.note = "SUBMIT_FAILED", done.stderr.strip()
             return self.progress

@@ -5,7 +5,8 @@ itself in a file while it runs (so a daemon killed with SIGKILL leaves a trace t
 uses to stop it: `leftovers.py`), the environment of §17.2.1 and nothing else of the daemon's
 but the basics and the provider keys, its stdout and stderr copied to a bounded log, and three
 limits: a total deadline, a no-output watchdog, and a stop asked from outside (the daemon
-shutting down). Stopping is SIGTERM to the group, a grace of 5 s, then SIGKILL (§17.2.3).
+shutting down, or the run the child works for being cancelled). Stopping is SIGTERM to the
+group, a grace of 5 s, then SIGKILL (§17.2.3).
 """
 
 from __future__ import annotations
@@ -71,11 +72,13 @@ def child_environment(
 class _Running:
     process: subprocess.Popen[bytes]
     stop: threading.Event = field(default_factory=threading.Event)
+    run_id: str = ""  # the run the child works for ("" for a call outside any run)
 
 
 _RUNNING: dict[int, _Running] = {}
 _GUARD = threading.Lock()
 _STOPPING = threading.Event()  # set while the daemon stops: a child started now stops at once
+_STOPPED_RUNS: set[str] = set()  # runs being cancelled: a child started for them stops at once
 
 
 def stop_all_children() -> int:
@@ -93,6 +96,25 @@ def stop_all_children() -> int:
 def allow_children() -> None:
     """Children may run again (a daemon starts serving)."""
     _STOPPING.clear()
+
+
+def stop_run_children(run_id: str) -> int:
+    """Stop the children working for one run (it is being cancelled); returns how many.
+
+    Until `allow_run_children(run_id)`, a child started for that run is stopped at once.
+    """
+    with _GUARD:
+        _STOPPED_RUNS.add(run_id)
+        running = [child for child in _RUNNING.values() if child.run_id == run_id]
+    for child in running:
+        child.stop.set()
+    return len(running)
+
+
+def allow_run_children(run_id: str) -> None:
+    """Children may run for this run again (the step that was stopped has ended)."""
+    with _GUARD:
+        _STOPPED_RUNS.discard(run_id)
 
 
 def run_child(
@@ -119,10 +141,11 @@ def run_child(
         stderr=subprocess.PIPE,
         start_new_session=True,  # its own process group: a stop reaches all it started
     )
-    running = _Running(process)
+    running = _Running(process, run_id=str(record.get("run_id") or ""))
     with _GUARD:
         _RUNNING[process.pid] = running
-    if _STOPPING.is_set():
+        stopped_run = running.run_id in _STOPPED_RUNS
+    if _STOPPING.is_set() or stopped_run:
         running.stop.set()
     try:
         atomic_write_text(

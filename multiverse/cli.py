@@ -9,31 +9,58 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
+from multiverse.cli_style import EXIT_EPILOG, App, PlainGroup, fail, print_json, wants_json
 from multiverse.errors import MultiverseError, StorageError, storage_advice
 
-app = typer.Typer(
+app = App(
     name="multiverse",
     help="Turn a request dropped in inbox/ into finished deliverables, every step a markdown file.",
+    epilog=EXIT_EPILOG,
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
+    cls=PlainGroup,
     pretty_exceptions_show_locals=False,
 )
 
 HomeOption = Annotated[
     str | None,
     typer.Option(
-        "--home", help="The home folder (default: $MULTIVERSE_HOME or the current folder)."
+        "--home",
+        metavar="DIR",
+        help="The home folder (default: $MULTIVERSE_HOME or the current folder).",
     ),
+]
+JsonOption = Annotated[
+    bool, typer.Option("--json", help="Machine-readable output; errors as {error, code}.")
 ]
 
 
-def _fail(error: MultiverseError) -> typer.Exit:
-    typer.echo(f"error: {error}", err=True)
-    return typer.Exit(error.exit_code)
+def _fail(error: MultiverseError, as_json: bool = False) -> typer.Exit:
+    return fail(error, as_json)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"multiverse {version('multiverse')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Turn a request dropped in inbox/ into finished deliverables, every step a markdown file."""
 
 
 @app.command()
@@ -75,18 +102,47 @@ def start(
 def submit(
     text: Annotated[str | None, typer.Argument(help="The request text.")] = None,
     file: Annotated[
-        Path | None, typer.Option("--file", "-f", help="A request file to copy.")
+        Path | None,
+        typer.Option("--file", "-f", metavar="FILE", help="A request file to copy."),
     ] = None,
+    wait: Annotated[
+        bool | None,
+        typer.Option(
+            "--wait/--no-wait",
+            help="--wait: also wait for the proposal and print it. --no-wait: print the inbox "
+            "file and return at once. Neither: wait until the daemon took the request and "
+            "print its run id.",
+            show_default=False,
+        ),
+    ] = None,
+    timeout: Annotated[
+        float, typer.Option("--timeout", metavar="SECONDS", help="How long to wait at most.")
+    ] = 300.0,
+    as_json: JsonOption = False,
     home: HomeOption = None,
 ) -> None:
-    """Drop a request into inbox/."""
-    from multiverse.commands import submit_request
+    """Drop a request into inbox/ and say what the daemon made of it.
 
+    With no daemon serving the home, the request is queued and a warning says so (exit 0).
+    """
+    from multiverse.commands import submit_and_follow
+    from multiverse.submit_follow import as_data, report
+
+    follow: Literal["no", "taken", "proposal"] = (
+        "no" if wait is False else "proposal" if wait else "taken"
+    )
     try:
-        path = submit_request(home, text, file)
+        done = submit_and_follow(home, text, file, follow, timeout)
     except MultiverseError as error:
-        raise _fail(error) from None
-    typer.echo(f"submitted: {path}")
+        raise _fail(error, as_json) from None
+    lines, warning, code = report(done)
+    if warning:
+        typer.echo(warning, err=True)
+    if as_json:
+        print_json(as_data(done))
+    else:
+        typer.echo("\n".join(lines))
+    raise typer.Exit(code)
 
 
 @app.command()
@@ -95,16 +151,18 @@ def status(
         str | None, typer.Argument(help="A run_id for its phase/stage/task tree.")
     ] = None,
     watch: Annotated[bool, typer.Option("--watch", help="Redraw live until Ctrl-C.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    as_json: JsonOption = False,
     home: HomeOption = None,
 ) -> None:
-    """Show the runs, or one run's tree with statuses."""
+    """Show the runs, or one run's tree with statuses (exit 1 when the run shown FAILED)."""
+    from multiverse.commands import run_failed
     from multiverse.status_view import show_status
 
     try:
         show_status(home, run, watch=watch, as_json=as_json)
     except MultiverseError as error:
-        raise _fail(error) from None
+        raise _fail(error, as_json) from None
+    raise typer.Exit(1 if run is not None and run_failed(home, run) else 0)
 
 
 def _answer(home: str | None, run: str, kind: str, text: str = "") -> None:
@@ -135,8 +193,26 @@ def modify(
 
 @app.command()
 def cancel(run: Annotated[str, typer.Argument()], home: HomeOption = None) -> None:
-    """Cancel a run that waits for confirmation."""
-    _answer(home, run, "CANCEL")
+    """Cancel a run at any time (a confirmed run stops after the step in flight)."""
+    from multiverse.commands import cancel_run
+
+    try:
+        path = cancel_run(home, run)
+    except MultiverseError as error:
+        raise _fail(error) from None
+    typer.echo(f"cancel: asked ({path}); the daemon stops {run} after the step in flight")
+
+
+@app.command()
+def pause(run: Annotated[str, typer.Argument()], home: HomeOption = None) -> None:
+    """Hold a confirmed run before its next step, until `multiverse resume RUN`."""
+    from multiverse.commands import pause_run
+
+    try:
+        path = pause_run(home, run)
+    except MultiverseError as error:
+        raise _fail(error) from None
+    typer.echo(f"pause: asked ({path}); {run} holds before its next step until resumed")
 
 
 # approve/deny: which waiting action, when a run waits for several.
@@ -218,12 +294,35 @@ def delete_row(
 
 
 @app.command()
-def show(run: Annotated[str, typer.Argument()], home: HomeOption = None) -> None:
+def show(
+    run: Annotated[str, typer.Argument()], as_json: JsonOption = False, home: HomeOption = None
+) -> None:
     """Show a run's proposal, messages and outputs."""
-    from multiverse.commands import show_run
+    from multiverse.commands import show_data, show_run
 
     try:
-        typer.echo(show_run(home, run))
+        if as_json:
+            print_json(show_data(home, run))
+        else:
+            typer.echo(show_run(home, run))
+    except MultiverseError as error:
+        raise _fail(error, as_json) from None
+
+
+@app.command()
+def logs(
+    run: Annotated[str | None, typer.Argument(help="A run_id: only that run's lines.")] = None,
+    follow: Annotated[
+        bool, typer.Option("--follow", "-f", help="Keep printing new lines until Ctrl-C.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="The raw JSON lines.")] = False,
+    home: HomeOption = None,
+) -> None:
+    """Print the daemon's log, or one run's lines and its child process logs."""
+    from multiverse.logs_view import show_logs
+
+    try:
+        show_logs(home, run, follow=follow, as_json=as_json)
     except MultiverseError as error:
         raise _fail(error) from None
 
@@ -233,17 +332,27 @@ def doctor(
     ping: Annotated[
         bool, typer.Option("--ping", help="Send a one-token call to each model.")
     ] = False,
+    as_json: JsonOption = False,
     home: HomeOption = None,
 ) -> None:
-    """Check the home, the mapping, and which tiers are model-backed or builtin and why."""
+    """Check the home, whether a daemon serves it, the mapping, and what serves each tier.
+
+    Exits 1 when a check fails; a home no daemon serves is said, not a failure.
+    """
     from multiverse.commands import run_doctor
+    from multiverse.doctor import render_doctor
 
     try:
-        text, healthy = run_doctor(home, ping)
+        report = run_doctor(home, ping)
     except MultiverseError as error:
-        raise _fail(error) from None
-    typer.echo(text)
-    raise typer.Exit(0 if healthy else 1)
+        raise _fail(error, as_json) from None
+    if as_json:
+        data = report.model_dump(mode="json")
+        serving = report.daemon is not None and report.daemon.serving
+        print_json({**data, "healthy": report.healthy, "serving": serving})
+    else:
+        typer.echo(render_doctor(report))
+    raise typer.Exit(0 if report.healthy else 1)
 
 
 def main() -> None:
@@ -251,15 +360,17 @@ def main() -> None:
     try:
         app()
     except MultiverseError as error:  # anything a command let through
-        typer.echo(f"error: {error}", err=True)
-        sys.exit(error.exit_code)
+        raise SystemExit(fail(error, wants_json()).exit_code) from None
     except OSError as error:  # the machine's fault (a full disk, a permission): one line
         where = f" {error.filename}" if error.filename else ""
-        typer.echo(
-            f"error: cannot complete the command:{where}: {error.strerror or error} "
-            f"({storage_advice(error)})",
-            err=True,
+        message = (
+            f"cannot complete the command:{where}: {error.strerror or error} "
+            f"({storage_advice(error)})"
         )
+        if wants_json():
+            print_json({"error": message, "code": StorageError.exit_code})
+        else:
+            typer.echo(f"error: {message}", err=True)
         sys.exit(StorageError.exit_code)
     except KeyboardInterrupt:
         sys.exit(130)

@@ -8,18 +8,27 @@ import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from multiverse.approvals import Approval, ApprovalBook, record_answer
 from multiverse.atomic import atomic_write_text, write_temp
-from multiverse.errors import StorageError, UserError
+from multiverse.errors import (
+    MultiverseError,
+    RunStateError,
+    StorageError,
+    UnknownRun,
+    UserError,
+)
 from multiverse.home import Home, require_home, resolve_home, visible_files
 from multiverse.models import FINAL_STATUSES, RUN_ID, Status
 from multiverse.schemas import PROCESS_RUNS
 from multiverse.store import TableStore
+from multiverse.submit_follow import Submitted
 
 if TYPE_CHECKING:
     from multiverse.config import RuntimeMapping
+    from multiverse.doctor import DoctorReport
+    from orchestrator.crew import Crew
 
 
 def run_daemon(home_option: str | None, once: bool) -> int:
@@ -41,7 +50,28 @@ def run_daemon(home_option: str | None, once: bool) -> int:
             "into inbox/ (Ctrl-C stops)",
             flush=True,
         )
-    return daemon.run(once=once)
+    code = daemon.run(once=once)
+    if not once:
+        print(stopped_line(daemon.steps_finished, _waiting_runs(crew)), flush=True)
+    return code
+
+
+def stopped_line(steps: int, waiting: int) -> str:
+    """What the daemon says as it stops: what it finished, and what waits for the user."""
+    done = f"{steps} step{'s' if steps != 1 else ''} finished since start"
+    if waiting:
+        runs = "1 run waits" if waiting == 1 else f"{waiting} runs wait"
+        done += f", {runs} for you (`multiverse status`)"
+    return f"stopped: {done}; nothing is lost, `multiverse start` goes on from here"
+
+
+def _waiting_runs(crew: Crew) -> int:
+    """How many runs wait for the user's answer (0 when the table cannot be read)."""
+    try:
+        rows = crew.process_runs.rows()
+    except MultiverseError:
+        return 0
+    return sum(row.status is Status.AWAITING_CONFIRMATION for row in rows)
 
 
 def _engine_line(mapping: RuntimeMapping) -> str:
@@ -66,11 +96,39 @@ def _slug(text: str) -> str:
 
 def submit_request(home_option: str | None, text: str | None, file: Path | None) -> Path:
     """Create a new request file in inbox/; returns its path (never replaces a file)."""
-    from orchestrator.editor_files import is_ignorable_name
+    return drop_request(require_home(resolve_home(home_option)), text, file)[0]
+
+
+def submit_and_follow(
+    home_option: str | None,
+    text: str | None,
+    file: Path | None,
+    wait: Literal["no", "taken", "proposal"],
+    timeout: float,
+) -> Submitted:
+    """Drop a request, then (when a daemon serves) wait until it is taken, or for its proposal."""
+    from multiverse.heartbeat import probe
+    from multiverse.submit_follow import follow, snapshot
 
     home = require_home(resolve_home(home_option))
-    if (text is None) == (file is None):
+    before = snapshot(home)
+    path, data = drop_request(home, text, file)
+    serving = probe(home.state).serving
+    if wait == "no" or not serving:
+        return Submitted(inbox=path, serving=serving)
+    return follow(home, path, data, before, proposal=wait == "proposal", timeout=timeout)
+
+
+def drop_request(home: Home, text: str | None, file: Path | None) -> tuple[Path, bytes]:
+    """Create a new request file in inbox/; returns its path and content (never replaces)."""
+    from orchestrator.editor_files import is_ignorable_name
+
+    if text is not None and file is not None:
         raise UserError("give the request either as TEXT or with --file, not both")
+    if text is None and file is None:
+        raise UserError(
+            'say what you want: multiverse submit "TEXT", or multiverse submit --file FILE'
+        )
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     if file is not None:
         try:
@@ -86,7 +144,7 @@ def submit_request(home_option: str | None, text: str | None, file: Path | None)
             raise UserError("the request is empty")
         data = text.encode("utf-8")
         name = f"{stamp}-{_slug(text)}.md"
-    return _create_exclusive(home.inbox, name, data)
+    return _create_exclusive(home.inbox, name, data), data
 
 
 def _create_exclusive(folder: Path, name: str, data: bytes) -> Path:
@@ -160,10 +218,10 @@ def _fsync_dir(folder: Path) -> None:
 
 def _known_run(home: Home, run_id: str) -> Status:
     if not re.fullmatch(RUN_ID, run_id):
-        raise UserError(f"{run_id!r} is not a run_id (run-YYYYMMDD-HHMMSS-NNN)")
+        raise UnknownRun(run_id)
     row = TableStore().table(PROCESS_RUNS, home.db / PROCESS_RUNS.filename).get(run_id)
     if row is None:
-        raise UserError(f"no run {run_id} in {home.db / PROCESS_RUNS.filename}")
+        raise UnknownRun(run_id)
     return row.status
 
 
@@ -174,7 +232,7 @@ def answer_run(home_option: str | None, run_id: str, kind: str, text: str = "") 
     home = require_home(resolve_home(home_option))
     current = _known_run(home, run_id)
     if current is not Status.AWAITING_CONFIRMATION:
-        raise UserError(f"run {run_id} is not waiting for an answer (it is {current.value})")
+        raise RunStateError(f"run {run_id} is not waiting for an answer (it is {current.value})")
     if kind != "CANCEL":
         _refuse_if_held(home, run_id)
     if kind == "MODIFY" and not text.strip():
@@ -184,10 +242,8 @@ def answer_run(home_option: str | None, run_id: str, kind: str, text: str = "") 
     return path
 
 
-class NotHeld(UserError):
+class NotHeld(RunStateError):
     """`resume` of a run that does not hold: nothing to do (exit 1, as a state, not a typo)."""
-
-    exit_code = 1
 
 
 def _refuse_if_held(home: Home, run_id: str) -> None:
@@ -196,7 +252,7 @@ def _refuse_if_held(home: Home, run_id: str) -> None:
     from orchestrator.signals import SignalBox
 
     if open_hold_names(SignalBox(home.run(run_id).signals).names()):
-        raise UserError(
+        raise RunStateError(
             f"run {run_id} holds for a review of its plan: `multiverse resume {run_id}` lets "
             f"it go on (or `multiverse cancel {run_id}`)"
         )
@@ -219,6 +275,63 @@ def resume_run(home_option: str | None, run_id: str) -> tuple[Path, list[str]]:
         raise NotHeld(f"run {run_id} is not held (it is {current.value}): nothing to resume")
     atomic_write_text(paths.user_response, render_decision(DecisionKind.RESUME))
     return paths.user_response, [describe(record.reason) for record in holds]
+
+
+# -- cancel and pause at any time (SPEC §13) ----------------------------------------------
+
+
+class NotNow(RunStateError):
+    """`cancel`/`pause` of a run that is final, or already waits for the user (exit 1)."""
+
+
+def cancel_run(home_option: str | None, run_id: str) -> Path:
+    """Ask the daemon to cancel a run, at any time: CANCEL into its user_response.md.
+
+    The daemon stops it after the step in flight (stopping a process child at once); a
+    daemon that is not running takes it at its start. Refused for a final run.
+    """
+    from orchestrator.decisions import DecisionKind, render_decision
+
+    home = require_home(resolve_home(home_option))
+    current = _known_run(home, run_id)
+    if current in FINAL_STATUSES:
+        raise NotNow(f"run {run_id} is {current.value} already: nothing to cancel")
+    path = home.run(run_id).user_response
+    atomic_write_text(path, render_decision(DecisionKind.CANCEL))
+    return path
+
+
+def pause_run(home_option: str | None, run_id: str) -> Path:
+    """Ask the daemon to hold a confirmed run before its next step: PAUSE into user_response.md.
+
+    Refused, saying why, for a run that is final, waits for the user already (its proposal,
+    a hold, an approval), has not been confirmed yet, or is being cancelled.
+    """
+    from orchestrator.decisions import DecisionKind, render_decision
+    from orchestrator.holds import open_hold_names
+    from orchestrator.responses import read_response
+    from orchestrator.signals import SignalBox
+
+    home = require_home(resolve_home(home_option))
+    current = _known_run(home, run_id)
+    paths = home.run(run_id)
+    names = SignalBox(paths.signals).names() if current not in FINAL_STATUSES else []
+    answer = read_response(paths.user_response) if current not in FINAL_STATUSES else None
+    why = None
+    if current in FINAL_STATUSES:
+        why = f"is {current.value} already: nothing to pause"
+    elif open_hold_names(names):
+        why = f"is held already: `multiverse resume {run_id}` lets it go on"
+    elif current is Status.AWAITING_CONFIRMATION or "confirmed" not in names:
+        why = "waits for your answer to its proposal (or is preparing it): nothing runs until then"
+    elif ApprovalBook(paths.root).pending():
+        why = f"waits for your approval already: `multiverse approve|deny {run_id}`"
+    elif answer is not None and answer.kind is DecisionKind.CANCEL:
+        why = "is being cancelled"
+    if why is not None:
+        raise NotNow(f"run {run_id} {why}")
+    atomic_write_text(paths.user_response, render_decision(DecisionKind.PAUSE))
+    return paths.user_response
 
 
 def answer_approval(
@@ -248,10 +361,10 @@ def retry_run(home_option: str | None, run_id: str) -> tuple[Path, str]:
     home = require_home(resolve_home(home_option))
     current = _known_run(home, run_id)
     if current is not Status.FAILED:
-        raise UserError(f"run {run_id} is {current.value}: only a FAILED run can be retried")
+        raise RunStateError(f"run {run_id} is {current.value}: only a FAILED run can be retried")
     problems = retry_blockers(home, TableStore(), run_id)
     if problems:
-        raise UserError(
+        raise RunStateError(
             f"cannot retry run {run_id} yet, the cause is still there: " + "; ".join(problems)
         )
     failure = SignalBox(home.run(run_id).signals).read("failure", FailureRecord)
@@ -305,29 +418,50 @@ def delete_row(home_option: str | None, table: str, key: str) -> Path:
     return path
 
 
-def show_run(home_option: str | None, run_id: str) -> str:
-    """A run's proposal, messages and outputs as one text."""
+def show_data(home_option: str | None, run_id: str) -> dict[str, object]:
+    """A run's status, proposal, messages (None when not written yet) and output files."""
     home = require_home(resolve_home(home_option))
     status = _known_run(home, run_id)
     paths = home.run(run_id)
-    parts = [f"# {run_id} ({status.value})"]
-    for label, path in (("Proposal", paths.feedback), ("Messages", paths.messages)):
+    data: dict[str, object] = {"run_id": run_id, "status": status.value}
+    for key, path in (("proposal", paths.feedback), ("messages", paths.messages)):
         try:
-            parts.append(
-                f"\n## {label} ({home.relative(path)})\n\n" + path.read_text(encoding="utf-8")
-            )
+            data[key] = {"path": home.relative(path), "text": path.read_text(encoding="utf-8")}
         except FileNotFoundError:
+            data[key] = None
+    data["outputs"] = [home.relative(p) for p in visible_files(paths.outputs)]
+    return data
+
+
+def show_run(home_option: str | None, run_id: str) -> str:
+    """A run's proposal, messages and outputs as one text."""
+    data = show_data(home_option, run_id)
+    parts = [f"# {run_id} ({data['status']})"]
+    for label, key in (("Proposal", "proposal"), ("Messages", "messages")):
+        part = data[key]
+        if isinstance(part, dict):
+            parts.append(f"\n## {label} ({part['path']})\n\n{part['text']}")
+        else:
             parts.append(f"\n## {label}\n\n(none yet)")
-    outputs = visible_files(paths.outputs)
-    parts.append(
-        "\n## Outputs\n\n" + ("\n".join(f"- {home.relative(p)}" for p in outputs) or "(none yet)")
-    )
+    outputs = data["outputs"]
+    assert isinstance(outputs, list)
+    parts.append("\n## Outputs\n\n" + ("\n".join(f"- {p}" for p in outputs) or "(none yet)"))
     return "\n".join(parts)
 
 
-def run_doctor(home_option: str | None, ping: bool) -> tuple[str, bool]:
-    """The doctor's report as text, and whether everything is healthy."""
-    from multiverse.doctor import diagnose, render_doctor
+def run_failed(home_option: str | None, run_id: str) -> bool:
+    """Whether the run is FAILED (False when it or its table cannot be read)."""
+    try:
+        home = require_home(resolve_home(home_option))
+        row = TableStore().table(PROCESS_RUNS, home.db / PROCESS_RUNS.filename).get(run_id)
+    except MultiverseError:
+        return False
+    return row is not None and row.status is Status.FAILED
+
+
+def run_doctor(home_option: str | None, ping: bool) -> DoctorReport:
+    """The doctor's report (`render_doctor` makes it text)."""
+    from multiverse.doctor import diagnose
 
     home = resolve_home(home_option)
     pinger = None
@@ -335,5 +469,4 @@ def run_doctor(home_option: str | None, ping: bool) -> tuple[str, bool]:
         from multiverse.gateway import ping_model
 
         pinger = ping_model
-    report = diagnose(home.root, os.environ, pinger)
-    return render_doctor(report), report.healthy
+    return diagnose(home.root, os.environ, pinger)

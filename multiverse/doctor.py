@@ -25,6 +25,7 @@ from multiverse.config import (
 )
 from multiverse.doctor_channels import ChannelCheck, channel_lines, check_channel
 from multiverse.errors import ConfigError
+from multiverse.heartbeat import Serving, probe
 from multiverse.home import Home
 from multiverse.process_spec import ProcessSpec
 from multiverse.secrets import mask_secrets, secret_values_in
@@ -107,6 +108,7 @@ class DoctorReport(Finding):
     tiers: list[TierCheck]
     packages: list[PackageCheck]
     channels: list[ChannelCheck] = []
+    daemon: Serving | None = None  # not part of `healthy`: doctor is also run before a start
 
     @property
     def healthy(self) -> bool:
@@ -235,6 +237,7 @@ def diagnose(home_root: Path, environ: Mapping[str, str], ping: Ping | None = No
         tiers=tiers,
         packages=packages,
         channels=channels,
+        daemon=probe(home.state),
     )
 
 
@@ -287,7 +290,10 @@ def _package_line(check: PackageCheck) -> str:
 
 def render_doctor(report: DoctorReport) -> str:
     """The report as plain text lines marked ✓ or ✗, ending with a verdict."""
-    lines = ["Home", *_home_lines(report.home), "", "Runtime mapping"]
+    lines = ["Home", *_home_lines(report.home)]
+    if report.daemon is not None:
+        lines.append(f"{_mark(report.daemon.serving)} daemon: {report.daemon.line()}")
+    lines += ["", "Runtime mapping"]
     lines += _mapping_lines(report.mapping)
     if report.tiers:
         lines += ["", "Tiers"]
@@ -295,5 +301,13 @@ def render_doctor(report: DoctorReport) -> str:
             lines += _tier_line(tier)
     lines += channel_lines(report.channels)
     lines += ["", "Agent packages", *(_package_line(p) for p in report.packages), ""]
-    lines.append("✓ all good" if report.healthy else "✗ some checks need attention (see ✗ above)")
+    lines.append(_verdict(report))
     return "\n".join(lines) + "\n"
+
+
+def _verdict(report: DoctorReport) -> str:
+    if not report.healthy:
+        return "✗ some checks need attention (see ✗ above)"
+    if report.daemon is not None and not report.daemon.serving:
+        return "✓ the setup is good; no daemon serves this home: run `multiverse start`"
+    return "✓ all good"

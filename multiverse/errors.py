@@ -18,6 +18,20 @@ class UserError(MultiverseError):
     exit_code = 2
 
 
+class UnknownRun(UserError):
+    """A run id this home does not hold (or not shaped like one): the same words everywhere."""
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+        super().__init__(f"no run {run_id} in this home (`multiverse status` lists the runs)")
+
+
+class RunStateError(UserError):
+    """A command the run's state does not allow (not waiting, not held, not FAILED): exit 1."""
+
+    exit_code = 1
+
+
 class HomeError(UserError):
     """The home folder is missing, not a directory, or not writable."""
 

@@ -3,7 +3,8 @@
 It starts the child with the environment of seed 001 §17.2.1 and multiverse's own variables,
 writes the session's DPS events, and turns the child's end into a verdict (§17.2.2): exit 0 is
 success; 1-127 a fatal PROCESS_EXIT; death by a signal SIGNAL_EXIT; past the deadline TIMEOUT;
-silent too long NO_OUTPUT; stopped by the daemon STOPPED (the step is redone, not failed).
+silent too long NO_OUTPUT; stopped by the daemon STOPPED (the daemon stopping or the run
+cancelled: the step is redone or the run cancelled, never failed).
 """
 
 from __future__ import annotations
@@ -138,7 +139,7 @@ def verdict(spec: ProcessSpec, outcome: ChildOutcome) -> tuple[str | None, str]:
     command = f"`{spec.argv[0]}`"
     tail = f"; the end of its stderr: {outcome.stderr_tail}" if outcome.stderr_tail else ""
     if outcome.stopped == "STOPPED":
-        return "STOPPED", f"{command} was stopped because the daemon is stopping"
+        return "STOPPED", f"{command} was stopped (the daemon is stopping or the run is cancelled)"
     if outcome.stopped == "TIMEOUT":
         return "TIMEOUT", (
             f"{command} ran past its {spec.timeout_seconds:g} s timeout and was stopped "

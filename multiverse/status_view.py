@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from multiverse.errors import TableError, UserError, shown_error
+from multiverse.errors import TableError, UnknownRun, shown_error
 from multiverse.home import Home, require_home, resolve_home
 from multiverse.models import FINAL_STATUSES, RUN_ID, Status
 from multiverse.schemas import (
@@ -30,6 +30,14 @@ from multiverse.schemas import (
     TASKS,
     TOOL_TASKS,
     TableSpec,
+)
+from multiverse.status_times import (
+    add_run_times,
+    add_tree_times,
+    duration,
+    elapsed_by_id,
+    node_suffix,
+    run_phrase,
 )
 from multiverse.store import TableStore
 from orchestrator.inbox_replies import Answered, recent_replies
@@ -162,6 +170,7 @@ def runs_data(home: Home, store: TableStore, found: Survey | None = None) -> lis
     """
     found = found or survey(home, store)
     rows = found.rows if found.rows is not None else folder_rows(home, run_folders(home))
+    add_run_times(home, rows, datetime.now(UTC))
     return _note_held(home, _note_paused(rows, found))
 
 
@@ -177,12 +186,14 @@ def run_data(
     else:
         runs = []
     if not runs:
-        raise UserError(f"no run {run_id} in {home.db / PROCESS_RUNS.filename}")
+        raise UnknownRun(run_id)
     db = home.run(run_id).db
     data: dict[str, Any] = {"run": _note_held(home, _note_paused(runs, found))[0]}
     for name, spec in _RUN_TABLES.items():
         rows = store.table(spec, db / spec.filename).rows()
         data[name] = [row.model_dump(mode="json") for row in rows]
+    nodes = [(depth, key) for depth, key, _, _ in tree_rows(data)]
+    add_tree_times(home, data, nodes, datetime.now(UTC))
     return data
 
 
@@ -232,6 +243,7 @@ def render_runs(runs: list[dict[str, Any]]) -> str:
     if not runs:
         return "no runs yet: drop a request into inbox/ or use `multiverse submit`"
     lines = []
+    now = datetime.now(UTC)
     for run in runs:
         where = " › ".join(
             run[k] for k in ("current_phase_id", "current_stage_id", "current_task_id") if run[k]
@@ -239,7 +251,7 @@ def render_runs(runs: list[dict[str, Any]]) -> str:
         request = " ".join(run["user_request"].split())[:60]
         lines.append(
             f"{_mark(run['status'])} {run['run_id']}  {run['status'] or '?':<21}  "
-            f"{where or '-':<24}  {request}"
+            f"{where or '-':<24}  {run_phrase(run, now):<36}  {request}"
         )
         if run.get("paused"):
             lines.append(f"    paused: {run['paused']}")
@@ -273,9 +285,18 @@ def render_tree(data: dict[str, Any]) -> str:
         lines.append(f"  paused: {run['paused']}")
     if run.get("held"):
         lines.append(f"  held: {run['held']}")
+    if run.get("in_flight"):
+        lines.append(f"  in flight: {_flight(run['in_flight'])}")
+    seconds = elapsed_by_id(data)
     for depth, key, name, status in tree_rows(data):
-        lines.append(f"{'  ' * depth}{MARKS[status]} {key} {name}")
+        lines.append(f"{'  ' * depth}{MARKS[status]} {key} {name}{node_suffix(seconds.get(key))}")
     return "\n".join(lines)
+
+
+def _flight(flight: dict[str, Any]) -> str:
+    """The step in flight, e.g. `EXECUTE_TASK T3 · 12s`."""
+    what = f"{flight['step']} {flight['target'] or ''}".strip()
+    return f"{what} · {duration(flight['seconds'])}"
 
 
 STYLES = {
@@ -289,17 +310,22 @@ STYLES = {
 
 def live_tree(data: dict[str, Any]) -> RenderableType:
     """The tree of `render_tree` for the live view: statuses in colour, the current work bold."""
+    from rich.console import Group
+    from rich.spinner import Spinner
     from rich.text import Text
     from rich.tree import Tree
 
     run = data["run"]
     current = {run[k] for k in ("current_phase_id", "current_stage_id", "current_task_id")}
 
+    seconds = elapsed_by_id(data)
+
     def label(key: str, name: str, mark: Status) -> Text:
         text = Text.assemble(
             (f"{MARKS[mark]} ", STYLES[mark]), (key, "bold" if key in current else "")
         )
         text.append(f" {name}", style="bold" if key in current else "")
+        text.append(node_suffix(seconds.get(key)), style="dim")
         return text
 
     status = run["status"]
@@ -313,7 +339,8 @@ def live_tree(data: dict[str, Any]) -> RenderableType:
         heading.append(f"\n  paused: {run['paused']}", style="bold yellow")
     if run.get("held"):
         heading.append(f"\n  held: {run['held']}", style="bold yellow")
-    root = Tree(heading)
+    flight = run.get("in_flight")
+    root = Tree(Group(heading, Spinner("dots", Text(_flight(flight)))) if flight else heading)
     parents = [root]  # parents[d]: the last node drawn at depth d (the run is depth 0)
     for depth, key, name, status in tree_rows(data):
         del parents[depth:]

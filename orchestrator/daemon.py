@@ -13,22 +13,31 @@ import signal
 import threading
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
 
 import structlog
 from filelock import FileLock, Timeout
 
-from multiverse.child import allow_children, stop_all_children
+from multiverse.child import (
+    allow_children,
+    allow_run_children,
+    stop_all_children,
+    stop_run_children,
+)
 from multiverse.config import DaemonConfig
 from multiverse.errors import MultiverseError, StorageError, TableError, UserError
+from multiverse.heartbeat import BEAT_SECONDS, Beat, remove_beat, write_beat
 from multiverse.leftovers import stop_leftover_children
 from multiverse.models import FINAL_STATUSES, Status
 from orchestrator.crew import Crew
+from orchestrator.decisions import DecisionKind
 from orchestrator.inbox import InboxEntry, survey_inbox
 from orchestrator.intake import take_entry
 from orchestrator.orphans import remove_orphan_temps
 from orchestrator.registry import restore_run_rows
+from orchestrator.responses import read_response
 from orchestrator.retry import wants_a_look
 from orchestrator.runner import StepRunner
 from orchestrator.wakeups import WakeUps
@@ -37,6 +46,7 @@ from orchestrator.watcher import ALL, DB_PREFIX, INBOX, run_of_table, start_watc
 log = structlog.get_logger(__name__)
 STOP_GRACE_SECONDS = 10.0
 FAULT_RETRY_SECONDS = 5.0
+LOCK_WAIT_SECONDS = 1.0  # a `doctor` or `submit` probing the lock holds it for microseconds
 
 
 class DaemonAlreadyRunning(UserError):
@@ -59,6 +69,10 @@ class Daemon:
         self._guard = threading.Lock()
         self._unhandled: set[str] = set()
         self._waiting_for_tables: set[str] = set()  # inbox names blocked by a broken table
+        self._interrupted: set[str] = set()  # runs in flight whose children a CANCEL stopped
+        self.steps_finished = 0  # steps of runs done since start (said when it stops)
+        self._started_at = datetime.now(UTC)
+        self._next_beat = 0.0
 
     # -- wake-ups ------------------------------------------------------------------------
 
@@ -84,12 +98,32 @@ class Daemon:
         started = False
         for key in self._expand(due):
             if self._in_flight.get(key) is not None:
+                self._interrupt_if_cancelled(key)
                 continue  # its finish wakes it again
             if len(self._in_flight) >= self.config.max_parallel_runs:
                 break
             self.wakeups.done(key)
             started |= self._start(key)
         return started
+
+    def _interrupt_if_cancelled(self, key: str) -> None:
+        """A run woken while its step is in flight: if CANCEL was written, stop its children.
+
+        Not a step (one is in flight): only an interrupt. The child's step ends without a
+        result (`StepInterrupted`), and the run's next decision is the CANCEL step; a step
+        without a child simply ends first.
+        """
+        if key == INBOX or key in self._interrupted:
+            return
+        answer = read_response(self.crew.home.run(key).user_response)
+        if answer is None or answer.kind is not DecisionKind.CANCEL:
+            return
+        with self._guard:  # the step's end (`_work`) allows the run's children again
+            if key not in self._in_flight:
+                return
+            self._interrupted.add(key)
+            stopped = stop_run_children(key)
+        log.info("run_cancel_interrupts", run_id=key, children=stopped)
 
     def _expand(self, due: list[str]) -> list[str]:
         """The runs (and the inbox) that due keys stand for."""
@@ -196,19 +230,29 @@ class Daemon:
         thread.start()
 
     def _work(self, key: str, work: Callable[[], None]) -> None:
+        finished = False
         try:
             work()
+            finished = key != INBOX
         except Exception:  # our own bug: log it, keep serving other runs
             log.exception("step_crashed", key=key)
         finally:
-            with self._guard:
-                self._in_flight.pop(key, None)
             if key != INBOX:
                 self._note_failure(key)
-            # A run paused by a broken global table is woken when a table changes; a failure
-            # the disk did not let us record is tried again a little later.
-            if key not in self.runner.paused:
-                self.wake(key, FAULT_RETRY_SECONDS if key in self.runner.unrecorded else 0.0)
+            # Leaving flight and the wake-up that follows are one move under the guard, which
+            # `busy()` takes too: a loop that wakes by its own timeout (the heartbeat) in
+            # between would otherwise see nothing in flight and nothing due, and `--once`
+            # would stop with the run half-way.
+            with self._guard:
+                self._in_flight.pop(key, None)
+                if key in self._interrupted:
+                    self._interrupted.discard(key)
+                    allow_run_children(key)
+                self.steps_finished += finished
+                # A run paused by a broken global table is woken when a table changes; a
+                # failure the disk did not let us record is tried again a little later.
+                if key not in self.runner.paused:
+                    self.wake(key, FAULT_RETRY_SECONDS if key in self.runner.unrecorded else 0.0)
 
     def _note_failure(self, run_id: str) -> None:
         try:
@@ -262,7 +306,8 @@ class Daemon:
 
     def busy(self) -> bool:
         """Whether a step is in flight or a wake-up is waiting."""
-        return bool(self._in_flight) or self.wakeups.waiting()
+        with self._guard:
+            return bool(self._in_flight) or self.wakeups.waiting()
 
     def run(self, once: bool = False) -> int:
         """Serve until stopped (or, with `once`, until nothing advances); exit status."""
@@ -280,9 +325,11 @@ class Daemon:
             self.wake(ALL)
             self._warm_indexes()
             log.info("daemon_started", home=str(self.crew.home.root), once=once)
+            self._started_at = datetime.now(UTC)
             try:
                 self._loop(once)
             finally:
+                remove_beat(self.crew.home.state)
                 if observer is not None:
                     observer.stop()
                 self._finish_in_flight()
@@ -297,17 +344,31 @@ class Daemon:
     def _loop(self, once: bool) -> None:
         while not self.stop_event.is_set():
             started = self.tick()
+            self._beat()
             if once and not started and not self.busy():
                 return
             self.wakeups.drain(self._wait_time(started))
 
-    def _wait_time(self, started: bool) -> float | None:
+    def _wait_time(self, started: bool) -> float:
         if started:
             return 0
         if len(self._in_flight) >= self.config.max_parallel_runs:
-            return None  # a finishing step wakes the loop
-        # None: block until a wake-up arrives (no polling: idle means idle).
-        return self.wakeups.seconds_to_next(self._in_flight)
+            return BEAT_SECONDS  # a finishing step wakes the loop; the beat is due anyway
+        # Block until a wake-up arrives, or the next heartbeat (idle costs one beat a while).
+        upcoming = self.wakeups.seconds_to_next(self._in_flight)
+        return BEAT_SECONDS if upcoming is None else min(upcoming, BEAT_SECONDS)
+
+    def _beat(self) -> None:
+        """Rewrite the heartbeat file when it is due (`multiverse.heartbeat`)."""
+        now = time.monotonic()
+        if now < self._next_beat:
+            return
+        self._next_beat = now + BEAT_SECONDS
+        beat = Beat(pid=os.getpid(), started_at=self._started_at, beat_at=datetime.now(UTC))
+        try:
+            write_beat(self.crew.home.state, beat)
+        except OSError as error:  # a full disk: the daemon serves on, doctor says "stuck"
+            log.warning("heartbeat_not_written", error=str(error))
 
     def _flush_behind(self) -> None:
         try:
@@ -350,7 +411,7 @@ class Daemon:
         state.mkdir(parents=True, exist_ok=True)
         lock = FileLock(state / "daemon.lock", thread_local=False)
         try:
-            lock.acquire(timeout=0)
+            lock.acquire(timeout=LOCK_WAIT_SECONDS)
         except Timeout as error:
             raise DaemonAlreadyRunning(
                 f"another multiverse daemon is already serving {self.crew.home.root} "

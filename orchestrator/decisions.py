@@ -16,7 +16,8 @@ class DecisionKind(StrEnum):
     MODIFY = "MODIFY"
     CANCEL = "CANCEL"
     RETRY = "RETRY"  # only for a FAILED run (SPEC §8)
-    RESUME = "RESUME"  # only for a held run (daemon.pause_before)
+    RESUME = "RESUME"  # only for a held run (daemon.pause_before, or PAUSE)
+    PAUSE = "PAUSE"  # a confirmed run holds before its next step until RESUME
     INVALID = "INVALID"
 
 
@@ -28,7 +29,7 @@ class Decision(BaseModel):
     text: str = ""
 
 
-_WORD = re.compile(r"^\s*(confirm|cancel|modify|retry|resume)\b\s*[:\-—]?\s*", re.IGNORECASE)
+_WORD = re.compile(r"^\s*(confirm|cancel|modify|retry|resume|pause)\b\s*[:\-—]?\s*", re.IGNORECASE)
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 # Invisible characters editors and clipboards add: a byte-order mark, zero-width spaces and
 # joiners. They are never part of an answer.
@@ -38,7 +39,7 @@ _END_PUNCTUATION = re.compile(r"^[.!。！]+$")
 
 
 def parse_decision(raw: str) -> Decision:
-    """Parse CONFIRM, CANCEL, RETRY, RESUME or `MODIFY: text` (case-insensitive; comments,
+    """Parse CONFIRM, CANCEL, RETRY, RESUME, PAUSE or `MODIFY: text` (case-insensitive; comments,
     headings, a byte-order mark and surrounding whitespace ignored)."""
     raw = _INVISIBLE.sub("", raw)
     lines = [line for line in _COMMENT.sub("", raw).splitlines() if line.strip()]

@@ -1,5 +1,6 @@
-"""The Orchestrator's side of a hold: holding a run for a person's review of its plan, and
-taking their answer (RESUME in user_response.md, which `multiverse resume RUN` writes)."""
+"""The Orchestrator's side of a hold: holding a run for a person's review of its plan, or
+because they asked for a pause (PAUSE, which `multiverse pause RUN` writes), and taking their
+answer (RESUME in user_response.md, which `multiverse resume RUN` writes)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from orchestrator.holds import (
     ReleaseRecord,
     describe,
     hold_name,
+    is_user,
     plan_of,
     release_name,
 )
@@ -32,7 +34,8 @@ def hold(crew: Crew, view: RunView, step: Step) -> None:
     """Record the hold, say once what the run waits for, and show it waiting for the user.
 
     In this order, so that a crash in between is finished by the same step: the record is
-    the hold; the message and the run's status only say so.
+    the hold; the PAUSE that asked for it is set aside; the message and the run's status
+    only say so.
     """
     paths = crew.home.run(view.run_id)
     box = SignalBox(paths.signals)
@@ -48,6 +51,8 @@ def hold(crew: Crew, view: RunView, step: Step) -> None:
         )
         box.write(name, record)
         log.info("run_held", run_id=view.run_id, reason=step.reason)
+    if is_user(record.reason) and _answered(view, DecisionKind.PAUSE):
+        archive_response(paths, "pause")
     facts = {"plan": describe(record.reason), "table": record.table, "reason": record.reason}
     crew.speaker.tell(Message(kind=MessageKind.HOLD, run_id=view.run_id, facts=facts), once=name)
     crew.process_runs.compare_and_set(
@@ -65,13 +70,18 @@ def answer_hold(crew: Crew, view: RunView, step: Step) -> None:
     decision = step.decision
     if decision is not None and decision.kind is not DecisionKind.RESUME:
         text = decision.text or decision.kind.value
+        why = (
+            "is paused, as you asked"
+            if all(is_user(record.reason) for record in view.holds)
+            else "holds for your review of its plan"
+        )
         crew.speaker.tell(
             Message(
                 kind=MessageKind.NOTICE,
                 run_id=view.run_id,
                 facts={
                     "text": (
-                        f"Run `{view.run_id}` holds for your review of its plan, so it takes "
+                        f"Run `{view.run_id}` {why}, so it takes "
                         f"RESUME (`multiverse resume {view.run_id}`) or CANCEL; the answer "
                         f"was set aside:\n\n> {text}"
                     )
@@ -93,7 +103,14 @@ def answer_hold(crew: Crew, view: RunView, step: Step) -> None:
     )
 
 
+def _answered(view: RunView, kind: DecisionKind) -> bool:
+    return view.response is not None and view.response.kind is kind
+
+
 def _released(run_id: str, record: HoldRecord) -> Message:
+    if is_user(record.reason):
+        text = f"Run `{run_id}` goes on after the pause you asked for."
+        return Message(kind=MessageKind.NOTICE, run_id=run_id, facts={"text": text})
     where = f" in `{record.table}`" if record.table else ""
     text = (
         f"Run `{run_id}` goes on, as you asked, with {describe(record.reason)} as it is now{where}."

@@ -4,7 +4,8 @@ A hold is two signals under runs/<run_id>/signals/: `hold-<key>` when it began a
 `release-<key>` when the person let the run go on. A hold is open while only the first exists,
 so it survives a restart, and a released one is never held again. The key comes from the
 hold's reason: `plan:stages:P1` (the stage plan of a phase, before it runs), `plan:tasks:P1-S01`
-(the task plan of a stage); a pause asked for by a person would be another reason.
+(the task plan of a stage), `user:N` (the N-th pause a person asked for: `multiverse pause RUN`
+or PAUSE in user_response.md, before the run's next step).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ if TYPE_CHECKING:  # `status` reads holds and must not pay for the mapping's imp
 
 HOLD = "hold-"
 RELEASE = "release-"
+USER = "user"  # the reason's kind of a pause a person asked for
 
 
 class HoldRecord(Evidence):
@@ -39,6 +41,16 @@ class ReleaseRecord(Evidence):
 def plan_reason(level: PlanLevel, target: str) -> str:
     """The reason of a hold before a plan runs: `plan:stages:P1`, `plan:tasks:P1-S01`."""
     return f"plan:{level}:{target}"
+
+
+def user_reason(number: int) -> str:
+    """The reason of the `number`-th pause a person asked for: `user:1`."""
+    return f"{USER}:{number}"
+
+
+def is_user(reason: str) -> bool:
+    """Whether a hold is a pause a person asked for (not a review of a plan)."""
+    return reason.partition(":")[0] == USER
 
 
 def hold_name(reason: str) -> str:
@@ -86,6 +98,8 @@ def plan_of(reason: str) -> tuple[PlanLevel, str] | None:
 
 def describe(reason: str) -> str:
     """What a hold waits on, in words: `the task plan of stage P1-S01`."""
+    if is_user(reason):
+        return "the pause you asked for"
     plan = plan_of(reason)
     if plan is None:
         return reason
@@ -99,6 +113,8 @@ def describe(reason: str) -> str:
 
 def waiting_line(record: HoldRecord, run_id: str) -> str:
     """One line for `status`: what the run waits for and what lets it go on."""
+    if is_user(record.reason):
+        return f"paused, as you asked: `multiverse resume {run_id}` lets it go on"
     where = f" in {record.table}" if record.table else ""
     return (
         f"waits for `multiverse resume {run_id}` after your review of "

@@ -39,6 +39,7 @@ from orchestrator.inbox import (
     shown_path,
 )
 from orchestrator.learning import rank_past_runs, write_learning_context
+from orchestrator.timeline import run_created
 
 log = structlog.get_logger(__name__)
 
@@ -161,6 +162,7 @@ def _create_run(crew: Crew, path: Path, request: InboxRequest, run_id: str, mode
     """Every step idempotent: request.md, learning context, the process_runs row, inbox/done."""
     paths = crew.home.run(run_id)
     paths.root.mkdir(parents=True, exist_ok=True)
+    run_created(paths.root)
     if not paths.request.exists():
         atomic_write_text(paths.request, request.body)
     past = [run for run in crew.process_runs.rows() if run.run_id != run_id]

@@ -20,8 +20,9 @@ from multiverse.models import (
     Timing,
     ToolTask,
 )
+from orchestrator.cancel_steps import cancel_wanted
 from orchestrator.decisions import Decision, DecisionKind
-from orchestrator.holds import describe, hold_name, plan_reason
+from orchestrator.holds import USER, describe, hold_name, plan_reason, user_reason
 from orchestrator.steps import Step, StepKind
 from orchestrator.view import RunView
 
@@ -39,6 +40,8 @@ def next_step(view: RunView) -> Step:
         return _failed_run(view)
     if view.run.status in FINAL_STATUSES:
         return Step(kind=StepKind.IDLE, run_id=run_id)
+    if cancel_wanted(view):  # at any time, before anything else the run could do
+        return Step(kind=StepKind.CANCEL, run_id=run_id)
     failed = _failure(view)
     if failed is not None:
         return failed
@@ -56,6 +59,9 @@ def next_step(view: RunView) -> Step:
         return waiting
     if view.holds:  # held, but the run's row does not say so yet (a crash, a rebuilt row)
         return Step(kind=StepKind.HOLD, run_id=run_id, reason=view.holds[0].reason)
+    if view.response is not None and view.response.kind is DecisionKind.PAUSE:
+        number = view.revisions(f"hold-{USER}") + 1  # each pause holds once, with its own record
+        return Step(kind=StepKind.HOLD, run_id=run_id, reason=user_reason(number))
     for task_id, kind in PHASE0_STEPS:
         if _pending(tasks.get(task_id)):
             return _phase0_step(view, kind, task_id)
@@ -70,8 +76,9 @@ def _answer_step(view: RunView) -> Step:
     decision = view.response
     if decision is None:
         return Step(kind=StepKind.WAIT, run_id=view.run_id, reason="waiting for the user's answer")
-    if decision.kind is DecisionKind.RESUME:  # a word for held runs: refused, the question stays
-        decision = Decision(kind=DecisionKind.INVALID, text="RESUME")
+    if decision.kind in (DecisionKind.RESUME, DecisionKind.PAUSE):
+        # Words for confirmed runs: refused, the question stays.
+        decision = Decision(kind=DecisionKind.INVALID, text=decision.kind.value)
     return Step(
         kind=StepKind.HANDLE_RESPONSE,
         run_id=view.run_id,
@@ -88,8 +95,6 @@ def _held_step(view: RunView) -> Step | None:
     if "confirmed" not in view.evidence:
         return None
     decision = view.response
-    if decision is not None and decision.kind is DecisionKind.CANCEL:
-        return Step(kind=StepKind.HANDLE_RESPONSE, run_id=view.run_id, decision=decision)
     if not view.holds:
         if decision is not None and decision.kind is DecisionKind.CONFIRM:
             return None

@@ -13,10 +13,11 @@ from multiverse.models import (
     Status,
     UserInstruction,
 )
+from orchestrator.cancel_steps import cancel
 from orchestrator.cataloging import refresh_inputs, register
 from orchestrator.context import plan_context
 from orchestrator.crew import Crew
-from orchestrator.decisions import DecisionKind
+from orchestrator.decisions import Decision, DecisionKind
 from orchestrator.failfast import StepFailed
 from orchestrator.master import run_core_task
 from orchestrator.proposal_edits import EDITED, take_edits
@@ -119,6 +120,8 @@ def handle_response(crew: Crew, view: RunView, step: Step) -> None:
     box = SignalBox(paths.signals)
     decision = step.decision
     run_id = view.run_id
+    if decision.kind in (DecisionKind.RESUME, DecisionKind.PAUSE):  # words of confirmed runs
+        decision = Decision(kind=DecisionKind.INVALID, text=decision.kind.value)
     if decision.kind in (DecisionKind.INVALID, DecisionKind.RETRY):
         text = decision.text or "RETRY (a retry is for a failed run; this one waits for you)"
         crew.speaker.tell(
@@ -126,18 +129,8 @@ def handle_response(crew: Crew, view: RunView, step: Step) -> None:
         )
         _archive_response(crew, run_id, "refused")
         return
-    if decision.kind is DecisionKind.CANCEL:
-        crew.speaker.tell(Message(kind=MessageKind.CANCELLED, run_id=run_id))
-        crew.attention.settle(run_id)
-        crew.process_runs.compare_and_set(
-            run_id,
-            Status.AWAITING_CONFIRMATION,
-            status=Status.CANCELLED,
-            current_phase_id=None,
-            current_stage_id=None,
-            current_task_id=None,
-        )
-        _archive_response(crew, run_id, "cancel")
+    if decision.kind is DecisionKind.CANCEL:  # `next_step` asks for CANCEL itself, first
+        cancel(crew, view, step)
         return
     if decision.kind is DecisionKind.CONFIRM:
         take_edits(crew, run_id, step.revision)  # before the mark: a crash redoes both

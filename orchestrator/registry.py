@@ -33,6 +33,8 @@ def derive_status(evidence: Iterable[str], handled: Iterable[str]) -> Status:
     names = set(evidence)
     if "completion_reported" in names:
         return Status.COMPLETED
+    if "cancelled" in names:  # the cancel was decided (orchestrator/cancel_steps.py)
+        return Status.CANCELLED
     if "failure" in names:
         return Status.FAILED
     if any(name.endswith("-cancel.md") for name in handled):

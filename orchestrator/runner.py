@@ -8,6 +8,7 @@ file changes, so that other runs keep being served.
 
 from __future__ import annotations
 
+import time
 import traceback
 from collections.abc import Callable
 
@@ -19,8 +20,9 @@ from multiverse.contracts import Message, MessageKind
 from multiverse.errors import StepInterrupted, StorageError, TableError, shown_error
 from multiverse.reserve import is_disk_full
 from multiverse.roles import PlanFailed
-from orchestrator import master, phase0, retry
+from orchestrator import master, phase0, retry, timeline
 from orchestrator.approval_steps import answer_approval, ask_for_approval
+from orchestrator.cancel_steps import cancel
 from orchestrator.crew import Crew
 from orchestrator.failfast import StepFailed, fail_run
 from orchestrator.hold_steps import answer_hold, hold
@@ -58,6 +60,7 @@ ACTIONS: dict[StepKind, StepAction] = {
     StepKind.ANSWER_APPROVAL: answer_approval,
     StepKind.HOLD: hold,
     StepKind.ANSWER_HOLD: answer_hold,
+    StepKind.CANCEL: cancel,
 }
 
 
@@ -118,23 +121,35 @@ class StepRunner:
         The log gets one line per step, as it starts: that is the line that says what was in
         flight when a process died. Its end is the run's next line (a step or a failure); a
         second line per step cost a fifth of the orchestration time of a run with fast roles.
+        The run's timeline gets its start and its end (a plain append each, far cheaper).
         """
         log.info("step_started", run_id=step.run_id, step=step.describe())
         self.paused.discard(step.run_id)
+        root = self.crew.home.run(step.run_id).root
+        timeline.step_started(root, step)
+        began = time.monotonic()
+        outcome = self._perform(view, step)
+        timeline.step_finished(root, step, outcome, time.monotonic() - began)
+
+    def _perform(self, view: RunView, step: Step) -> str:
+        """Perform the step; returns how it ended, in the words of the run's timeline."""
         try:
             if step.kind is StepKind.FAIL_RUN:
                 record = self.unrecorded.get(step.run_id) or view.failure
                 self._record_failure(step.run_id, record, step.reason)
-            else:
-                ACTIONS[step.kind](self.crew, view, step)
+                return timeline.DONE  # the failure it had to record ("failed" is its line)
+            ACTIONS[step.kind](self.crew, view, step)
+            return timeline.DONE
         except StepWaiting as waiting:
             # Recorded by the approver; the next decision is a WAIT that asks the user.
             log.info("step_waiting", run_id=step.run_id, step=step.describe(),
                      approval_id=waiting.approval.id)  # fmt: skip
+            return timeline.WAITING
         except StepInterrupted as interrupted:
             # The daemon is stopping and stopped the step's child: redone at the next start.
             log.info("step_interrupted", run_id=step.run_id, step=step.describe(),
                      reason=str(interrupted))  # fmt: skip
+            return timeline.INTERRUPTED
         except StepFailed as failed:
             self._fail(step, failed.record)
         except PlanFailed as error:
@@ -150,11 +165,12 @@ class StepRunner:
             if self._is_global(error):
                 self.paused.add(step.run_id)
                 self.report_global(error)
-                return
+                return timeline.PAUSED
             self._fail_here(step, "system", str(error))
         except Exception as error:  # a role crashed: a FAILED signal of the system (SPEC §8)
             self._log_crash(step)
             self._fail_here(step, _role_of(step), f"{type(error).__name__}: {error}")
+        return timeline.FAILED
 
     def _fail_here(self, step: Step, role: str, error: str, purpose: str = "") -> None:
         """Fail the run at the place the step was working on."""
@@ -192,6 +208,7 @@ class StepRunner:
             self.report_machine_fault(error, run_id)
             return None
         self.unrecorded.pop(run_id, None)
+        timeline.note(self.crew.home.run(run_id).root, "failed")
         return None
 
     def report_machine_fault(self, error: StorageError, run_id: str | None = None) -> None:

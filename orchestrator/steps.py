@@ -40,6 +40,7 @@ class StepKind(StrEnum):
     ANSWER_APPROVAL = "ANSWER_APPROVAL"  # APPROVE/DENY in user_response.md for a waiting action
     HOLD = "HOLD"  # a plan is written: the run holds for a person's review (daemon.pause_before)
     ANSWER_HOLD = "ANSWER_HOLD"  # an answer to a held run: RESUME lets it go on, others refused
+    CANCEL = "CANCEL"  # CANCEL asked (or a cancel begun before a crash): the run ends CANCELLED
 
 
 class Step(BaseModel):

@@ -91,9 +91,8 @@ def load_run_view(
             result = box.result(step_id)
             if result is not None:
                 signals[step_id] = result
-    response = None
-    if run.status is Status.AWAITING_CONFIRMATION:
-        response = read_response(paths.user_response)
+    # Read in every open status: CANCEL and PAUSE are words for a run at any time.
+    response = read_response(paths.user_response)
     waiting = ApprovalBook(paths.root).pending()
     approval = waiting[0] if waiting else None
     answer = parse_approval(paths.user_response) if approval is not None else None

@@ -13,6 +13,9 @@ process tier can. MODE:
 - silent: prints nothing, waits forever (the no-output watchdog stops it).
 - stubborn: ignores SIGTERM and waits forever (only SIGKILL ends it).
 - stubborn-once: the first time (no STATE_FOLDER/hung), like stubborn; later, like write.
+- wait-in-phases: writes Phase 0's tasks (T..) like write; a task of a later phase (P..)
+  marks STATE_FOLDER/waiting-<task id> and waits forever; on SIGTERM it marks
+  STATE_FOLDER/terminated-<task id> and exits 143 (a task a cancel interrupts).
 - answer: prints a JSON answer that fits the schema given in the prompt (a Planner or
   Communicator served by a CLI).
 The process carries its mode and RAWP_SESSION_ID in its argv/environment, so a test can find it.
@@ -31,6 +34,17 @@ from typing import Any
 
 def _wait_forever() -> None:
     threading.Event().wait()
+
+
+def _wait_for_sigterm(state: Path, task_id: str) -> None:
+    def terminated(signum: int, frame: object) -> None:
+        (state / f"terminated-{task_id}").touch()
+        os._exit(143)
+
+    signal.signal(signal.SIGTERM, terminated)
+    (state / f"waiting-{task_id}").touch()
+    print("working until stopped", flush=True)
+    _wait_forever()
 
 
 def _write() -> None:
@@ -99,8 +113,12 @@ def main() -> None:
         flag = state / "hung"
         mode = "write" if flag.exists() else "stubborn"
         flag.touch()
+    if mode == "wait-in-phases":
+        mode = "write" if os.environ.get("MULTIVERSE_TASK_ID", "").startswith("T") else mode
     if mode == "write":
         _write()
+    elif mode == "wait-in-phases" and state is not None:
+        _wait_for_sigterm(state, os.environ.get("MULTIVERSE_TASK_ID", ""))
     elif mode == "exit1":
         print("the fake agent cannot do this task", file=sys.stderr)
         sys.exit(1)

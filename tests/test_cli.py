@@ -30,6 +30,7 @@ print("litellm" in sys.modules)
     "args",
     [
         ["--help"],
+        ["--version"],
         ["init"],
         ["status"],
         ["status", "--json"],
@@ -37,13 +38,15 @@ print("litellm" in sys.modules)
         ["submit", "hello"],
         ["show", "run-20990101-000000-001"],
         ["resume", "run-20990101-000000-001"],
+        ["logs"],
+        ["logs", "run-20990101-000000-001", "--json"],
     ],
 )
 def test_commands_without_a_model_never_import_litellm(home: Home, args: list[str]) -> None:
-    """`--help`, `init`, `status`, `confirm`, `submit`, `show`, `resume` never import litellm."""
+    """`--help`, `init`, `status`, `confirm`, `submit`, `show`, `resume`, `logs`: no litellm."""
     result = subprocess.run(
         [sys.executable, "-c", PROBE, *args, "--home", str(home.root)]
-        if args != ["--help"]
+        if args not in (["--help"], ["--version"])
         else [sys.executable, "-c", PROBE, *args],
         capture_output=True,
         text=True,

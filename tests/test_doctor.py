@@ -52,8 +52,11 @@ def test_fresh_home_is_all_good(home: Path) -> None:
     assert [p.role for p in report.packages] == ["planner", "executor", "communicator"]
     assert all(p.loaded for p in report.packages)
     text = render_doctor(report)
-    assert "✗" not in text
-    assert "✓ all good" in text
+    assert [line for line in text.splitlines() if "✗" in line] == [
+        "✗ daemon: not running: start one with `multiverse start` (or `make start`)"
+    ]
+    assert "✓ the setup is good; no daemon serves this home" in text
+    assert "all good" not in text
     assert not list(home.glob(".doctor-*"))
 
 

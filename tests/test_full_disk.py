@@ -60,7 +60,7 @@ def test_deliverables_that_do_not_fit_fail_the_run_and_retry_completes_it(
     assert f"multiverse retry {run_id}" in report
 
     refused = cli(home, "retry", run_id, env=full)
-    assert refused.returncode == 2 and "No space left on device" in refused.stderr
+    assert refused.returncode == 1 and "No space left on device" in refused.stderr
     _no_traceback(refused.stderr)
 
     trigger.unlink()  # space is back
@@ -156,7 +156,7 @@ def test_a_real_full_disk(small_disk: Path, monkeypatch: pytest.MonkeyPatch) -> 
 
     filler_again = _fill(small_disk, "filler-2.bin")  # the reserve's space is taken again
     refused = cli(home, "retry", run_id)
-    assert refused.returncode == 2 and "No space left on device" in refused.stderr
+    assert refused.returncode == 1 and "No space left on device" in refused.stderr
     _no_traceback(refused.stderr)
     submit = cli(home, "submit", "Another request")
     assert submit.returncode == 4 and submit.stderr.count("\n") == 1

@@ -186,13 +186,13 @@ def test_answers_to_a_held_run(home: Home) -> None:
     runner = StepRunner(crew, frozenset({"tasks"}))
     assert steps_until_settled(runner, run_id)[-1] is StepKind.HOLD
     refused = cli(home, "confirm", run_id)
-    assert refused.returncode == 2 and f"multiverse resume {run_id}" in refused.stderr
+    assert refused.returncode == 1 and f"multiverse resume {run_id}" in refused.stderr
     atomic_write_text(home.run(run_id).user_response, "CONFIRM\n")  # by hand
     assert steps_until_settled(runner, run_id) == [StepKind.ANSWER_HOLD]
     assert "was set aside" in home.run(run_id).messages.read_text(encoding="utf-8")
     assert _held(home) == run_id
     assert cli(home, "cancel", run_id).returncode == 0
-    assert steps_until_settled(runner, run_id) == [StepKind.HANDLE_RESPONSE]
+    assert steps_until_settled(runner, run_id) == [StepKind.CANCEL]
     run = _run(home)
     assert run is not None and run.status is Status.CANCELLED
 

@@ -111,7 +111,7 @@ def test_cancel(home: Home) -> None:
     assert not any(home.run(run_id).outputs.iterdir())
     assert "cancelled" in home.run(run_id).messages.read_text(encoding="utf-8").lower()
     refused = cli(home, "confirm", run_id)
-    assert refused.returncode == 2 and "not waiting" in refused.stderr
+    assert refused.returncode == 1 and "not waiting" in refused.stderr
     assert "Traceback" not in refused.stderr
 
 

@@ -277,10 +277,11 @@ def test_a_held_run_waits_for_resume_and_takes_cancel() -> None:
     for kind, expected in (
         (DecisionKind.RESUME, StepKind.ANSWER_HOLD),
         (DecisionKind.CONFIRM, StepKind.ANSWER_HOLD),  # refused by the step, with the reason
-        (DecisionKind.CANCEL, StepKind.HANDLE_RESPONSE),
     ):
         step = next_step(_planned(**held, response=Decision(kind=kind)))
         assert (step.kind, step.decision) == (expected, Decision(kind=kind))
+    cancelled = next_step(_planned(**held, response=Decision(kind=DecisionKind.CANCEL)))
+    assert cancelled.kind is StepKind.CANCEL
 
 
 def test_a_released_plan_runs_and_never_holds_again() -> None:
@@ -316,3 +317,48 @@ def test_resume_is_no_answer_to_a_proposal() -> None:
     assert (step.kind, step.decision) == (
         StepKind.HANDLE_RESPONSE, Decision(kind=DecisionKind.INVALID, text="RESUME")
     )  # fmt: skip
+
+
+def test_cancel_is_taken_at_any_time_and_a_begun_cancel_is_finished() -> None:
+    """CANCEL ends a run wherever it is (proposal, mid-phase, approval, held); a `cancelled`
+    record finishes it after a crash without the answer; a final run stays idle."""
+    cancel = Decision(kind=DecisionKind.CANCEL)
+    asking = [_phase0()[0], _task("T02", "P0-S01", 2)]
+    for view in (
+        _view(run=_run(Status.AWAITING_CONFIRMATION), tasks=asking,
+              evidence=frozenset({"proposal-1", "asked-1"}), response=cancel),
+        _planned(response=cancel),  # confirmed, a task next
+        _planned(tasks=[*_phase0(), _task("P1-S01-T01", "P1-S01", 1, Status.FAILED)],
+                 response=cancel),  # cancelled rather than failed
+    ):  # fmt: skip
+        assert next_step(view).kind is StepKind.CANCEL
+    begun = _planned(evidence=frozenset({"confirmed", "cancelled"}))
+    assert next_step(begun).kind is StepKind.CANCEL
+    for status in (Status.COMPLETED, Status.CANCELLED):
+        final = _planned(run=_run(status), response=cancel, evidence=frozenset({"cancelled"}))
+        assert next_step(final).kind is StepKind.IDLE
+
+
+def test_pause_holds_a_confirmed_run_before_its_next_step() -> None:
+    """PAUSE holds with the next user reason (each pause its own record); an open pause
+    whose row says PENDING is held again; PAUSE is no answer to a proposal."""
+    pause = Decision(kind=DecisionKind.PAUSE)
+    step = next_step(_planned(response=pause))
+    assert (step.kind, step.reason) == (StepKind.HOLD, "user:1")
+    again = _planned(response=pause, evidence=frozenset(
+        {"confirmed", "hold-user-1", "release-user-1"}))  # fmt: skip
+    assert next_step(again).reason == "user:2"
+    record = HoldRecord(reason="user:1")
+    restored = next_step(_planned(evidence=frozenset({"confirmed", "hold-user-1"}),
+                                  holds=(record,)))  # fmt: skip
+    assert (restored.kind, restored.reason) == (StepKind.HOLD, "user:1")
+    held = _planned(run=_run(Status.AWAITING_CONFIRMATION), holds=(record,),
+                    evidence=frozenset({"confirmed", "hold-user-1"}))  # fmt: skip
+    waiting = next_step(held)
+    assert waiting.kind is StepKind.WAIT and "pause you asked for" in waiting.reason
+    asking = [_phase0()[0], _task("T02", "P0-S01", 2)]
+    proposal = _view(run=_run(Status.AWAITING_CONFIRMATION), tasks=asking,
+                     evidence=frozenset({"proposal-1", "asked-1"}), response=pause)  # fmt: skip
+    refused = next_step(proposal)
+    assert refused.kind is StepKind.HANDLE_RESPONSE
+    assert refused.decision == Decision(kind=DecisionKind.INVALID, text="PAUSE")

@@ -115,7 +115,7 @@ def test_retry_is_refused_while_a_broken_table_stays_broken(home: Home) -> None:
     assert only_run(home)["status"] == "FAILED"
 
     refused = cli(home, "retry", run_id)
-    assert refused.returncode == 2
+    assert refused.returncode == 1
     assert "tasks.md:" in refused.stderr and "cells" in refused.stderr
     assert "Traceback" not in refused.stderr
     # The same word written by hand is refused by the daemon, with the reason, and set aside.
@@ -144,7 +144,7 @@ def test_retry_of_a_run_that_did_not_fail_is_refused(home: Home) -> None:
     assert once(home).returncode == 0
     run_id = only_run(home)["run_id"]
     result = cli(home, "retry", run_id)
-    assert result.returncode == 2
+    assert result.returncode == 1
     assert "AWAITING_CONFIRMATION" in result.stderr and "only a FAILED run" in result.stderr
 
 

@@ -23,6 +23,7 @@ from multiverse.schemas import (
     PROCESS_RUNS,
     USER_INSTRUCTIONS,
 )
+from multiverse.status_times import TIME_FIELDS
 from multiverse.status_view import PAUSED_NOTE, live_tree, render_tree, show_status
 from multiverse.store import TableStore
 
@@ -166,12 +167,13 @@ def _status(
 def test_status_of_a_healthy_home_has_no_paused_runs(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Healthy tables: the runs as they are, and the JSON rows hold exactly the table's columns."""
+    """Healthy tables: the runs as they are; JSON rows hold the table's columns, then the times."""
     home = _populated(tmp_path / "home")
     out, _ = _status(capsys, home)
     assert out.startswith(f"· {WORKING}  PENDING") and "paused" not in out
     out, err = _status(capsys, home, as_json=True)
-    assert err == "" and all(list(row) == list(PROCESS_RUNS.columns) for row in json.loads(out))
+    columns = [*PROCESS_RUNS.columns, *TIME_FIELDS]
+    assert err == "" and all(list(row) == columns for row in json.loads(out))
 
 
 @pytest.mark.parametrize("defect", list(DEFECTS))
