@@ -9,7 +9,6 @@ from planner.builtin.reading import (
     deliverables,
     first_line,
     length_limit,
-    negated,
     outside_words,
     read_request,
     script_language,
@@ -60,7 +59,6 @@ def test_length_and_words() -> None:
     assert chart_words("a charter school") == ["chart"]  # word start: a documented limit
     assert outside_words("latest competitor news") == ["competitor", "latest", "news"]
     assert outside_words("a supermarket") == []
-    assert negated("without the chart") and negated("차트 없이") and not negated("now note it")
 
 
 def test_read_request_defaults() -> None:

@@ -50,19 +50,6 @@ OUTSIDE_WORDS = (
     "트렌드",
     "뉴스",
 )
-NEGATIONS = (
-    "no ",
-    "not ",
-    "without",
-    "don't",
-    "do not",
-    "remove",
-    "drop",
-    "없이",
-    "빼",
-    "제외",
-    "말고",
-)
 LANGUAGES = (
     ("english", "English"),
     ("영어", "English"),
@@ -127,11 +114,6 @@ def deliverables(text: str) -> list[str]:
 def outside_words(text: str) -> list[str]:
     """The words asking for outside (market, web, recent) information."""
     return _found(text, OUTSIDE_WORDS)
-
-
-def negated(text: str) -> bool:
-    """Whether the text says to leave something out ("no chart", "차트 없이")."""
-    return bool(_found(text, NEGATIONS))
 
 
 def named_language(text: str) -> str | None:
