@@ -43,6 +43,17 @@ def _fail(error: MultiverseError, as_json: bool = False) -> typer.Exit:
     return fail(error, as_json)
 
 
+def _ref(home: str | None, run: str, as_json: bool = False) -> str:
+    """The run id a short form names (`latest`, a unique prefix or suffix: multiverse.run_refs)."""
+    from multiverse.home import resolve_home
+    from multiverse.run_refs import resolve_run
+
+    try:
+        return resolve_run(resolve_home(home), run)
+    except MultiverseError as error:
+        raise _fail(error, as_json) from None
+
+
 def _version(value: bool) -> None:
     if value:
         from importlib.metadata import version
@@ -148,7 +159,7 @@ def submit(
 @app.command()
 def status(
     run: Annotated[
-        str | None, typer.Argument(help="A run_id for its phase/stage/task tree.")
+        str | None, typer.Argument(help="A run id (or `latest`, or a unique part) for its tree.")
     ] = None,
     watch: Annotated[bool, typer.Option("--watch", help="Redraw live until Ctrl-C.")] = False,
     as_json: JsonOption = False,
@@ -158,6 +169,7 @@ def status(
     from multiverse.commands import run_failed
     from multiverse.status_view import show_status
 
+    run = _ref(home, run, as_json) if run is not None else None
     try:
         show_status(home, run, watch=watch, as_json=as_json)
     except MultiverseError as error:
@@ -178,6 +190,7 @@ def _answer(home: str | None, run: str, kind: str, text: str = "") -> None:
 @app.command()
 def confirm(run: Annotated[str, typer.Argument()], home: HomeOption = None) -> None:
     """Confirm a run's proposal."""
+    run = _ref(home, run)
     _answer(home, run, "CONFIRM")
 
 
@@ -188,12 +201,14 @@ def modify(
     home: HomeOption = None,
 ) -> None:
     """Ask for a revised proposal."""
+    run = _ref(home, run)
     _answer(home, run, "MODIFY", text)
 
 
 @app.command()
 def cancel(run: Annotated[str, typer.Argument()], home: HomeOption = None) -> None:
     """Cancel a run at any time (a confirmed run stops after the step in flight)."""
+    run = _ref(home, run)
     from multiverse.commands import cancel_run
 
     try:
@@ -206,6 +221,7 @@ def cancel(run: Annotated[str, typer.Argument()], home: HomeOption = None) -> No
 @app.command()
 def pause(run: Annotated[str, typer.Argument()], home: HomeOption = None) -> None:
     """Hold a confirmed run before its next step, until `multiverse resume RUN`."""
+    run = _ref(home, run)
     from multiverse.commands import pause_run
 
     try:
@@ -228,6 +244,7 @@ def approve(
     home: HomeOption = None,
 ) -> None:
     """Allow the action a run waits for (a tool marked requires_approval)."""
+    run = _ref(home, run)
     _approval(home, run, approval, True)
 
 
@@ -238,6 +255,7 @@ def deny(
     home: HomeOption = None,
 ) -> None:
     """Refuse the action a run waits for; the model is told it was refused."""
+    run = _ref(home, run)
     _approval(home, run, approval, False)
 
 
@@ -255,6 +273,7 @@ def _approval(home: str | None, run: str, approval_id: str | None, approve: bool
 @app.command()
 def retry(run: Annotated[str, typer.Argument()], home: HomeOption = None) -> None:
     """Resume a FAILED run from its failed step, once the cause is fixed."""
+    run = _ref(home, run)
     from multiverse.commands import retry_run
 
     try:
@@ -268,6 +287,7 @@ def retry(run: Annotated[str, typer.Argument()], home: HomeOption = None) -> Non
 @app.command()
 def resume(run: Annotated[str, typer.Argument()], home: HomeOption = None) -> None:
     """Let a run held for a review of its plan go on (daemon.pause_before)."""
+    run = _ref(home, run)
     from multiverse.commands import resume_run
 
     try:
@@ -300,6 +320,7 @@ def show(
     """Show a run's proposal, messages and outputs."""
     from multiverse.commands import show_data, show_run
 
+    run = _ref(home, run, as_json)
     try:
         if as_json:
             print_json(show_data(home, run))
@@ -321,6 +342,7 @@ def logs(
     """Print the daemon's log, or one run's lines and its child process logs."""
     from multiverse.logs_view import show_logs
 
+    run = _ref(home, run) if run is not None else None
     try:
         show_logs(home, run, follow=follow, as_json=as_json)
     except MultiverseError as error:

@@ -1,0 +1,48 @@
+"""Short forms of a run id: `latest`, a unique prefix or suffix (multiverse.run_refs)."""
+
+from __future__ import annotations
+
+import pytest
+
+from multiverse.errors import UnknownRun, UserError
+from multiverse.home import Home
+from multiverse.run_refs import pick
+
+from journey import cli, copy_assets, once
+
+KNOWN = ["run-20261121-090000-001", "run-20261122-101500-001", "run-20261122-101500-002"]
+
+
+def test_short_forms_name_one_run() -> None:
+    """`latest`, the id without `run-`, a unique prefix, a unique suffix."""
+    assert pick("latest", KNOWN) == KNOWN[-1]
+    assert pick("20261121", KNOWN) == KNOWN[0]
+    assert pick("run-20261121-09", KNOWN) == KNOWN[0]
+    assert pick("-002", KNOWN) == KNOWN[2]
+    assert pick(KNOWN[1], KNOWN) == KNOWN[1]
+
+
+def test_ambiguous_and_unknown_parts_are_refused() -> None:
+    """A part fitting several runs names them; one fitting none is the unknown-run error."""
+    with pytest.raises(UserError, match="fits 2 runs"):
+        pick("20261122", KNOWN)
+    for reference in ("20261130", "nonsense", "", "latest-ish"):
+        with pytest.raises(UnknownRun):
+            pick(reference, KNOWN)
+    with pytest.raises(UnknownRun):
+        pick("latest", [])
+
+
+def test_commands_take_the_short_forms(home: Home) -> None:
+    """`status latest`, `show SUFFIX` and `confirm latest` reach the one run."""
+    copy_assets(home, "market_report_2024.md")
+    assert cli(home, "submit", "--no-wait", "Write a memo on the e-bike market.").returncode == 0
+    assert once(home).returncode == 0
+    (run_id,) = [p.name for p in home.runs.iterdir() if p.name.startswith("run-")]
+    shown = cli(home, "status", "latest")
+    assert shown.returncode == 0 and run_id in shown.stdout
+    assert run_id in cli(home, "show", run_id[-10:]).stdout
+    confirmed = cli(home, "confirm", "latest")
+    assert confirmed.returncode == 0, confirmed.stderr
+    unknown = cli(home, "show", "19990101")
+    assert unknown.returncode == 2 and "no run 19990101 in this home" in unknown.stderr
