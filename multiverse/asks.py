@@ -12,6 +12,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+# Charts are a concept of their own; read here with the rest of a request, so re-exported.
+from multiverse.chart_asks import SYNONYMS as SYNONYMS
+from multiverse.chart_asks import ChartAsk as ChartAsk
+from multiverse.chart_asks import chart_asks as chart_asks
+from multiverse.chart_asks import column_matches as column_matches
+from multiverse.chart_asks import singular as singular
+
 WORDS_PER_PAGE = 500  # a printed page of prose, as the issue and most style guides count it
 SHORT_WORDS = 300  # "a short note", "짧은 메모": half a page and a little more
 DEFAULT_WORDS = 1000  # nothing said: two pages
@@ -162,34 +169,6 @@ _CLAUSE_END = re.compile(
     re.IGNORECASE,
 )
 _PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]*[\w-]\.[A-Za-z0-9]{1,5})(?![\w/])")
-_MEASURE_BY = re.compile(
-    r"(?P<measure>[A-Za-z][A-Za-z -]{1,40}?)\s+(?:by|per|across|for each)\s+"
-    r"(?P<dimension>[A-Za-z]{3,30})",
-    re.IGNORECASE,
-)
-_MEASURE_BY_KO = re.compile(
-    r"(?P<dimension>[가-힣A-Za-z]{1,10})별\s*(?P<measure>[가-힣A-Za-z]{1,10})"
-)
-_LEAD_WORDS = frozenset(
-    {"a", "an", "the", "of", "chart", "charts", "graph", "plot", "bar", "line", "show"}
-    | {"showing", "make", "draw", "total", "with", "and", "table", "compare", "list"}
-)
-SYNONYMS: dict[str, frozenset[str]] = {
-    "country": frozenset({"country", "countries", "region", "nation", "market", "국가", "나라"}),
-    "region": frozenset({"region", "regions", "country", "area", "market", "지역", "국가"}),
-    "revenue": frozenset({"revenue", "revenues", "sales", "turnover", "매출", "매출액"}),
-    "sales": frozenset({"sales", "revenue", "매출", "판매"}),
-    "year": frozenset({"year", "years", "연도", "년"}),
-    "quarter": frozenset({"quarter", "quarters", "분기"}),
-    "product": frozenset({"product", "products", "segment", "제품"}),
-    "units": frozenset({"units", "unit", "volume", "판매량"}),
-    "margin": frozenset({"margin", "margins", "마진"}),
-    "국가": frozenset({"국가", "나라", "country", "region"}),
-    "매출": frozenset({"매출", "매출액", "revenue", "sales"}),
-}
-for _key, _words in list(SYNONYMS.items()):
-    for _word in _words:
-        SYNONYMS.setdefault(_word, _words)
 
 
 @dataclass(frozen=True)
@@ -203,14 +182,6 @@ class Length:
     def bounds(self) -> tuple[int, int]:
         """The fewest and most words that keep this length (±15 %)."""
         return round(self.words * (1 - TOLERANCE)), round(self.words * (1 + TOLERANCE))
-
-
-@dataclass(frozen=True)
-class ChartAsk:
-    """A chart asked for in words: what is measured, grouped by what."""
-
-    measure: str
-    dimension: str
 
 
 def _number(word: str) -> float:
@@ -348,37 +319,6 @@ def chart_words(text: str) -> list[str]:
         for word in CHART_WORDS
         if (re.search(rf"(?<![a-z]){word}", folded) if word.isascii() else word in folded)
     ]
-
-
-def singular(word: str) -> str:
-    """An English word's singular by its ending ("countries" → "country"); others unchanged."""
-    word = word.casefold()
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
-
-
-def chart_asks(text: str) -> list[ChartAsk]:
-    """Every `<measure> by <dimension>` (Korean `<dimension>별 <measure>`) in order, once each."""
-    asks: list[ChartAsk] = []
-    for match in _MEASURE_BY.finditer(text):
-        words = [w for w in match["measure"].split() if w.casefold() not in _LEAD_WORDS]
-        if words:
-            asks.append(ChartAsk(singular(words[-1]), singular(match["dimension"])))
-    for match in _MEASURE_BY_KO.finditer(text):
-        # "국가별 매출을 차트로": the particle is not part of the measure's name.
-        measure = re.sub(r"(?:을|를|이|가|은|는|의|과|와|로|으로)$", "", match["measure"])
-        asks.append(ChartAsk(measure or match["measure"], match["dimension"]))
-    return list(dict.fromkeys(asks))
-
-
-def column_matches(word: str, header: str) -> bool:
-    """Whether a column header names `word` or a synonym ("revenue_eur" names revenue)."""
-    names = SYNONYMS.get(word, frozenset({word}))
-    parts = {singular(part) for part in re.split(r"[^0-9A-Za-z가-힣]+", header) if part}
-    return bool(parts & {singular(name) for name in names}) or any(
-        name in header for name in names if not name.isascii()
-    )
 
 
 def outside_asked(text: str) -> str | None:

@@ -8,7 +8,8 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -75,3 +76,26 @@ def wait_for(condition: Callable[[], bool], what: str, seconds: float = 120) -> 
             return
         time.sleep(0.02)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+@contextmanager
+def running_daemon(
+    home: Home, ready: Callable[[], bool] | None = None, quiet: bool = False
+) -> Iterator[subprocess.Popen[str]]:
+    """`multiverse start` serving the home once `ready` (default: its pid file exists); killed
+    at the end if still running. `quiet`: its stdout is discarded (a long run fills a pipe)."""
+    (home.state / "daemon.pid").unlink(missing_ok=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "multiverse.cli", "start", "--home", str(home.root)],
+        stdout=subprocess.DEVNULL if quiet else subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ),
+    )
+    try:
+        wait_for(ready or (lambda: (home.state / "daemon.pid").exists()), "the daemon to start")
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=30)

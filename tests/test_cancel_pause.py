@@ -5,13 +5,9 @@ a stopped or killed daemon."""
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +21,7 @@ from orchestrator.cancel_steps import CANCELLED, CancelRecord
 from orchestrator.signals import SignalBox
 from orchestrator.steps import StepKind
 
-from journey import cli, copy_assets, once, wait_for
+from journey import cli, copy_assets, once, running_daemon, wait_for
 from stepping import builtin_crew, confirmed_run, steps_until_settled
 
 AGENT = Path(__file__).resolve().parent / "fake_agent.py"
@@ -68,26 +64,6 @@ def _agent_tier(home: Home, state: Path) -> None:
     (home.root / "runtime-mapping.yaml").write_text(yaml.safe_dump(mapping), encoding="utf-8")
 
 
-@contextmanager
-def _daemon(home: Home) -> Iterator[subprocess.Popen[str]]:
-    """`multiverse start` serving the home; killed at the end if still running."""
-    (home.state / "daemon.pid").unlink(missing_ok=True)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "multiverse.cli", "start", "--home", str(home.root)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=dict(os.environ),
-    )
-    try:
-        wait_for(lambda: (home.state / "daemon.pid").exists(), "the daemon to start")
-        yield process
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait(timeout=30)
-
-
 def _confirmed_on_the_agent(home: Home, state: Path) -> str:
     """A run confirmed (not yet taken up) whose Phase 1 tasks will wait in their child."""
     copy_assets(home, "market_report_2024.md")
@@ -113,7 +89,7 @@ def test_cancel_interrupts_a_process_child_and_the_run_is_cancelled_not_failed(
     state = tmp_path / f"agent-{uuid.uuid4().hex[:8]}"
     state.mkdir()
     run_id = _confirmed_on_the_agent(home, state)
-    with _daemon(home) as daemon:
+    with running_daemon(home, quiet=True) as daemon:
         wait_for(lambda: _waiting_task(state) is not None, "the child to take a Phase 1 task")
         task_id = _waiting_task(state)
         before = _tables(home, run_id)
@@ -144,7 +120,7 @@ def test_a_cancel_written_while_no_daemon_runs_is_honoured_at_the_restart(
     state = tmp_path / f"agent-{uuid.uuid4().hex[:8]}"
     state.mkdir()
     run_id = _confirmed_on_the_agent(home, state)
-    with _daemon(home) as daemon:
+    with running_daemon(home, quiet=True) as daemon:
         wait_for(lambda: _waiting_task(state) is not None, "the child to take a Phase 1 task")
         daemon.send_signal(signal.SIGTERM)
         assert daemon.wait(timeout=60) == 0

@@ -4,7 +4,6 @@ exit codes, and `submit`/`doctor` telling whether a daemon serves the home."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
 import subprocess
@@ -23,7 +22,7 @@ from multiverse.commands import stopped_line
 from multiverse.heartbeat import BEAT_SECONDS, Beat, probe, serving_state
 from multiverse.home import Home
 
-from journey import cli, wait_for
+from journey import cli, running_daemon
 
 ERROR_SCHEMA = {
     "type": "object",
@@ -152,20 +151,8 @@ def test_doctor_says_no_daemon_serves(home: Home) -> None:
 @pytest.fixture
 def daemon(home: Home) -> Iterator[subprocess.Popen[str]]:
     """`multiverse start` serving the home until its heartbeat says so."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "multiverse.cli", "start", "--home", str(home.root)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=dict(os.environ),
-    )
-    try:
-        wait_for(lambda: probe(home.state).serving, "the daemon to serve")
+    with running_daemon(home, ready=lambda: probe(home.state).serving) as process:
         yield process
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait(timeout=30)
 
 
 def test_submit_wait_prints_the_run_and_its_proposal(

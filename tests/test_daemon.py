@@ -6,7 +6,6 @@ import logging
 import os
 import signal
 import subprocess
-import sys
 from collections.abc import Iterator
 
 import pytest
@@ -20,7 +19,7 @@ from multiverse.store import TableStore
 from multiverse.team import build_crew
 from orchestrator.daemon import Daemon
 
-from journey import cli, copy_assets, wait_for
+from journey import cli, copy_assets, running_daemon, wait_for
 
 
 def _statuses(home: Home) -> list[Status]:
@@ -34,18 +33,8 @@ def _statuses(home: Home) -> list[Status]:
 @pytest.fixture
 def daemon_process(home: Home) -> Iterator[subprocess.Popen[str]]:
     """`multiverse start` running on the home, stopped at the end."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "multiverse.cli", "start", "--home", str(home.root)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=dict(os.environ),
-    )
-    wait_for(lambda: (home.state / "daemon.pid").exists(), "the daemon to start")
-    yield process
-    if process.poll() is None:
-        process.kill()
-        process.wait(timeout=30)
+    with running_daemon(home) as process:
+        yield process
 
 
 def test_a_dropped_request_is_picked_up_confirmed_and_completed(

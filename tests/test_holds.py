@@ -5,12 +5,7 @@ killed daemon, and each plan holds once."""
 from __future__ import annotations
 
 import itertools
-import os
 import signal
-import subprocess
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from multiverse.atomic import atomic_write_text
@@ -23,7 +18,7 @@ from orchestrator.runner import StepRunner
 from orchestrator.signals import SignalBox
 from orchestrator.steps import StepKind
 
-from journey import cli, copy_assets, once, wait_for
+from journey import cli, copy_assets, once, running_daemon, wait_for
 from stepping import builtin_crew, confirmed_run, steps_until_settled
 
 REQUEST = "Write a short market memo from the report.\n"
@@ -58,26 +53,6 @@ def _held(home: Home) -> str | None:
 def _settled(home: Home) -> bool:
     run = _run(home)
     return run is not None and (run.status is Status.COMPLETED or _held(home) is not None)
-
-
-@contextmanager
-def _daemon(home: Home) -> Iterator[subprocess.Popen[str]]:
-    """`multiverse start` serving the home; killed at the end if still running."""
-    (home.state / "daemon.pid").unlink(missing_ok=True)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "multiverse.cli", "start", "--home", str(home.root)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=dict(os.environ),
-    )
-    try:
-        wait_for(lambda: (home.state / "daemon.pid").exists(), "the daemon to start")
-        yield process
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait(timeout=30)
 
 
 def _to_the_first_hold(home: Home) -> str:
@@ -130,7 +105,7 @@ def test_a_held_run_goes_on_with_the_plan_as_edited(home: Home) -> None:
     """pause_before: tasks holds after each task plan; an output path edited meanwhile is used."""
     copy_assets(home, "market_report_2024.md")
     _pause_before(home, "tasks")
-    with _daemon(home) as daemon:
+    with running_daemon(home) as daemon:
         run_id = _to_the_first_hold(home)
         shown = cli(home, "status", run_id)
         assert f"multiverse resume {run_id}" in shown.stdout, shown.stdout
@@ -163,14 +138,14 @@ def test_a_hold_outlives_a_killed_daemon_and_a_resume_meanwhile_is_honoured(home
     daemon running is taken at the next start, and the run completes."""
     copy_assets(home, "market_report_2024.md")
     _pause_before(home, "stages")
-    with _daemon(home) as daemon:
+    with running_daemon(home) as daemon:
         run_id = _to_the_first_hold(home)
         daemon.kill()
         daemon.wait(timeout=30)
     assert once(home).returncode == 0  # a whole life of the daemon: it reconciles, then stops
     assert _held(home) == run_id and _said(home, run_id, "HOLD") == 1
     assert cli(home, "resume", run_id).returncode == 0
-    with _daemon(home):
+    with running_daemon(home):
         wait_for(lambda: "release-plan-stages-P1" in SignalBox(home.run(run_id).signals).names(),
                  "the resume written before the start")  # fmt: skip
         _resume_until_completed(home, run_id)
