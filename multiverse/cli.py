@@ -14,7 +14,7 @@ from typing import Annotated, Literal
 import typer
 
 from multiverse.cli_style import EXIT_EPILOG, App, PlainGroup, fail, print_json, wants_json
-from multiverse.errors import MultiverseError, StorageError, storage_advice
+from multiverse.errors import MultiverseError, StorageError, UserError, storage_advice
 
 app = App(
     name="multiverse",
@@ -77,6 +77,7 @@ def _root(
 @app.command()
 def init(
     directory: Annotated[str | None, typer.Argument(help="Folder to make a home.")] = None,
+    as_json: JsonOption = False,
     home: HomeOption = None,
 ) -> None:
     """Create the home layout (never overwrites an existing file)."""
@@ -86,7 +87,11 @@ def init(
         target = resolve_home(directory or home)
         created = init_home(target)
     except MultiverseError as error:
-        raise _fail(error) from None
+        raise _fail(error, as_json) from None
+    if as_json:
+        paths = [path.relative_to(target.root).as_posix() for path in created]
+        print_json({"home": str(target.root), "created": paths})
+        return
     typer.echo(f"home ready: {target.root} ({len(created)} new)")
     for path in created:
         typer.echo(f"  + {path.relative_to(target.root)}")
@@ -166,69 +171,93 @@ def status(
     home: HomeOption = None,
 ) -> None:
     """Show the runs, or one run's tree with statuses (exit 1 when the run shown FAILED)."""
-    from multiverse.commands import run_failed
     from multiverse.status_view import show_status
 
     run = _ref(home, run, as_json) if run is not None else None
     try:
-        show_status(home, run, watch=watch, as_json=as_json)
+        shown = show_status(home, run, watch=watch, as_json=as_json)
     except MultiverseError as error:
         raise _fail(error, as_json) from None
-    raise typer.Exit(1 if run is not None and run_failed(home, run) else 0)
+    raise typer.Exit(1 if shown == "FAILED" else 0)
 
 
-def _answer(home: str | None, run: str, kind: str, text: str = "") -> None:
+def _said(as_json: bool, message: str, **data: object) -> None:
+    """What an answer command did: its sentence, or under --json its data and that sentence."""
+    if as_json:
+        print_json({**data, "message": message})
+    else:
+        typer.echo(message)
+
+
+def _relative(home: str | None, path: Path) -> str:
+    """A file of the home as the tables name it (`runs/<run_id>/user_response.md`)."""
+    from multiverse.home import resolve_home
+
+    return resolve_home(home).relative(path)
+
+
+def _answer(home: str | None, run: str, kind: str, text: str = "", as_json: bool = False) -> None:
     from multiverse.commands import answer_run
 
     try:
         path = answer_run(home, run, kind, text)
     except MultiverseError as error:
-        raise _fail(error) from None
-    typer.echo(f"{kind.lower()}: answer written to {path}")
+        raise _fail(error, as_json) from None
+    answer, where = kind.lower(), _relative(home, path)
+    _said(as_json, f"{answer}: answer written to {path}", run_id=run, answer=answer, path=where)
 
 
 @app.command()
-def confirm(run: Annotated[str, typer.Argument()], home: HomeOption = None) -> None:
+def confirm(
+    run: Annotated[str, typer.Argument()], as_json: JsonOption = False, home: HomeOption = None
+) -> None:
     """Confirm a run's proposal."""
-    run = _ref(home, run)
-    _answer(home, run, "CONFIRM")
+    run = _ref(home, run, as_json)
+    _answer(home, run, "CONFIRM", as_json=as_json)
 
 
 @app.command()
 def modify(
     run: Annotated[str, typer.Argument()],
     text: Annotated[str, typer.Argument(help="What to change in the proposal.")],
+    as_json: JsonOption = False,
     home: HomeOption = None,
 ) -> None:
     """Ask for a revised proposal."""
-    run = _ref(home, run)
-    _answer(home, run, "MODIFY", text)
+    run = _ref(home, run, as_json)
+    _answer(home, run, "MODIFY", text, as_json)
 
 
 @app.command()
-def cancel(run: Annotated[str, typer.Argument()], home: HomeOption = None) -> None:
+def cancel(
+    run: Annotated[str, typer.Argument()], as_json: JsonOption = False, home: HomeOption = None
+) -> None:
     """Cancel a run at any time (a confirmed run stops after the step in flight)."""
-    run = _ref(home, run)
+    run = _ref(home, run, as_json)
     from multiverse.commands import cancel_run
 
     try:
         path = cancel_run(home, run)
     except MultiverseError as error:
-        raise _fail(error) from None
-    typer.echo(f"cancel: asked ({path}); the daemon stops {run} after the step in flight")
+        raise _fail(error, as_json) from None
+    message = f"cancel: asked ({path}); the daemon stops {run} after the step in flight"
+    _said(as_json, message, run_id=run, answer="cancel", path=_relative(home, path))
 
 
 @app.command()
-def pause(run: Annotated[str, typer.Argument()], home: HomeOption = None) -> None:
+def pause(
+    run: Annotated[str, typer.Argument()], as_json: JsonOption = False, home: HomeOption = None
+) -> None:
     """Hold a confirmed run before its next step, until `multiverse resume RUN`."""
-    run = _ref(home, run)
+    run = _ref(home, run, as_json)
     from multiverse.commands import pause_run
 
     try:
         path = pause_run(home, run)
     except MultiverseError as error:
-        raise _fail(error) from None
-    typer.echo(f"pause: asked ({path}); {run} holds before its next step until resumed")
+        raise _fail(error, as_json) from None
+    message = f"pause: asked ({path}); {run} holds before its next step until resumed"
+    _said(as_json, message, run_id=run, answer="pause", path=_relative(home, path))
 
 
 # approve/deny: which waiting action, when a run waits for several.
@@ -241,66 +270,87 @@ ApprovalArgument = Annotated[
 def approve(
     run: Annotated[str, typer.Argument()],
     approval: ApprovalArgument = None,
+    as_json: JsonOption = False,
     home: HomeOption = None,
 ) -> None:
     """Allow the action a run waits for (a tool marked requires_approval)."""
-    run = _ref(home, run)
-    _approval(home, run, approval, True)
+    run = _ref(home, run, as_json)
+    _approval(home, run, approval, True, as_json)
 
 
 @app.command()
 def deny(
     run: Annotated[str, typer.Argument()],
     approval: ApprovalArgument = None,
+    as_json: JsonOption = False,
     home: HomeOption = None,
 ) -> None:
     """Refuse the action a run waits for; the model is told it was refused."""
-    run = _ref(home, run)
-    _approval(home, run, approval, False)
+    run = _ref(home, run, as_json)
+    _approval(home, run, approval, False, as_json)
 
 
-def _approval(home: str | None, run: str, approval_id: str | None, approve: bool) -> None:
+def _approval(
+    home: str | None, run: str, approval_id: str | None, approve: bool, as_json: bool = False
+) -> None:
     from multiverse.commands import answer_approval
 
     try:
         answered = answer_approval(home, run, approval_id, approve)
     except MultiverseError as error:
-        raise _fail(error) from None
+        raise _fail(error, as_json) from None
     word = "approved" if approve else "denied"
-    typer.echo(f"{word}: {answered.id} ({answered.shown(120)}); the daemon goes on with {run}")
+    message = f"{word}: {answered.id} ({answered.shown(120)}); the daemon goes on with {run}"
+    _said(
+        as_json,
+        message,
+        run_id=run,
+        answer="approve" if approve else "deny",
+        approval_id=answered.id,
+        action=answered.shown(),
+        status=answered.status.value,
+    )
 
 
 @app.command()
-def retry(run: Annotated[str, typer.Argument()], home: HomeOption = None) -> None:
+def retry(
+    run: Annotated[str, typer.Argument()], as_json: JsonOption = False, home: HomeOption = None
+) -> None:
     """Resume a FAILED run from its failed step, once the cause is fixed."""
-    run = _ref(home, run)
+    run = _ref(home, run, as_json)
     from multiverse.commands import retry_run
 
     try:
         path, place = retry_run(home, run)
     except MultiverseError as error:
-        raise _fail(error) from None
+        raise _fail(error, as_json) from None
     where = f" from {place}" if place else ""
-    typer.echo(f"retry: asked ({path}); the daemon resumes {run}{where}")
+    message = f"retry: asked ({path}); the daemon resumes {run}{where}"
+    data = {"run_id": run, "answer": "retry", "path": _relative(home, path), "from": place or None}
+    _said(as_json, message, **data)
 
 
 @app.command()
-def resume(run: Annotated[str, typer.Argument()], home: HomeOption = None) -> None:
+def resume(
+    run: Annotated[str, typer.Argument()], as_json: JsonOption = False, home: HomeOption = None
+) -> None:
     """Let a run held for a review of its plan go on (daemon.pause_before)."""
-    run = _ref(home, run)
+    run = _ref(home, run, as_json)
     from multiverse.commands import resume_run
 
     try:
         path, held = resume_run(home, run)
     except MultiverseError as error:
-        raise _fail(error) from None
-    typer.echo(f"resume: asked ({path}); {run} goes on with {', '.join(held)}")
+        raise _fail(error, as_json) from None
+    message = f"resume: asked ({path}); {run} goes on with {', '.join(held)}"
+    _said(as_json, message, run_id=run, answer="resume", path=_relative(home, path), held=held)
 
 
 @app.command(name="delete-row")
 def delete_row(
     table: Annotated[str, typer.Argument(help="The table, e.g. db/knowledge_base_catalog.md.")],
     key: Annotated[str, typer.Argument(help="The row's key (its first column).")],
+    as_json: JsonOption = False,
     home: HomeOption = None,
 ) -> None:
     """Remove a row on purpose (the daemon restores rows that a save erased by accident)."""
@@ -309,8 +359,8 @@ def delete_row(
     try:
         path = remove(home, table, key)
     except MultiverseError as error:
-        raise _fail(error) from None
-    typer.echo(f"deleted: {key} from {path}")
+        raise _fail(error, as_json) from None
+    _said(as_json, f"deleted: {key} from {path}", table=_relative(home, path), key=key)
 
 
 @app.command()
@@ -375,6 +425,116 @@ def doctor(
     else:
         typer.echo(render_doctor(report))
     raise typer.Exit(0 if report.healthy else 1)
+
+
+@app.command()
+def runs(
+    status: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--status",
+            "-s",
+            metavar="STATUS",
+            help="Only runs with this status (PENDING, AWAITING_CONFIRMATION, COMPLETED, FAILED, "
+            "CANCELLED, or `open` / `final`); repeat it or give several with commas.",
+        ),
+    ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option(
+            "--since", metavar="DATE", help="Only runs created since: 2026-11-20, today, 7d, 12h."
+        ),
+    ] = None,
+    limit: Annotated[
+        int, typer.Option("--limit", "-n", metavar="N", help="The newest N runs (0: all).")
+    ] = 50,
+    archived: Annotated[
+        bool, typer.Option("--archived", help="Also list archived runs (marked).")
+    ] = False,
+    as_json: JsonOption = False,
+    home: HomeOption = None,
+) -> None:
+    """List runs by status and date, newest last (`status` shows them all, with replies)."""
+    from multiverse.runs_view import show_runs, statuses_asked
+    from multiverse.when import parse_when
+
+    try:
+        wanted = statuses_asked(status or [])
+        after = parse_when(since) if since is not None else None
+        show_runs(home, wanted, after, max(limit, 0), archived, as_json)
+    except MultiverseError as error:
+        raise _fail(error, as_json) from None
+
+
+@app.command()
+def archive(
+    run: Annotated[
+        list[str] | None, typer.Argument(help="Runs to archive (ids, `latest`, unique parts).")
+    ] = None,
+    before: Annotated[
+        str | None,
+        typer.Option(
+            "--before",
+            metavar="DATE",
+            help="Every final run created before: 2026-11-01, 30d, 2w.",
+        ),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Say what would move; move nothing.")
+    ] = False,
+    as_json: JsonOption = False,
+    home: HomeOption = None,
+) -> None:
+    """Move final runs out of the live tables into db/archive/ and runs/archive/.
+
+    Archived runs stay readable (show, open, logs, status RUN) and the learning context still
+    ranks them; their deliverables stay in outputs/. Never a PENDING or waiting run. Exits 1
+    when a run named is kept live (the reason is said).
+    """
+    from multiverse.archive_command import archive_runs, render_archive
+
+    if bool(run) == (before is not None):
+        error = UserError("give the runs to archive, or --before DATE (e.g. --before 30d)")
+        raise _fail(error, as_json)
+    refs = [_ref(home, item, as_json) for item in run or []]
+    try:
+        result = archive_runs(home, refs or None, before, dry_run)
+    except MultiverseError as error:
+        raise _fail(error, as_json) from None
+    if as_json:
+        print_json(result.model_dump(mode="json"))
+    else:
+        typer.echo(render_archive(result))
+    raise typer.Exit(1 if refs and result.refused else 0)
+
+
+@app.command(name="open")
+def open_(
+    run: Annotated[str, typer.Argument()],
+    folder: Annotated[
+        bool, typer.Option("--folder", help="Open the outputs folder, not the report.")
+    ] = False,
+    print_only: Annotated[
+        bool, typer.Option("--print", help="Only print the report's path.")
+    ] = False,
+    as_json: JsonOption = False,
+    home: HomeOption = None,
+) -> None:
+    """Open the run's report (its path is printed where no opener exists)."""
+    from multiverse.open_report import open_run
+
+    run = _ref(home, run, as_json)
+    try:
+        result = open_run(home, run, folder, print_only)
+    except MultiverseError as error:
+        raise _fail(error, as_json) from None
+    if as_json:
+        print_json(result)
+    elif result["opened"]:
+        typer.echo(f"opened {result['path']} ({result['opener']})")
+    else:
+        typer.echo("no opener here (no desktop session): open the path yourself", err=True)
+        typer.echo(result["path"])
 
 
 def main() -> None:

@@ -44,6 +44,9 @@ EXAMPLES = {
     "show": f"multiverse show {RUN}",
     "logs": f"multiverse logs {RUN} --follow",
     "doctor": "multiverse doctor --ping",
+    "runs": "multiverse runs --status failed --since 7d",
+    "archive": "multiverse archive --before 30d",
+    "open": "multiverse open latest",
 }
 EXIT_EPILOG = "Exit codes: " + "; ".join(f"{code} {what}" for code, what in EXIT_CODES) + "."
 
@@ -111,12 +114,67 @@ class PlainCommand(TyperCommand):
         return _plain(super().get_params(ctx))
 
 
+# Commands people type from other job CLIs (rq, simonw/llm, Prefect, Temporal, docker): what
+# multiverse calls them.
+SUBMIT = 'use `multiverse submit "TEXT"`'
+ARCHIVE = (
+    "use `multiverse archive RUN` (runs are never deleted; archived ones leave the live tables)"
+)
+GUESSES = {
+    "ls": "use `multiverse runs`",
+    "list": "use `multiverse runs`",
+    "ps": "use `multiverse runs`",
+    "history": "use `multiverse runs`",
+    "info": "use `multiverse show RUN` (or status RUN)",
+    "inspect": "use `multiverse show RUN` (or status RUN)",
+    "describe": "use `multiverse show RUN` (or status RUN)",
+    "result": "use `multiverse open RUN` (or show RUN)",
+    "output": "use `multiverse open RUN` (or show RUN)",
+    "run": SUBMIT,
+    "enqueue": SUBMIT,
+    "add": SUBMIT,
+    "new": SUBMIT,
+    "stop": "use `multiverse cancel RUN` (for a run; Ctrl-C stops `multiverse start`)",
+    "kill": "use `multiverse cancel RUN`",
+    "terminate": "use `multiverse cancel RUN`",
+    "abort": "use `multiverse cancel RUN`",
+    "suspend": "use `multiverse pause RUN`",
+    "unpause": "use `multiverse resume RUN`",
+    "continue": "use `multiverse resume RUN`",
+    "requeue": "use `multiverse retry RUN`",
+    "rerun": "use `multiverse retry RUN`",
+    "rm": ARCHIVE,
+    "delete": ARCHIVE,
+    "clean": "use `multiverse archive --before DATE`",
+    "prune": "use `multiverse archive --before DATE`",
+    "tail": "use `multiverse logs --follow`",
+    "log": "use `multiverse logs`",
+    "worker": "use `multiverse start`",
+    "serve": "use `multiverse start`",
+    "daemon": "use `multiverse start`",
+    "health": "use `multiverse doctor`",
+    "check": "use `multiverse doctor`",
+    "version": "use `multiverse --version`",
+}
+
+
 class PlainGroup(TyperGroup):
-    """The root command, rendered plainly."""
+    """The root command, rendered plainly; a command named as other CLIs name it says ours."""
 
     def get_params(self, ctx: Any) -> list[Any]:
         """The parameters, rendered plainly."""
         return _plain(super().get_params(ctx))
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        """The command `args` names; for a name other CLIs use, a usage error naming ours."""
+        name = args[0] if args else ""
+        if name in GUESSES and self.get_command(ctx, name) is None:
+            message = f"there is no `multiverse {name}`: {GUESSES[name]}"
+            if "--json" in args:
+                print_json({"error": message, "code": 2})
+                raise typer.Exit(2)
+            raise UsageError(message, ctx)
+        return super().resolve_command(ctx, args)
 
 
 class App(typer.Typer):

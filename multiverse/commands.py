@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from multiverse.approvals import Approval, ApprovalBook, record_answer
+from multiverse.archive import archived_run, run_paths
 from multiverse.atomic import atomic_write_text, write_temp
 from multiverse.errors import (
     MultiverseError,
@@ -19,7 +20,7 @@ from multiverse.errors import (
     UnknownRun,
     UserError,
 )
-from multiverse.home import Home, require_home, resolve_home, visible_files
+from multiverse.home import Home, RunPaths, require_home, resolve_home, visible_files
 from multiverse.models import FINAL_STATUSES, RUN_ID, Status
 from multiverse.schemas import PROCESS_RUNS
 from multiverse.store import TableStore
@@ -115,7 +116,7 @@ def submit_and_follow(
     path, data = drop_request(home, text, file)
     serving = probe(home.state).serving
     if wait == "no" or not serving:
-        return Submitted(inbox=path, serving=serving)
+        return Submitted(inbox=path, serving=serving, followed=False)
     return follow(home, path, data, before, proposal=wait == "proposal", timeout=timeout)
 
 
@@ -217,12 +218,29 @@ def _fsync_dir(folder: Path) -> None:
 
 
 def _known_run(home: Home, run_id: str) -> Status:
+    """The status of a live run; an archived run is read-only, an unknown one UnknownRun."""
     if not re.fullmatch(RUN_ID, run_id):
         raise UnknownRun(run_id)
-    row = TableStore().table(PROCESS_RUNS, home.db / PROCESS_RUNS.filename).get(run_id)
+    store = TableStore()
+    row = store.table(PROCESS_RUNS, home.db / PROCESS_RUNS.filename).get(run_id)
+    if row is None and archived_run(store, home, run_id) is not None:
+        raise RunStateError(
+            f"run {run_id} is archived (runs/archive/{run_id}): it can be read "
+            f"(`multiverse show {run_id}`, `multiverse open {run_id}`), not changed"
+        )
     if row is None:
         raise UnknownRun(run_id)
     return row.status
+
+
+def _any_run(home: Home, run_id: str) -> tuple[Status, RunPaths]:
+    """The status and paths of a run, live or archived (for the commands that only read)."""
+    try:
+        return _known_run(home, run_id), home.run(run_id)
+    except RunStateError:
+        row = archived_run(TableStore(), home, run_id)
+        assert row is not None
+        return row.status, run_paths(home, run_id)
 
 
 def answer_run(home_option: str | None, run_id: str, kind: str, text: str = "") -> Path:
@@ -421,8 +439,7 @@ def delete_row(home_option: str | None, table: str, key: str) -> Path:
 def show_data(home_option: str | None, run_id: str) -> dict[str, object]:
     """A run's status, proposal, messages (None when not written yet) and output files."""
     home = require_home(resolve_home(home_option))
-    status = _known_run(home, run_id)
-    paths = home.run(run_id)
+    status, paths = _any_run(home, run_id)
     data: dict[str, object] = {"run_id": run_id, "status": status.value}
     for key, path in (("proposal", paths.feedback), ("messages", paths.messages)):
         try:
@@ -447,16 +464,6 @@ def show_run(home_option: str | None, run_id: str) -> str:
     assert isinstance(outputs, list)
     parts.append("\n## Outputs\n\n" + ("\n".join(f"- {p}" for p in outputs) or "(none yet)"))
     return "\n".join(parts)
-
-
-def run_failed(home_option: str | None, run_id: str) -> bool:
-    """Whether the run is FAILED (False when it or its table cannot be read)."""
-    try:
-        home = require_home(resolve_home(home_option))
-        row = TableStore().table(PROCESS_RUNS, home.db / PROCESS_RUNS.filename).get(run_id)
-    except MultiverseError:
-        return False
-    return row is not None and row.status is Status.FAILED
 
 
 def run_doctor(home_option: str | None, ping: bool) -> DoctorReport:

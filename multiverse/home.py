@@ -129,6 +129,16 @@ class Home:
         return self.root / "outputs"
 
     @cached_property
+    def archive_db(self) -> Path:
+        """Archived runs' rows, one dated shard of the global tables per month (`archive`)."""
+        return self.db / "archive"
+
+    @cached_property
+    def archive_runs(self) -> Path:
+        """Archived runs' folders (`multiverse archive`)."""
+        return self.runs / "archive"
+
+    @cached_property
     def assets(self) -> Path:
         """Read-only input: the content to work on."""
         return self.root / "assets"

@@ -249,11 +249,20 @@ def _read_tombstones(path: Path) -> dict[str, dict[str, float]]:
 
 def add_tombstone(path: Path, table: Path, key: str) -> None:
     """Record that a row was deleted on purpose (appended, fsync'd)."""
-    line = json.dumps({"table": os.path.abspath(table), "key": key, "at": time.time()})
+    add_tombstones(path, table, [key])
+
+
+def add_tombstones(path: Path, table: Path, keys: Sequence[str]) -> None:
+    """Record that rows were deleted on purpose: one line each, one append, one fsync."""
+    if not keys:
+        return
+    at = time.time()
+    name = os.path.abspath(table)
+    text = "".join(json.dumps({"table": name, "key": key, "at": at}) + "\n" for key in keys)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o666)
     try:
-        os.write(fd, (line + "\n").encode("utf-8"))
+        os.write(fd, text.encode("utf-8"))
         os.fsync(fd)
     finally:
         os.close(fd)

@@ -16,7 +16,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from multiverse.errors import TableError, UserError
+from multiverse.archive import archived_run, run_paths
+from multiverse.errors import TableError, UnknownRun
 from multiverse.follow import follow_lines
 from multiverse.home import Home, require_home, resolve_home
 from multiverse.models import RUN_ID
@@ -35,14 +36,15 @@ def daemon_log(home: Home) -> Path:
 def check_run(home: Home, run_id: str) -> None:
     """Raise the error the other commands give for a run_id that is malformed or unknown."""
     if not re.fullmatch(RUN_ID, run_id):
-        raise UserError(f"{run_id!r} is not a run_id (run-YYYYMMDD-HHMMSS-NNN)")
+        raise UnknownRun(run_id)
+    store = TableStore()
     try:
-        row = TableStore().table(PROCESS_RUNS, home.db / PROCESS_RUNS.filename).get(run_id)
-        known = row is not None
+        row = store.table(PROCESS_RUNS, home.db / PROCESS_RUNS.filename).get(run_id)
+        known = row is not None or archived_run(store, home, run_id) is not None
     except TableError:  # the table is broken: the run's folder stands in, as in `status`
         known = home.run(run_id).request.exists()
     if not known:
-        raise UserError(f"no run {run_id} in {home.db / PROCESS_RUNS.filename}")
+        raise UnknownRun(run_id)
 
 
 def of_run(line: str, run_id: str | None) -> bool:
@@ -83,7 +85,7 @@ def readable(line: str) -> str:
 
 def child_logs(home: Home, run_id: str) -> list[str]:
     """The logs of the run's child processes, as paths relative to the home."""
-    return [home.relative(path) for path in sorted(home.run(run_id).logs.glob("*.log"))]
+    return [home.relative(path) for path in sorted(run_paths(home, run_id).logs.glob("*.log"))]
 
 
 def _lines(path: Path, follow: bool, stop: threading.Event | None) -> Iterable[str]:

@@ -110,7 +110,7 @@ Order = Annotated[int, Field(ge=1)]
 class Row(BaseModel):
     """Base of every table row: strict about unknown fields, plain data."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
     key_field: ClassVar[str]
     allowed_statuses: ClassVar[frozenset[Status]] = WORK_STATUSES
 

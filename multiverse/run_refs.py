@@ -2,7 +2,7 @@
 
 `run-20261123-101500-001` may be written whole, as `latest` (the newest run), or as any part
 that starts or ends only one run's id (`20261123-1015`, `-001` when only one run ends so, the
-id without `run-`). The runs are the folders of runs/ (a directory listing, no table read);
+id without `run-`). The runs are the folders of runs/ and runs/archive/ (listings, no table read);
 an ambiguous part names the runs it fits, and a part that fits none is the same unknown-run
 error every command gives.
 """
@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 
+from multiverse.archive import archived_run_ids
 from multiverse.errors import UnknownRun, UserError
 from multiverse.home import Home
 from multiverse.models import RUN_ID
@@ -21,12 +22,14 @@ SHOWN = 5  # candidates named in an ambiguity message
 
 
 def run_ids(home: Home) -> list[str]:
-    """The run ids of the home's runs/ folders, oldest first (ids sort by time)."""
+    """The run ids of the home's runs/ and runs/archive/ folders, oldest first (ids sort by
+    time)."""
     try:
         names = os.listdir(home.runs)
     except OSError:
         return []
-    return sorted(name for name in names if re.fullmatch(RUN_ID, name))
+    live = [name for name in names if re.fullmatch(RUN_ID, name)]
+    return sorted({*live, *archived_run_ids(home)})
 
 
 def pick(reference: str, known: list[str]) -> str:

@@ -7,8 +7,10 @@ ends of each file, the tree of one run reads its whole file.
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
+from multiverse.archive import run_paths
 from multiverse.home import Home
 from multiverse.models import FINAL_STATUSES, Status
 from multiverse.timeline import TIMELINE, read_ends, read_events, stamp
@@ -45,9 +47,14 @@ def _final(status: str | None) -> bool:
     return status is not None and Status(status) in FINAL_STATUSES
 
 
-def add_run_times(home: Home, rows: list[dict[str, Any]], now: datetime) -> None:
-    """Give each run row its created/confirmed/ended times and elapsed seconds (in place)."""
-    runs = str(home.runs)  # plain strings: a Path per run costs more than its read
+def add_run_times(
+    home: Home, rows: list[dict[str, Any]], now: datetime, folder: Path | None = None
+) -> None:
+    """Give each run row its created/confirmed/ended times and elapsed seconds (in place).
+
+    `folder`: where the rows' run folders are (default runs/; runs/archive/ for archived rows).
+    """
+    runs = str(folder or home.runs)  # plain strings: a Path per run costs more than its read
     for row in rows:
         times = summarize_ends(*read_ends(f"{runs}/{row['run_id']}/{TIMELINE}"))
         row.update(as_fields(_with_creation(times, row["run_id"]), _final(row["status"]), now))
@@ -124,7 +131,9 @@ def add_tree_times(
 ) -> None:
     """Give the run its times and step in flight, and each tree row its elapsed seconds."""
     run = data["run"]
-    times = _with_creation(summarize(read_events(home.run(run["run_id"]).root)), run["run_id"])
+    times = _with_creation(
+        summarize(read_events(run_paths(home, run["run_id"]).root)), run["run_id"]
+    )
     run.update(as_fields(times, _final(run["status"]), now))
     flight = times.in_flight
     run["in_flight"] = (

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from multiverse.archive import archived_count, archived_run, run_paths
 from multiverse.errors import TableError, UnknownRun, shown_error
 from multiverse.home import Home, require_home, resolve_home
 from multiverse.models import FINAL_STATUSES, RUN_ID, Status
@@ -147,8 +148,12 @@ def _note_paused(rows: list[dict[str, Any]], found: Survey) -> list[dict[str, An
 
 def _note_held(home: Home, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """A run held for a review of its plan gets `held`: what lets it go on (`resume`)."""
-    waiting = [row for row in rows if row["status"] == Status.AWAITING_CONFIRMATION]
-    if not waiting:
+    waiting = [
+        row
+        for row in rows
+        if row["status"] == Status.AWAITING_CONFIRMATION and _has_hold(home, row["run_id"])
+    ]
+    if not waiting:  # the common case: orchestrator.holds (and what it imports) is not needed
         return rows
     from orchestrator.holds import open_holds, waiting_line
     from orchestrator.signals import SignalBox
@@ -161,6 +166,15 @@ def _note_held(home: Home, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if holds:
             row["held"] = waiting_line(holds[0], row["run_id"])
     return rows
+
+
+def _has_hold(home: Home, run_id: str) -> bool:
+    """Whether the run's signals hold any hold record (a listing; the records are read later)."""
+    try:
+        names = os.listdir(home.run(run_id).signals)
+    except OSError:
+        return False
+    return any(name.startswith("hold-") for name in names)
 
 
 def runs_data(home: Home, store: TableStore, found: Survey | None = None) -> list[dict[str, Any]]:
@@ -185,9 +199,11 @@ def run_data(
         runs = folder_rows(home, [run_id])
     else:
         runs = []
+    if not runs and (archived := archived_run(store, home, run_id)) is not None:
+        runs = [archived.model_dump(mode="json") | {"archived": True}]
     if not runs:
         raise UnknownRun(run_id)
-    db = home.run(run_id).db
+    db = run_paths(home, run_id).db
     data: dict[str, Any] = {"run": _note_held(home, _note_paused(runs, found))[0]}
     for name, spec in _RUN_TABLES.items():
         rows = store.table(spec, db / spec.filename).rows()
@@ -227,11 +243,15 @@ def render_replies(replies: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def render_list(entries: list[dict[str, Any]]) -> str:
-    """The runs, then the requests answered without a run (entries of `"kind": "simple_reply"`)."""
+def render_list(entries: list[dict[str, Any]], archived: int = 0) -> str:
+    """The runs, then the requests answered without a run (entries of `"kind": "simple_reply"`),
+    then how many runs are archived (not listed)."""
     runs = [entry for entry in entries if entry.get("kind") != REPLY_KIND]
     replies = [entry for entry in entries if entry.get("kind") == REPLY_KIND]
-    return "\n\n".join([render_runs(runs), *([render_replies(replies)] if replies else [])])
+    listing = render_runs(runs) if runs or not archived else "no live runs"
+    if archived:
+        listing += f"\n({archived} archived: `multiverse runs --archived` lists them)"
+    return "\n\n".join([listing, *([render_replies(replies)] if replies else [])])
 
 
 def _mark(status: str | None) -> str:
@@ -248,6 +268,7 @@ def render_runs(runs: list[dict[str, Any]]) -> str:
         where = " › ".join(
             run[k] for k in ("current_phase_id", "current_stage_id", "current_task_id") if run[k]
         )
+        where = "archived" if run.get("archived") else where
         request = " ".join(run["user_request"].split())[:60]
         lines.append(
             f"{_mark(run['status'])} {run['run_id']}  {run['status'] or '?':<21}  "
@@ -356,10 +377,14 @@ def _snapshot_data(home: Home, store: TableStore, run_id: str | None) -> tuple[l
     return found.lines(), runs_data(home, store, found) + replies_data(home)
 
 
-def _render(lines: list[str], data: Any, run_id: str | None, as_json: bool) -> str:
+def _render(
+    lines: list[str], data: Any, run_id: str | None, as_json: bool, archived: int = 0
+) -> str:
     if as_json:
         return json.dumps(data, ensure_ascii=False, indent=2)
-    return "\n".join([*lines, render_tree(data) if run_id else render_list(data)])
+    if run_id:
+        return "\n".join([*lines, render_tree(data)])
+    return "\n".join([*lines, render_list(data, archived)])
 
 
 def _live_view(lines: list[str], data: Any, run_id: str | None, as_json: bool) -> RenderableType:
@@ -371,8 +396,11 @@ def _live_view(lines: list[str], data: Any, run_id: str | None, as_json: bool) -
     return Text("\n".join([*lines, _render([], data, run_id, as_json)]))
 
 
-def show_status(home_option: str | None, run_id: str | None, watch: bool, as_json: bool) -> None:
-    """Print the status once, or redraw it live until Ctrl-C (rich).
+def show_status(
+    home_option: str | None, run_id: str | None, watch: bool, as_json: bool
+) -> str | None:
+    """Print the status once, or redraw it live until Ctrl-C (rich); the status of the run
+    shown last (None for the list of runs), for the exit code.
 
     With `--json` the lines about broken global tables go to stderr, so stdout stays JSON.
     """
@@ -383,8 +411,9 @@ def show_status(home_option: str | None, run_id: str | None, watch: bool, as_jso
         if as_json:
             for line in lines:
                 print(line, file=sys.stderr)
-        print(_render(lines, data, run_id, as_json))
-        return
+        archived = 0 if run_id or as_json else archived_count(home)
+        print(_render(lines, data, run_id, as_json, archived))
+        return data["run"]["status"] if run_id else None
     from rich.live import Live
 
     stop = threading.Event()
@@ -398,3 +427,4 @@ def show_status(home_option: str | None, run_id: str | None, watch: bool, as_jso
                     break
     except KeyboardInterrupt:
         pass
+    return data["run"]["status"] if run_id else None

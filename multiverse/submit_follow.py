@@ -150,6 +150,7 @@ class Submitted(BaseModel):
     taken: Taken | None = None
     proposal: Proposal | None = None
     timed_out: bool = False
+    followed: bool = True  # False for `--no-wait`: nothing was waited for
 
 
 def follow(
@@ -179,6 +180,8 @@ def report(done: Submitted) -> tuple[list[str], str | None, int]:
     lines = [f"submitted: {done.inbox}"]
     if not done.serving:
         return lines, NO_DAEMON, 0
+    if not done.followed:
+        return lines, None, 0
     taken, proposal = done.taken, done.proposal
     if taken is None:
         return lines, "warning: the daemon did not take the request in time; it stays queued", 1

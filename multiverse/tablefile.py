@@ -13,9 +13,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tabulate import tabulate
-from wcwidth import wcswidth
-
 from multiverse.errors import TableError
 from multiverse.tablecodec import decode_cell, encode_cell, split_row
 from multiverse.tablelocate import find_table
@@ -100,6 +97,8 @@ def cell_width(text: str) -> int:
     """Display width of an encoded cell, the way tabulate measures it."""
     if text.isascii():  # encoded cells hold no control characters: one column per character
         return len(text)
+    from wcwidth import wcswidth  # imported on first use: reading a table never needs it
+
     width = wcswidth(text)
     return width if width >= 0 else len(text)
 
@@ -113,6 +112,8 @@ def render_table(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> list[
     both to tabulate's rendering of the whole table). tabulate spends ~40 µs a row inferring
     types we never use, which made a 44-row table cost ~2 ms to write.
     """
+    from tabulate import tabulate  # imported on first use: `status` only reads tables
+
     encoded = [[encode_cell(value) for value in row] for row in rows]
     sizes = [[cell_width(cell) for cell in cells] for cells in encoded]
     sample = [_widest_cells(encoded, sizes)] if encoded else []

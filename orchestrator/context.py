@@ -5,6 +5,8 @@ from __future__ import annotations
 from multiverse.contracts import LearningContext, PlanContext, TaskAssignment, ToolAssignment
 from multiverse.models import CatalogEntry, InstructionStatus, UserInstruction
 from orchestrator.crew import Crew
+from orchestrator.history import archived_catalog
+from orchestrator.history import instructions as past_instructions
 from orchestrator.learning import learning_context_path, read_learning_context
 from orchestrator.view import RunView
 
@@ -23,6 +25,9 @@ def relevant_catalog(crew: Crew, run_id: str, related: set[str]) -> list[Catalog
     """Catalog rows of the inputs, of this run, and of the similar past runs, in file order."""
     owners = {None, run_id, *related}
     rows = crew.catalog.rows_with("run_id", owners)
+    if related:
+        known = {row.file_path for row in rows}
+        rows += [row for row in archived_catalog(crew, related) if row.file_path not in known]
     waiting = {row.file_path: row for row in crew.pending_catalog.rows_of(owners)}
     if not waiting:
         return rows
@@ -45,13 +50,12 @@ def plan_context(
     run_id = view.run_id
     past = learning(crew, run_id)
     past_ids = {p.run_id for p in past.past_runs}
-    instructions = crew.instructions.rows()
     return PlanContext(
         home=str(crew.home.root),
         run_id=run_id,
         request=request_text(crew, run_id),
-        instructions=active_instructions(instructions, {run_id}),
-        past_instructions=active_instructions(instructions, past_ids),
+        instructions=active_instructions(crew.instructions.rows(), {run_id}),
+        past_instructions=active_instructions(past_instructions(crew), past_ids),
         learning=past,
         catalog=relevant_catalog(crew, run_id, past_ids),
         phases=view.phases,

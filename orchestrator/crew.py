@@ -81,7 +81,9 @@ class Crew:
         joins the past), and the catalog grouped by run, which a plan's context reads and
         each later write keeps up to date at the cost of the rows it changed.
         """
-        warm_index(self.process_runs.rows())
+        from orchestrator.history import past_runs  # history reads a crew: imported late
+
+        warm_index(past_runs(self))
         self.catalog.rows_with("run_id", ())
 
     def report_restoration(self, restoration: Restoration) -> None:

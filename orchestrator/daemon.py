@@ -31,6 +31,7 @@ from multiverse.errors import MultiverseError, StorageError, TableError, UserErr
 from multiverse.heartbeat import BEAT_SECONDS, Beat, remove_beat, write_beat
 from multiverse.leftovers import stop_leftover_children
 from multiverse.models import FINAL_STATUSES, Status
+from orchestrator.archiving import Archiver
 from orchestrator.crew import Crew
 from orchestrator.decisions import DecisionKind
 from orchestrator.inbox import InboxEntry, survey_inbox
@@ -320,6 +321,8 @@ class Daemon:
             allow_children()
             # Before any step is redone: the children a killed daemon left are stopped.
             stop_leftover_children(self.crew.home.runs, self.crew.home.state)
+            # An archive a crash cut short is finished before any run is looked at.
+            Archiver(self.crew.home, self.crew.store).finish()
             # Under the lock: the channels' outbox of a killed daemon is sent on now.
             self.crew.speaker.start()
             self.wake(ALL)

@@ -25,6 +25,7 @@ from multiverse.contracts import Message, MessageKind, Mode
 from multiverse.llm_usage import carry_pending
 from multiverse.models import ProcessRun
 from orchestrator.crew import Crew
+from orchestrator.history import has_past_runs, past_runs
 from orchestrator.inbox import (
     InboxEntry,
     InboxRequest,
@@ -112,7 +113,7 @@ def turn_away(crew: Crew, path: Path, reason: str) -> None:
 def _mode(crew: Crew, request: InboxRequest) -> Mode:
     if request.forced_mode is Mode.SIMPLE_TASK:
         return Mode.SIMPLE_TASK
-    has_past = bool(crew.process_runs.rows())
+    has_past = has_past_runs(crew)
     if request.forced_mode is None:
         # Charged to a pending ledger named after the request, carried into its run later.
         decided = crew.planner.decide_mode(request.body, has_past, pending_ledger=request.name)
@@ -124,7 +125,7 @@ def _mode(crew: Crew, request: InboxRequest) -> Mode:
 
 def _run_mode(crew: Crew) -> Mode:
     """The mode of a request that is a run: CONTINUOUS_RUN once past runs exist."""
-    return Mode.CONTINUOUS_RUN if crew.process_runs.rows() else Mode.INITIAL_RUN
+    return Mode.CONTINUOUS_RUN if has_past_runs(crew) else Mode.INITIAL_RUN
 
 
 def _simple_task(crew: Crew, path: Path, request: InboxRequest) -> bool:
@@ -165,7 +166,7 @@ def _create_run(crew: Crew, path: Path, request: InboxRequest, run_id: str, mode
     run_created(paths.root)
     if not paths.request.exists():
         atomic_write_text(paths.request, request.body)
-    past = [run for run in crew.process_runs.rows() if run.run_id != run_id]
+    past = [run for run in past_runs(crew) if run.run_id != run_id]
     context = rank_past_runs(request.body, past) if mode is Mode.CONTINUOUS_RUN else None
     write_learning_context(paths, context or rank_past_runs("", []), mode)
     carry_pending(crew.home.pending_usage / request.name, paths.root)

@@ -19,6 +19,7 @@ from orchestrator.context import plan_context
 from orchestrator.crew import Crew
 from orchestrator.decisions import Decision, DecisionKind
 from orchestrator.failfast import StepFailed
+from orchestrator.history import archived_instructions, supersede_archived, superseded_by
 from orchestrator.master import run_core_task
 from orchestrator.proposal_edits import EDITED, take_edits
 from orchestrator.responses import archive_response
@@ -170,7 +171,10 @@ def write_instructions(crew: Crew, view: RunView, step: Step) -> None:
     def amend(rows: list[UserInstruction]) -> list[UserInstruction]:
         if any(row.run_id == run_id for row in rows):
             return rows  # already written before a crash
-        number = max((int(row.instruction_id[1:]) for row in rows), default=0)
+        # Ids are global: archived runs keep theirs (read under this table's lock, where an
+        # archive has copied a row to its shard before it leaves this table).
+        taken = [*rows, *archived_instructions(crew)]
+        number = max((int(row.instruction_id[1:]) for row in taken), default=0)
         replaced: dict[str, str] = {}
         for item in record.proposal.instructions:
             number += 1
@@ -198,6 +202,7 @@ def write_instructions(crew: Crew, view: RunView, step: Step) -> None:
         ]
 
     crew.store.modify(crew.instructions.spec, crew.instructions.path, amend)
+    supersede_archived(crew, superseded_by(record, crew.instructions.rows(), run_id))
     register(
         crew,
         run_id,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -19,6 +20,7 @@ from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 
 from multiverse.home import Home
+from multiverse.models import RUN_ID
 from orchestrator.editor_files import is_ignorable_name
 
 # watchdog 7.1's recursive inotify watch warns, with the whole watch table in the message, when
@@ -45,6 +47,7 @@ class _StopRaceFilter(logging.Filter):
 logging.getLogger("watchdog.observers.inotify").addFilter(_StopRaceFilter())
 
 INBOX = "inbox"
+ARCHIVE = "archive"  # runs/archive/ and db/archive/ (multiverse.archive)
 ALL = "*"
 DB_PREFIX = "db:"
 
@@ -60,9 +63,11 @@ def wake_key(home: Home, raw_path: str) -> str | None:
         return None
     if parts[0] == "inbox" and len(parts) == 2:
         return INBOX
+    if parts[0] in ("runs", "db") and len(parts) >= 2 and parts[1] == ARCHIVE:
+        return None  # archived runs are history: nothing there is served
     if parts[0] == "runs" and len(parts) == 4 and parts[2] == "db":
         return DB_PREFIX + str(path)  # a run table: merged if someone else saved it
-    if parts[0] == "runs" and len(parts) >= 3:
+    if parts[0] == "runs" and len(parts) >= 3 and re.fullmatch(RUN_ID, parts[1]):
         return parts[1]
     if parts[0] == "db" and len(parts) >= 2:
         return DB_PREFIX + str(path)

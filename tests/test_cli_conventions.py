@@ -196,3 +196,20 @@ def test_doctor_shows_the_serving_daemon_and_ctrl_c_says_what_it_did(
     assert out.strip().splitlines()[-1].startswith("stopped: 0 steps finished since start")
     assert not probe(home.state).serving
     assert not (home.state / "heartbeat.json").exists()
+
+
+@pytest.mark.parametrize(("typed", "ours"), [("ls", "runs"), ("stop", "cancel"), ("rm", "archive")])
+def test_a_command_from_another_cli_names_ours(home: Home, typed: str, ours: str) -> None:
+    result = cli(home, typed, "x")
+    assert result.returncode == 2 and f"use `multiverse {ours}" in result.stderr
+    as_json = cli(home, typed, "--json")
+    assert (
+        as_json.returncode == 2 and f"use `multiverse {ours}" in json.loads(as_json.stdout)["error"]
+    )
+
+
+def test_no_guess_hides_a_real_command() -> None:
+    from multiverse.cli_style import GUESSES
+
+    names = {command.name or command.callback.__name__ for command in app.registered_commands}
+    assert not names & set(GUESSES)

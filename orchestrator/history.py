@@ -1,0 +1,88 @@
+"""Past runs as the learning context and the catalog lookups read them: live and archived.
+
+Archived runs (`multiverse.archive`) keep helping later requests: their requests are ranked with
+the live ones, and their catalog rows and instructions are found by run_id in their shards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from multiverse.archive import archived_rows, archived_run_ids, merged, shard_dirs
+from multiverse.models import CatalogEntry, InstructionStatus, ProcessRun, UserInstruction
+from multiverse.schemas import KNOWLEDGE_CATALOG, PROCESS_RUNS, USER_INSTRUCTIONS
+from orchestrator.crew import Crew
+from orchestrator.signals import ProposalRecord
+
+
+def past_runs(crew: Crew) -> list[ProcessRun]:
+    """Every run the home holds: the live rows, then the archived ones."""
+    archived = archived_rows(crew.store, crew.home, PROCESS_RUNS)
+    return merged(crew.process_runs.rows(), archived, "run_id")
+
+
+def has_past_runs(crew: Crew) -> bool:
+    """Whether any run exists, live or archived (a listing of runs/archive/, no table read)."""
+    return bool(crew.process_runs.rows()) or bool(archived_run_ids(crew.home))
+
+
+def archived_catalog(crew: Crew, run_ids: Iterable[str | None]) -> list[CatalogEntry]:
+    """The archived catalog rows of these runs."""
+    wanted = {run_id for run_id in run_ids if run_id is not None}
+    if not wanted:
+        return []
+    rows = archived_rows(crew.store, crew.home, KNOWLEDGE_CATALOG)
+    return [row for row in rows if row.run_id in wanted]
+
+
+def archived_instructions(crew: Crew) -> list[UserInstruction]:
+    """Every archived instruction."""
+    return archived_rows(crew.store, crew.home, USER_INSTRUCTIONS)
+
+
+def superseded_by(
+    record: ProposalRecord, rows: Sequence[UserInstruction], run_id: str
+) -> dict[str, str]:
+    """Old instruction id → the id of this run's instruction that supersedes it (pure)."""
+    mine = [row for row in rows if row.run_id == run_id]
+    return {
+        old: row.instruction_id
+        for item, row in zip(record.proposal.instructions, mine, strict=False)
+        for old in item.supersedes
+    }
+
+
+def supersede_archived(crew: Crew, replaced: Mapping[str, str]) -> None:
+    """Mark the archived instructions a new run supersedes, in their shards (idempotent)."""
+    for shard in shard_dirs(crew.home) if replaced else []:
+        path = shard / USER_INSTRUCTIONS.filename
+        if not path.exists():
+            continue
+        rows = crew.store.table(USER_INSTRUCTIONS, path).rows()
+        if not any(_stale(row, replaced) for row in rows):
+            continue
+
+        def mark(current: list[UserInstruction]) -> list[UserInstruction]:
+            return [
+                row.model_copy(
+                    update={
+                        "status": InstructionStatus.SUPERSEDED,
+                        "superseded_by_id": replaced[row.instruction_id],
+                    }
+                )
+                if _stale(row, replaced)
+                else row
+                for row in current
+            ]
+
+        crew.store.modify(USER_INSTRUCTIONS, path, mark)
+
+
+def _stale(row: UserInstruction, replaced: Mapping[str, str]) -> bool:
+    return row.instruction_id in replaced and row.status is InstructionStatus.ACTIVE
+
+
+def instructions(crew: Crew) -> list[UserInstruction]:
+    """Every instruction: the live rows, then the archived ones."""
+    archived = archived_rows(crew.store, crew.home, USER_INSTRUCTIONS)
+    return merged(crew.instructions.rows(), archived, "instruction_id")
