@@ -199,6 +199,10 @@ class DaemonConfig(Settings):
     # After the Planner writes a plan of these levels, the run holds until `multiverse resume`:
     # `stages` (a phase's stage plan), `tasks` (a stage's task plan), or a list of both.
     pause_before: frozenset[PlanLevel] = frozenset()
+    # The daemon archives final runs by itself (`orchestrator.archive_policy`): those beyond the
+    # newest `live_final_runs`, and those created more than `archive_after_days` ago (0: off).
+    live_final_runs: int = Field(default=100, ge=0)
+    archive_after_days: int = Field(default=0, ge=0)
 
     @field_validator("pause_before", mode="before")
     @classmethod

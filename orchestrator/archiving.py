@@ -104,6 +104,8 @@ def busy_reason(home: Home, row: ProcessRun, daemon_since: datetime | None) -> s
     """
     paths = home.run(row.run_id)
     if not paths.root.is_dir():
+        if (home.archive_runs / row.run_id).is_dir():
+            return None  # moved already (a live row a save put back): its row follows
         return f"its folder runs/{row.run_id} is missing"
     if daemon_since is not None:
         _, last = read_ends(timeline_path(paths.root))

@@ -31,6 +31,7 @@ from multiverse.errors import MultiverseError, StorageError, TableError, UserErr
 from multiverse.heartbeat import BEAT_SECONDS, Beat, remove_beat, write_beat
 from multiverse.leftovers import stop_leftover_children
 from multiverse.models import FINAL_STATUSES, Status
+from orchestrator.archive_policy import due_for_archive
 from orchestrator.archiving import Archiver
 from orchestrator.crew import Crew
 from orchestrator.decisions import DecisionKind
@@ -42,12 +43,17 @@ from orchestrator.responses import read_response
 from orchestrator.retry import wants_a_look
 from orchestrator.runner import StepRunner
 from orchestrator.wakeups import WakeUps
-from orchestrator.watcher import ALL, DB_PREFIX, INBOX, run_of_table, start_watching
+from orchestrator.watcher import ALL, ARCHIVE, DB_PREFIX, INBOX, run_of_table, start_watching
 
 log = structlog.get_logger(__name__)
 STOP_GRACE_SECONDS = 10.0
 FAULT_RETRY_SECONDS = 5.0
 LOCK_WAIT_SECONDS = 1.0  # a `doctor` or `submit` probing the lock holds it for microseconds
+
+
+SERVICES = frozenset({INBOX, ARCHIVE})  # keys that are not runs
+ARCHIVE_DELAY_SECONDS = 2.0  # after a step: one look at the policy for a burst of steps
+ARCHIVE_LOOK_SECONDS = 3600.0  # runs grow old without an event: look again hourly
 
 
 class DaemonAlreadyRunning(UserError):
@@ -114,7 +120,7 @@ class Daemon:
         result (`StepInterrupted`), and the run's next decision is the CANCEL step; a step
         without a child simply ends first.
         """
-        if key == INBOX or key in self._interrupted:
+        if key in SERVICES or key in self._interrupted:
             return
         answer = read_response(self.crew.home.run(key).user_response)
         if answer is None or answer.kind is not DecisionKind.CANCEL:
@@ -143,7 +149,7 @@ class Daemon:
     def _everything(self) -> list[str]:
         """The inbox and every run that may advance, all due now."""
         self._waiting_for_tables.clear()  # a table changed: intake may work again
-        extras = [INBOX, *self._open_runs()]
+        extras = [INBOX, *self._open_runs(), *([ARCHIVE] if self._archives() else [])]
         for extra in extras:
             self.wakeups.make_due(extra)
         return extras
@@ -203,6 +209,8 @@ class Daemon:
                 return False
             self._launch(key, lambda: self._intake(survey.ready))
             return True
+        if key == ARCHIVE:
+            return self._start_archive()
         try:
             decided = self.runner.decide(key)
         except TableError as error:
@@ -234,11 +242,11 @@ class Daemon:
         finished = False
         try:
             work()
-            finished = key != INBOX
+            finished = key not in SERVICES
         except Exception:  # our own bug: log it, keep serving other runs
             log.exception("step_crashed", key=key)
         finally:
-            if key != INBOX:
+            if key not in SERVICES:
                 self._note_failure(key)
             # Leaving flight and the wake-up that follows are one move under the guard, which
             # `busy()` takes too: a loop that wakes by its own timeout (the heartbeat) in
@@ -252,8 +260,55 @@ class Daemon:
                 self.steps_finished += finished
                 # A run paused by a broken global table is woken when a table changes; a
                 # failure the disk did not let us record is tried again a little later.
-                if key not in self.runner.paused:
+                if key == ARCHIVE:
+                    self.wake(ARCHIVE, ARCHIVE_LOOK_SECONDS)  # runs age: look again later
+                elif key not in self.runner.paused:
                     self.wake(key, FAULT_RETRY_SECONDS if key in self.runner.unrecorded else 0.0)
+                    if key != INBOX and self._archives():
+                        self.wake(ARCHIVE, ARCHIVE_DELAY_SECONDS)
+
+    def _archives(self) -> bool:
+        """Whether this daemon archives final runs by itself (never with `--once`)."""
+        return not self._once and bool(
+            self.config.live_final_runs or self.config.archive_after_days
+        )
+
+    def _start_archive(self) -> bool:
+        """Archive the final runs the policy says are due, on a worker (none due: nothing)."""
+        if not self._archives():
+            return False
+        try:
+            rows = self.crew.process_runs.rows()
+        except TableError:
+            return False  # said by the runs' own steps; archiving waits for a readable table
+        due = due_for_archive(
+            rows,
+            datetime.now(UTC),
+            self.config.archive_after_days,
+            self.config.live_final_runs,
+        )
+        due = [run_id for run_id in due if run_id not in self._in_flight]
+        if not due:
+            if self.config.archive_after_days:
+                self.wake(ARCHIVE, ARCHIVE_LOOK_SECONDS)  # runs age without an event
+            return False
+        self._launch(ARCHIVE, lambda: self._archive(due))
+        return True
+
+    def _archive(self, due: list[str]) -> None:
+        """One crash-safe archive of the due runs (`orchestrator.archiving`)."""
+        self.crew.flush_behind()  # rows written behind for these runs land before they move
+        archiver = Archiver(self.crew.home, self.crew.store, lambda home: self._started_at)
+        try:
+            result = archiver.archive(due)
+        except MultiverseError as error:  # a broken or vanished row: the next look tries again
+            log.warning("runs_not_archived", error=str(error))
+            return
+        log.info(
+            "runs_archived",
+            archived=len(result.archived),
+            kept=[f"{kept.run_id}: {kept.reason}" for kept in result.refused],
+        )
 
     def _note_failure(self, run_id: str) -> None:
         try:
