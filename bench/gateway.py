@@ -4,7 +4,7 @@ Run: `.venv/bin/python bench/gateway.py`. Against the loopback fake OpenAI serve
 the median latency of raw `litellm.completion` and of `Gateway.complete` (cache off), their
 difference being the gateway's overhead; the median cache hit (without and with the run's
 ledger); the median start time of `multiverse --help` and `multiverse status` (5 runs each);
-and whether `import multiverse.cli` imports litellm. Targets: overhead ≤ 1 ms, cache hit ≤ 2 ms.
+and whether `import app.cli` imports litellm. Targets: overhead ≤ 1 ms, cache hit ≤ 2 ms.
 """
 
 from __future__ import annotations
@@ -98,14 +98,14 @@ def _start_ms(arguments: list[str]) -> str:
 
 
 def litellm_in_cli_import() -> str:
-    """Whether `import multiverse.cli` imports litellm, from -X importtime."""
+    """Whether `import app.cli` imports litellm, from -X importtime."""
     done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", "import multiverse.cli"],
+        [sys.executable, "-X", "importtime", "-c", "import app.cli"],
         capture_output=True,
         text=True,
     )
     if done.returncode != 0:
-        return "not available (multiverse.cli does not import)"
+        return "not available (app.cli does not import)"
     return "yes" if "litellm" in done.stderr else "no"
 
 
@@ -133,7 +133,7 @@ def main() -> None:
         ("cache hit + run ledger update (median)", f"{calls['hit_ledger']:.3f} ms", ""),
         ("`multiverse --help` start (median of 5)", help_ms, ""),
         ("`multiverse status --home` start (median of 5)", status_ms, ""),
-        ("litellm imported by `import multiverse.cli`", litellm_in_cli_import(), "no"),
+        ("litellm imported by `import app.cli`", litellm_in_cli_import(), "no"),
     ]
     print(f"Gateway benchmark ({repeats} calls per figure, loopback fake server)\n")
     print("| measure | value | target |")

@@ -41,7 +41,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 from orchestrator.archiving import Archiver  # noqa: E402
 
 LIVE = 10
-CLI = [sys.executable, "-m", "multiverse.cli"]
+CLI = [sys.executable, "-m", "app.cli"]
 
 
 def _run_id(n: int) -> str:

@@ -34,8 +34,8 @@ from multiverse.archive import (
     shard_of,
 )
 from multiverse.atomic import atomic_write_text
-from multiverse.errors import UnknownRun
-from multiverse.flock import FileFlock
+from multiverse.errors import RunStateError, UnknownRun
+from multiverse.flock import FileFlock, LockTimeout
 from multiverse.heartbeat import LOCK_FILE, lock_held, read_beat
 from multiverse.home import Home
 from multiverse.journal import add_tombstones
@@ -149,8 +149,7 @@ class Archiver:
     ) -> ArchiveResult:
         """Archive the runs asked for (by id, or every final run created before a time)."""
         self.home.archive_db.mkdir(parents=True, exist_ok=True)
-        lock = FileFlock(self.home.archive_db / LOCK)
-        lock.acquire(LOCK_WAIT)
+        lock = self._lock()
         try:
             self._finish()
             rows = self.store.table(PROCESS_RUNS, self._live(PROCESS_RUNS)).rows()
@@ -172,8 +171,7 @@ class Archiver:
         """Finish an archive a crash interrupted; the run_ids it moved (none: nothing to do)."""
         if not self._intent.exists():
             return []
-        lock = FileFlock(self.home.archive_db / LOCK)
-        lock.acquire(LOCK_WAIT)
+        lock = self._lock()
         try:
             return self._finish()
         finally:
@@ -190,6 +188,18 @@ class Archiver:
             reason = f"it is archived already (runs/archive/{run_id})"
             refused.append(Refused(run_id=run_id, status=row.status.value, reason=reason))
         return refused
+
+    def _lock(self) -> FileFlock:
+        """The home's archive lock, taken (another archive holds it: a RunStateError)."""
+        lock = FileFlock(self.home.archive_db / LOCK)
+        try:
+            lock.acquire(LOCK_WAIT)
+        except LockTimeout:
+            raise RunStateError(
+                "another archive of this home is under way (the daemon's, or a command's): "
+                "try again when it has finished"
+            ) from None
+        return lock
 
     @property
     def _intent(self) -> Path:

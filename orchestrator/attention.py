@@ -2,7 +2,7 @@
 
 The pointer is for people watching; no decision reads it (`next_step` works from the run's own
 tables), and a position lost in a crash is recorded again by the next step. So moves are written
-behind (`behind.py`): a position that a newer move replaced before the flush is never written.
+behind (`write_behind.py`): a position that a newer move replaced before the flush is never written.
 Status changes (FAILED, COMPLETED, CANCELLED) write their own pointer; they first `settle` the
 run so that a later flush cannot put an old position back.
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 from multiverse.models import FINAL_STATUSES, ProcessRun
 from multiverse.schemas import PROCESS_RUNS
 from multiverse.store import TableStore
-from orchestrator.behind import WriteBehind
+from orchestrator.write_behind import WriteBehind
 
 Pointer = tuple[str | None, str | None, str | None]  # phase_id, stage_id, task_id
 

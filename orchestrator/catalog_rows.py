@@ -1,4 +1,4 @@
-"""Catalog rows on their way to db/knowledge_base_catalog.md, written behind (`behind.py`).
+"""Catalog rows on their way to db/knowledge_base_catalog.md, written behind (`write_behind.py`).
 
 A finished task's files join the catalog here first: every context the crew builds sees them at
 once, and they reach the file within the flush delay, with the rows of any other task that
@@ -14,7 +14,7 @@ from pathlib import Path
 from multiverse.models import CatalogEntry
 from multiverse.schemas import KNOWLEDGE_CATALOG
 from multiverse.store import TableStore
-from orchestrator.behind import WriteBehind
+from orchestrator.write_behind import WriteBehind
 
 
 class PendingCatalog:

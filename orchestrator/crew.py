@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from communicator.speaker import Speaker
+from multiverse.archive import archived_rows, merged
 from multiverse.home import Home, RunPaths
 from multiverse.journal import Restoration, Tombstones
 from multiverse.models import (
@@ -81,10 +82,13 @@ class Crew:
         joins the past), and the catalog grouped by run, which a plan's context reads and
         each later write keeps up to date at the cost of the rows it changed.
         """
-        from orchestrator.history import past_runs  # history reads a crew: imported late
-
-        warm_index(past_runs(self))
+        warm_index(self.past_runs())
         self.catalog.rows_with("run_id", ())
+
+    def past_runs(self) -> list[ProcessRun]:
+        """Every run the home holds: the live rows, then the archived ones."""
+        archived = archived_rows(self.store, self.home, PROCESS_RUNS)
+        return merged(self.process_runs.rows(), archived, "run_id")
 
     def report_restoration(self, restoration: Restoration) -> None:
         """Say what a merge put back after someone's save (console and the runs' messages)."""

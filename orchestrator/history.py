@@ -9,16 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from multiverse.archive import archived_rows, archived_run_ids, merged, shard_dirs
-from multiverse.models import CatalogEntry, InstructionStatus, ProcessRun, UserInstruction
-from multiverse.schemas import KNOWLEDGE_CATALOG, PROCESS_RUNS, USER_INSTRUCTIONS
+from multiverse.models import CatalogEntry, InstructionStatus, UserInstruction
+from multiverse.schemas import KNOWLEDGE_CATALOG, USER_INSTRUCTIONS
 from orchestrator.crew import Crew
 from orchestrator.signals import ProposalRecord
-
-
-def past_runs(crew: Crew) -> list[ProcessRun]:
-    """Every run the home holds: the live rows, then the archived ones."""
-    archived = archived_rows(crew.store, crew.home, PROCESS_RUNS)
-    return merged(crew.process_runs.rows(), archived, "run_id")
 
 
 def has_past_runs(crew: Crew) -> bool:

@@ -25,7 +25,7 @@ from multiverse.contracts import Message, MessageKind, Mode
 from multiverse.llm_usage import carry_pending
 from multiverse.models import ProcessRun
 from orchestrator.crew import Crew
-from orchestrator.history import has_past_runs, past_runs
+from orchestrator.history import has_past_runs
 from orchestrator.inbox import (
     InboxEntry,
     InboxRequest,
@@ -166,7 +166,7 @@ def _create_run(crew: Crew, path: Path, request: InboxRequest, run_id: str, mode
     run_created(paths.root)
     if not paths.request.exists():
         atomic_write_text(paths.request, request.body)
-    past = [run for run in past_runs(crew) if run.run_id != run_id]
+    past = [run for run in crew.past_runs() if run.run_id != run_id]
     context = rank_past_runs(request.body, past) if mode is Mode.CONTINUOUS_RUN else None
     write_learning_context(paths, context or rank_past_runs("", []), mode)
     carry_pending(crew.home.pending_usage / request.name, paths.root)

@@ -24,7 +24,7 @@ def cli(
     """Run `multiverse ARGS --home HOME` as a child process."""
     environ = {**os.environ, **(env or {})}
     return subprocess.run(
-        [sys.executable, "-m", "multiverse.cli", *args, "--home", str(home.root)],
+        [sys.executable, "-m", "app.cli", *args, "--home", str(home.root)],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -86,7 +86,7 @@ def running_daemon(
     at the end if still running. `quiet`: its stdout is discarded (a long run fills a pipe)."""
     (home.state / "daemon.pid").unlink(missing_ok=True)
     process = subprocess.Popen(
-        [sys.executable, "-m", "multiverse.cli", "start", "--home", str(home.root)],
+        [sys.executable, "-m", "app.cli", "start", "--home", str(home.root)],
         stdout=subprocess.DEVNULL if quiet else subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 
+from app.team import build_crew
 from multiverse.atomic import atomic_write_text
 from multiverse.config import load_runtime_mapping
 from multiverse.home import Home
-from multiverse.team import build_crew
 from orchestrator.crew import Crew
 from orchestrator.intake import take_in
 from orchestrator.runner import StepRunner

@@ -248,7 +248,7 @@ def test_a_serving_daemon_comes_back_at_the_deadline_by_itself(
     run_id = str(only_run(home)["run_id"])
     assert cli(home, "confirm", run_id).returncode == 0
     daemon = subprocess.Popen(
-        [sys.executable, "-m", "multiverse.cli", "start", "--home", str(home.root)],
+        [sys.executable, "-m", "app.cli", "start", "--home", str(home.root)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=dict(os.environ),
     )  # fmt: skip
     try:

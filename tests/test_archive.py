@@ -14,8 +14,8 @@ import jsonschema
 import pytest
 from past_runs import make_history
 
+from app.cli_schemas import schema_for
 from multiverse.archive import archived_rows, shard_of
-from multiverse.cli_schemas import schema_for
 from multiverse.home import Home
 from multiverse.models import (
     InstructionStatus,

@@ -28,7 +28,7 @@ def test_lengths_in_words(text: str, words: int) -> None:
 
 
 def test_an_instruction_edited_to_fewer_pages_is_read_by_its_pages() -> None:
-    """"1 page (about 1,000 words)" after a hand edit means one page."""
+    """ "1 page (about 1,000 words)" after a hand edit means one page."""
     found = asks.length_asked("1 page (about 1,000 words), ±15 %.", pages_first=True)
     assert found is not None and found.words == 500
 
@@ -57,7 +57,7 @@ def test_audiences(text: str, who: str | None) -> None:
 
 
 def test_outside_information_is_asked_explicitly() -> None:
-    """"market" is not a web search; "latest news" and "search the web" are."""
+    """ "market" is not a web search; "latest news" and "search the web" are."""
     assert asks.outside_asked("a market-entry memo for an investor") is None
     assert asks.outside_asked("with the latest news on chargers") is not None
     assert asks.outside_asked("search the web too") is not None
@@ -77,7 +77,7 @@ def test_charts_and_leave_outs() -> None:
 
 
 def test_deliverables_prefer_the_document_over_the_method() -> None:
-    """"market analysis report" asks for a report; "분석 보고서" too."""
+    """ "market analysis report" asks for a report; "분석 보고서" too."""
     assert asks.deliverable_asked("a market analysis report") == ("report", "report")
     assert asks.deliverable_asked("시장 분석 보고서를 작성") == ("report", "보고서")
     assert asks.judgements_asked("Write a memo and recommend which country to enter.")

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import os
 
+from app.team import build_crew
 from multiverse.config import load_runtime_mapping
 from multiverse.home import Home
 from multiverse.models import AssetType, CatalogEntry
 from multiverse.schemas import KNOWLEDGE_CATALOG
 from multiverse.store import TableStore
-from multiverse.team import build_crew
 from multiverse.unread import is_unread
 from orchestrator.catalog_rows import upsert
 from orchestrator.cataloging import refresh_inputs

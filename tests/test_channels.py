@@ -23,6 +23,7 @@ import pytest
 import yaml
 from structlog.testing import capture_logs
 
+from app.doctor import diagnose, render_doctor
 from communicator.builtin import BuiltinCommunicator
 from communicator.channels import Channels, envelope_of, open_channels
 from communicator.channels.outbox import Outbox
@@ -30,7 +31,6 @@ from communicator.speaker import Speaker
 from multiverse.channel_config import CommandChannel, WebhookChannel
 from multiverse.config import parse_runtime_mapping
 from multiverse.contracts import Message, MessageKind
-from multiverse.doctor import diagnose, render_doctor
 from multiverse.errors import ConfigError
 from multiverse.home import Home
 
@@ -419,7 +419,7 @@ def test_delivery_survives_a_killed_daemon(home: Home) -> None:
     )  # fmt: skip
     assert cli(home, "submit", "Summarise the reports in a short memo.").returncode == 0
     daemon = subprocess.Popen(
-        [sys.executable, "-m", "multiverse.cli", "start", "--home", str(home.root)],
+        [sys.executable, "-m", "app.cli", "start", "--home", str(home.root)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=dict(os.environ),
     )  # fmt: skip
     try:

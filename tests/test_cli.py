@@ -15,7 +15,7 @@ from journey import cli
 
 PROBE = """
 import sys
-from multiverse.cli import app
+from app.cli import app
 try:
     app(sys.argv[1:], standalone_mode=False)
 except SystemExit:
@@ -92,7 +92,7 @@ def test_doctor_on_a_fresh_home(home: Home) -> None:
 def test_start_says_which_engine_serves(home: Home) -> None:
     """The daemon's first line says it runs on the offline engine when no model is configured."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "multiverse.cli", "start", "--home", str(home.root)],
+        [sys.executable, "-m", "app.cli", "start", "--home", str(home.root)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -16,9 +16,9 @@ import jsonschema
 import pytest
 from typer.testing import CliRunner
 
-from multiverse.cli import app
-from multiverse.cli_style import EXAMPLES
-from multiverse.commands import stopped_line
+from app.cli import app
+from app.cli_style import EXAMPLES
+from app.commands import stopped_line
 from multiverse.heartbeat import BEAT_SECONDS, Beat, probe, serving_state
 from multiverse.home import Home
 
@@ -76,7 +76,7 @@ def test_serving_needs_the_lock_and_a_recent_beat() -> None:
 def test_version_prints_the_package_version() -> None:
     """`multiverse --version` prints `multiverse X.Y.Z` and exits 0."""
     result = subprocess.run(
-        [sys.executable, "-m", "multiverse.cli", "--version"],
+        [sys.executable, "-m", "app.cli", "--version"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -209,7 +209,7 @@ def test_a_command_from_another_cli_names_ours(home: Home, typed: str, ours: str
 
 
 def test_no_guess_hides_a_real_command() -> None:
-    from multiverse.cli_style import GUESSES
+    from app.cli_style import GUESSES
 
     names = {command.name or command.callback.__name__ for command in app.registered_commands}
     assert not names & set(GUESSES)

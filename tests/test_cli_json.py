@@ -1,5 +1,5 @@
 """`--json` on every command that prints data (issue 14): one JSON document on stdout that
-validates against `multiverse.cli_schemas`, an error as `{error, code}`, the same exit codes."""
+validates against `app.cli_schemas`, an error as `{error, code}`, the same exit codes."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import jsonschema
 import pytest
 import typer
 
+from app.cli import app
+from app.cli_schemas import SHAPES, schema_for
 from multiverse.approvals import ApprovalBook
-from multiverse.cli import app
-from multiverse.cli_schemas import SHAPES, schema_for
 from multiverse.home import Home
 from multiverse.models import AssetType, CatalogEntry
 

@@ -10,13 +10,13 @@ from collections.abc import Iterator
 
 import pytest
 
+from app.team import build_crew
 from multiverse.atomic import atomic_write_text
 from multiverse.config import DaemonConfig, load_runtime_mapping
 from multiverse.home import Home
 from multiverse.models import Status
 from multiverse.schemas import PROCESS_RUNS
 from multiverse.store import TableStore
-from multiverse.team import build_crew
 from orchestrator.daemon import Daemon
 
 from journey import cli, copy_assets, running_daemon, wait_for

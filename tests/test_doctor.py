@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from app.doctor import DoctorReport, diagnose, render_doctor
 from multiverse.config import Tier, TierConfig
-from multiverse.doctor import DoctorReport, diagnose, render_doctor
 from multiverse.home import Home, init_home
 
 SECRET = "sk-test-DOCTOR-secret-0123456789"
@@ -161,7 +161,7 @@ def test_doctor_never_imports_litellm(tmp_path: Path) -> None:
     """Diagnosing a home loads neither litellm nor its start-up cost (a real child process)."""
     code = (
         "import sys, pathlib\n"
-        "from multiverse.doctor import diagnose\n"
+        "from app.doctor import diagnose\n"
         "diagnose(pathlib.Path('.'), {})\n"
         "print('litellm' in sys.modules)\n"
     )

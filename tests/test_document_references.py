@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from app.team import build_crew
 from executor.builtin import BuiltinExecutor
 from executor.builtin.sources import read_references, source_text
 from executor.model.references import read_source, render_sources
@@ -13,7 +14,6 @@ from executor.tools import ToolContext, ToolLimits, ToolRegistry, builtin_tools
 from multiverse.config import load_runtime_mapping
 from multiverse.home import Home, init_home
 from multiverse.schemas import KNOWLEDGE_CATALOG
-from multiverse.team import build_crew
 from orchestrator.cataloging import refresh_inputs
 
 from makedocs import (

@@ -52,7 +52,7 @@ def test_an_editor_saving_every_20_ms_loses_nothing(home: Home, tmp_path: Path, 
     assert cli(home, "submit", REQUEST).returncode == 0
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     daemon = subprocess.Popen(
-        [sys.executable, "-m", "multiverse.cli", "start", "--home", str(home.root)],
+        [sys.executable, "-m", "app.cli", "start", "--home", str(home.root)],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

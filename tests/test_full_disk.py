@@ -83,7 +83,7 @@ def test_a_disk_refusing_every_write_holds_the_failure_until_it_can_be_recorded(
     env = {**os.environ, "MULTIVERSE_FAULT_ENOSPC": str(trigger), "PYTHONUNBUFFERED": "1"}
     log = home.state / "logs" / "daemon.jsonl"
     daemon = subprocess.Popen(
-        [sys.executable, "-m", "multiverse.cli", "start", "--home", str(home.root)],
+        [sys.executable, "-m", "app.cli", "start", "--home", str(home.root)],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

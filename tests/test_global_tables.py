@@ -55,7 +55,7 @@ def daemon(home: Home, tmp_path: Path) -> Iterator[Console]:
     out, err = tmp_path / "daemon.out", tmp_path / "daemon.err"
     with out.open("wb") as stdout, err.open("wb") as stderr:
         process = subprocess.Popen(
-            [sys.executable, "-m", "multiverse.cli", "start", "--home", str(home.root)],
+            [sys.executable, "-m", "app.cli", "start", "--home", str(home.root)],
             stdout=stdout,
             stderr=stderr,
             env=dict(os.environ),

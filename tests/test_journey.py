@@ -12,8 +12,7 @@ from multiverse.store import TableStore
 from journey import cli, copy_assets, once, only_run, run_tree, runs
 
 REQUEST = (
-    "Analyse these reports and write a 2-page market-entry memo with a chart of revenue by "
-    "region."
+    "Analyse these reports and write a 2-page market-entry memo with a chart of revenue by region."
 )
 
 

@@ -12,8 +12,8 @@ import threading
 import time
 from pathlib import Path
 
+from app.logs_view import daemon_log
 from multiverse.home import Home
-from multiverse.logs_view import daemon_log
 
 from journey import cli, once, only_run, run_tree
 
@@ -100,7 +100,7 @@ def test_logs_follow_prints_appended_lines_and_stops_quietly_on_ctrl_c(home: Hom
     old = {"timestamp": "2026-11-23T10:00:00Z", "level": "info", "event": "daemon_started"}
     path.write_text(json.dumps(old) + "\n", encoding="utf-8")
     child = subprocess.Popen(
-        [sys.executable, "-m", "multiverse.cli", "logs", "--follow", "--home", str(home.root)],
+        [sys.executable, "-m", "app.cli", "logs", "--follow", "--home", str(home.root)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -131,7 +131,7 @@ def test_logs_follow_prints_appended_lines_and_stops_quietly_on_ctrl_c(home: Hom
 
 def test_follow_reads_a_rotated_and_a_truncated_file(tmp_path: Path) -> None:
     """A file replaced or cut shorter is read again from its start; a partial line waits."""
-    from multiverse.follow import _Reader
+    from app.follow import _Reader
 
     path = tmp_path / "log"
     path.write_text("one\ntw", encoding="utf-8")

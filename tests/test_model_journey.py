@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 from structlog.testing import capture_logs
 
-from multiverse.commands import answer_run, submit_request
+from app.commands import answer_run, submit_request
+from app.team import build_crew
 from multiverse.config import OnceGate, load_runtime_mapping
 from multiverse.home import Home
 from multiverse.models import Status
 from multiverse.schemas import MAJOR_STAGES, PHASES, PROCESS_RUNS, TASKS
 from multiverse.store import TableStore
-from multiverse.team import build_crew
 from orchestrator.daemon import Daemon
 
 from fake_openai import FakeOpenAI, Reply, text, tools

@@ -84,7 +84,7 @@ def test_kills_from_outside_leave_no_temp_file_and_none_is_delivered(home: Home)
     killed = 0
     for _ in range(LIVES):
         daemon = subprocess.Popen(
-            [sys.executable, "-m", "multiverse.cli", "start", "--home", str(home.root)],
+            [sys.executable, "-m", "app.cli", "start", "--home", str(home.root)],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )

@@ -320,7 +320,7 @@ def test_a_killed_daemon_leaves_no_child_and_the_task_is_done_once_more(
     run_id = only_run(home)["run_id"]
     assert cli(home, "confirm", run_id).returncode == 0
     daemon = subprocess.Popen(
-        [sys.executable, "-m", "multiverse.cli", "start", "--home", str(home.root)],
+        [sys.executable, "-m", "app.cli", "start", "--home", str(home.root)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:

@@ -22,8 +22,8 @@ from test_model_journey import (
     wording,
 )
 
+from app.commands import answer_run, retry_run
 from multiverse.atomic import atomic_write_text
-from multiverse.commands import answer_run, retry_run
 from multiverse.home import Home
 from multiverse.models import Status
 from orchestrator.runner import StepRunner

@@ -6,7 +6,7 @@ from typing import Any
 
 from rich.console import Console
 
-from multiverse.status_view import live_tree, render_tree
+from app.status_view import live_tree, render_tree
 
 
 def _timed() -> dict[str, Any]:

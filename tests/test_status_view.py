@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.text import Text
 from rich.tree import Tree
 
+from app.status_view import PAUSED_NOTE, live_tree, render_tree, show_status
 from multiverse.home import Home, init_home
 from multiverse.models import AssetType, CatalogEntry, Phase, ProcessRun, Status, UserInstruction
 from multiverse.schemas import (
@@ -24,7 +25,6 @@ from multiverse.schemas import (
     USER_INSTRUCTIONS,
 )
 from multiverse.status_times import TIME_FIELDS
-from multiverse.status_view import PAUSED_NOTE, live_tree, render_tree, show_status
 from multiverse.store import TableStore
 
 from journey import cli

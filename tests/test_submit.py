@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from multiverse.commands import submit_request
+from app.commands import submit_request
 from multiverse.home import Home
 from planner.mode import decide_mode
 
@@ -20,7 +20,7 @@ def test_concurrent_submits_each_make_their_own_file_and_run(home: Home) -> None
     """Eight submits started together with the same first words make eight files, eight runs."""
     texts = [REQUEST.format(index) for index in range(8)]
     assert all(decide_mode(text, False).mode.value == "INITIAL_RUN" for text in texts)
-    command = [sys.executable, "-m", "multiverse.cli", "submit", "--home", str(home.root)]
+    command = [sys.executable, "-m", "app.cli", "submit", "--home", str(home.root)]
     children = [
         subprocess.Popen(
             [*command, text], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -74,7 +74,7 @@ def test_a_full_disk_is_one_clear_line_and_leaves_nothing(home: Home, tmp_path: 
 
 def test_the_fallback_without_hard_links_creates_exclusively(home: Home) -> None:
     """Where hard links are refused, the file is still created under a free name only."""
-    from multiverse.commands import _create_in_place
+    from app.commands import _create_in_place
 
     for name in ("req.md", "req-1.md"):
         (home.inbox / name).write_text("taken", encoding="utf-8")

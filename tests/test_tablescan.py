@@ -75,7 +75,7 @@ def test_the_scan_agrees_with_the_whole_table_statistics() -> None:
 def test_csv_encodings_and_quoted_newlines_are_streamed(tmp_path: Path) -> None:
     """A CP949 file, and a cell holding a line break, are read as the table they are."""
     path = tmp_path / "지역.csv"
-    rows = "지역,매출\n서울,100\n부산,\"2,500\"\n\"대구\n광역시\",50\n"
+    rows = '지역,매출\n서울,100\n부산,"2,500"\n"대구\n광역시",50\n'
     path.write_bytes(rows.encode("cp949"))
     _, (digest,) = read_references(tmp_path, ["지역.csv"])
     assert digest.facts[0] == "3 rows × 2 columns"

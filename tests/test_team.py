@@ -7,12 +7,12 @@ import sys
 
 from structlog.testing import capture_logs
 
+from app.team import build_crew
 from communicator.builtin import BuiltinCommunicator
 from communicator.model import ModelCommunicator
 from executor.builtin.role import BuiltinExecutor
 from multiverse.config import OnceGate, RuntimeMapping, Tier, TierConfig
 from multiverse.home import Home
-from multiverse.team import build_crew
 from planner.builtin import BuiltinPlanner
 
 FAKE_BASE = "http://127.0.0.1:9/v1"  # never called: building a crew makes no request
@@ -105,13 +105,13 @@ def test_no_debug_line_without_the_variable(home: Home) -> None:
 
 
 def test_import_does_not_load_litellm(home: Home) -> None:
-    """Importing multiverse.team and building a builtin crew never imports litellm."""
+    """Importing app.team and building a builtin crew never imports litellm."""
     code = (
         "import sys\n"
         "from pathlib import Path\n"
         "from multiverse.home import Home\n"
         "from multiverse.config import RuntimeMapping\n"
-        "from multiverse.team import build_crew\n"
+        "from app.team import build_crew\n"
         "home = Home(Path(sys.argv[1]))\n"
         "build_crew(home, RuntimeMapping(), {}, lambda t: None)\n"
         "print('litellm' in sys.modules)\n"

@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from app.when import parse_when
 from multiverse.errors import UserError
-from multiverse.when import parse_when
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 

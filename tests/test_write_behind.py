@@ -9,10 +9,10 @@ import pytest
 from multiverse.contracts import ProducedFile, ResultSignal
 from multiverse.home import Home
 from multiverse.models import PHASE0_STAGE, AssetType, Status
-from orchestrator.behind import WriteBehind
 from orchestrator.runner import StepRunner
 from orchestrator.signals import SignalBox
 from orchestrator.steps import Step, StepKind
+from orchestrator.write_behind import WriteBehind
 
 from journey import copy_assets
 from stepping import NEVER, builtin_crew, confirmed_run, steps_until_settled

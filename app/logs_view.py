@@ -16,9 +16,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from app.follow import follow_lines
 from multiverse.archive import archived_run, run_paths
 from multiverse.errors import TableError, UnknownRun
-from multiverse.follow import follow_lines
 from multiverse.home import Home, require_home, resolve_home
 from multiverse.models import RUN_ID
 from multiverse.schemas import PROCESS_RUNS

@@ -12,13 +12,13 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
+from app.status_view import folder_rows, render_runs, run_folders, runs_data, survey
 from multiverse.archive import archived_rows
 from multiverse.errors import UserError
 from multiverse.home import require_home, resolve_home
 from multiverse.models import FINAL_STATUSES, Status
 from multiverse.schemas import PROCESS_RUNS
 from multiverse.status_times import add_run_times, created_from_id
-from multiverse.status_view import folder_rows, render_runs, run_folders, runs_data, survey
 from multiverse.store import TableStore
 
 DEFAULT_LIMIT = 50

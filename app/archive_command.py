@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from app.when import parse_when
 from multiverse.archive import ArchiveResult
 from multiverse.home import require_home, resolve_home
 from multiverse.store import TableStore
-from multiverse.when import parse_when
 
 
 def archive_runs(

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from app.doctor_channels import ChannelCheck, channel_lines, check_channel
 from multiverse.agent_package import ROLES, load_agent_package, role_package_dir
 from multiverse.config import (
     RuntimeMapping,
@@ -23,7 +24,6 @@ from multiverse.config import (
     mode_summary,
     resolve_tier,
 )
-from multiverse.doctor_channels import ChannelCheck, channel_lines, check_channel
 from multiverse.errors import ConfigError
 from multiverse.heartbeat import Serving, probe
 from multiverse.home import Home

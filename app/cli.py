@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 
 import typer
 
-from multiverse.cli_style import EXIT_EPILOG, App, PlainGroup, fail, print_json, wants_json
+from app.cli_style import EXIT_EPILOG, App, PlainGroup, fail, print_json, wants_json
 from multiverse.errors import MultiverseError, StorageError, UserError, storage_advice
 
 app = App(
@@ -105,7 +105,7 @@ def start(
     home: HomeOption = None,
 ) -> None:
     """Run the daemon in the foreground (Ctrl-C stops it after the step in flight)."""
-    from multiverse.commands import run_daemon
+    from app.commands import run_daemon
 
     try:
         code = run_daemon(home, once)
@@ -141,8 +141,8 @@ def submit(
 
     With no daemon serving the home, the request is queued and a warning says so (exit 0).
     """
-    from multiverse.commands import submit_and_follow
-    from multiverse.submit_follow import as_data, report
+    from app.commands import submit_and_follow
+    from app.submit_follow import as_data, report
 
     follow: Literal["no", "taken", "proposal"] = (
         "no" if wait is False else "proposal" if wait else "taken"
@@ -171,7 +171,7 @@ def status(
     home: HomeOption = None,
 ) -> None:
     """Show the runs, or one run's tree with statuses (exit 1 when the run shown FAILED)."""
-    from multiverse.status_view import show_status
+    from app.status_view import show_status
 
     run = _ref(home, run, as_json) if run is not None else None
     try:
@@ -197,7 +197,7 @@ def _relative(home: str | None, path: Path) -> str:
 
 
 def _answer(home: str | None, run: str, kind: str, text: str = "", as_json: bool = False) -> None:
-    from multiverse.commands import answer_run
+    from app.commands import answer_run
 
     try:
         path = answer_run(home, run, kind, text)
@@ -234,7 +234,7 @@ def cancel(
 ) -> None:
     """Cancel a run at any time (a confirmed run stops after the step in flight)."""
     run = _ref(home, run, as_json)
-    from multiverse.commands import cancel_run
+    from app.commands import cancel_run
 
     try:
         path = cancel_run(home, run)
@@ -250,7 +250,7 @@ def pause(
 ) -> None:
     """Hold a confirmed run before its next step, until `multiverse resume RUN`."""
     run = _ref(home, run, as_json)
-    from multiverse.commands import pause_run
+    from app.commands import pause_run
 
     try:
         path = pause_run(home, run)
@@ -293,7 +293,7 @@ def deny(
 def _approval(
     home: str | None, run: str, approval_id: str | None, approve: bool, as_json: bool = False
 ) -> None:
-    from multiverse.commands import answer_approval
+    from app.commands import answer_approval
 
     try:
         answered = answer_approval(home, run, approval_id, approve)
@@ -318,7 +318,7 @@ def retry(
 ) -> None:
     """Resume a FAILED run from its failed step, once the cause is fixed."""
     run = _ref(home, run, as_json)
-    from multiverse.commands import retry_run
+    from app.commands import retry_run
 
     try:
         path, place = retry_run(home, run)
@@ -336,7 +336,7 @@ def resume(
 ) -> None:
     """Let a run held for a review of its plan go on (daemon.pause_before)."""
     run = _ref(home, run, as_json)
-    from multiverse.commands import resume_run
+    from app.commands import resume_run
 
     try:
         path, held = resume_run(home, run)
@@ -354,7 +354,7 @@ def delete_row(
     home: HomeOption = None,
 ) -> None:
     """Remove a row on purpose (the daemon restores rows that a save erased by accident)."""
-    from multiverse.commands import delete_row as remove
+    from app.commands import delete_row as remove
 
     try:
         path = remove(home, table, key)
@@ -368,7 +368,7 @@ def show(
     run: Annotated[str, typer.Argument()], as_json: JsonOption = False, home: HomeOption = None
 ) -> None:
     """Show a run's proposal, messages and outputs."""
-    from multiverse.commands import show_data, show_run
+    from app.commands import show_data, show_run
 
     run = _ref(home, run, as_json)
     try:
@@ -390,7 +390,7 @@ def logs(
     home: HomeOption = None,
 ) -> None:
     """Print the daemon's log, or one run's lines and its child process logs."""
-    from multiverse.logs_view import show_logs
+    from app.logs_view import show_logs
 
     run = _ref(home, run) if run is not None else None
     try:
@@ -411,8 +411,8 @@ def doctor(
 
     Exits 1 when a check fails; a home no daemon serves is said, not a failure.
     """
-    from multiverse.commands import run_doctor
-    from multiverse.doctor import render_doctor
+    from app.commands import run_doctor
+    from app.doctor import render_doctor
 
     try:
         report = run_doctor(home, ping)
@@ -455,8 +455,8 @@ def runs(
     home: HomeOption = None,
 ) -> None:
     """List runs by status and date, newest last (`status` shows them all, with replies)."""
-    from multiverse.runs_view import show_runs, statuses_asked
-    from multiverse.when import parse_when
+    from app.runs_view import show_runs, statuses_asked
+    from app.when import parse_when
 
     try:
         wanted = statuses_asked(status or [])
@@ -491,7 +491,7 @@ def archive(
     ranks them; their deliverables stay in outputs/. Never a PENDING or waiting run. Exits 1
     when a run named is kept live (the reason is said).
     """
-    from multiverse.archive_command import archive_runs, render_archive
+    from app.archive_command import archive_runs, render_archive
 
     if bool(run) == (before is not None):
         error = UserError("give the runs to archive, or --before DATE (e.g. --before 30d)")
@@ -521,7 +521,7 @@ def open_(
     home: HomeOption = None,
 ) -> None:
     """Open the run's report (its path is printed where no opener exists)."""
-    from multiverse.open_report import open_run
+    from app.open_report import open_run
 
     run = _ref(home, run, as_json)
     try:

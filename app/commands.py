@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from app.submit_follow import Submitted
 from multiverse.approvals import Approval, ApprovalBook, record_answer
 from multiverse.archive import archived_run, run_paths
 from multiverse.atomic import atomic_write_text, write_temp
@@ -24,19 +25,18 @@ from multiverse.home import Home, RunPaths, require_home, resolve_home, visible_
 from multiverse.models import FINAL_STATUSES, RUN_ID, Status
 from multiverse.schemas import PROCESS_RUNS
 from multiverse.store import TableStore
-from multiverse.submit_follow import Submitted
 
 if TYPE_CHECKING:
+    from app.doctor import DoctorReport
     from multiverse.config import RuntimeMapping
-    from multiverse.doctor import DoctorReport
     from orchestrator.crew import Crew
 
 
 def run_daemon(home_option: str | None, once: bool) -> int:
     """Start the daemon on this home; returns the exit status."""
+    from app.team import build_crew
     from multiverse.config import load_runtime_mapping
     from multiverse.logging_setup import configure_logging
-    from multiverse.team import build_crew
     from orchestrator.daemon import Daemon
 
     home = require_home(resolve_home(home_option))
@@ -108,8 +108,8 @@ def submit_and_follow(
     timeout: float,
 ) -> Submitted:
     """Drop a request, then (when a daemon serves) wait until it is taken, or for its proposal."""
+    from app.submit_follow import follow, snapshot
     from multiverse.heartbeat import probe
-    from multiverse.submit_follow import follow, snapshot
 
     home = require_home(resolve_home(home_option))
     before = snapshot(home)
@@ -468,7 +468,7 @@ def show_run(home_option: str | None, run_id: str) -> str:
 
 def run_doctor(home_option: str | None, ping: bool) -> DoctorReport:
     """The doctor's report (`render_doctor` makes it text)."""
-    from multiverse.doctor import diagnose
+    from app.doctor import diagnose
 
     home = resolve_home(home_option)
     pinger = None

@@ -11,9 +11,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from app.doctor import HomeCheck, MappingCheck, PackageCheck, TierCheck
+from app.doctor_channels import ChannelCheck
 from multiverse.archive import ArchiveResult
-from multiverse.doctor import HomeCheck, MappingCheck, PackageCheck, TierCheck
-from multiverse.doctor_channels import ChannelCheck
 from multiverse.heartbeat import Serving
 from multiverse.models import MajorStage, Phase, Status, Task, ToolTask
 
