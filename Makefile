@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
 .PHONY: install start test lint typecheck bench bench-store bench-orchestrator bench-gateway clean \
-        bench-process bench-status eval-local check-agents
+        bench-process bench-status bench-catalog eval-local check-agents
 
 # pip's output goes to $(LOG), shown only when the install fails.
 LOG    := $(VENV)/install.log
@@ -43,13 +43,16 @@ bench-orchestrator: install
 bench-gateway: install
 	$(BIN)/python bench/gateway.py
 
+bench-catalog: install
+	$(BIN)/python bench/catalog.py
+
 bench-status: install
 	$(BIN)/python bench/status.py
 
 bench-process: install
 	$(BIN)/python bench/process_adapter.py
 
-bench: bench-store bench-orchestrator bench-gateway bench-process bench-status
+bench: bench-store bench-orchestrator bench-gateway bench-process bench-status bench-catalog
 
 # By hand only, never part of `test`: real requests end to end on the local model (30-90 min a
 # case). LABEL=before|after|…, CASES=memo-en,memo-ko,chart-note, BUILTIN=1 (no model: checks the

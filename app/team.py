@@ -69,6 +69,7 @@ def model_backed_roles(
 
 def make_gateway(home: Home, mapping: RuntimeMapping) -> Gateway:
     """The process's one gateway: disk cache in the home's state, per-run ledger and budget."""
+    from multiverse.call_limits import CallLimits, endpoint_limits
     from multiverse.gateway import Gateway
     from multiverse.llm_cache import LlmCache
     from multiverse.llm_usage import Budget
@@ -83,6 +84,7 @@ def make_gateway(home: Home, mapping: RuntimeMapping) -> Gateway:
         budget=budget,
         pending_root=home.pending_usage,
         state_root=home.state,
+        limits=CallLimits(endpoint_limits(mapping.tier_mapping.values())),
     )
 
 

@@ -76,6 +76,9 @@ class TierConfig(Settings):
     max_tokens: int = Field(default=4096, gt=0)
     # The whole time one call may take, retries included.
     timeout_seconds: float = Field(default=120.0, gt=0)
+    # Calls to this tier's model in flight at once, across every run (the smallest of the
+    # tiers that share a model and server); a local server serving one request: 1.
+    concurrency: int = Field(default=4, ge=1)
     api_base: str | None = None
     api_key_env: str | None = Field(default=None, min_length=1)
     # Sampling; a setting left out is not sent (the provider's default applies).

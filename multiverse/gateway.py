@@ -18,6 +18,7 @@ import structlog
 from pydantic import BaseModel
 
 from multiverse.answer_schema import answer_schema
+from multiverse.call_limits import CallLimits, model_key
 from multiverse.errors import StepInterrupted
 from multiverse.jsonguard import judge, repair_messages
 from multiverse.litellm_loader import load_litellm
@@ -76,8 +77,10 @@ class Gateway:
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
         jitter: Callable[[], float] = random.random,
+        limits: CallLimits | None = None,
     ) -> None:
         self.cache = cache
+        self.limits = limits or CallLimits()
         self.runs_root = runs_root
         self.pending_root = pending_root
         # Where a process tier's sessions of no run keep their traces (the home's state).
@@ -188,7 +191,8 @@ class Gateway:
     def _request(self, call: LlmCall, response_format: dict[str, Any] | None = None) -> LlmAnswer:
         """Attempts until an answer, a fatal error, no attempt left or the deadline."""
         if call.process is not None:
-            return self._process_answer(call, response_format)
+            with self.limits.slot(model_key(call.model, call.api_base)):
+                return self._process_answer(call, response_format)
         litellm = load_litellm()
         names = sanitize_tool_names([tool.name for tool in call.tools])
         api_key = _api_key(call)
@@ -201,7 +205,8 @@ class Gateway:
             timeout = max(0.001, min(call.timeout_seconds, deadline - self._clock()))
             shape = response_format if constrained(call) else None
             attempt = Attempt(api_key, max_tokens, timeout, shape)
-            response = send(litellm, openai_request(call, names, attempt))
+            with self.limits.slot(model_key(call.model, call.api_base)):
+                response = send(litellm, openai_request(call, names, attempt))
             if isinstance(response, Fault):
                 if shape is not None and refuses_schema(response):
                     # The server cannot decode with a schema: the JSON guard alone, from now on.

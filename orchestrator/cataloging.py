@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from orchestrator.signals import SignalBox
 
 HASHES_FILE = "catalog_hashes.json"
 SUMMARY_LIMIT = 300
+SUMMARY_WORKERS = 8  # files summarised at once by T03 (model calls are bounded per model)
 NOTE_DIGEST = "note:"  # catalog_hashes.json: the hash of a note's reason, not of any content
 
 
@@ -145,17 +147,19 @@ def refresh_inputs(crew: Crew, run_id: str | None = None) -> int:
     except (FileNotFoundError, ValueError):
         known = {}
     catalogued = {row.file_path for row in crew.catalog.rows()}
-    produced: list[ProducedFile] = []
     skipped: list[tuple[str, Unread]] = []
-    hashes = dict(known)
+    todo: list[tuple[Path, str, AssetType, _Seen]] = []
     for path, kind, listing_error in input_files(crew):
         relative = path.relative_to(crew.home.root).as_posix()  # a link names its own place
         seen = _Seen.of(crew.home.root, path, listing_error)
         if seen.unread is not None:
             skipped.append((relative, seen.unread))
-        if known.get(relative) == seen.digest and relative in catalogued:
-            continue
-        summary = seen.unread.note if seen.unread is not None else _summary(crew, path, seen)
+        if known.get(relative) != seen.digest or relative not in catalogued:
+            todo.append((path, relative, kind, seen))
+    summaries = _summaries(crew, [(path, seen) for path, _, _, seen in todo])
+    produced: list[ProducedFile] = []
+    hashes = dict(known)
+    for (_, relative, kind, seen), summary in zip(todo, summaries, strict=True):
         if summary is None:  # replaced while it was summarised: the next T03 looks again
             continue
         hashes[relative] = seen.digest
@@ -200,6 +204,23 @@ def _hashed(path: Path) -> _Seen:
         while chunk := handle.read(1 << 20):
             digest.update(chunk)
     return _Seen(digest.hexdigest(), identity=(info.st_dev, info.st_ino))
+
+
+def _summaries(crew: Crew, files: list[tuple[Path, _Seen]]) -> list[str | None]:
+    """Each file's catalog summary (a note for one that may not be read), in order.
+
+    Several are summarised at once (at most SUMMARY_WORKERS): with a model each summary is a
+    call, and the gateway bounds the calls in flight per model (`multiverse.call_limits`).
+    """
+
+    def one(item: tuple[Path, _Seen]) -> str | None:
+        path, seen = item
+        return seen.unread.note if seen.unread is not None else _summary(crew, path, seen)
+
+    if len(files) < 2:
+        return [one(item) for item in files]
+    with ThreadPoolExecutor(SUMMARY_WORKERS, thread_name_prefix="summary") as pool:
+        return list(pool.map(one, files))
 
 
 def _summary(crew: Crew, path: Path, seen: _Seen) -> str | None:

@@ -98,6 +98,8 @@ class FakeOpenAI:
         self.schema_violations: list[str] = []
         self.unstructured: list[int] = []
         self.release = threading.Event()
+        # When set: every answer waits until this event is set (requests held in flight).
+        self.hold: threading.Event | None = None
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
         # A short poll interval makes shutdown quick (the default waits up to 0.5 s).
@@ -210,6 +212,8 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 self._send(404, {"error": {"message": f"no route {self.path}"}})
                 return
             reply = fake.record(body, dict(self.headers.items()))
+            if fake.hold is not None:
+                fake.hold.wait(60)
             if reply.kind == "hang":
                 self._hang()
             elif reply.kind == "drop":

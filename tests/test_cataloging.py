@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import threading
+from pathlib import Path
+from typing import Any
 
 from app.team import build_crew
 from multiverse.config import load_runtime_mapping
@@ -12,9 +15,9 @@ from multiverse.schemas import KNOWLEDGE_CATALOG
 from multiverse.store import TableStore
 from multiverse.unread import is_unread
 from orchestrator.catalog_rows import upsert
-from orchestrator.cataloging import refresh_inputs
+from orchestrator.cataloging import SUMMARY_WORKERS, refresh_inputs
 
-from journey import cli, copy_assets, once, runs
+from journey import cli, copy_assets, once, runs, wait_for
 
 
 def test_unchanged_inputs_are_not_summarised_again(home: Home) -> None:
@@ -93,3 +96,44 @@ def test_a_file_catalogued_again_keeps_a_persons_edit_of_its_row() -> None:
     assert merged == [newer.model_copy(update={"summary": "ours, and the person's note"})]
     assert upsert([ours], {"a.md": 0}, [newer], written) == [newer]  # no edit: all new
     assert upsert([], {}, [ours], written) == [ours]  # a lost row is written again
+
+
+class _HeldSummaries:
+    """The builtin Executor, whose summaries wait for a gate and count how many run at once."""
+
+    def __init__(self, executor: Any) -> None:
+        self._executor = executor
+        self.gate = threading.Event()
+        self.in_flight = 0
+        self._lock = threading.Lock()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._executor, name)
+
+    def summarize(self, path: Path) -> str:
+        with self._lock:
+            self.in_flight += 1
+        self.gate.wait(60)
+        with self._lock:
+            self.in_flight -= 1
+        return str(self._executor.summarize(path))
+
+
+def test_t03_summarises_several_inputs_at_once(home: Home) -> None:
+    for n in range(12):
+        (home.assets / f"note_{n:02d}.md").write_text(f"# Note {n}\n\nText {n}.\n", "utf-8")
+    crew = build_crew(home, load_runtime_mapping(home.root), os.environ, console=lambda t: None)
+    held = _HeldSummaries(crew.executor)
+    crew.executor = held
+    done: list[int] = []
+    worker = threading.Thread(target=lambda: done.append(refresh_inputs(crew)))
+    worker.start()
+    try:  # 13 files (12 notes and mcp_list.md): SUMMARY_WORKERS of them at once, no more
+        wait_for(lambda: held.in_flight == SUMMARY_WORKERS, "summaries in parallel")
+    finally:
+        held.gate.set()
+        worker.join(timeout=60)
+    assert done == [13] and held.in_flight == 0
+    rows = TableStore().table(KNOWLEDGE_CATALOG, home.db / KNOWLEDGE_CATALOG.filename).rows()
+    assert sorted(row.file_path for row in rows)[:2] == ["assets/note_00.md", "assets/note_01.md"]
+    assert len(rows) == 13 and all(row.summary for row in rows)
