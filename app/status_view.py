@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from multiverse.archive import archived_count, archived_run, run_paths
 from multiverse.errors import TableError, UnknownRun, shown_error
-from multiverse.home import Home, require_home, resolve_home
+from multiverse.home import Home, require_home, resolve_home, run_folder_ids
 from multiverse.models import FINAL_STATUSES, RUN_ID, Status
 from multiverse.schemas import (
     GLOBAL_TABLES,
@@ -114,12 +114,11 @@ def survey(home: Home, store: TableStore) -> Survey:
 
 
 def run_folders(home: Home) -> list[str]:
-    """The run_ids of the folders under runs/, sorted."""
+    """The run_ids of the folders under runs/, sorted (none when runs/ cannot be read)."""
     try:
-        names = os.listdir(home.runs)
+        return run_folder_ids(home.runs)
     except OSError:
         return []
-    return sorted(name for name in names if _RUN_FOLDER.fullmatch(name))
 
 
 def folder_rows(home: Home, run_ids: list[str]) -> list[dict[str, Any]]:

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-from multiverse.home import Home, RunPaths
+from multiverse.home import Home, RunPaths, run_folder_ids
 from multiverse.models import RUN_ID, ProcessRun, Row
 from multiverse.schemas import PROCESS_RUNS, TableSpec
 from multiverse.store import TableStore
@@ -84,10 +84,9 @@ def archived_rows(store: TableStore, home: Home, spec: TableSpec[R]) -> list[R]:
 def archived_run_ids(home: Home) -> list[str]:
     """The run ids of the folders under runs/archive/, oldest first (a listing, no table read)."""
     try:
-        names = os.listdir(home.archive_runs)
+        return run_folder_ids(home.archive_runs)
     except OSError:
         return []
-    return sorted(name for name in names if _RUN_ID.fullmatch(name))
 
 
 def archived_count(home: Home) -> int:
@@ -128,6 +127,6 @@ def merged(live: list[Any], archived: list[Any], key: str) -> list[Any]:
 def archived_run(store: TableStore, home: Home, run_id: str) -> ProcessRun | None:
     """The archived row of a run (read from its shard only), or None."""
     path = home.archive_db / shard_of(run_id) / PROCESS_RUNS.filename
-    if not re.fullmatch(RUN_ID, run_id) or not path.exists():
+    if not _RUN_ID.fullmatch(run_id) or not path.exists():
         return None
     return store.table(PROCESS_RUNS, path).get(run_id)

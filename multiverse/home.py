@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
 
 from multiverse.errors import HomeError
+from multiverse.models import RUN_ID
 
 HOME_ENV = "MULTIVERSE_HOME"
 PHASE_FOLDERS = ("ANALYZING", "STRATEGIZING", "REFINING_CONTENT", "GENERATING_OUTPUT")
@@ -187,6 +189,19 @@ class Home:
         if absolute.name:
             absolute = Path(os.path.realpath(absolute.parent)) / absolute.name
         return absolute.relative_to(self.root.resolve()).as_posix()
+
+
+_RUN_FOLDER = re.compile(RUN_ID)
+
+
+def run_folder_ids(folder: Path) -> list[str]:
+    """The run ids of the run folders in `folder` (runs/ or runs/archive/), oldest first: a
+    listing, no table read. None when the folder does not exist; OSError if it cannot be read."""
+    try:
+        names = os.listdir(folder)
+    except FileNotFoundError:
+        return []
+    return sorted(name for name in names if _RUN_FOLDER.fullmatch(name))
 
 
 def visible_files(folder: Path) -> list[Path]:

@@ -9,12 +9,10 @@ error every command gives.
 
 from __future__ import annotations
 
-import os
 import re
 
-from multiverse.archive import archived_run_ids
 from multiverse.errors import UnknownRun, UserError
-from multiverse.home import Home
+from multiverse.home import Home, run_folder_ids
 from multiverse.models import RUN_ID
 
 LATEST = "latest"
@@ -25,11 +23,9 @@ def run_ids(home: Home) -> list[str]:
     """The run ids of the home's runs/ and runs/archive/ folders, oldest first (ids sort by
     time)."""
     try:
-        names = os.listdir(home.runs)
+        return sorted({*run_folder_ids(home.runs), *run_folder_ids(home.archive_runs)})
     except OSError:
         return []
-    live = [name for name in names if re.fullmatch(RUN_ID, name)]
-    return sorted({*live, *archived_run_ids(home)})
 
 
 def pick(reference: str, known: list[str]) -> str:

@@ -10,7 +10,6 @@ row deleted on purpose (`multiverse delete-row`) is not brought back.
 from __future__ import annotations
 
 import os
-import re
 from bisect import bisect_left
 from collections.abc import Iterable, Mapping
 
@@ -18,14 +17,13 @@ import structlog
 
 from multiverse.contracts import Message, MessageKind
 from multiverse.errors import TableError
-from multiverse.home import RunPaths
-from multiverse.models import RUN_ID, ProcessRun, Status
+from multiverse.home import RunPaths, run_folder_ids
+from multiverse.models import ProcessRun, Status
 from orchestrator.crew import Crew
 from orchestrator.intake import runs_being_taken_in
 from orchestrator.signals import FailureRecord, SignalBox
 
 log = structlog.get_logger(__name__)
-_RUN_FOLDER = re.compile(RUN_ID)
 
 
 def derive_status(evidence: Iterable[str], handled: Iterable[str]) -> Status:
@@ -84,11 +82,7 @@ def derive_row(paths: RunPaths) -> ProcessRun | None:
 
 def run_folders(crew: Crew) -> list[str]:
     """The run_ids of the folders under runs/, sorted."""
-    try:
-        names = os.listdir(crew.home.runs)
-    except FileNotFoundError:
-        return []
-    return sorted(name for name in names if _RUN_FOLDER.fullmatch(name))
+    return run_folder_ids(crew.home.runs)
 
 
 def restore_run_rows(crew: Crew) -> list[str]:

@@ -14,6 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from multiverse.home import Home
+from multiverse.models import ProcessRun
+from multiverse.schemas import PROCESS_RUNS
+from multiverse.store import TableStore
 
 FIXTURE_ASSETS = Path(__file__).resolve().parent / "fixtures" / "assets"
 
@@ -59,6 +62,16 @@ def run_tree(home: Home, run_id: str) -> dict[str, Any]:
 def once(home: Home, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """`start --once`: work until nothing can advance without the user."""
     return cli(home, "start", "--once", env=env)
+
+
+def first_row(home: Home) -> ProcessRun | None:
+    """The first row of db/process_runs.md, read directly (None while there is none, or while
+    the daemon's write leaves it unreadable for a moment: asked again at the next poll)."""
+    try:
+        rows = TableStore().table(PROCESS_RUNS, home.db / PROCESS_RUNS.filename).rows()
+    except Exception:
+        return None
+    return rows[0] if rows else None
 
 
 def only_run(home: Home) -> dict[str, Any]:

@@ -14,30 +14,22 @@ from typing import Any
 import yaml
 
 from multiverse.home import Home
-from multiverse.models import ProcessRun, Status
-from multiverse.schemas import PROCESS_RUNS, RUN_TABLES, TASKS
+from multiverse.models import Status
+from multiverse.schemas import RUN_TABLES, TASKS
 from multiverse.store import TableStore
 from orchestrator.cancel_steps import CANCELLED, CancelRecord
 from orchestrator.signals import SignalBox
 from orchestrator.steps import StepKind
 
-from journey import cli, copy_assets, once, running_daemon, wait_for
+from journey import cli, copy_assets, first_row, once, running_daemon, wait_for
 from stepping import builtin_crew, confirmed_run, steps_until_settled
 
 AGENT = Path(__file__).resolve().parent / "fake_agent.py"
 REQUEST = "Write a short market memo from the report.\n"
 
 
-def _run(home: Home) -> ProcessRun | None:
-    try:
-        rows = TableStore().table(PROCESS_RUNS, home.db / PROCESS_RUNS.filename).rows()
-    except Exception:  # the daemon is writing it: asked again at the next poll
-        return None
-    return rows[0] if rows else None
-
-
 def _status(home: Home) -> Status | None:
-    run = _run(home)
+    run = first_row(home)
     return None if run is None else run.status
 
 
@@ -70,7 +62,7 @@ def _confirmed_on_the_agent(home: Home, state: Path) -> str:
     _agent_tier(home, state)
     assert cli(home, "submit", REQUEST).returncode == 0
     assert once(home).returncode == 0
-    run = _run(home)
+    run = first_row(home)
     assert run is not None and run.status is Status.AWAITING_CONFIRMATION
     assert cli(home, "confirm", run.run_id).returncode == 0
     return run.run_id
@@ -99,7 +91,7 @@ def test_cancel_interrupts_a_process_child_and_the_run_is_cancelled_not_failed(
         assert (state / f"terminated-{task_id}").exists()  # SIGTERM reached the child
         daemon.send_signal(signal.SIGTERM)
         assert daemon.wait(timeout=60) == 0
-    run = _run(home)
+    run = first_row(home)
     assert run is not None and run.current_task_id is None and run.current_phase_id is None
     assert _tables(home, run_id) == before  # the tables keep their rows as they were
     task = TableStore().table(TASKS, home.run(run_id).db / TASKS.filename).get(task_id or "")
@@ -186,7 +178,7 @@ def test_pause_and_cancel_refused_plainly(home: Home) -> None:
     copy_assets(home, "market_report_2024.md")
     assert cli(home, "submit", REQUEST).returncode == 0
     assert once(home).returncode == 0
-    run = _run(home)
+    run = first_row(home)
     assert run is not None and run.status is Status.AWAITING_CONFIRMATION
     waiting = cli(home, "pause", run.run_id)
     assert waiting.returncode == 1 and "proposal" in waiting.stderr

@@ -11,14 +11,14 @@ from pathlib import Path
 from multiverse.atomic import atomic_write_text
 from multiverse.home import Home
 from multiverse.models import ProcessRun, Status, Task
-from multiverse.schemas import PROCESS_RUNS, TASKS
+from multiverse.schemas import TASKS
 from multiverse.store import TableStore
 from orchestrator.holds import ReleaseRecord, open_hold_names, release_name
 from orchestrator.runner import StepRunner
 from orchestrator.signals import SignalBox
 from orchestrator.steps import StepKind
 
-from journey import cli, copy_assets, once, running_daemon, wait_for
+from journey import cli, copy_assets, first_row, once, running_daemon, wait_for
 from stepping import builtin_crew, confirmed_run, steps_until_settled
 
 REQUEST = "Write a short market memo from the report.\n"
@@ -28,12 +28,8 @@ def _pause_before(home: Home, levels: str) -> None:
     atomic_write_text(home.mapping_file, f"daemon:\n  pause_before: {levels}\n")
 
 
-def _run(home: Home) -> ProcessRun | None:
-    try:
-        rows = TableStore().table(PROCESS_RUNS, home.db / PROCESS_RUNS.filename).rows()
-    except Exception:  # the daemon is writing it: asked again at the next poll
-        return None
-    return rows[0] if rows else None
+def _waits(run: ProcessRun | None) -> bool:
+    return run is not None and run.status is Status.AWAITING_CONFIRMATION
 
 
 def _holds(home: Home, run_id: str) -> list[str]:
@@ -43,7 +39,7 @@ def _holds(home: Home, run_id: str) -> list[str]:
 
 def _held(home: Home) -> str | None:
     """The run's id once it holds: its row waits for the user and a hold is open."""
-    run = _run(home)
+    run = first_row(home)
     if run is None or run.status is not Status.AWAITING_CONFIRMATION:
         return None
     names = SignalBox(home.run(run.run_id).signals).names()
@@ -51,16 +47,15 @@ def _held(home: Home) -> str | None:
 
 
 def _settled(home: Home) -> bool:
-    run = _run(home)
+    run = first_row(home)
     return run is not None and (run.status is Status.COMPLETED or _held(home) is not None)
 
 
 def _to_the_first_hold(home: Home) -> str:
     """Drop the request, confirm the proposal, wait until the run holds; its run_id."""
     atomic_write_text(home.inbox / "memo.md", REQUEST)
-    wait_for(lambda: (run := _run(home)) is not None and run.status is Status.AWAITING_CONFIRMATION,
-             "the proposal")  # fmt: skip
-    run = _run(home)
+    wait_for(lambda: _waits(first_row(home)), "the proposal")
+    run = first_row(home)
     assert run is not None
     assert cli(home, "confirm", run.run_id).returncode == 0
     wait_for(lambda: _held(home) is not None, "the first hold")
@@ -72,7 +67,7 @@ def _resume_until_completed(home: Home, run_id: str) -> None:
     box = SignalBox(home.run(run_id).signals)
     for _ in range(20):
         wait_for(lambda: _settled(home), "a hold or the end")
-        run = _run(home)
+        run = first_row(home)
         if run is not None and run.status is Status.COMPLETED:
             return
         (hold,) = open_hold_names(box.names())
@@ -168,7 +163,7 @@ def test_answers_to_a_held_run(home: Home) -> None:
     assert _held(home) == run_id
     assert cli(home, "cancel", run_id).returncode == 0
     assert steps_until_settled(runner, run_id) == [StepKind.CANCEL]
-    run = _run(home)
+    run = first_row(home)
     assert run is not None and run.status is Status.CANCELLED
 
 
@@ -204,14 +199,14 @@ def test_killed_at_many_points_each_plan_holds_and_is_said_once(home: Home) -> N
             kills += 1
             continue
         assert result.returncode == 0, result.stderr
-        run = _run(home)
+        run = first_row(home)
         assert run is not None
         if run.status is Status.COMPLETED:
             break
         assert run.status is Status.AWAITING_CONFIRMATION, run
         answer = "resume" if _held(home) else "confirm"
         assert cli(home, answer, run.run_id).returncode == 0
-    run = _run(home)
+    run = first_row(home)
     assert run is not None and run.status is Status.COMPLETED and kills >= 12
     names = SignalBox(home.run(run.run_id).signals).names()
     holds = _holds(home, run.run_id)

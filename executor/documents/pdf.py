@@ -46,6 +46,7 @@ def _unlock(reader: PdfReader) -> str:
         return ""
     try:
         opened = reader.decrypt("")
+    # pypdf raises NotImplementedError for an encryption algorithm it does not implement.
     except (DependencyError, PdfReadError, NotImplementedError) as error:
         return f"encrypted PDF (its encryption cannot be undone here: {error})"
     return "" if opened else "encrypted PDF (a password is needed to open it)"
