@@ -65,6 +65,8 @@ class Crew:
     reserve: SpaceReserve = field(init=False)
     pending_catalog: PendingCatalog = field(init=False)
     _runs: dict[str, RunTables] = field(init=False, default_factory=dict, repr=False)
+    # db/process_runs.md was found deleted by a write, which put the rows back (to be said).
+    register_rebuilt: bool = field(init=False, default=False, repr=False)
 
     def __post_init__(self) -> None:
         self.reserve = SpaceReserve(self.home.space_reserve)
@@ -93,7 +95,10 @@ class Crew:
     def report_restoration(self, restoration: Restoration) -> None:
         """Say what a merge put back after someone's save (console and the runs' messages)."""
         if restoration.file_missing and restoration.path == self.process_runs.path:
-            return  # a deleted register of runs is rebuilt and announced by `registry.py`
+            # A deleted register of runs, recreated by whichever write came first: announced
+            # once by `registry.py` at its next look (the deletion's own wake-up).
+            self.register_rebuilt = True
+            return
         for message in restoration_messages(self.home, restoration):
             self.speaker.tell(message)
 

@@ -120,6 +120,8 @@ def restore_run_rows(crew: Crew) -> list[str]:
 
     if rows:
         crew.store.modify_indexed(table.spec, table.path, add)
+    # Missing when looked at, or recreated by another write first (or by our own just now).
+    was_missing, crew.register_rebuilt = was_missing or crew.register_rebuilt, False
     if was_missing and table.path.exists():
         _say_restored(crew, [r.run_id for r in table.rows() if r.run_id in set(folders)], True)
     elif added:
