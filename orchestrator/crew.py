@@ -35,6 +35,7 @@ from multiverse.store import Table, TableStore
 from orchestrator.attention import Attention
 from orchestrator.catalog_rows import PendingCatalog
 from orchestrator.learning import warm_index
+from orchestrator.register_notice import RegisterNotice
 from orchestrator.restorations import restoration_messages
 
 DEFAULT_TOOL_TYPES = ("web_search", "data_visualization")
@@ -65,8 +66,7 @@ class Crew:
     reserve: SpaceReserve = field(init=False)
     pending_catalog: PendingCatalog = field(init=False)
     _runs: dict[str, RunTables] = field(init=False, default_factory=dict, repr=False)
-    # db/process_runs.md was found deleted by a write, which put the rows back (to be said).
-    register_rebuilt: bool = field(init=False, default=False, repr=False)
+    register_notice: RegisterNotice = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.reserve = SpaceReserve(self.home.space_reserve)
@@ -74,6 +74,9 @@ class Crew:
             self.store.journal.tombstones = Tombstones(self.home.deleted_rows)
         if self.store.on_restore is None:
             self.store.on_restore = self.report_restoration
+        self.register_notice = RegisterNotice(
+            self.home, self.speaker, self.home.db / PROCESS_RUNS.filename
+        )
         self.attention = Attention(self.store, self.home.db / PROCESS_RUNS.filename)
         self.pending_catalog = PendingCatalog(self.store, self.home.db / KNOWLEDGE_CATALOG.filename)
 
@@ -95,9 +98,9 @@ class Crew:
     def report_restoration(self, restoration: Restoration) -> None:
         """Say what a merge put back after someone's save (console and the runs' messages)."""
         if restoration.file_missing and restoration.path == self.process_runs.path:
-            # A deleted register of runs, recreated by whichever write came first: announced
-            # once by `registry.py` at its next look (the deletion's own wake-up).
-            self.register_rebuilt = True
+            # A deleted register of runs, recreated by whichever write came first: said once,
+            # by this write or by the registry's look in progress (`register_notice.py`).
+            self.register_notice.seen_missing(lambda: [r.run_id for r in self.process_runs.rows()])
             return
         for message in restoration_messages(self.home, restoration):
             self.speaker.tell(message)

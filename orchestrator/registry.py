@@ -15,7 +15,6 @@ from collections.abc import Iterable, Mapping
 
 import structlog
 
-from multiverse.contracts import Message, MessageKind
 from multiverse.errors import TableError
 from multiverse.home import RunPaths, run_folder_ids
 from multiverse.models import ProcessRun, Status
@@ -89,13 +88,21 @@ def restore_run_rows(crew: Crew) -> list[str]:
     """Give every run folder without a row its row again; returns the run_ids restored.
 
     Reading the table first puts back what this daemon wrote (`multiverse.journal`); the rows
-    of the other folders are built from the folders themselves.
+    of the other folders are built from the folders themselves. A deleted table is said once
+    (`register_notice.py`), whether this look or another thread's write rebuilt it.
     """
+    with crew.register_notice.looking():
+        return _restore_run_rows(crew)
+
+
+def _restore_run_rows(crew: Crew) -> list[str]:
     table = crew.process_runs
-    was_missing = not table.path.exists()
+    notice = crew.register_notice
     folders = run_folders(crew)
     if not folders:
         return []
+    if not table.path.exists():
+        notice.seen_missing(list)  # said at the end of this look, once it is back
     # A run still being taken in gets its row from the intake itself, a moment later.
     taking = runs_being_taken_in(crew)
     missing = [run_id for run_id in table.missing(folders) if run_id not in taking]
@@ -120,29 +127,10 @@ def restore_run_rows(crew: Crew) -> list[str]:
 
     if rows:
         crew.store.modify_indexed(table.spec, table.path, add)
-    # Missing when looked at, or recreated by another write first (or by our own just now).
-    was_missing, crew.register_rebuilt = was_missing or crew.register_rebuilt, False
-    if was_missing and table.path.exists():
-        _say_restored(crew, [r.run_id for r in table.rows() if r.run_id in set(folders)], True)
+    # Missing when looked at, or recreated by a write (ours just now, or another thread's).
+    if table.path.exists() and notice.take():
+        in_folders = set(folders)
+        notice.say([r.run_id for r in table.rows() if r.run_id in in_folders], was_missing=True)
     elif added:
-        _say_restored(crew, added, False)
+        notice.say(added, was_missing=False)
     return added
-
-
-def _say_restored(crew: Crew, run_ids: list[str], was_missing: bool) -> None:
-    where = crew.home.relative(crew.process_runs.path)
-    more = f" and {len(run_ids) - 10} more" if len(run_ids) > 10 else ""
-    shown = ", ".join(run_ids[:10]) + more
-    if was_missing:
-        text = (
-            f"`{where}` was missing: I rebuilt it from the run folders under runs/ "
-            f"({len(run_ids)} run(s): {shown}). Runs that were waiting go on as before."
-        )
-    else:
-        text = (
-            f"`{where}` had no row for {len(run_ids)} run folder(s) under runs/ ({shown}): "
-            "their rows are restored from the folders. To remove a run's row on purpose, use "
-            f"`multiverse delete-row {where} RUN_ID`."
-        )
-    log.info("process_runs_restored", run_ids=run_ids, file_was_missing=was_missing)
-    crew.speaker.tell(Message(kind=MessageKind.NOTICE, facts={"text": text}))
