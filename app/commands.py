@@ -29,12 +29,12 @@ from multiverse.store import TableStore
 if TYPE_CHECKING:
     from app.doctor import DoctorReport
     from multiverse.config import RuntimeMapping
-    from orchestrator.crew import Crew
+    from orchestrator.collaborators import Collaborators
 
 
 def run_daemon(home_option: str | None, once: bool) -> int:
     """Start the daemon on this home; returns the exit status."""
-    from app.team import build_crew
+    from app.team import build_collaborators
     from multiverse.config import load_runtime_mapping
     from multiverse.logging_setup import configure_logging
     from orchestrator.daemon import Daemon
@@ -42,7 +42,7 @@ def run_daemon(home_option: str | None, once: bool) -> int:
     home = require_home(resolve_home(home_option))
     configure_logging(home.state / "logs" / "daemon.jsonl")
     mapping = load_runtime_mapping(home.root)
-    crew = build_crew(home, mapping, os.environ)
+    crew = build_collaborators(home, mapping, os.environ)
     daemon = Daemon(crew, mapping.daemon)
     daemon.install_signal_handlers()
     if not once:
@@ -66,7 +66,7 @@ def stopped_line(steps: int, waiting: int) -> str:
     return f"stopped: {done}; nothing is lost, `multiverse start` goes on from here"
 
 
-def _waiting_runs(crew: Crew) -> int:
+def _waiting_runs(crew: Collaborators) -> int:
     """How many runs wait for the user's answer (0 when the table cannot be read)."""
     try:
         rows = crew.process_runs.rows()

@@ -1,5 +1,6 @@
 """Choosing each role's implementation from runtime-mapping.yaml (SPEC §15: roles behind
-interfaces). The Orchestrator receives a Crew and never learns which implementation it has.
+interfaces). The Orchestrator receives its `Collaborators` and never learns which
+implementation it has.
 
 Each role's agent card names its tier; a tier whose effective mode is a model gets the
 model-backed role, any other the builtin one. Model-backed roles are imported only when needed,
@@ -33,7 +34,7 @@ from multiverse.config import (
 )
 from multiverse.home import Home
 from multiverse.roles import CommunicatorRole, ExecutorRole, PlannerRole
-from orchestrator.crew import DEFAULT_TOOL_TYPES, Crew
+from orchestrator.collaborators import DEFAULT_TOOL_TYPES, Collaborators
 from planner.builtin import BuiltinPlanner
 
 if TYPE_CHECKING:
@@ -126,14 +127,14 @@ def _communicator(
     return ModelCommunicator(home, gateway, mapping, mapping.tier_mapping[tier])
 
 
-def build_crew(
+def build_collaborators(
     home: Home,
     mapping: RuntimeMapping,
     environ: Mapping[str, str],
     console: Callable[[str], None] = print_to_console,
     debug_channel: Callable[[str], None] = print_to_stderr,
     gate: OnceGate = PROCESS_GATE,
-) -> Crew:
+) -> Collaborators:
     """The roles for this home: model-backed where a tier's model is usable, builtin elsewhere."""
     effective = effective_tiers(mapping, environ)
     warn_degraded_once(effective, gate=gate)
@@ -155,7 +156,7 @@ def build_crew(
         return gateway if role in backed else None
 
     log.info("crew_built", model_backed=sorted(backed), gateway=gateway is not None)
-    return Crew(
+    return Collaborators(
         home=home,
         planner=_planner(home, mapping, served, serving("planner")),
         executor=_executor(home, mapping, tiers["executor"], serving("executor"), web),

@@ -23,7 +23,7 @@ from typing import Any
 _HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 
-from app.team import build_crew  # noqa: E402
+from app.team import build_collaborators  # noqa: E402
 from multiverse.config import load_runtime_mapping  # noqa: E402
 from multiverse.home import Home, init_home  # noqa: E402
 from orchestrator.cataloging import SUMMARY_WORKERS, refresh_inputs  # noqa: E402
@@ -52,7 +52,7 @@ def catalogue_seconds(assets: int, latency: float) -> float:
         for n in range(assets):
             text = f"# Quarterly note {n}\n\nRevenue grew {n % 17} % in region {n % 5}.\n"
             (home.assets / f"note_{n:03d}.md").write_text(text, encoding="utf-8")
-        crew = build_crew(home, load_runtime_mapping(home.root), os.environ, console=print)
+        crew = build_collaborators(home, load_runtime_mapping(home.root), os.environ, console=print)
         crew.executor = SlowSummaries(crew.executor, latency)  # type: ignore[assignment]
         started = time.perf_counter()
         count = refresh_inputs(crew)

@@ -35,7 +35,7 @@ from multiverse.home import Home, init_home  # noqa: E402
 from multiverse.logging_setup import configure_logging  # noqa: E402
 from multiverse.models import AssetType, CatalogEntry, ProcessRun, Status  # noqa: E402
 from orchestrator.cataloging import refresh_inputs  # noqa: E402
-from orchestrator.crew import Crew  # noqa: E402
+from orchestrator.collaborators import Collaborators  # noqa: E402
 from orchestrator.daemon import Daemon  # noqa: E402
 from orchestrator.intake import take_in  # noqa: E402
 from orchestrator.runner import StepRunner  # noqa: E402
@@ -62,8 +62,8 @@ def _log_as_the_daemon(folder: Path) -> None:
     configure_logging(folder / "daemon.jsonl")
 
 
-def _crew(home: Home) -> Crew:
-    return Crew(
+def _crew(home: Home) -> Collaborators:
+    return Collaborators(
         home=home,
         planner=NoopPlanner(),
         executor=NoopExecutor(),
@@ -71,7 +71,7 @@ def _crew(home: Home) -> Crew:
     )
 
 
-def _seed_history(crew: Crew, size: int) -> None:
+def _seed_history(crew: Collaborators, size: int) -> None:
     """`size` COMPLETED past runs, a catalog row each, and the home's inputs catalogued.
 
     A home that served past runs has catalogued its guidelines already (T03 of its first run);

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from multiverse.approvals import Approval, ApprovalBook, record_answer
 from multiverse.contracts import Message, MessageKind
-from orchestrator.crew import Crew
+from orchestrator.collaborators import Collaborators
 from orchestrator.responses import archive_response
 from orchestrator.steps import Step
 from orchestrator.view import RunView
 
 
-def ask_for_approval(crew: Crew, approval: Approval) -> None:
+def ask_for_approval(crew: Collaborators, approval: Approval) -> None:
     """Tell the user what waits for their yes, how to answer, and until when."""
     minutes = approval.timeout_seconds / 60
     timeout = f"{minutes:g} min" if minutes >= 1 else f"{approval.timeout_seconds:g} s"
@@ -21,7 +21,7 @@ def ask_for_approval(crew: Crew, approval: Approval) -> None:
                               facts=facts))  # fmt: skip
 
 
-def answer_approval(crew: Crew, view: RunView, step: Step) -> None:
+def answer_approval(crew: Collaborators, view: RunView, step: Step) -> None:
     """Record the APPROVE/DENY of user_response.md for the waiting action, then set it aside."""
     paths = crew.run(view.run_id).paths
     approve = step.reason == "APPROVE"

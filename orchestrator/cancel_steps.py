@@ -16,7 +16,7 @@ import structlog
 
 from multiverse.contracts import Message, MessageKind
 from multiverse.models import FINAL_STATUSES, MajorStage, Phase, Status, Task, ToolTask
-from orchestrator.crew import Crew
+from orchestrator.collaborators import Collaborators
 from orchestrator.decisions import DecisionKind
 from orchestrator.responses import archive_response
 from orchestrator.signals import Evidence, SignalBox
@@ -60,7 +60,7 @@ def finished_summary(view: RunView) -> str:
     return ", ".join(parts) if parts else "nothing"
 
 
-def cancel(crew: Crew, view: RunView, step: Step) -> None:
+def cancel(crew: Collaborators, view: RunView, step: Step) -> None:
     """Record the cancel, say it once with what had finished, set the row CANCELLED.
 
     In this order: the record (the decision), the answer set aside, the message, the row.

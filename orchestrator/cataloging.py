@@ -23,7 +23,7 @@ from multiverse.unread import (
     open_regular,
     why_unread,
 )
-from orchestrator.crew import Crew
+from orchestrator.collaborators import Collaborators
 from orchestrator.signals import SignalBox
 
 HASHES_FILE = "catalog_hashes.json"
@@ -33,7 +33,7 @@ NOTE_DIGEST = "note:"  # catalog_hashes.json: the hash of a note's reason, not o
 
 
 def register(
-    crew: Crew,
+    crew: Collaborators,
     run_id: str | None,
     task_id: str | None,
     produced: Iterable[ProducedFile],
@@ -58,7 +58,7 @@ def register(
         crew.pending_catalog.flush()
 
 
-def uncatalogued(crew: Crew, tasks: Iterable[Task]) -> list[str]:
+def uncatalogued(crew: Collaborators, tasks: Iterable[Task]) -> list[str]:
     """Master-loop tasks COMPLETED whose output has no catalog row (lost in a crash)."""
     outputs = {
         task.output_path: task.task_id
@@ -72,7 +72,7 @@ def uncatalogued(crew: Crew, tasks: Iterable[Task]) -> list[str]:
     return [outputs[path] for path in missing]
 
 
-def register_outputs(crew: Crew, run_id: str, task: Task, phase: Phase) -> None:
+def register_outputs(crew: Collaborators, run_id: str, task: Task, phase: Phase) -> None:
     """Register a COMPLETED task's files again: from its result signal, and its output file.
 
     The output file always gets a row (rebuilt from the file if the signal does not name it),
@@ -98,7 +98,7 @@ def _one_line(text: str) -> str:
     return flat if len(flat) <= SUMMARY_LIMIT else flat[: SUMMARY_LIMIT - 1] + "…"
 
 
-def input_files(crew: Crew) -> list[tuple[Path, AssetType, str | None]]:
+def input_files(crew: Collaborators) -> list[tuple[Path, AssetType, str | None]]:
     """Every visible entry under assets/ and guidelines/ that is not a real folder, sorted.
 
     Linked folders are not followed (they are entries of their own, even assets/ itself); a
@@ -134,7 +134,7 @@ def _walk(folder: Path) -> Iterator[tuple[Path, str | None]]:
             yield Path(entry.path), None
 
 
-def refresh_inputs(crew: Crew, run_id: str | None = None) -> int:
+def refresh_inputs(crew: Collaborators, run_id: str | None = None) -> int:
     """Catalog new or changed inputs (by content hash); unchanged ones are not re-summarised.
 
     An input that may not be read (`multiverse.unread`) gets a row whose summary is a note
@@ -206,7 +206,7 @@ def _hashed(path: Path) -> _Seen:
     return _Seen(digest.hexdigest(), identity=(info.st_dev, info.st_ino))
 
 
-def _summaries(crew: Crew, files: list[tuple[Path, _Seen]]) -> list[str | None]:
+def _summaries(crew: Collaborators, files: list[tuple[Path, _Seen]]) -> list[str | None]:
     """Each file's catalog summary (a note for one that may not be read), in order.
 
     Several are summarised at once (at most SUMMARY_WORKERS): with a model each summary is a
@@ -223,7 +223,7 @@ def _summaries(crew: Crew, files: list[tuple[Path, _Seen]]) -> list[str | None]:
         return list(pool.map(one, files))
 
 
-def _summary(crew: Crew, path: Path, seen: _Seen) -> str | None:
+def _summary(crew: Collaborators, path: Path, seen: _Seen) -> str | None:
     """The Executor's summary of a file, or None when the file was replaced meanwhile.
 
     The file is looked at again after the summary: had it become something else (a link

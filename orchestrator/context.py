@@ -4,24 +4,24 @@ from __future__ import annotations
 
 from multiverse.contracts import LearningContext, PlanContext, TaskAssignment, ToolAssignment
 from multiverse.models import CatalogEntry, InstructionStatus, UserInstruction
-from orchestrator.crew import Crew
+from orchestrator.collaborators import Collaborators
 from orchestrator.history import archived_catalog
 from orchestrator.history import instructions as past_instructions
 from orchestrator.learning import learning_context_path, read_learning_context
 from orchestrator.view import RunView
 
 
-def request_text(crew: Crew, run_id: str) -> str:
+def request_text(crew: Collaborators, run_id: str) -> str:
     """The run's request as dropped (runs/<run_id>/request.md)."""
     return crew.run(run_id).paths.request.read_text(encoding="utf-8")
 
 
-def learning(crew: Crew, run_id: str) -> LearningContext:
+def learning(crew: Collaborators, run_id: str) -> LearningContext:
     """The run's ranked past runs."""
     return read_learning_context(learning_context_path(crew.run(run_id).paths))
 
 
-def relevant_catalog(crew: Crew, run_id: str, related: set[str]) -> list[CatalogEntry]:
+def relevant_catalog(crew: Collaborators, run_id: str, related: set[str]) -> list[CatalogEntry]:
     """Catalog rows of the inputs, of this run, and of the similar past runs, in file order."""
     owners = {None, run_id, *related}
     rows = crew.catalog.rows_with("run_id", owners)
@@ -41,7 +41,7 @@ def active_instructions(rows: list[UserInstruction], run_ids: set[str]) -> list[
 
 
 def plan_context(
-    crew: Crew,
+    crew: Collaborators,
     view: RunView,
     modification: str | None = None,
     modifications: list[str] | None = None,
@@ -68,7 +68,7 @@ def plan_context(
 
 
 def task_assignment(
-    crew: Crew, view: RunView, phase_id: str, stage_id: str, task_id: str
+    crew: Collaborators, view: RunView, phase_id: str, stage_id: str, task_id: str
 ) -> TaskAssignment:
     """One core task with its phase, stage and the run's constitution."""
     run_id = view.run_id
@@ -85,7 +85,7 @@ def task_assignment(
 
 
 def tool_assignment(
-    crew: Crew, view: RunView, phase_id: str, task_id: str, tool_task_id: str
+    crew: Collaborators, view: RunView, phase_id: str, task_id: str, tool_task_id: str
 ) -> ToolAssignment:
     """One tool task with its parent task."""
     run_id = view.run_id

@@ -33,7 +33,7 @@ from multiverse.leftovers import stop_leftover_children
 from multiverse.models import FINAL_STATUSES, Status
 from orchestrator.archive_policy import due_for_archive
 from orchestrator.archiving import Archiver
-from orchestrator.crew import Crew
+from orchestrator.collaborators import Collaborators
 from orchestrator.decisions import DecisionKind
 from orchestrator.inbox import InboxEntry, survey_inbox
 from orchestrator.intake import take_entry
@@ -63,7 +63,7 @@ class DaemonAlreadyRunning(UserError):
 class Daemon:
     """Serves one home: intake, then one step at a time per run, runs in parallel."""
 
-    def __init__(self, crew: Crew, config: DaemonConfig | None = None) -> None:
+    def __init__(self, crew: Collaborators, config: DaemonConfig | None = None) -> None:
         self.crew = crew
         self.config = config or DaemonConfig()
         self.runner = StepRunner(crew, self.config.pause_before)

@@ -7,7 +7,7 @@ import structlog
 from multiverse.contracts import Message, MessageKind
 from multiverse.errors import StorageError, TableError
 from multiverse.models import Status
-from orchestrator.crew import Crew
+from orchestrator.collaborators import Collaborators
 from orchestrator.decisions import DecisionKind
 from orchestrator.responses import HELD, archive_response, read_response
 from orchestrator.signals import FailureRecord, Mark, SignalBox
@@ -23,7 +23,7 @@ class StepFailed(Exception):
         super().__init__(record.error)
 
 
-def fail_run(crew: Crew, run_id: str, record: FailureRecord | None, reason: str) -> None:
+def fail_run(crew: Collaborators, run_id: str, record: FailureRecord | None, reason: str) -> None:
     """Record the failure everywhere it can be written, report it once, mark the run FAILED."""
     box = SignalBox(crew.home.run(run_id).signals)
     record = record or box.read("failure", FailureRecord) or _from_attention(crew, run_id, reason)
@@ -50,7 +50,7 @@ def fail_run(crew: Crew, run_id: str, record: FailureRecord | None, reason: str)
     )
 
 
-def _from_attention(crew: Crew, run_id: str, reason: str) -> FailureRecord:
+def _from_attention(crew: Collaborators, run_id: str, reason: str) -> FailureRecord:
     """A failure found in the files (a broken table, a FAILED row): place it where the run was."""
     pointer = crew.attention.where(run_id)
     if pointer is None:
@@ -66,7 +66,7 @@ def _from_attention(crew: Crew, run_id: str, reason: str) -> FailureRecord:
     )
 
 
-def _hold_unhandled_answer(crew: Crew, run_id: str) -> None:
+def _hold_unhandled_answer(crew: Collaborators, run_id: str) -> None:
     """An answer the run had not handled yet is kept aside, and given back by a retry."""
     paths = crew.home.run(run_id)
     answer = read_response(paths.user_response)
@@ -74,7 +74,7 @@ def _hold_unhandled_answer(crew: Crew, run_id: str) -> None:
         archive_response(paths, "retry" if answer.kind is DecisionKind.RETRY else HELD)
 
 
-def _mark_levels(crew: Crew, run_id: str, record: FailureRecord) -> None:
+def _mark_levels(crew: Collaborators, run_id: str, record: FailureRecord) -> None:
     """Tool task, task, stage, phase → FAILED; a table that cannot be read is left untouched."""
     tables = crew.run(run_id)
     levels = (
@@ -95,7 +95,7 @@ def _mark_levels(crew: Crew, run_id: str, record: FailureRecord) -> None:
             log.warning("failure_not_recorded_in_table", run_id=run_id, table=str(error.path))
 
 
-def _report(crew: Crew, run_id: str, record: FailureRecord) -> Message:
+def _report(crew: Collaborators, run_id: str, record: FailureRecord) -> Message:
     facts = {
         "role": record.role,
         "phase": record.phase_id or "",

@@ -11,16 +11,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from multiverse.archive import archived_rows, archived_run_ids, merged, shard_dirs
 from multiverse.models import CatalogEntry, InstructionStatus, UserInstruction
 from multiverse.schemas import KNOWLEDGE_CATALOG, USER_INSTRUCTIONS
-from orchestrator.crew import Crew
+from orchestrator.collaborators import Collaborators
 from orchestrator.signals import ProposalRecord
 
 
-def has_past_runs(crew: Crew) -> bool:
+def has_past_runs(crew: Collaborators) -> bool:
     """Whether any run exists, live or archived (a listing of runs/archive/, no table read)."""
     return bool(crew.process_runs.rows()) or bool(archived_run_ids(crew.home))
 
 
-def archived_catalog(crew: Crew, run_ids: Iterable[str | None]) -> list[CatalogEntry]:
+def archived_catalog(crew: Collaborators, run_ids: Iterable[str | None]) -> list[CatalogEntry]:
     """The archived catalog rows of these runs."""
     wanted = {run_id for run_id in run_ids if run_id is not None}
     if not wanted:
@@ -29,7 +29,7 @@ def archived_catalog(crew: Crew, run_ids: Iterable[str | None]) -> list[CatalogE
     return [row for row in rows if row.run_id in wanted]
 
 
-def archived_instructions(crew: Crew) -> list[UserInstruction]:
+def archived_instructions(crew: Collaborators) -> list[UserInstruction]:
     """Every archived instruction."""
     return archived_rows(crew.store, crew.home, USER_INSTRUCTIONS)
 
@@ -46,7 +46,7 @@ def superseded_by(
     }
 
 
-def supersede_archived(crew: Crew, replaced: Mapping[str, str]) -> None:
+def supersede_archived(crew: Collaborators, replaced: Mapping[str, str]) -> None:
     """Mark the archived instructions a new run supersedes, in their shards (idempotent)."""
     for shard in shard_dirs(crew.home) if replaced else []:
         path = shard / USER_INSTRUCTIONS.filename
@@ -76,7 +76,7 @@ def _stale(row: UserInstruction, replaced: Mapping[str, str]) -> bool:
     return row.instruction_id in replaced and row.status is InstructionStatus.ACTIVE
 
 
-def instructions(crew: Crew) -> list[UserInstruction]:
+def instructions(crew: Collaborators) -> list[UserInstruction]:
     """Every instruction: the live rows, then the archived ones."""
     archived = archived_rows(crew.store, crew.home, USER_INSTRUCTIONS)
     return merged(crew.instructions.rows(), archived, "instruction_id")

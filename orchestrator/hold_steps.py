@@ -11,7 +11,7 @@ import structlog
 from multiverse.contracts import Message, MessageKind
 from multiverse.models import Status
 from multiverse.schemas import MAJOR_STAGES, TASKS
-from orchestrator.crew import Crew
+from orchestrator.collaborators import Collaborators
 from orchestrator.decisions import DecisionKind
 from orchestrator.holds import (
     HoldRecord,
@@ -30,7 +30,7 @@ from orchestrator.view import RunView
 log = structlog.get_logger(__name__)
 
 
-def hold(crew: Crew, view: RunView, step: Step) -> None:
+def hold(crew: Collaborators, view: RunView, step: Step) -> None:
     """Record the hold, say once what the run waits for, and show it waiting for the user.
 
     In this order, so that a crash in between is finished by the same step: the record is
@@ -60,7 +60,7 @@ def hold(crew: Crew, view: RunView, step: Step) -> None:
     )
 
 
-def answer_hold(crew: Crew, view: RunView, step: Step) -> None:
+def answer_hold(crew: Collaborators, view: RunView, step: Step) -> None:
     """RESUME releases every open hold and the run goes on; any other answer is refused.
 
     Release records, then the answer set aside, then the run's row back to PENDING: a crash

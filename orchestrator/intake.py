@@ -24,7 +24,7 @@ from multiverse.atomic import atomic_write_text
 from multiverse.contracts import Message, MessageKind, Mode
 from multiverse.llm_usage import carry_pending
 from multiverse.models import ProcessRun
-from orchestrator.crew import Crew
+from orchestrator.collaborators import Collaborators
 from orchestrator.history import has_past_runs
 from orchestrator.inbox import (
     InboxEntry,
@@ -45,7 +45,7 @@ from orchestrator.timeline import run_created
 log = structlog.get_logger(__name__)
 
 
-def take_entry(crew: Crew, entry: InboxEntry, max_bytes: int) -> str | None:
+def take_entry(crew: Collaborators, entry: InboxEntry, max_bytes: int) -> str | None:
     """Handle one settled inbox entry: turn a misfit away, take a request in."""
     if entry.misfit is not None:
         turn_away(crew, entry.path, entry.misfit)
@@ -53,7 +53,9 @@ def take_entry(crew: Crew, entry: InboxEntry, max_bytes: int) -> str | None:
     return take_in(crew, entry.path, max_bytes, entry.stamp)
 
 
-def take_in(crew: Crew, path: Path, max_bytes: int, settled: Stamp | None = None) -> str | None:
+def take_in(
+    crew: Collaborators, path: Path, max_bytes: int, settled: Stamp | None = None
+) -> str | None:
     """Handle one inbox file; returns the run_id it created, if any.
 
     With `settled` (the stamp it settled with), a file that changed since is left for the
@@ -91,7 +93,7 @@ def take_in(crew: Crew, path: Path, max_bytes: int, settled: Stamp | None = None
     return _create_run(crew, path, request, run_id, mode)
 
 
-def turn_away(crew: Crew, path: Path, reason: str) -> None:
+def turn_away(crew: Collaborators, path: Path, reason: str) -> None:
     """Move what cannot be a request to inbox/rejected/ with its reason, and say so once."""
     try:
         target = reject(crew.home, path, reason)
@@ -110,7 +112,7 @@ def turn_away(crew: Crew, path: Path, reason: str) -> None:
     )
 
 
-def _mode(crew: Crew, request: InboxRequest) -> Mode:
+def _mode(crew: Collaborators, request: InboxRequest) -> Mode:
     if request.forced_mode is Mode.SIMPLE_TASK:
         return Mode.SIMPLE_TASK
     has_past = has_past_runs(crew)
@@ -123,12 +125,12 @@ def _mode(crew: Crew, request: InboxRequest) -> Mode:
     return Mode.CONTINUOUS_RUN if has_past else Mode.INITIAL_RUN
 
 
-def _run_mode(crew: Crew) -> Mode:
+def _run_mode(crew: Collaborators) -> Mode:
     """The mode of a request that is a run: CONTINUOUS_RUN once past runs exist."""
     return Mode.CONTINUOUS_RUN if has_past_runs(crew) else Mode.INITIAL_RUN
 
 
-def _simple_task(crew: Crew, path: Path, request: InboxRequest) -> bool:
+def _simple_task(crew: Collaborators, path: Path, request: InboxRequest) -> bool:
     """The Executor answers directly; nothing in runs/ or outputs/ (SPEC §5).
 
     False when the Executor cannot do it: then nothing was written.
@@ -145,7 +147,7 @@ def _simple_task(crew: Crew, path: Path, request: InboxRequest) -> bool:
     return True
 
 
-def allocate_run_id(crew: Crew, now: datetime | None = None) -> str:
+def allocate_run_id(crew: Collaborators, now: datetime | None = None) -> str:
     """A new `run-YYYYMMDD-HHMMSS-NNN`, reserved by creating its folder."""
     stamp = (now or datetime.now(UTC)).strftime("%Y%m%d-%H%M%S")
     crew.home.runs.mkdir(parents=True, exist_ok=True)
@@ -159,7 +161,9 @@ def allocate_run_id(crew: Crew, now: datetime | None = None) -> str:
     raise RuntimeError(f"more than 999 runs created in the second {stamp}")
 
 
-def _create_run(crew: Crew, path: Path, request: InboxRequest, run_id: str, mode: Mode) -> str:
+def _create_run(
+    crew: Collaborators, path: Path, request: InboxRequest, run_id: str, mode: Mode
+) -> str:
     """Every step idempotent: request.md, learning context, the process_runs row, inbox/done."""
     paths = crew.home.run(run_id)
     paths.root.mkdir(parents=True, exist_ok=True)
@@ -179,7 +183,7 @@ def _create_run(crew: Crew, path: Path, request: InboxRequest, run_id: str, mode
     return run_id
 
 
-def runs_being_taken_in(crew: Crew) -> set[str]:
+def runs_being_taken_in(crew: Collaborators) -> set[str]:
     """The run_ids claimed by an intake that has not finished (its claim file still there)."""
     try:
         claims = list((crew.home.state / "intake").glob("*.json"))
@@ -188,7 +192,7 @@ def runs_being_taken_in(crew: Crew) -> set[str]:
     return {claim["run_id"] for path in claims if (claim := _read_claim(path)) is not None}
 
 
-def _claim_path(crew: Crew, name: str) -> Path:
+def _claim_path(crew: Collaborators, name: str) -> Path:
     return crew.home.state / "intake" / f"{name}.json"
 
 

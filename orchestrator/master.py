@@ -10,8 +10,8 @@ from multiverse.models import PHASE0_STAGE, MajorStage, Phase, Status, Task
 from multiverse.store import Table
 from orchestrator import cataloging
 from orchestrator.cataloging import register
+from orchestrator.collaborators import Collaborators
 from orchestrator.context import plan_context, task_assignment, tool_assignment
-from orchestrator.crew import Crew
 from orchestrator.signals import Mark, SignalBox
 from orchestrator.steps import Step
 from orchestrator.validate import (
@@ -24,7 +24,7 @@ from orchestrator.view import RunView
 
 
 def attend(
-    crew: Crew, view: RunView, phase: str | None, stage: str | None, task: str | None
+    crew: Collaborators, view: RunView, phase: str | None, stage: str | None, task: str | None
 ) -> None:
     """Record where the run's attention is now (process_runs current_*, written behind)."""
     run = view.run
@@ -32,7 +32,7 @@ def attend(
     crew.attention.move(view.run_id, (phase, stage, task), recorded)
 
 
-def plan_stages(crew: Crew, view: RunView, step: Step) -> None:
+def plan_stages(crew: Collaborators, view: RunView, step: Step) -> None:
     """The Planner plans the stages of the current phase."""
     attend(crew, view, step.phase_id, None, None)
     context = plan_context(crew, view).model_copy(
@@ -43,7 +43,7 @@ def plan_stages(crew: Crew, view: RunView, step: Step) -> None:
     crew.run(view.run_id).stages.insert(*checked_stages(plan.stages, view.run_id, step.phase_id))
 
 
-def plan_tasks(crew: Crew, view: RunView, step: Step) -> None:
+def plan_tasks(crew: Collaborators, view: RunView, step: Step) -> None:
     """The Planner plans the tasks of the current stage."""
     assert step.stage_id is not None
     attend(crew, view, step.phase_id, step.stage_id, None)
@@ -57,7 +57,7 @@ def plan_tasks(crew: Crew, view: RunView, step: Step) -> None:
     crew.run(view.run_id).tasks.insert(*checked_tasks(plan.tasks, view.run_id, step.stage_id))
 
 
-def plan_tools(crew: Crew, view: RunView, step: Step) -> None:
+def plan_tools(crew: Collaborators, view: RunView, step: Step) -> None:
     """The Planner plans PRE or POST tool tasks of the current task."""
     assert step.task_id is not None and step.timing is not None
     attend(crew, view, step.phase_id, step.stage_id, step.task_id)
@@ -76,7 +76,7 @@ def plan_tools(crew: Crew, view: RunView, step: Step) -> None:
     crew.run(view.run_id).tools.insert(*tools)
 
 
-def execute_tool_task(crew: Crew, view: RunView, step: Step) -> None:
+def execute_tool_task(crew: Collaborators, view: RunView, step: Step) -> None:
     """The Executor runs one tool task; its files join the catalog."""
     assert step.phase_id and step.task_id and step.tool_task_id
     attend(crew, view, step.phase_id, step.stage_id, step.task_id)
@@ -88,12 +88,12 @@ def execute_tool_task(crew: Crew, view: RunView, step: Step) -> None:
     )
 
 
-def execute_task(crew: Crew, view: RunView, step: Step) -> None:
+def execute_task(crew: Collaborators, view: RunView, step: Step) -> None:
     """The Executor performs the core task (POST tools may follow)."""
     run_core_task(crew, view, step, post_tools=True)
 
 
-def run_core_task(crew: Crew, view: RunView, step: Step, post_tools: bool) -> None:
+def run_core_task(crew: Collaborators, view: RunView, step: Step, post_tools: bool) -> None:
     """Perform a core task through the Executor and record it.
 
     With POST tools to come, the signal is kept as evidence for them; otherwise the task is
@@ -117,7 +117,7 @@ def run_core_task(crew: Crew, view: RunView, step: Step, post_tools: bool) -> No
     finish_task(crew, view, step)
 
 
-def complete_task(crew: Crew, view: RunView, step: Step) -> None:
+def complete_task(crew: Collaborators, view: RunView, step: Step) -> None:
     """The task's files join the catalog; the task is COMPLETED."""
     assert step.task_id is not None
     signal = view.signals.get(step.task_id)
@@ -126,7 +126,7 @@ def complete_task(crew: Crew, view: RunView, step: Step) -> None:
     finish_task(crew, view, step)
 
 
-def finish_task(crew: Crew, view: RunView, step: Step) -> None:
+def finish_task(crew: Collaborators, view: RunView, step: Step) -> None:
     """Mark the task COMPLETED, and close its stage and phase if it was their last open task.
 
     Closing needs no role, so it is done in this step rather than in steps of its own, each
@@ -160,7 +160,7 @@ def _close(table: Table[MajorStage] | Table[Phase], key: str) -> None:
         table.compare_and_set(key, Status.PENDING, status=Status.COMPLETED)
 
 
-def register_outputs(crew: Crew, view: RunView, step: Step) -> None:
+def register_outputs(crew: Collaborators, view: RunView, step: Step) -> None:
     """Catalog again the files of COMPLETED tasks whose rows a crash lost."""
     stages = {s.stage_id: s.phase_id for s in view.stages}
     phases = {p.phase_id: p for p in view.phases}
@@ -169,21 +169,21 @@ def register_outputs(crew: Crew, view: RunView, step: Step) -> None:
             cataloging.register_outputs(crew, view.run_id, task, phases[stages[task.stage_id]])
 
 
-def complete_stage(crew: Crew, view: RunView, step: Step) -> None:
+def complete_stage(crew: Collaborators, view: RunView, step: Step) -> None:
     """Every task done: the stage is COMPLETED."""
     assert step.stage_id is not None
     _close(crew.run(view.run_id).stages, step.stage_id)
     attend(crew, view, step.phase_id, None, None)
 
 
-def complete_phase(crew: Crew, view: RunView, step: Step) -> None:
+def complete_phase(crew: Collaborators, view: RunView, step: Step) -> None:
     """Every stage done: the phase is COMPLETED."""
     assert step.phase_id is not None
     _close(crew.run(view.run_id).phases, step.phase_id)
     attend(crew, view, None, None, None)
 
 
-def complete_run(crew: Crew, view: RunView, step: Step) -> None:
+def complete_run(crew: Collaborators, view: RunView, step: Step) -> None:
     """SPEC §9: report the deliverables, then mark the run COMPLETED."""
     paths = crew.home.run(view.run_id)
     box = SignalBox(paths.signals)

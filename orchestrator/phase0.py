@@ -15,8 +15,8 @@ from multiverse.models import (
 )
 from orchestrator.cancel_steps import cancel
 from orchestrator.cataloging import refresh_inputs, register
+from orchestrator.collaborators import Collaborators
 from orchestrator.context import plan_context
-from orchestrator.crew import Crew
 from orchestrator.decisions import Decision, DecisionKind
 from orchestrator.failfast import StepFailed
 from orchestrator.history import archived_instructions, supersede_archived, superseded_by
@@ -33,7 +33,7 @@ PHASE0_NAME = "INSTRUCTION_AMENDMENT"
 PHASE0_PURPOSE = "Set up the run and agree the run's instructions with the user."
 
 
-def plan_phase0(crew: Crew, view: RunView, step: Step) -> None:
+def plan_phase0(crew: Collaborators, view: RunView, step: Step) -> None:
     """The Planner writes T00, T02, T03, T04 of stage P0-S01."""
     plan = crew.planner.plan_phase0(plan_context(crew, view))
     tables = crew.run(view.run_id)
@@ -60,7 +60,7 @@ def plan_phase0(crew: Crew, view: RunView, step: Step) -> None:
     tables.tasks.insert(*checked_tasks(plan.tasks, view.run_id, "P0-S01"))
 
 
-def set_up_run(crew: Crew, view: RunView, step: Step) -> None:
+def set_up_run(crew: Collaborators, view: RunView, step: Step) -> None:
     """T00: the run's folders and outputs/<run_id>/."""
     paths = crew.home.run(view.run_id)
     for folder in (
@@ -74,7 +74,7 @@ def set_up_run(crew: Crew, view: RunView, step: Step) -> None:
     crew.run(view.run_id).tasks.compare_and_set("T00", Status.PENDING, status=Status.COMPLETED)
 
 
-def propose(crew: Crew, view: RunView, step: Step) -> None:
+def propose(crew: Collaborators, view: RunView, step: Step) -> None:
     """The Planner's amendment proposal, revision `step.revision`."""
     box = SignalBox(crew.home.run(view.run_id).signals)
     # MODIFY is cumulative: every text since the first proposal is applied, in order.
@@ -92,7 +92,7 @@ def propose(crew: Crew, view: RunView, step: Step) -> None:
     )
 
 
-def ask(crew: Crew, view: RunView, step: Step) -> None:
+def ask(crew: Collaborators, view: RunView, step: Step) -> None:
     """The Communicator presents the proposal; the run waits for the answer."""
     paths = crew.home.run(view.run_id)
     box = SignalBox(paths.signals)
@@ -114,7 +114,7 @@ def ask(crew: Crew, view: RunView, step: Step) -> None:
     )
 
 
-def handle_response(crew: Crew, view: RunView, step: Step) -> None:
+def handle_response(crew: Collaborators, view: RunView, step: Step) -> None:
     """CONFIRM, MODIFY, CANCEL, or a refusal of anything else (SPEC §6.5)."""
     assert step.decision is not None
     paths = crew.home.run(view.run_id)
@@ -152,11 +152,11 @@ def handle_response(crew: Crew, view: RunView, step: Step) -> None:
     _archive_response(crew, run_id, decision.kind.value.lower())
 
 
-def _archive_response(crew: Crew, run_id: str, label: str) -> None:
+def _archive_response(crew: Collaborators, run_id: str, label: str) -> None:
     archive_response(crew.home.run(run_id), label)
 
 
-def write_instructions(crew: Crew, view: RunView, step: Step) -> None:
+def write_instructions(crew: Collaborators, view: RunView, step: Step) -> None:
     """T02: the confirmed instructions become ACTIVE rows; those they replace SUPERSEDED."""
     box = SignalBox(crew.home.run(view.run_id).signals)
     confirmed = box.read("confirmed", Mark)
@@ -218,18 +218,18 @@ def write_instructions(crew: Crew, view: RunView, step: Step) -> None:
     crew.run(run_id).tasks.compare_and_set("T02", Status.PENDING, status=Status.COMPLETED)
 
 
-def build_catalog(crew: Crew, view: RunView, step: Step) -> None:
+def build_catalog(crew: Collaborators, view: RunView, step: Step) -> None:
     """T03: assets/ and guidelines/ into the catalog, incrementally."""
     refresh_inputs(crew, view.run_id)
     crew.run(view.run_id).tasks.compare_and_set("T03", Status.PENDING, status=Status.COMPLETED)
 
 
-def first_analysis(crew: Crew, view: RunView, step: Step) -> None:
+def first_analysis(crew: Collaborators, view: RunView, step: Step) -> None:
     """T04: the Executor's first analysis, registered in the catalog (no tool tasks in P0)."""
     run_core_task(crew, view, step, post_tools=False)
 
 
-def complete_phase0(crew: Crew, view: RunView, step: Step) -> None:
+def complete_phase0(crew: Collaborators, view: RunView, step: Step) -> None:
     """P0 COMPLETED; P1–P4 PENDING from the phase template (SPEC §6.7)."""
     tables = crew.run(view.run_id)
     stage = tables.stages.get("P0-S01")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from multiverse.contracts import Message, MessageKind, ProposedInstruction
 from multiverse.models import InstructionStatus
-from orchestrator.crew import Crew
+from orchestrator.collaborators import Collaborators
 from orchestrator.signals import ProposalRecord, SignalBox
 from planner.proposal_doc import UnreadableEdit, read_instructions
 
@@ -22,7 +22,7 @@ def _key(items: list[ProposedInstruction]) -> list[tuple[str, str, tuple[str, ..
     return [(i.instruction_type, " ".join(i.content.split()), tuple(i.supersedes)) for i in items]
 
 
-def take_edits(crew: Crew, run_id: str, revision: int) -> None:
+def take_edits(crew: Collaborators, run_id: str, revision: int) -> None:
     """Record the proposal as the file now says it (when a person changed it), or say why not."""
     paths = crew.home.run(run_id)
     box = SignalBox(paths.signals)
@@ -75,5 +75,5 @@ def take_edits(crew: Crew, run_id: str, revision: int) -> None:
     _tell(crew, run_id, f"Your edits of `{shown}` are what was confirmed ({summary}).")
 
 
-def _tell(crew: Crew, run_id: str, text: str) -> None:
+def _tell(crew: Collaborators, run_id: str, text: str) -> None:
     crew.speaker.tell(Message(kind=MessageKind.NOTICE, run_id=run_id, facts={"text": text}))

@@ -18,7 +18,7 @@ import structlog
 from multiverse.errors import TableError
 from multiverse.home import RunPaths, run_folder_ids
 from multiverse.models import ProcessRun, Status
-from orchestrator.crew import Crew
+from orchestrator.collaborators import Collaborators
 from orchestrator.intake import runs_being_taken_in
 from orchestrator.signals import FailureRecord, SignalBox
 
@@ -79,12 +79,12 @@ def derive_row(paths: RunPaths) -> ProcessRun | None:
     return row
 
 
-def run_folders(crew: Crew) -> list[str]:
+def run_folders(crew: Collaborators) -> list[str]:
     """The run_ids of the folders under runs/, sorted."""
     return run_folder_ids(crew.home.runs)
 
 
-def restore_run_rows(crew: Crew) -> list[str]:
+def restore_run_rows(crew: Collaborators) -> list[str]:
     """Give every run folder without a row its row again; returns the run_ids restored.
 
     Reading the table first puts back what this daemon wrote (`multiverse.journal`); the rows
@@ -95,7 +95,7 @@ def restore_run_rows(crew: Crew) -> list[str]:
         return _restore_run_rows(crew)
 
 
-def _restore_run_rows(crew: Crew) -> list[str]:
+def _restore_run_rows(crew: Collaborators) -> list[str]:
     table = crew.process_runs
     notice = crew.register_notice
     folders = run_folders(crew)

@@ -25,7 +25,7 @@ from multiverse.home import Home, RunPaths
 from multiverse.models import TASK_ID, TOOL_TASK_ID, Status, can_transition
 from multiverse.schemas import GLOBAL_TABLES, RUN_TABLES
 from multiverse.store import Table, TableStore
-from orchestrator.crew import Crew
+from orchestrator.collaborators import Collaborators
 from orchestrator.decisions import DecisionKind
 from orchestrator.responses import archive_response, give_back_held, read_response
 from orchestrator.signals import HISTORY, FailureRecord, Mark, SignalBox
@@ -109,7 +109,7 @@ def wants_a_look(paths: RunPaths) -> bool:
     return bool(retries) and not ("failure" in names and f"failure-{retries}" in box.history())
 
 
-def handle_retry(crew: Crew, view: RunView, step: Step) -> None:
+def handle_retry(crew: Collaborators, view: RunView, step: Step) -> None:
     """An answer to a FAILED run: RETRY is recorded (or refused with the reason)."""
     assert step.decision is not None
     paths = crew.home.run(view.run_id)
@@ -138,7 +138,7 @@ def handle_retry(crew: Crew, view: RunView, step: Step) -> None:
     archive_response(paths, "retry")
 
 
-def reopen(crew: Crew, view: RunView, step: Step) -> None:
+def reopen(crew: Collaborators, view: RunView, step: Step) -> None:
     """Retry N: the failure into history, FAILED rows back to PENDING, the run PENDING."""
     number = step.revision
     paths = crew.home.run(view.run_id)
@@ -189,7 +189,9 @@ def _set_aside_failed_result(box: SignalBox, name: str, number: int) -> None:
         box.move_to_history(name, f"{name}-failed-{number}")
 
 
-def _tell_retry(crew: Crew, run_id: str, number: int, failure: FailureRecord | None) -> None:
+def _tell_retry(
+    crew: Collaborators, run_id: str, number: int, failure: FailureRecord | None
+) -> None:
     place = " › ".join(
         f"{label} {value}"
         for label, value in (
@@ -216,5 +218,5 @@ def _tell_retry(crew: Crew, run_id: str, number: int, failure: FailureRecord | N
     )
 
 
-def _tell(crew: Crew, run_id: str, text: str) -> None:
+def _tell(crew: Collaborators, run_id: str, text: str) -> None:
     crew.speaker.tell(Message(kind=MessageKind.NOTICE, run_id=run_id, facts={"text": text}))

@@ -23,7 +23,7 @@ from multiverse.roles import PlanFailed
 from orchestrator import master, phase0, retry, timeline
 from orchestrator.approval_steps import answer_approval, ask_for_approval
 from orchestrator.cancel_steps import cancel
-from orchestrator.crew import Crew
+from orchestrator.collaborators import Collaborators
 from orchestrator.failfast import StepFailed, fail_run
 from orchestrator.hold_steps import answer_hold, hold
 from orchestrator.next_step import next_step
@@ -33,7 +33,7 @@ from orchestrator.view import RunView, load_run_view
 
 log = structlog.get_logger(__name__)
 
-StepAction = Callable[[Crew, RunView, Step], None]
+StepAction = Callable[[Collaborators, RunView, Step], None]
 
 ACTIONS: dict[StepKind, StepAction] = {
     StepKind.PLAN_PHASE0: phase0.plan_phase0,
@@ -67,7 +67,9 @@ ACTIONS: dict[StepKind, StepAction] = {
 class StepRunner:
     """Decides and performs the next step of one run at a time."""
 
-    def __init__(self, crew: Crew, pause_before: frozenset[PlanLevel] = frozenset()) -> None:
+    def __init__(
+        self, crew: Collaborators, pause_before: frozenset[PlanLevel] = frozenset()
+    ) -> None:
         self.crew = crew
         self.pause_before = pause_before  # the plans a run holds at (daemon.pause_before)
         self._reported_global: set[str] = set()

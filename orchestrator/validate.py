@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from multiverse.contracts import ResultSignal
 from multiverse.models import MajorStage, Status, Task, ToolTask
-from orchestrator.crew import Crew
+from orchestrator.collaborators import Collaborators
 from orchestrator.failfast import StepFailed
 from orchestrator.signals import FailureRecord, SignalBox
 from orchestrator.steps import Step
@@ -43,7 +43,9 @@ def checked_tool_tasks(tools: list[ToolTask], run_id: str, task_id: str) -> list
     return tools
 
 
-def executor_result(crew: Crew, view: RunView, step: Step, signal: ResultSignal) -> ResultSignal:
+def executor_result(
+    crew: Collaborators, view: RunView, step: Step, signal: ResultSignal
+) -> ResultSignal:
     """Persist the Executor's signal as evidence; a FAILED one becomes a StepFailed."""
     step_id = step.tool_task_id or step.task_id
     assert step_id is not None

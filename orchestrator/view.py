@@ -11,7 +11,7 @@ from multiverse.contracts import ResultSignal
 from multiverse.errors import TableError
 from multiverse.models import FINAL_STATUSES, MajorStage, Phase, ProcessRun, Status, Task, ToolTask
 from orchestrator.cataloging import uncatalogued
-from orchestrator.crew import Crew
+from orchestrator.collaborators import Collaborators
 from orchestrator.decisions import Decision, parse_approval
 from orchestrator.holds import HoldRecord, open_holds
 from orchestrator.responses import read_response
@@ -56,7 +56,7 @@ class RunView:
 
 
 def load_run_view(
-    crew: Crew, run: ProcessRun, pause_before: frozenset[PlanLevel] = frozenset()
+    crew: Collaborators, run: ProcessRun, pause_before: frozenset[PlanLevel] = frozenset()
 ) -> RunView:
     """Read one run's tables and evidence; a broken run table becomes `load_error`."""
     tables = crew.run(run.run_id)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 
-from app.team import build_crew
+from app.team import build_collaborators
 from multiverse.atomic import atomic_write_text
 from multiverse.config import load_runtime_mapping
 from multiverse.home import Home
-from orchestrator.crew import Crew
+from orchestrator.collaborators import Collaborators
 from orchestrator.intake import take_in
 from orchestrator.runner import StepRunner
 from orchestrator.steps import StepKind
@@ -16,16 +16,18 @@ from orchestrator.steps import StepKind
 NEVER = 3600.0  # a flush delay no test outlives: only explicit flushes write
 
 
-def builtin_crew(home: Home, held: bool = False) -> Crew:
+def builtin_collaborators(home: Home, held: bool = False) -> Collaborators:
     """The home's crew as the daemon builds it; `held`: its write-behinds write only on flush."""
-    crew = build_crew(home, load_runtime_mapping(home.root), os.environ, console=lambda t: None)
+    crew = build_collaborators(
+        home, load_runtime_mapping(home.root), os.environ, console=lambda t: None
+    )
     if held:
         crew.pending_catalog.behind.delay = NEVER
         crew.attention.behind.delay = NEVER
     return crew
 
 
-def confirmed_run(crew: Crew) -> tuple[str, StepRunner]:
+def confirmed_run(crew: Collaborators) -> tuple[str, StepRunner]:
     """A run taken in and confirmed, with Phase 0 still to finish."""
     atomic_write_text(crew.home.inbox / "memo.md", "Analyse the market report and write a memo.\n")
     run_id = take_in(crew, crew.home.inbox / "memo.md", 1 << 20)

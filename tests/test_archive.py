@@ -30,7 +30,7 @@ from orchestrator.learning import read_learning_context
 from orchestrator.watcher import wake_key
 
 from journey import cli, copy_assets, once, running_daemon, runs, wait_for
-from stepping import builtin_crew
+from stepping import builtin_collaborators
 
 FINAL = (Status.COMPLETED, Status.FAILED, Status.CANCELLED)
 
@@ -252,7 +252,7 @@ def test_the_watcher_ignores_the_archive(home: Home) -> None:
 def test_a_new_instruction_supersedes_an_archived_one_in_its_shard(home: Home) -> None:
     (run_id,) = make_history(home, [Status.COMPLETED])
     Archiver(home, TableStore()).archive([run_id])
-    crew = builtin_crew(home)
+    crew = builtin_collaborators(home)
     supersede_archived(crew, {"I0001": "I0002"})
     supersede_archived(crew, {"I0001": "I0002"})  # again, as after a crash: nothing changes
     (row,) = archived_rows(TableStore(), home, USER_INSTRUCTIONS)

@@ -22,7 +22,7 @@ from orchestrator.signals import SignalBox
 from orchestrator.steps import StepKind
 
 from journey import cli, copy_assets, first_row, once, running_daemon, wait_for
-from stepping import builtin_crew, confirmed_run, steps_until_settled
+from stepping import builtin_collaborators, confirmed_run, steps_until_settled
 
 AGENT = Path(__file__).resolve().parent / "fake_agent.py"
 REQUEST = "Write a short market memo from the report.\n"
@@ -136,7 +136,7 @@ def test_a_cancel_broken_off_by_a_crash_is_finished_once(home: Home) -> None:
     """With the cancel recorded but the row not yet CANCELLED (a crash), the next decision
     finishes the cancel without its answer, and says it once."""
     copy_assets(home, "market_report_2024.md")
-    crew = builtin_crew(home)
+    crew = builtin_collaborators(home)
     run_id, runner = confirmed_run(crew)
     assert runner.advance(run_id) is not None  # the CONFIRM
     SignalBox(home.run(run_id).signals).write(CANCELLED, CancelRecord(finished="nothing"))
@@ -149,7 +149,7 @@ def test_pause_holds_across_a_restart_and_resume_lets_the_run_complete(home: Hom
     """`pause` holds a confirmed run before its next step; a restarted daemon still holds it,
     says nothing again, and `status` says how to go on; `resume` lets it complete."""
     copy_assets(home, "market_report_2024.md")
-    crew = builtin_crew(home)
+    crew = builtin_collaborators(home)
     run_id, runner = confirmed_run(crew)
     assert runner.advance(run_id) is not None  # the CONFIRM
     asked = cli(home, "pause", run_id)

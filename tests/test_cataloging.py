@@ -7,7 +7,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from app.team import build_crew
+from app.team import build_collaborators
 from multiverse.config import load_runtime_mapping
 from multiverse.home import Home
 from multiverse.models import AssetType, CatalogEntry
@@ -23,7 +23,9 @@ from journey import cli, copy_assets, once, runs, wait_for
 def test_unchanged_inputs_are_not_summarised_again(home: Home) -> None:
     """Only new or changed files (by content hash) get a new summary."""
     copy_assets(home, "market_report_2024.md", "competitor_review.txt")
-    crew = build_crew(home, load_runtime_mapping(home.root), os.environ, console=lambda t: None)
+    crew = build_collaborators(
+        home, load_runtime_mapping(home.root), os.environ, console=lambda t: None
+    )
     assert refresh_inputs(crew) == 3  # two assets and guidelines/mcp_list.md
     assert refresh_inputs(crew) == 0
     path = home.assets / "competitor_review.txt"
@@ -63,7 +65,8 @@ def test_unread_inputs_are_noted_once_and_told_to_the_run(home: Home) -> None:
     copy_assets(home, "competitor_review.txt")
     os.mkfifo(home.assets / "feed.csv")
     (home.guidelines / "style.md").symlink_to(home.guidelines / "house_style.md")
-    crew = build_crew(home, load_runtime_mapping(home.root), os.environ, console=lambda t: None)
+    mapping = load_runtime_mapping(home.root)
+    crew = build_collaborators(home, mapping, os.environ, console=lambda t: None)
     run_id = "run-20250101-000000-001"
     assert refresh_inputs(crew, run_id) == 4  # the review, mcp_list.md and the two notes
     assert refresh_inputs(crew) == 0  # same reasons: the notes are not written again
@@ -122,7 +125,8 @@ class _HeldSummaries:
 def test_t03_summarises_several_inputs_at_once(home: Home) -> None:
     for n in range(12):
         (home.assets / f"note_{n:02d}.md").write_text(f"# Note {n}\n\nText {n}.\n", "utf-8")
-    crew = build_crew(home, load_runtime_mapping(home.root), os.environ, console=lambda t: None)
+    mapping = load_runtime_mapping(home.root)
+    crew = build_collaborators(home, mapping, os.environ, console=lambda t: None)
     held = _HeldSummaries(crew.executor)
     crew.executor = held
     done: list[int] = []

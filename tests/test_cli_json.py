@@ -18,7 +18,7 @@ from multiverse.home import Home
 from multiverse.models import AssetType, CatalogEntry
 
 from journey import cli, copy_assets, once, only_run
-from stepping import builtin_crew, confirmed_run
+from stepping import builtin_collaborators, confirmed_run
 
 REQUEST = "Analyse the market report and write a memo"
 REPORT = "market_report_2024.md"
@@ -124,7 +124,7 @@ def test_pause_then_resume_prints_what_the_run_was_held_for(home: Home) -> None:
     """pause --json on a confirmed run; once held, a second pause is a JSON error (exit 1);
     resume --json lists what held it."""
     copy_assets(home, REPORT)
-    run_id, runner = confirmed_run(builtin_crew(home))
+    run_id, runner = confirmed_run(builtin_collaborators(home))
     assert runner.advance(run_id) is not None  # the CONFIRM
     paused = _json(home, "pause", run_id)
     assert paused["answer"] == "pause" and paused["path"] == f"runs/{run_id}/user_response.md"
@@ -154,7 +154,7 @@ def test_retry_prints_where_the_run_failed(home: Home) -> None:
 def test_delete_row_prints_the_table_and_key(home: Home) -> None:
     """delete-row --json names the table (home-relative) and key; a missing row exits 2."""
     entry = CatalogEntry(file_path="assets/a.md", asset_type=AssetType.ORIGINAL_INPUT)
-    builtin_crew(home).catalog.insert(entry)
+    builtin_collaborators(home).catalog.insert(entry)
     table = "db/knowledge_base_catalog.md"
     deleted = _json(home, "delete-row", table, "assets/a.md")
     assert deleted["table"] == table and deleted["key"] == "assets/a.md"

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from app.team import build_crew
+from app.team import build_collaborators
 from multiverse.atomic import atomic_write_text
 from multiverse.config import DaemonConfig, load_runtime_mapping
 from multiverse.home import Home
@@ -66,7 +66,9 @@ def test_a_second_daemon_on_the_same_home_is_refused(
 
 def test_tick_reports_whether_it_started_work(home: Home) -> None:
     """`tick()` does one pass: nothing to do is False; a settled request in the inbox is True."""
-    crew = build_crew(home, load_runtime_mapping(home.root), os.environ, console=lambda t: None)
+    crew = build_collaborators(
+        home, load_runtime_mapping(home.root), os.environ, console=lambda t: None
+    )
     daemon = Daemon(crew, DaemonConfig(inbox_settle_ms=0))
     assert daemon.tick() is False
     atomic_write_text(home.inbox / "ask.md", "List the assets\n")

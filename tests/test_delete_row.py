@@ -6,7 +6,7 @@ from multiverse.home import Home
 from multiverse.models import AssetType, CatalogEntry
 
 from journey import cli
-from stepping import builtin_crew
+from stepping import builtin_collaborators
 
 
 def _entry(name: str) -> CatalogEntry:
@@ -17,7 +17,7 @@ def test_a_row_deleted_with_the_command_stays_deleted_a_row_erased_by_a_save_com
     home: Home,
 ) -> None:
     """The daemon restores what a save erased, but not what a person deleted on purpose."""
-    crew = builtin_crew(home)
+    crew = builtin_collaborators(home)
     crew.catalog.insert(_entry("assets/a.md"), _entry("assets/b.md"), _entry("assets/c.md"))
     result = cli(home, "delete-row", "db/knowledge_base_catalog.md", "assets/b.md")
     assert result.returncode == 0, result.stderr

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from app.team import build_crew
+from app.team import build_collaborators
 from executor.builtin import BuiltinExecutor
 from executor.builtin.sources import read_references, source_text
 from executor.model.references import read_source, render_sources
@@ -149,7 +149,9 @@ def test_chart_pages_a_run_drew_stay_charts(tmp_path: Path) -> None:
 def test_a_catalogued_pdf_has_its_summary_in_the_catalog(home: Home) -> None:
     """T03 catalogues a PDF in assets/ with its real summary in db/knowledge_base_catalog.md."""
     write_pdf(home.assets / "study.pdf")
-    crew = build_crew(home, load_runtime_mapping(home.root), os.environ, console=lambda t: None)
+    crew = build_collaborators(
+        home, load_runtime_mapping(home.root), os.environ, console=lambda t: None
+    )
     refresh_inputs(crew)
     catalog = (home.db / KNOWLEDGE_CATALOG.filename).read_text(encoding="utf-8")
     row = next(line for line in catalog.splitlines() if "assets/study.pdf" in line)

@@ -5,12 +5,12 @@ from __future__ import annotations
 from multiverse.atomic import atomic_write_text
 from multiverse.home import Home
 from multiverse.models import Status
-from orchestrator.crew import Crew
+from orchestrator.collaborators import Collaborators
 from orchestrator.runner import StepRunner
 from orchestrator.steps import StepKind
 
 from journey import copy_assets
-from stepping import builtin_crew, confirmed_run
+from stepping import builtin_collaborators, confirmed_run
 
 
 def _advance_until(runner: StepRunner, run_id: str, kind: StepKind) -> None:
@@ -23,7 +23,7 @@ def _advance_until(runner: StepRunner, run_id: str, kind: StepKind) -> None:
     raise AssertionError(f"never reached {kind}")
 
 
-def _statuses(crew: Crew, run_id: str) -> dict[str, Status]:
+def _statuses(crew: Collaborators, run_id: str) -> dict[str, Status]:
     tables = crew.run(run_id)
     found = {row.key: row.status for row in tables.phases.rows()}
     found.update({row.key: row.status for row in tables.stages.rows()})
@@ -33,7 +33,7 @@ def _statuses(crew: Crew, run_id: str) -> dict[str, Status]:
 def test_a_hand_broken_run_table_fails_the_run_and_stays_byte_identical(home: Home) -> None:
     """A run table broken by hand mid-run: FAILED everywhere it can be written, file untouched."""
     copy_assets(home, "market_report_2024.md")
-    crew = builtin_crew(home)
+    crew = builtin_collaborators(home)
     run_id, runner = confirmed_run(crew)
     _advance_until(runner, run_id, StepKind.EXECUTE_TASK)
     tasks_file = home.run(run_id).db / "tasks.md"
@@ -60,7 +60,7 @@ def test_a_hand_broken_run_table_fails_the_run_and_stays_byte_identical(home: Ho
 def test_an_executor_failure_marks_every_level_and_reports_the_error(home: Home) -> None:
     """A task whose reference vanished: task, stage, phase and run FAILED; report has the log."""
     copy_assets(home, "market_report_2024.md", "competitor_review.txt")
-    crew = builtin_crew(home)
+    crew = builtin_collaborators(home)
     run_id, runner = confirmed_run(crew)
     _advance_until(runner, run_id, StepKind.EXECUTE_TASK)
     (home.assets / "competitor_review.txt").unlink()
@@ -81,7 +81,7 @@ def test_an_executor_failure_marks_every_level_and_reports_the_error(home: Home)
 
 def test_a_broken_global_table_pauses_runs_without_failing_them(home: Home) -> None:
     """A hand-broken global table is reported, left as is, and the run resumes once fixed."""
-    crew = builtin_crew(home)
+    crew = builtin_collaborators(home)
     run_id, runner = confirmed_run(crew)
     catalog = home.db / "knowledge_base_catalog.md"
     good = catalog.read_bytes() if catalog.exists() else None

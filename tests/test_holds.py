@@ -19,7 +19,7 @@ from orchestrator.signals import SignalBox
 from orchestrator.steps import StepKind
 
 from journey import cli, copy_assets, first_row, once, running_daemon, wait_for
-from stepping import builtin_crew, confirmed_run, steps_until_settled
+from stepping import builtin_collaborators, confirmed_run, steps_until_settled
 
 REQUEST = "Write a short market memo from the report.\n"
 
@@ -151,7 +151,7 @@ def test_a_hold_outlives_a_killed_daemon_and_a_resume_meanwhile_is_honoured(home
 def test_answers_to_a_held_run(home: Home) -> None:
     """A held run refuses CONFIRM (said, set aside), keeps holding, and CANCEL cancels it."""
     copy_assets(home, "market_report_2024.md")
-    crew = builtin_crew(home)
+    crew = builtin_collaborators(home)
     run_id, _ = confirmed_run(crew)
     runner = StepRunner(crew, frozenset({"tasks"}))
     assert steps_until_settled(runner, run_id)[-1] is StepKind.HOLD
@@ -171,7 +171,7 @@ def test_a_hold_broken_off_by_a_crash_is_finished_without_a_second_message(home:
     """A hold whose row a crash left PENDING is held again, said once; a release whose row a
     crash left waiting goes on."""
     copy_assets(home, "market_report_2024.md")
-    crew = builtin_crew(home)
+    crew = builtin_collaborators(home)
     run_id, _ = confirmed_run(crew)
     runner = StepRunner(crew, frozenset({"tasks"}))
     steps_until_settled(runner, run_id)
@@ -220,7 +220,7 @@ def test_a_purpose_edited_while_held_changes_what_the_task_does(home: Home) -> N
     tasks.md; the brief the task then writes ranks its facts by the new purpose."""
     brief = Path(__file__).parent / "fixtures" / "brief_assets" / "nordic_ev_market.md"
     (home.assets / brief.name).write_text(brief.read_text(encoding="utf-8"), encoding="utf-8")
-    crew = builtin_crew(home)
+    crew = builtin_collaborators(home)
     run_id, _ = confirmed_run(crew)
     runner = StepRunner(crew, frozenset({"tasks"}))
     box = SignalBox(home.run(run_id).signals)

@@ -9,15 +9,15 @@ from multiverse.home import Home
 from multiverse.models import PHASE0_ID, MajorStage, Phase, Status
 from multiverse.schemas import MAJOR_STAGES, PHASES
 from multiverse.store import TableStore
-from orchestrator.crew import Crew
+from orchestrator.collaborators import Collaborators
 from orchestrator.runner import StepRunner
 from orchestrator.steps import StepKind
 
 from journey import copy_assets
-from stepping import builtin_crew, confirmed_run, steps_until_settled
+from stepping import builtin_collaborators, confirmed_run, steps_until_settled
 
 
-def _until_first_phase_closes(crew: Crew, runner: StepRunner, run_id: str) -> str:
+def _until_first_phase_closes(crew: Collaborators, runner: StepRunner, run_id: str) -> str:
     """Advance until the first master-loop phase is COMPLETED on disk; returns its id."""
     for _ in range(200):
         runner.advance(run_id)
@@ -34,7 +34,7 @@ def _until_first_phase_closes(crew: Crew, runner: StepRunner, run_id: str) -> st
 def test_stages_and_phases_close_without_steps_of_their_own(home: Home) -> None:
     """A whole run takes no COMPLETE_STAGE or COMPLETE_PHASE step, yet every row ends COMPLETED."""
     copy_assets(home, "market_report_2024.md")
-    crew = builtin_crew(home, held=True)
+    crew = builtin_collaborators(home, held=True)
     run_id, runner = confirmed_run(crew)
     kinds = steps_until_settled(runner, run_id)
     assert StepKind.COMPLETE_RUN in kinds
@@ -49,7 +49,7 @@ def test_stages_and_phases_close_without_steps_of_their_own(home: Home) -> None:
 def test_the_closing_step_writes_the_closes_and_the_next_decision_moves_on(home: Home) -> None:
     """The step that finishes a phase's last task leaves its stages and the phase COMPLETED."""
     copy_assets(home, "market_report_2024.md")
-    crew = builtin_crew(home, held=True)
+    crew = builtin_collaborators(home, held=True)
     run_id, runner = confirmed_run(crew)
     phase_id = _until_first_phase_closes(crew, runner, run_id)
     fresh = TableStore()  # what another process reads: the files themselves
@@ -66,7 +66,7 @@ def test_the_closing_step_writes_the_closes_and_the_next_decision_moves_on(home:
 def test_closes_lost_in_a_crash_are_made_by_steps_of_their_own(home: Home) -> None:
     """A new process finds the finished stages open, closes them and the phase, and goes on."""
     copy_assets(home, "market_report_2024.md")
-    crew = builtin_crew(home, held=True)
+    crew = builtin_collaborators(home, held=True)
     run_id, runner = confirmed_run(crew)
     phase_id = _until_first_phase_closes(crew, runner, run_id)
     crew.flush_behind()
@@ -91,7 +91,7 @@ def test_closes_lost_in_a_crash_are_made_by_steps_of_their_own(home: Home) -> No
     other.modify(MAJOR_STAGES, stages_table.path, reopen_stages)
     other.modify(PHASES, paths.db / PHASES.filename, reopen_phase)
 
-    reborn = builtin_crew(home)
+    reborn = builtin_collaborators(home)
     runner = StepRunner(reborn)
     repairs = []
     for _ in range(len(stages) + 1):

@@ -1,4 +1,4 @@
-"""The model path end to end: the real daemon, roles from build_crew, the loopback fake server.
+"""The model path end to end: the real daemon, roles from build_collaborators, a loopback server.
 
 Every tier of runtime-mapping.yaml points at `openai/fake-model` on the fake server; the model's
 answers are scripted in the order the workflow asks for them (one stage of one task per phase).
@@ -16,7 +16,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from app.commands import answer_run, submit_request
-from app.team import build_crew
+from app.team import build_collaborators
 from multiverse.config import OnceGate, load_runtime_mapping
 from multiverse.home import Home
 from multiverse.models import Status
@@ -178,7 +178,9 @@ def model_home(home: Home, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPa
 def serve_once(home: Home) -> int:
     """A fresh crew and daemon (as a restart makes them), run until nothing can advance."""
     mapping = load_runtime_mapping(home.root)
-    crew = build_crew(home, mapping, os.environ, lambda said: None, lambda said: None, OnceGate())
+    crew = build_collaborators(
+        home, mapping, os.environ, lambda said: None, lambda said: None, OnceGate()
+    )
     return Daemon(crew, mapping.daemon).run(once=True)
 
 

@@ -31,7 +31,7 @@ from orchestrator.steps import StepKind
 
 from fake_openai import FakeOpenAI, text
 from journey import FIXTURE_ASSETS, cli, copy_assets, once, only_run, run_tree
-from stepping import builtin_crew, confirmed_run
+from stepping import builtin_collaborators, confirmed_run
 
 
 def _until(runner: StepRunner, run_id: str, kind: StepKind, skip: int = 0) -> list[str]:
@@ -63,7 +63,7 @@ def _settle(runner: StepRunner, run_id: str) -> list[str]:
 def test_retry_after_a_task_failure_redoes_only_the_failed_task(home: Home) -> None:
     """The failed task runs again; every COMPLETED task is kept; the failure stays in history."""
     copy_assets(home, "market_report_2024.md", "competitor_review.txt")
-    crew = builtin_crew(home)
+    crew = builtin_collaborators(home)
     run_id, runner = confirmed_run(crew)
     before = _until(runner, run_id, StepKind.EXECUTE_TASK)  # the first master-loop task
     (home.assets / "competitor_review.txt").unlink()  # its reference vanishes: it fails
@@ -102,7 +102,7 @@ def test_retry_is_refused_while_a_broken_table_stays_broken(home: Home) -> None:
     assert once(home).returncode == 0
     run_id = only_run(home)["run_id"]
     assert cli(home, "confirm", run_id).returncode == 0
-    crew = builtin_crew(home)
+    crew = builtin_collaborators(home)
     runner = StepRunner(crew)
     _until(runner, run_id, StepKind.EXECUTE_TASK)
     tasks = home.run(run_id).db / "tasks.md"
@@ -184,7 +184,7 @@ def test_retry_after_a_plan_failure_pays_no_call_twice(
 def test_a_retry_killed_at_every_write_completes_once(home: Home) -> None:
     """SIGKILL after each write of the retry's steps: restarted, it reopens and reports once."""
     copy_assets(home, "market_report_2024.md", "competitor_review.txt")
-    crew = builtin_crew(home)
+    crew = builtin_collaborators(home)
     run_id, runner = confirmed_run(crew)
     _until(runner, run_id, StepKind.EXECUTE_TASK)
     (home.assets / "competitor_review.txt").unlink()

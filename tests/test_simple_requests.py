@@ -16,7 +16,7 @@ from multiverse.home import Home
 from orchestrator.intake import take_in
 
 from journey import cli, once, runs
-from stepping import builtin_crew
+from stepping import builtin_collaborators
 
 BRIEF_ASSETS = Path(__file__).resolve().parent / "fixtures" / "brief_assets"
 RUN = None  # the request becomes a run
@@ -82,7 +82,7 @@ def test_a_short_request_is_answered_from_the_assets_or_becomes_a_run(
 ) -> None:
     """Answered: a reply beside the request that cites an asset and is no command list, no run.
     Declined by the Executor after the Planner said SIMPLE_TASK: a run, and the log says why."""
-    crew = builtin_crew(brief_home)
+    crew = builtin_collaborators(brief_home)
     atomic_write_text(brief_home.inbox / "ask.md", request_text + "\n")
     with capture_logs() as logs:
         run_id = take_in(crew, brief_home.inbox / "ask.md", 1 << 20)
@@ -108,7 +108,7 @@ def test_a_short_request_is_answered_from_the_assets_or_becomes_a_run(
 def test_a_declined_request_after_past_runs_is_a_continuous_run(brief_home: Home) -> None:
     """The override picks the mode a structured request would get: CONTINUOUS_RUN with past runs,
     also when the person forced `mode: simple`."""
-    crew = builtin_crew(brief_home)
+    crew = builtin_collaborators(brief_home)
     atomic_write_text(brief_home.inbox / "memo.md", "Write a memo on the Nordic market.\n")
     assert take_in(crew, brief_home.inbox / "memo.md", 1 << 20) is not None
     forced = "---\nmode: simple\n---\nWhat was Germany's revenue in 2023?\n"

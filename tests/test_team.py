@@ -1,4 +1,4 @@
-"""build_crew: builtin or model-backed roles chosen from the mapping and the environment."""
+"""build_collaborators: builtin or model-backed roles chosen from the mapping and environment."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 
 from structlog.testing import capture_logs
 
-from app.team import build_crew
+from app.team import build_collaborators
 from communicator.builtin import BuiltinCommunicator
 from communicator.model import ModelCommunicator
 from executor.builtin.role import BuiltinExecutor
@@ -32,7 +32,7 @@ def _quiet(text: str) -> None:
 def test_all_builtin_mapping_gives_builtin_roles(home: Home) -> None:
     """With every tier builtin, every role is the builtin one and no gateway is made."""
     with capture_logs() as logs:
-        crew = build_crew(home, RuntimeMapping(), {}, _quiet, _quiet, OnceGate())
+        crew = build_collaborators(home, RuntimeMapping(), {}, _quiet, _quiet, OnceGate())
     assert isinstance(crew.planner, BuiltinPlanner)
     assert isinstance(crew.executor, BuiltinExecutor)
     assert isinstance(crew.speaker.role, BuiltinCommunicator)
@@ -47,8 +47,8 @@ def test_model_mapping_with_key_gives_model_roles(home: Home) -> None:
     from planner.model import ModelPlanner
 
     environ = {"FAKE_LLM_KEY": "sk-test-123456789"}
-    crew = build_crew(home, _model_mapping(max_tokens_per_run=5000), environ, _quiet, _quiet,
-                      OnceGate())  # fmt: skip
+    mapping = _model_mapping(max_tokens_per_run=5000)
+    crew = build_collaborators(home, mapping, environ, _quiet, _quiet, OnceGate())
     assert isinstance(crew.planner, ModelPlanner)
     assert isinstance(crew.executor, ModelExecutor)
     communicator = crew.speaker.role
@@ -65,7 +65,7 @@ def test_each_role_follows_its_own_tier(home: Home) -> None:
     tier = TierConfig(model="openai/fake", api_base=FAKE_BASE, api_key_env="FAKE_LLM_KEY")
     mapping = RuntimeMapping.model_validate({"tier_mapping": {"LOW": tier}})
     environ = {"FAKE_LLM_KEY": "sk-test-123456789"}
-    crew = build_crew(home, mapping, environ, _quiet, _quiet, OnceGate())
+    crew = build_collaborators(home, mapping, environ, _quiet, _quiet, OnceGate())
     assert isinstance(crew.planner, BuiltinPlanner)  # its card says HIGH
     assert isinstance(crew.executor, BuiltinExecutor)  # its card says MEDIUM
     assert isinstance(crew.speaker.role, ModelCommunicator)
@@ -75,8 +75,8 @@ def test_missing_key_degrades_with_one_warning(home: Home) -> None:
     """Without the key every role is builtin, with one warning line, said only once."""
     gate = OnceGate()
     with capture_logs() as logs:
-        crew = build_crew(home, _model_mapping(), {}, _quiet, _quiet, gate)
-        build_crew(home, _model_mapping(), {}, _quiet, _quiet, gate)
+        crew = build_collaborators(home, _model_mapping(), {}, _quiet, _quiet, gate)
+        build_collaborators(home, _model_mapping(), {}, _quiet, _quiet, gate)
     assert isinstance(crew.planner, BuiltinPlanner)
     assert isinstance(crew.executor, BuiltinExecutor)
     assert isinstance(crew.speaker.role, BuiltinCommunicator)
@@ -91,8 +91,8 @@ def test_debug_line_said_once(home: Home) -> None:
     said: list[str] = []
     gate = OnceGate()
     environ = {"MULTIVERSE_DEBUG": "1"}
-    build_crew(home, RuntimeMapping(), environ, _quiet, said.append, gate)
-    build_crew(home, RuntimeMapping(), environ, _quiet, said.append, gate)
+    build_collaborators(home, RuntimeMapping(), environ, _quiet, said.append, gate)
+    build_collaborators(home, RuntimeMapping(), environ, _quiet, said.append, gate)
     assert len(said) == 1
     assert said[0].startswith("multiverse effective modes:") and "LOW=builtin" in said[0]
 
@@ -100,7 +100,7 @@ def test_debug_line_said_once(home: Home) -> None:
 def test_no_debug_line_without_the_variable(home: Home) -> None:
     """Without MULTIVERSE_DEBUG no effective-mode line is said."""
     said: list[str] = []
-    build_crew(home, RuntimeMapping(), {}, _quiet, said.append, OnceGate())
+    build_collaborators(home, RuntimeMapping(), {}, _quiet, said.append, OnceGate())
     assert said == []
 
 
@@ -111,9 +111,9 @@ def test_import_does_not_load_litellm(home: Home) -> None:
         "from pathlib import Path\n"
         "from multiverse.home import Home\n"
         "from multiverse.config import RuntimeMapping\n"
-        "from app.team import build_crew\n"
+        "from app.team import build_collaborators\n"
         "home = Home(Path(sys.argv[1]))\n"
-        "build_crew(home, RuntimeMapping(), {}, lambda t: None)\n"
+        "build_collaborators(home, RuntimeMapping(), {}, lambda t: None)\n"
         "print('litellm' in sys.modules)\n"
     )
     command = [sys.executable, "-c", code, str(home.root)]

@@ -21,7 +21,7 @@ from orchestrator.cataloging import HASHES_FILE, refresh_inputs
 from planner.model.context import catalog_block
 
 from journey import copy_assets
-from stepping import builtin_crew, confirmed_run, steps_until_settled
+from stepping import builtin_collaborators, confirmed_run, steps_until_settled
 
 SECRET = "QUOKKA-ZEBRA-271828-SECRET"
 
@@ -133,7 +133,7 @@ def test_a_run_with_odd_assets_completes_and_nothing_outside_enters_the_home(
     (home.assets / "shared.md").symlink_to(outside)
     (home.assets / "gone.md").symlink_to(home.assets / "deleted.md")
     os.mkfifo(home.assets / "feed.csv")
-    crew = builtin_crew(home)
+    crew = builtin_collaborators(home)
     run_id, runner = confirmed_run(crew)
     steps_until_settled(runner, run_id)
     crew.flush_behind()
@@ -177,7 +177,7 @@ def test_a_file_without_read_permission_gets_a_note(home: Home) -> None:
     path.write_text("# Locked\n", encoding="utf-8")
     path.chmod(0)
     try:
-        refresh_inputs(builtin_crew(home))
+        refresh_inputs(builtin_collaborators(home))
     finally:
         path.chmod(0o600)
     row = _catalog(home)["assets/locked.md"]

@@ -15,7 +15,7 @@ from orchestrator.steps import Step, StepKind
 from orchestrator.write_behind import WriteBehind
 
 from journey import copy_assets
-from stepping import NEVER, builtin_crew, confirmed_run, steps_until_settled
+from stepping import NEVER, builtin_collaborators, confirmed_run, steps_until_settled
 
 
 def _first_master_task(runner: StepRunner, run_id: str) -> Step:
@@ -103,7 +103,7 @@ def test_values_being_written_are_still_seen_as_pending() -> None:
 def test_the_attention_pointer_is_written_behind_and_a_final_status_wins(home: Home) -> None:
     """current_* follow the run lazily; a flush after the run finished cannot undo its status."""
     copy_assets(home, "market_report_2024.md")
-    crew = builtin_crew(home, held=True)
+    crew = builtin_collaborators(home, held=True)
     run_id, runner = confirmed_run(crew)
     step = _first_master_task(runner, run_id)
     pointer = crew.attention.where(run_id)
@@ -131,7 +131,7 @@ def test_the_attention_pointer_is_written_behind_and_a_final_status_wins(home: H
 def test_catalog_rows_lost_with_the_daemon_are_rebuilt_from_the_files(home: Home) -> None:
     """Rows still waiting when the process dies: the next process registers them again."""
     copy_assets(home, "market_report_2024.md", "quarterly_revenue.csv")
-    crew = builtin_crew(home, held=True)
+    crew = builtin_collaborators(home, held=True)
     run_id, runner = confirmed_run(crew)
     step = _first_master_task(runner, run_id)
     task = crew.run(run_id).tasks.get(step.task_id or "")
@@ -142,7 +142,7 @@ def test_catalog_rows_lost_with_the_daemon_are_rebuilt_from_the_files(home: Home
     assert task.output_path not in catalog.read_text(encoding="utf-8")
 
     # The process dies here: its waiting rows die with it. A new daemon starts.
-    reborn = builtin_crew(home, held=True)
+    reborn = builtin_collaborators(home, held=True)
     runner = StepRunner(reborn)
     decided = runner.decide(run_id)
     assert decided is not None and decided[1].kind is StepKind.REGISTER_OUTPUTS
@@ -164,7 +164,7 @@ def test_catalog_rows_lost_with_the_daemon_are_rebuilt_from_the_files(home: Home
 def test_the_repair_catalogues_the_output_file_even_when_the_signal_omits_it(home: Home) -> None:
     """A kept signal that does not name the task's output file cannot make the repair repeat."""
     copy_assets(home, "market_report_2024.md")
-    crew = builtin_crew(home, held=True)
+    crew = builtin_collaborators(home, held=True)
     run_id, runner = confirmed_run(crew)
     step = _first_master_task(runner, run_id)
     task = crew.run(run_id).tasks.get(step.task_id or "")
@@ -178,7 +178,7 @@ def test_the_repair_catalogues_the_output_file_even_when_the_signal_omits_it(hom
     box.write(task.task_id, ResultSignal(status="COMPLETED", outputs=[extra]))
 
     runner = StepRunner(
-        builtin_crew(home, held=True)
+        builtin_collaborators(home, held=True)
     )  # the queued rows died with the first process
     decided = runner.decide(run_id)
     assert decided is not None and decided[1].kind is StepKind.REGISTER_OUTPUTS

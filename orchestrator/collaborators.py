@@ -1,4 +1,5 @@
-"""What every step needs: the home, the table store, the roles and the Speaker."""
+"""The Orchestrator's collaborators, what every step needs: the home, the table store, the roles
+and the Speaker (`crew` where a step receives them)."""
 
 from __future__ import annotations
 
@@ -53,7 +54,7 @@ class RunTables:
 
 
 @dataclass
-class Crew:
+class Collaborators:
     """The Orchestrator's fixed collaborators; it never knows which implementation it has."""
 
     home: Home
