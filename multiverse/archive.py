@@ -124,9 +124,14 @@ def merged(live: list[Any], archived: list[Any], key: str) -> list[Any]:
     return live + [row for row in archived if getattr(row, key) not in seen]
 
 
+def is_run_id(text: str) -> bool:
+    """Whether `text` has the form of a run id (`run-YYYYMMDD-…`)."""
+    return _RUN_ID.fullmatch(text) is not None
+
+
 def archived_run(store: TableStore, home: Home, run_id: str) -> ProcessRun | None:
     """The archived row of a run (read from its shard only), or None."""
     path = home.archive_db / shard_of(run_id) / PROCESS_RUNS.filename
-    if not _RUN_ID.fullmatch(run_id) or not path.exists():
+    if not is_run_id(run_id) or not path.exists():
         return None
     return store.table(PROCESS_RUNS, path).get(run_id)

@@ -15,18 +15,29 @@ rows of finished tasks, process_runs rows from the run folders).
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+from multiverse.atomic import atomic_write_bytes
+from multiverse.errors import StorageError
+from multiverse.flock import FileFlock, LockTimeout
 from multiverse.models import Row
 
 RowT = TypeVar("RowT", bound=Row)
+
+# A tombstone only matters to a process that wrote the row before it was deleted and still
+# holds it in its journal. Commands live seconds; the daemon applies the tombstones to its own
+# journal before it drops old ones (`RowJournal.forget_deleted`, then `compact_tombstones`).
+TOMBSTONE_KEEP_SECONDS = 3600.0
+_TOMBSTONE_LOCK_SECONDS = 30.0
 
 
 @dataclass
@@ -173,6 +184,22 @@ class RowJournal:
             for key, row in now_rows.items():
                 table.entries[key].row = row
 
+    def forget_deleted(self) -> int:
+        """Drop, in every table, the rows deleted on purpose after this process wrote them."""
+        if self.tombstones is None:
+            return 0
+        forgotten = 0
+        with self._guard:
+            for path, table in self._tables.items():
+                deleted = self.tombstones.deleted(path)
+                if not deleted:
+                    continue
+                gone = [k for k, e in table.entries.items() if deleted.get(k, 0.0) >= e.written_at]
+                for key in gone:
+                    del table.entries[key]
+                forgotten += len(gone)
+        return forgotten
+
     def _deleted_on_purpose(
         self, path: Path, missing: Mapping[str, Any], entries: Mapping[str, _Entry]
     ) -> list[str]:
@@ -260,9 +287,51 @@ def add_tombstones(path: Path, table: Path, keys: Sequence[str]) -> None:
     name = os.path.abspath(table)
     text = "".join(json.dumps({"table": name, "key": key, "at": at}) + "\n" for key in keys)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o666)
+    with _tombstones_locked(path):  # a compaction's rewrite must not drop this append
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o666)
+        try:
+            os.write(fd, text.encode("utf-8"))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def compact_tombstones(path: Path, older_than: float) -> int:
+    """Drop the tombstones recorded before `older_than` (epoch seconds); returns how many.
+
+    Only the daemon calls it, after `RowJournal.forget_deleted`: no live journal needs them.
+    """
+    if not path.exists():
+        return 0
+    with _tombstones_locked(path):
+        try:
+            lines = path.read_bytes().splitlines(keepends=True)
+        except FileNotFoundError:
+            return 0
+        kept = [line for line in lines if _recorded_at(line) >= older_than]
+        if len(kept) < len(lines):
+            atomic_write_bytes(path, b"".join(kept))
+    return len(lines) - len(kept)
+
+
+def _recorded_at(line: bytes) -> float:
+    """When a tombstone line was written; a line cut by a crash counts as oldest."""
     try:
-        os.write(fd, text.encode("utf-8"))
-        os.fsync(fd)
+        return float(json.loads(line)["at"])
+    except (ValueError, KeyError, TypeError):
+        return float("-inf")
+
+
+@contextmanager
+def _tombstones_locked(path: Path) -> Iterator[None]:
+    """The flock serialising appends to the tombstone file with its compaction."""
+    lock = FileFlock(path.with_name(f".{path.name}.lock"))
+    try:
+        lock.acquire(_TOMBSTONE_LOCK_SECONDS)
+    except LockTimeout:
+        held = OSError(errno.EBUSY, "another process held its lock for 30 s")
+        raise StorageError(path, held) from None
+    try:
+        yield
     finally:
-        os.close(fd)
+        lock.release()

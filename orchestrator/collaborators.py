@@ -3,13 +3,19 @@ and the Speaker (`crew` where a step receives them)."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from functools import cached_property
 
 from communicator.speaker import Speaker
 from multiverse.archive import archived_rows, merged
 from multiverse.home import Home, RunPaths
-from multiverse.journal import Restoration, Tombstones
+from multiverse.journal import (
+    TOMBSTONE_KEEP_SECONDS,
+    Restoration,
+    Tombstones,
+    compact_tombstones,
+)
 from multiverse.models import (
     CatalogEntry,
     MajorStage,
@@ -105,6 +111,16 @@ class Collaborators:
             return
         for message in restoration_messages(self.home, restoration):
             self.speaker.tell(message)
+
+    def forget_tombstoned(self) -> int:
+        """Apply the tombstones to this daemon's journal, then drop those older than an hour.
+
+        The tombstone file would otherwise grow by a line per archived row for ever, and be
+        read whole at each change; returns how many lines were dropped.
+        """
+        self.store.journal.forget_deleted()
+        older_than = time.time() - TOMBSTONE_KEEP_SECONDS
+        return compact_tombstones(self.home.deleted_rows, older_than)
 
     def flush_behind(self) -> None:
         """Write everything the write-behinds hold (on stop, before a run's final status)."""

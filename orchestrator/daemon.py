@@ -309,6 +309,17 @@ class Daemon:
             archived=len(result.archived),
             kept=[f"{kept.run_id}: {kept.reason}" for kept in result.refused],
         )
+        self._forget_tombstoned()
+
+    def _forget_tombstoned(self) -> None:
+        """Keep the tombstone file to the last hour's deletions (see `forget_tombstoned`)."""
+        try:
+            dropped = self.crew.forget_tombstoned()
+        except (OSError, MultiverseError) as error:  # tried again after the next archive
+            log.warning("tombstones_not_compacted", error=str(error))
+            return
+        if dropped:
+            log.info("tombstones_compacted", dropped=dropped)
 
     def _note_failure(self, run_id: str) -> None:
         try:
@@ -378,6 +389,7 @@ class Daemon:
             stop_leftover_children(self.crew.home.runs, self.crew.home.state)
             # An archive a crash cut short is finished before any run is looked at.
             Archiver(self.crew.home, self.crew.store).finish()
+            self._forget_tombstoned()
             # Under the lock: the channels' outbox of a killed daemon is sent on now.
             self.crew.speaker.start()
             self.wake(ALL)

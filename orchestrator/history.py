@@ -8,7 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from multiverse.archive import archived_rows, archived_run_ids, merged, shard_dirs
+from multiverse.archive import (
+    archived_rows,
+    archived_run_ids,
+    is_run_id,
+    merged,
+    shard_dirs,
+    shard_of,
+)
 from multiverse.models import CatalogEntry, InstructionStatus, UserInstruction
 from multiverse.schemas import KNOWLEDGE_CATALOG, USER_INSTRUCTIONS
 from orchestrator.collaborators import Collaborators
@@ -22,11 +29,14 @@ def has_past_runs(crew: Collaborators) -> bool:
 
 def archived_catalog(crew: Collaborators, run_ids: Iterable[str | None]) -> list[CatalogEntry]:
     """The archived catalog rows of these runs."""
-    wanted = {run_id for run_id in run_ids if run_id is not None}
-    if not wanted:
-        return []
-    rows = archived_rows(crew.store, crew.home, KNOWLEDGE_CATALOG)
-    return [row for row in rows if row.run_id in wanted]
+    wanted = {run_id for run_id in run_ids if run_id is not None and is_run_id(run_id)}
+    rows: list[CatalogEntry] = []
+    # Only the shards these runs were archived in, through the shard's run_id index.
+    for shard in sorted({shard_of(run_id) for run_id in wanted}):
+        path = crew.home.archive_db / shard / KNOWLEDGE_CATALOG.filename
+        if path.exists():
+            rows += crew.store.rows_with(KNOWLEDGE_CATALOG, path, "run_id", wanted)
+    return rows
 
 
 def archived_instructions(crew: Collaborators) -> list[UserInstruction]:
