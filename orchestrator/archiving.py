@@ -255,7 +255,9 @@ class Archiver:
             kept = [new.pop(row.key, row) for row in current]
             return kept + list(new.values())
 
-        self.store.modify_indexed(spec, path, put)
+        # A store of its own: a shard grows with history, and the daemon's store keeps what it
+        # writes cached; history reads go through `history_index.py` instead.
+        TableStore().modify_indexed(spec, path, put)
 
     def _drop(self, spec: TableSpec[Any], runs: set[str]) -> None:
         path = self._live(spec)

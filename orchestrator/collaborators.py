@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from communicator.speaker import Speaker
-from multiverse.archive import archived_rows, merged
+from multiverse.archive import merged
 from multiverse.home import Home, RunPaths
 from multiverse.journal import (
     TOMBSTONE_KEEP_SECONDS,
@@ -41,6 +41,7 @@ from multiverse.schemas import (
 from multiverse.store import Table, TableStore
 from orchestrator.attention import Attention
 from orchestrator.catalog_rows import PendingCatalog
+from orchestrator.history_index import HistoryIndex, PastRequest
 from orchestrator.learning import warm_index
 from orchestrator.register_notice import RegisterNotice
 from orchestrator.restorations import restoration_messages
@@ -74,6 +75,7 @@ class Collaborators:
     pending_catalog: PendingCatalog = field(init=False)
     _runs: dict[str, RunTables] = field(init=False, default_factory=dict, repr=False)
     register_notice: RegisterNotice = field(init=False, repr=False)
+    history: HistoryIndex = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.reserve = SpaceReserve(self.home.space_reserve)
@@ -81,6 +83,7 @@ class Collaborators:
             self.store.journal.tombstones = Tombstones(self.home.deleted_rows)
         if self.store.on_restore is None:
             self.store.on_restore = self.report_restoration
+        self.history = HistoryIndex(self.home)
         self.register_notice = RegisterNotice(
             self.home, self.speaker, self.home.db / PROCESS_RUNS.filename
         )
@@ -97,10 +100,9 @@ class Collaborators:
         warm_index(self.past_runs())
         self.catalog.rows_with("run_id", ())
 
-    def past_runs(self) -> list[ProcessRun]:
-        """Every run the home holds: the live rows, then the archived ones."""
-        archived = archived_rows(self.store, self.home, PROCESS_RUNS)
-        return merged(self.process_runs.rows(), archived, "run_id")
+    def past_runs(self) -> list[ProcessRun | PastRequest]:
+        """Every run the home holds: the live rows, then the archived ones (id and request)."""
+        return merged(self.process_runs.rows(), self.history.requests(), "run_id")
 
     def report_restoration(self, restoration: Restoration) -> None:
         """Say what a merge put back after someone's save (console and the runs' messages)."""

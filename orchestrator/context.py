@@ -5,8 +5,7 @@ from __future__ import annotations
 from multiverse.contracts import LearningContext, PlanContext, TaskAssignment, ToolAssignment
 from multiverse.models import CatalogEntry, InstructionStatus, UserInstruction
 from orchestrator.collaborators import Collaborators
-from orchestrator.history import archived_catalog
-from orchestrator.history import instructions as past_instructions
+from orchestrator.history import archived_catalog, instructions_of
 from orchestrator.learning import learning_context_path, read_learning_context
 from orchestrator.view import RunView
 
@@ -55,7 +54,7 @@ def plan_context(
         run_id=run_id,
         request=request_text(crew, run_id),
         instructions=active_instructions(crew.instructions.rows(), {run_id}),
-        past_instructions=active_instructions(past_instructions(crew), past_ids),
+        past_instructions=active_instructions(instructions_of(crew, past_ids), past_ids),
         learning=past,
         catalog=relevant_catalog(crew, run_id, past_ids),
         phases=view.phases,

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from multiverse.archive import (
-    archived_rows,
     archived_run_ids,
     is_run_id,
     merged,
@@ -18,6 +17,7 @@ from multiverse.archive import (
 )
 from multiverse.models import CatalogEntry, InstructionStatus, UserInstruction
 from multiverse.schemas import KNOWLEDGE_CATALOG, USER_INSTRUCTIONS
+from multiverse.store import TableStore
 from orchestrator.collaborators import Collaborators
 from orchestrator.signals import ProposalRecord
 
@@ -39,9 +39,10 @@ def archived_catalog(crew: Collaborators, run_ids: Iterable[str | None]) -> list
     return rows
 
 
-def archived_instructions(crew: Collaborators) -> list[UserInstruction]:
-    """Every archived instruction."""
-    return archived_rows(crew.store, crew.home, USER_INSTRUCTIONS)
+def highest_instruction_number(crew: Collaborators, live: Sequence[UserInstruction]) -> int:
+    """The highest instruction number in use, live or archived (ids are global)."""
+    numbers = (int(row.instruction_id[1:]) for row in live)
+    return max(max(numbers, default=0), crew.history.highest_instruction())
 
 
 def superseded_by(
@@ -62,7 +63,8 @@ def supersede_archived(crew: Collaborators, replaced: Mapping[str, str]) -> None
         path = shard / USER_INSTRUCTIONS.filename
         if not path.exists():
             continue
-        rows = crew.store.table(USER_INSTRUCTIONS, path).rows()
+        # Read by a store of its own: most shards hold none of them and need not stay cached.
+        rows = TableStore().snapshot(USER_INSTRUCTIONS, path).rows
         if not any(_stale(row, replaced) for row in rows):
             continue
 
@@ -86,7 +88,13 @@ def _stale(row: UserInstruction, replaced: Mapping[str, str]) -> bool:
     return row.instruction_id in replaced and row.status is InstructionStatus.ACTIVE
 
 
-def instructions(crew: Collaborators) -> list[UserInstruction]:
-    """Every instruction: the live rows, then the archived ones."""
-    archived = archived_rows(crew.store, crew.home, USER_INSTRUCTIONS)
-    return merged(crew.instructions.rows(), archived, "instruction_id")
+def instructions_of(crew: Collaborators, run_ids: Iterable[str]) -> list[UserInstruction]:
+    """The instructions of these runs: the live rows, then those in the runs' shards."""
+    wanted = {run_id for run_id in run_ids if is_run_id(run_id)}
+    live = crew.instructions.rows_with("run_id", wanted)
+    archived: list[UserInstruction] = []
+    for shard in sorted({shard_of(run_id) for run_id in wanted}):
+        path = crew.home.archive_db / shard / USER_INSTRUCTIONS.filename
+        if path.exists():
+            archived += crew.store.rows_with(USER_INSTRUCTIONS, path, "run_id", wanted)
+    return merged(live, archived, "instruction_id")

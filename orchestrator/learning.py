@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 import structlog
@@ -23,7 +24,6 @@ from multiverse.atomic import atomic_write_text
 from multiverse.contracts import LearningContext, Mode, PastRun
 from multiverse.errors import TableError
 from multiverse.home import RunPaths
-from multiverse.models import ProcessRun
 from multiverse.tablefile import parse_table_text, render_table
 
 log = structlog.get_logger(__name__)
@@ -73,7 +73,17 @@ def tokenize(text: str) -> list[str]:
     return tokens
 
 
-def rank_past_runs(request: str, past: Sequence[ProcessRun], limit: int = 5) -> LearningContext:
+class Requested(Protocol):
+    """A past run as ranking reads it: a live row, or an archived run's request."""
+
+    @property
+    def run_id(self) -> str: ...
+
+    @property
+    def user_request(self) -> str: ...
+
+
+def rank_past_runs(request: str, past: Sequence[Requested], limit: int = 5) -> LearningContext:
     """The past runs whose requests share terms with `request`, best first, at most `limit`.
 
     Scored with rank_bm25's BM25L, chosen over the other two variants of the library:
@@ -147,7 +157,7 @@ def bm25_index(requests: tuple[str, ...]) -> PastRequestIndex | None:
     return PastRequestIndex(BM25L(corpus), postings)
 
 
-def warm_index(past: Sequence[ProcessRun]) -> None:
+def warm_index(past: Sequence[Requested]) -> None:
     """Build the index a request arriving now would be ranked with."""
     bm25_index(tuple(run.user_request for run in past))
 

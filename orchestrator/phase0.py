@@ -19,7 +19,11 @@ from orchestrator.collaborators import Collaborators
 from orchestrator.context import plan_context
 from orchestrator.decisions import Decision, DecisionKind
 from orchestrator.failfast import StepFailed
-from orchestrator.history import archived_instructions, supersede_archived, superseded_by
+from orchestrator.history import (
+    highest_instruction_number,
+    supersede_archived,
+    superseded_by,
+)
 from orchestrator.master import run_core_task
 from orchestrator.proposal_edits import EDITED, take_edits
 from orchestrator.responses import archive_response
@@ -173,8 +177,7 @@ def write_instructions(crew: Collaborators, view: RunView, step: Step) -> None:
             return rows  # already written before a crash
         # Ids are global: archived runs keep theirs (read under this table's lock, where an
         # archive has copied a row to its shard before it leaves this table).
-        taken = [*rows, *archived_instructions(crew)]
-        number = max((int(row.instruction_id[1:]) for row in taken), default=0)
+        number = highest_instruction_number(crew, rows)
         replaced: dict[str, str] = {}
         for item in record.proposal.instructions:
             number += 1
