@@ -69,11 +69,13 @@ def model_backed_roles(
 
 
 def make_gateway(home: Home, mapping: RuntimeMapping) -> Gateway:
-    """The process's one gateway: disk cache in the home's state, per-run ledger and budget."""
-    from multiverse.call_limits import CallLimits, endpoint_limits
+    """The process's one gateway: disk cache in the home's state, per-run ledger and budget,
+    calls in flight and rates per minute per model endpoint, shared by every run."""
+    from multiverse.call_limits import CallLimits, endpoint_limits, endpoint_rates
     from multiverse.gateway import Gateway
     from multiverse.llm_cache import LlmCache
     from multiverse.llm_usage import Budget
+    from multiverse.rate_limits import RateLimits
 
     budget = Budget(
         max_tokens_per_run=mapping.budget.max_tokens_per_run,
@@ -86,6 +88,7 @@ def make_gateway(home: Home, mapping: RuntimeMapping) -> Gateway:
         pending_root=home.pending_usage,
         state_root=home.state,
         limits=CallLimits(endpoint_limits(mapping.tier_mapping.values())),
+        rates=RateLimits(endpoint_rates(mapping.tier_mapping.values())),
     )
 
 

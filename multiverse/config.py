@@ -14,11 +14,20 @@ from typing import Any, Literal
 
 import structlog
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from multiverse.channel_config import Channels
 from multiverse.errors import ConfigError
 from multiverse.home import Home
+from multiverse.parallelism import default_concurrency, default_parallel_runs, is_remote
 from multiverse.process_spec import Preset, ProcessSpec, process_argv
 from multiverse.provider_keys import (
     KEYLESS_PROVIDERS,
@@ -77,8 +86,13 @@ class TierConfig(Settings):
     # The whole time one call may take, retries included.
     timeout_seconds: float = Field(default=120.0, gt=0)
     # Calls to this tier's model in flight at once, across every run (the smallest of the
-    # tiers that share a model and server); a local server serving one request: 1.
-    concurrency: int = Field(default=4, ge=1)
+    # tiers that share a model and server); a local server serving one request: 1. Unset: 4 for
+    # a local server, 8 for a remote provider (multiverse.parallelism).
+    concurrency: int | None = Field(default=None, ge=1)
+    # The provider's rate limits, honoured before each call by every run together (the smallest
+    # of the tiers that share a model and server); unset: no limit.
+    requests_per_minute: int | None = Field(default=None, gt=0)
+    tokens_per_minute: int | None = Field(default=None, gt=0)
     api_base: str | None = None
     api_key_env: str | None = Field(default=None, min_length=1)
     # Sampling; a setting left out is not sent (the provider's default applies).
@@ -132,6 +146,21 @@ class TierConfig(Settings):
         if self.command is not None and not all(part.strip() for part in self.command):
             raise ValueError("`command` holds an empty argument")
         return self
+
+    @property
+    def calls_a_model(self) -> bool:
+        """Whether the tier is served by a model or a command (not the builtin engine)."""
+        return self.adapter_type == "process" or self.model.lower() != BUILTIN
+
+    @property
+    def remote(self) -> bool:
+        """Whether a remote provider serves the tier (multiverse.parallelism)."""
+        sdk_model = self.adapter_type == "sdk" and self.model.lower() != BUILTIN
+        return sdk_model and is_remote(self.model, self.api_base)
+
+    def calls_at_once(self) -> int:
+        """Calls in flight at once to this tier's model: `concurrency`, else its default."""
+        return self.concurrency or default_concurrency(self.remote)
 
     def process_spec(self) -> ProcessSpec | None:
         """How to start this tier's command, or None for a model tier."""
@@ -192,7 +221,9 @@ class ToolBinding(Settings):
 class DaemonConfig(Settings):
     """How the daemon serves the home."""
 
-    max_parallel_runs: int = Field(default=4, ge=1)
+    # Runs advanced at once; unset: derived from the tiers (multiverse.parallelism), which the
+    # loaded mapping fills in.
+    max_parallel_runs: int | None = Field(default=None, ge=1)
     inbox_max_bytes: int = Field(default=1024 * 1024, gt=0)
     debounce_ms: int = Field(default=75, ge=0)
     # An inbox file is taken once closed by its writer and unchanged (size, times) this long.
@@ -231,7 +262,7 @@ class RuntimeMapping(Settings):
     action_mapping: dict[str, list[str]] = Field(
         default_factory=lambda: {k: list(v) for k, v in DEFAULT_ACTION_MAPPING.items()}
     )
-    daemon: DaemonConfig = Field(default_factory=DaemonConfig)
+    daemon: DaemonConfig = Field(default_factory=DaemonConfig, validate_default=True)
     # Where messages also go besides the console and messages.md (multiverse.channel_config).
     channels: Channels = Field(default_factory=list)
 
@@ -266,6 +297,16 @@ class RuntimeMapping(Settings):
     @classmethod
     def _every_tier(cls, value: dict[Tier, TierConfig]) -> dict[Tier, TierConfig]:
         return {tier: value.get(tier, TierConfig()) for tier in Tier}
+
+    @field_validator("daemon")
+    @classmethod
+    def _parallel_runs(cls, value: DaemonConfig, info: ValidationInfo) -> DaemonConfig:
+        """An unset `max_parallel_runs` is derived from the tiers; a set one always wins."""
+        tiers = info.data.get("tier_mapping")
+        if value.max_parallel_runs is not None or tiers is None:
+            return value
+        served = [(t.remote, t.calls_at_once()) for t in tiers.values() if t.calls_a_model]
+        return value.model_copy(update={"max_parallel_runs": default_parallel_runs(served)})
 
 
 def load_yaml(text: str, source: str) -> Any:

@@ -48,6 +48,7 @@ from multiverse.process_call import PROCESS_CODES, process_place, process_prompt
 from multiverse.process_session import ProcessSession
 from multiverse.provider_keys import own_host
 from multiverse.provider_reply import Fault, Reply, read_reply, send
+from multiverse.rate_limits import RateLimits, estimated_tokens
 from multiverse.runaway import repetition
 from multiverse.secrets import mask_secrets, register_secret
 
@@ -78,9 +79,11 @@ class Gateway:
         clock: Callable[[], float] = time.monotonic,
         jitter: Callable[[], float] = random.random,
         limits: CallLimits | None = None,
+        rates: RateLimits | None = None,
     ) -> None:
         self.cache = cache
         self.limits = limits or CallLimits()
+        self.rates = rates or RateLimits()
         self.runs_root = runs_root
         self.pending_root = pending_root
         # Where a process tier's sessions of no run keep their traces (the home's state).
@@ -189,9 +192,14 @@ class Gateway:
         return answer
 
     def _request(self, call: LlmCall, response_format: dict[str, Any] | None = None) -> LlmAnswer:
-        """Attempts until an answer, a fatal error, no attempt left or the deadline."""
+        """Attempts until an answer, a fatal error, no attempt left or the deadline.
+
+        Each attempt first waits for the endpoint's rate budget (not counted against the
+        deadline: that is the model's time), then for a slot, then is sent.
+        """
+        key = model_key(call.model, call.api_base)
         if call.process is not None:
-            with self.limits.slot(model_key(call.model, call.api_base)):
+            with self.limits.slot(key):
                 return self._process_answer(call, response_format)
         litellm = load_litellm()
         names = sanitize_tool_names([tool.name for tool in call.tools])
@@ -202,10 +210,12 @@ class Gateway:
         earlier: Reply | None = None
         while True:
             requests += 1
+            reserved = self.rates.reserve(key, estimated_tokens(call, max_tokens))
+            deadline += reserved.waited
             timeout = max(0.001, min(call.timeout_seconds, deadline - self._clock()))
             shape = response_format if constrained(call) else None
             attempt = Attempt(api_key, max_tokens, timeout, shape)
-            with self.limits.slot(model_key(call.model, call.api_base)):
+            with self.limits.slot(key):
                 response = send(litellm, openai_request(call, names, attempt))
             if isinstance(response, Fault):
                 if shape is not None and refuses_schema(response):
@@ -218,7 +228,9 @@ class Gateway:
                 failures += 1
                 self._sleep(self._delay(call, response, failures, deadline))
                 continue
-            reply = read_reply(litellm, response, names).after(earlier)
+            reply = read_reply(litellm, response, names)
+            self.rates.settle(reserved, reply.prompt_tokens + reply.completion_tokens)
+            reply = reply.after(earlier)
             if reply.cut_empty and earlier is None:
                 # An empty answer cut by the limit: once more with twice the room.
                 earlier, max_tokens = reply, max_tokens * 2

@@ -31,12 +31,13 @@ from multiverse.errors import MultiverseError, StorageError, TableError, UserErr
 from multiverse.heartbeat import BEAT_SECONDS, Beat, remove_beat, write_beat
 from multiverse.leftovers import stop_leftover_children
 from multiverse.models import FINAL_STATUSES, Status
+from multiverse.parallelism import default_parallel_runs
 from orchestrator.archive_policy import due_for_archive
 from orchestrator.archiving import Archiver
 from orchestrator.collaborators import Collaborators
 from orchestrator.decisions import DecisionKind
 from orchestrator.inbox import InboxEntry, survey_inbox
-from orchestrator.intake import take_entry
+from orchestrator.intake import act, consider_all
 from orchestrator.orphans import remove_orphan_temps
 from orchestrator.registry import restore_run_rows
 from orchestrator.responses import read_response
@@ -66,6 +67,9 @@ class Daemon:
     def __init__(self, crew: Collaborators, config: DaemonConfig | None = None) -> None:
         self.crew = crew
         self.config = config or DaemonConfig()
+        # A loaded mapping has it set (given, or derived from the tiers); a bare DaemonConfig
+        # is one with no model tier.
+        self.parallel_runs = self.config.max_parallel_runs or default_parallel_runs(())
         self.runner = StepRunner(crew, self.config.pause_before)
         self.stop_event = threading.Event()
         # `start --once` stops where only the user (or a deadline) can move things on.
@@ -107,7 +111,7 @@ class Daemon:
             if self._in_flight.get(key) is not None:
                 self._interrupt_if_cancelled(key)
                 continue  # its finish wakes it again
-            if len(self._in_flight) >= self.config.max_parallel_runs:
+            if len(self._in_flight) >= self.parallel_runs:
                 break
             self.wakeups.done(key)
             started |= self._start(key)
@@ -332,12 +336,19 @@ class Daemon:
             self.failed_runs.discard(run_id)  # retried since
 
     def _intake(self, settled: list[InboxEntry]) -> None:
-        """Take in (or turn away) the settled entries; `_start` schedules a look at the rest."""
-        for entry in settled:
+        """Take in (or turn away) the settled entries; `_start` schedules a look at the rest.
+
+        Their modes are decided several at once (`consider_all`); each is then taken in, one
+        at a time in inbox order, and its run woken at once.
+        """
+        decisions = consider_all(self.crew, settled, self.config.inbox_max_bytes)
+        for entry, decision in zip(settled, decisions, strict=True):
             if self.stop_event.is_set():
+                for later in decisions:
+                    later.cancel()  # not begun: left in inbox/ for the next start
                 return
             try:
-                run_id = take_entry(self.crew, entry, self.config.inbox_max_bytes)
+                run_id = act(self.crew, decision.result())
             except (TableError, StorageError) as error:
                 # A global table is broken or the disk refuses: the request stays in inbox/
                 # and is taken once a table changes (or the daemon restarts).
@@ -422,7 +433,7 @@ class Daemon:
     def _wait_time(self, started: bool) -> float:
         if started:
             return 0
-        if len(self._in_flight) >= self.config.max_parallel_runs:
+        if len(self._in_flight) >= self.parallel_runs:
             return BEAT_SECONDS  # a finishing step wakes the loop; the beat is due anyway
         # Block until a wake-up arrives, or the next heartbeat (idle costs one beat a while).
         upcoming = self.wakeups.seconds_to_next(self._in_flight)

@@ -9,12 +9,23 @@ a claim: deciding is repeatable and writes nothing, so a daemon killed after the
 again on its next pass. The reply is written beside the name the request will be kept under
 (`inbox/done/ask.reply.md` ↔ `ask.md`), then the request is moved there; killed in between, the
 request is answered again under the next free pair of names.
+
+Several requests are considered at once (`consider_all`): reading a request and asking the
+Planner for its mode (a model call) write nothing of the home, so they overlap, at most
+INTAKE_WORKERS at a time. Everything that writes (turning away, the simple-task reply, the run
+id, the claim, the run) is `act`, done one request at a time in inbox order, so run ids and the
+order of runs are those of the plain one-by-one intake. The run's mode is read when it is
+created (CONTINUOUS_RUN once a run exists), exactly as the one-by-one intake read it.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
+import threading
+from collections.abc import Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -43,14 +54,31 @@ from orchestrator.learning import rank_past_runs, write_learning_context
 from orchestrator.timeline import run_created
 
 log = structlog.get_logger(__name__)
+# Requests considered at once. Their model calls are bounded per model by the mapping's
+# `concurrency` (multiverse.call_limits); this only bounds threads and requests held in memory,
+# as T03's SUMMARY_WORKERS does.
+INTAKE_WORKERS = 8
+
+
+@dataclass(frozen=True)
+class Considered:
+    """What one inbox entry turned out to be, before anything is written.
+
+    `reject`: a reason to turn it away; no `request`: nothing to do (gone, or still being
+    written); `claimed`: the run id and mode a crashed intake chose; else `simple` says
+    whether the Planner's first word was SIMPLE_TASK.
+    """
+
+    path: Path
+    request: InboxRequest | None = None
+    reject: str | None = None
+    claimed: tuple[str, Mode] | None = None
+    simple: bool = False
 
 
 def take_entry(crew: Collaborators, entry: InboxEntry, max_bytes: int) -> str | None:
     """Handle one settled inbox entry: turn a misfit away, take a request in."""
-    if entry.misfit is not None:
-        turn_away(crew, entry.path, entry.misfit)
-        return None
-    return take_in(crew, entry.path, max_bytes, entry.stamp)
+    return act(crew, consider(crew, entry.path, max_bytes, entry.stamp, entry.misfit))
 
 
 def take_in(
@@ -61,26 +89,83 @@ def take_in(
     With `settled` (the stamp it settled with), a file that changed since is left for the
     next pass: it is still being written.
     """
+    return act(crew, consider(crew, path, max_bytes, settled))
+
+
+def consider(
+    crew: Collaborators,
+    path: Path,
+    max_bytes: int,
+    settled: Stamp | None = None,
+    misfit: str | None = None,
+) -> Considered:
+    """Read an inbox file and decide what it is (the Planner's mode call included); writes
+    nothing but the mode call's pending usage, so several files may be considered at once."""
+    if misfit is not None:
+        return Considered(path, reject=misfit)
     try:
         request = read_request(path, max_bytes, settled)
     except RequestRejected as error:
-        turn_away(crew, path, error.reason)
-        return None
+        return Considered(path, reject=error.reason)
     except RequestChanged:
         log.info("inbox_not_settled", name=path.name)
-        return None
+        return Considered(path)
     except FileNotFoundError:
-        return None  # taken by another pass already
-    claim = _claim_path(crew, path.name)
-    claimed = _read_claim(claim)
+        return Considered(path)  # taken by another pass already
+    claimed = _read_claim(_claim_path(crew, path.name))
     if claimed is not None:
-        return _create_run(crew, path, request, claimed["run_id"], Mode(claimed["mode"]))
-    mode = _mode(crew, request)
-    if mode is Mode.SIMPLE_TASK:
-        if _simple_task(crew, path, request):
-            shutil.rmtree(crew.home.pending_usage / request.name, ignore_errors=True)
-            return None
-        mode = _run_mode(crew)
+        return Considered(path, request, claimed=(claimed["run_id"], Mode(claimed["mode"])))
+    return Considered(path, request, simple=_first_word_simple(crew, request))
+
+
+def consider_all(
+    crew: Collaborators,
+    entries: Sequence[InboxEntry],
+    max_bytes: int,
+    workers: int = INTAKE_WORKERS,
+) -> list[Future[Considered]]:
+    """Consider the entries on at most `workers` threads; one future per entry, in order.
+
+    The threads are daemon threads (a stopping daemon does not wait for a model call); a
+    future cancelled before its turn is skipped.
+    """
+    futures: list[Future[Considered]] = [Future() for _ in entries]
+    turns = iter(list(zip(entries, futures, strict=True)))
+    guard = threading.Lock()
+
+    def work() -> None:
+        while True:
+            with guard:
+                entry, future = next(turns, (None, None))
+            if entry is None or future is None:
+                return
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(consider(crew, entry.path, max_bytes, entry.stamp, entry.misfit))
+            except BaseException as error:  # handed to whoever acts on this entry
+                future.set_exception(error)
+
+    for n in range(min(workers, len(entries))):
+        threading.Thread(target=work, name=f"intake-{n}", daemon=True).start()
+    return futures
+
+
+def act(crew: Collaborators, considered: Considered) -> str | None:
+    """Do what `consider` found, in inbox order: turn away, reply, or create the run."""
+    path, request = considered.path, considered.request
+    if considered.reject is not None:
+        turn_away(crew, path, considered.reject)
+        return None
+    if request is None:
+        return None
+    if considered.claimed is not None:
+        return _create_run(crew, path, request, *considered.claimed)
+    if considered.simple and _simple_task(crew, path, request):
+        shutil.rmtree(crew.home.pending_usage / request.name, ignore_errors=True)
+        return None
+    mode = _run_mode(crew)
+    if considered.simple:
         log.info(
             "mode_overridden",
             name=request.name,
@@ -89,6 +174,7 @@ def take_in(
             reason="the executor cannot perform it as a simple task, so it becomes a run",
         )
     run_id = allocate_run_id(crew)
+    claim = _claim_path(crew, path.name)
     atomic_write_text(claim, json.dumps({"run_id": run_id, "mode": mode.value}) + "\n")
     return _create_run(crew, path, request, run_id, mode)
 
@@ -112,17 +198,17 @@ def turn_away(crew: Collaborators, path: Path, reason: str) -> None:
     )
 
 
-def _mode(crew: Collaborators, request: InboxRequest) -> Mode:
+def _first_word_simple(crew: Collaborators, request: InboxRequest) -> bool:
+    """Whether the request is a SIMPLE_TASK by its front matter or the Planner's decision."""
     if request.forced_mode is Mode.SIMPLE_TASK:
-        return Mode.SIMPLE_TASK
+        return True
+    if request.forced_mode is not None:
+        return False
+    # Charged to a pending ledger named after the request, carried into its run later.
     has_past = has_past_runs(crew)
-    if request.forced_mode is None:
-        # Charged to a pending ledger named after the request, carried into its run later.
-        decided = crew.planner.decide_mode(request.body, has_past, pending_ledger=request.name)
-        log.info("mode_decided", name=request.name, mode=decided.mode, reason=decided.reason)
-        if decided.mode is Mode.SIMPLE_TASK:
-            return Mode.SIMPLE_TASK
-    return Mode.CONTINUOUS_RUN if has_past else Mode.INITIAL_RUN
+    decided = crew.planner.decide_mode(request.body, has_past, pending_ledger=request.name)
+    log.info("mode_decided", name=request.name, mode=decided.mode, reason=decided.reason)
+    return decided.mode is Mode.SIMPLE_TASK
 
 
 def _run_mode(crew: Collaborators) -> Mode:

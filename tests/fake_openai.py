@@ -100,6 +100,8 @@ class FakeOpenAI:
         self.release = threading.Event()
         # When set: every answer waits until this event is set (requests held in flight).
         self.hold: threading.Event | None = None
+        # Seconds every answer takes, as a model's latency (bench/overlap.py); 0: at once.
+        self.delay = 0.0
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
         # A short poll interval makes shutdown quick (the default waits up to 0.5 s).
@@ -214,6 +216,8 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             reply = fake.record(body, dict(self.headers.items()))
             if fake.hold is not None:
                 fake.hold.wait(60)
+            if fake.delay:
+                time.sleep(fake.delay)  # the simulated model thinking, not a test waiting
             if reply.kind == "hang":
                 self._hang()
             elif reply.kind == "drop":

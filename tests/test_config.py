@@ -97,7 +97,7 @@ def test_partial_file_fills_missing_keys(tmp_path: Path) -> None:
     assert mapping.tier_mapping[Tier.LOW].model == "openai/gpt-4.1-mini"
     assert mapping.budget.max_cost_per_run_usd is None
     assert mapping.budget.max_tokens_per_run == 2_000_000
-    assert mapping.daemon.max_parallel_runs == 4
+    assert mapping.daemon.max_parallel_runs == 8  # derived: LOW is a remote model
     assert set(mapping.tool_mapping) == set(DEFAULT_TOOLS)
 
 
