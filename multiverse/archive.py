@@ -1,7 +1,7 @@
 """Where archived runs live, and reading them (SPEC §13 `multiverse archive`).
 
 A final run can be moved out of the live tables and folders (`orchestrator.archiving`): its rows
-go to the dated shard `db/archive/<YYYY-MM>/` (the month in its run_id; the same three global
+go to the dated shard `db/archive/<YYYY-MM-DD>/` (the day in its run_id; the same three global
 tables in the same format), its folder to `runs/archive/<run_id>/`. Its deliverables stay in
 `outputs/<run_id>/`. Archived runs stay readable (`show`, `open`, `logs`, `status RUN`), and the
 learning context and catalog lookups still read them. Live rows win over archived ones with the
@@ -23,7 +23,7 @@ from multiverse.schemas import PROCESS_RUNS, TableSpec
 from multiverse.store import TableStore
 
 R = TypeVar("R", bound=Row)
-_SHARD = re.compile(r"\d{4}-\d{2}")
+_SHARD = re.compile(r"\d{4}-\d{2}-\d{2}")
 _RUN_ID = re.compile(RUN_ID)
 
 
@@ -58,8 +58,12 @@ class ArchiveResult(BaseModel):
 
 
 def shard_of(run_id: str) -> str:
-    """The shard a run's rows are archived in: `YYYY-MM` of its creation (from the run_id)."""
-    return f"{run_id[4:8]}-{run_id[8:10]}"
+    """The shard a run's rows are archived in: `YYYY-MM-DD` of its creation (from the run_id).
+
+    A day, not a month: archiving rewrites the shard tables whole, so their size is what an
+    archive costs; a day's runs keep that small however long the history grows.
+    """
+    return f"{run_id[4:8]}-{run_id[8:10]}-{run_id[10:12]}"
 
 
 def shard_dirs(home: Home) -> list[Path]:

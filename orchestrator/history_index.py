@@ -2,27 +2,27 @@
 
 A shard of `db/archive/` holds a month of whole rows; the reads that span all history need two
 cells of a past run (its id and request, which the learning context ranks) and the highest
-instruction id (ids are global). So each shard file is read once into that summary, by a
-store of its own so that no whole row stays in memory, and read again only when its stamp
-changes (every write of a table is a new file). The shards stay the source of truth: the
-index holds nothing they do not, and a process that has never seen it builds it from them.
+instruction id (ids are global). So each shard file is streamed once, line by line, into that
+summary (only those columns are decoded; no row is validated or kept), and read again only
+when its stamp changes (every write of a table is a new file). The shards stay the source of
+truth: the index holds nothing they do not, and a process that has never seen it builds it
+from them.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from multiverse.archive import shard_dirs
 from multiverse.home import Home
-from multiverse.models import ProcessRun, UserInstruction
 from multiverse.schemas import PROCESS_RUNS, USER_INSTRUCTIONS, TableSpec
 from multiverse.settled import Stamp, stamp_of
-from multiverse.store import TableStore
+from multiverse.tablecodec import decode_cell, split_row
 
 S = TypeVar("S")
 
@@ -46,15 +46,18 @@ class HistoryIndex:
     def requests(self) -> list[PastRequest]:
         """Every archived run's request, oldest shard first."""
         found: list[PastRequest] = []
-        for requests in self._summaries(PROCESS_RUNS, _requests):
+        for requests in self._summaries(PROCESS_RUNS, _requests, "run_id", "user_request"):
             found.extend(requests)
         return found
 
     def highest_instruction(self) -> int:
         """The highest number of an archived instruction id (`I0042` → 42), 0 if none."""
-        return max(self._summaries(USER_INSTRUCTIONS, _highest_number), default=0)
+        highest = self._summaries(USER_INSTRUCTIONS, _highest_number, "instruction_id")
+        return max(highest, default=0)
 
-    def _summaries(self, spec: TableSpec[Any], summarise: Callable[[Sequence[Any]], S]) -> list[S]:
+    def _summaries(
+        self, spec: TableSpec[Any], summarise: Callable[[Iterator[list[str]]], S], *names: str
+    ) -> list[S]:
         found: list[S] = []
         for shard in shard_dirs(self.home):
             path = shard / spec.filename
@@ -65,17 +68,42 @@ class HistoryIndex:
             with self._guard:
                 known = self._known.get(path)
             if known is None or known[0] != stamp:
-                # A store of its own: the rows are parsed, summarised and let go.
-                known = (stamp, summarise(TableStore().snapshot(spec, path).rows))
+                try:
+                    known = (stamp, summarise(column_values(path, spec.columns, names)))
+                except (OSError, UnicodeDecodeError):  # unreadable now: it counts when readable
+                    continue
                 with self._guard:
                     self._known[path] = known
             found.append(known[1])
         return found
 
 
-def _requests(rows: Sequence[ProcessRun]) -> tuple[PastRequest, ...]:
-    return tuple(PastRequest(row.run_id, row.user_request) for row in rows)
+def column_values(path: Path, columns: Sequence[str], names: Sequence[str]) -> Iterator[list[str]]:
+    """The decoded cells of the named columns, row by row, streamed from a table file.
+
+    For summaries only: a row with the wrong number of cells is skipped, not reported (the
+    table store reports it where the table is read as such).
+    """
+    positions = [list(columns).index(name) for name in names]
+    with path.open(encoding="utf-8", newline="\n") as lines:
+        for line in lines:  # the header: the first row naming every column
+            cells = split_row(line.rstrip("\n").lstrip("\ufeff"))
+            if [decode_cell(cell) for cell in cells] == list(columns):
+                break
+        else:
+            return
+        next(lines, None)  # the delimiter row
+        for line in lines:
+            if not line.strip():
+                return  # a blank line ends a pipe table
+            cells = split_row(line.rstrip("\n"))
+            if len(cells) == len(columns):
+                yield [decode_cell(cells[position]) for position in positions]
 
 
-def _highest_number(rows: Sequence[UserInstruction]) -> int:
-    return max((int(row.instruction_id[1:]) for row in rows), default=0)
+def _requests(rows: Iterator[list[str]]) -> tuple[PastRequest, ...]:
+    return tuple(PastRequest(run_id, request) for run_id, request in rows)
+
+
+def _highest_number(rows: Iterator[list[str]]) -> int:
+    return max((int(key[1:]) for (key,) in rows if key[1:].isdigit()), default=0)

@@ -82,7 +82,7 @@ def test_archive_moves_rows_folders_and_catalog_paths(home: Home) -> None:
     for path in archived:  # every archived catalog path names a file that is there
         assert (home.root / path).is_file(), path
     shards = {p.parent.name for p in home.archive_db.glob("*/process_runs.md")}
-    assert shards == {shard_of(done), shard_of(failed)}  # dated shards: 2026-10, 2026-11
+    assert shards == {shard_of(done), shard_of(failed)}  # dated shards: a day each
 
 
 def test_archived_runs_are_readable_and_read_only(home: Home) -> None:

@@ -33,3 +33,12 @@ def test_only_the_newest_final_runs_stay_live() -> None:
     )
     assert due_for_archive(rows, NOW, after_days=0, live_final=2) == [rows[0].run_id]
     assert due_for_archive(rows, NOW, after_days=0, live_final=0) == []
+
+
+def test_the_count_rule_archives_in_batches_of_a_quarter() -> None:
+    rows = _runs(*((1 + n % 28, Status.COMPLETED) for n in range(125)))
+    assert due_for_archive(rows, NOW, after_days=0, live_final=100) == []
+    more = [*rows, *_runs((28, Status.COMPLETED))]
+    more[-1] = more[-1].model_copy(update={"run_id": "run-20261128-235959-999"})
+    due = due_for_archive(more, NOW, after_days=0, live_final=100)
+    assert len(due) == 26 and due == sorted(row.run_id for row in more)[:26]
