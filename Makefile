@@ -5,7 +5,8 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
 .PHONY: install start test lint typecheck bench bench-store bench-orchestrator bench-gateway clean \
-        bench-process bench-status bench-catalog eval-local check-agents
+        bench-process bench-status bench-catalog bench-overlap bench-history bench-langgraph \
+        eval-local check-agents
 
 # pip's output goes to $(LOG), shown only when the install fails.
 LOG    := $(VENV)/install.log
@@ -52,7 +53,18 @@ bench-status: install
 bench-process: install
 	$(BIN)/python bench/process_adapter.py
 
-bench: bench-store bench-orchestrator bench-gateway bench-process bench-status bench-catalog
+bench-overlap: install
+	$(BIN)/python bench/overlap.py
+
+bench-history: install
+	$(BIN)/python bench/history_scale.py
+
+# LangGraph lives in the bench's own environment (bench/.venv-langgraph), never in the project's.
+bench-langgraph: install
+	$(BIN)/python bench/langgraph_anchor.py
+
+bench: bench-store bench-orchestrator bench-gateway bench-process bench-status bench-catalog \
+       bench-overlap bench-history bench-langgraph
 
 # By hand only, never part of `test`: real requests end to end on the local model (30-90 min a
 # case). LABEL=before|after|…, CASES=memo-en,memo-ko,chart-note, BUILTIN=1 (no model: checks the

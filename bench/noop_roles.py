@@ -1,6 +1,7 @@
 """Instant roles behind the real interfaces, so a benchmark times only orchestration.
 
-They plan a fixed shape (4 phases × STAGES stages × TASKS tasks) and "execute" without work.
+They plan a fixed shape (4 phases × STAGES stages × TASKS tasks, or the stages and tasks a
+NoopPlanner is given) and "execute" without work.
 """
 
 from __future__ import annotations
@@ -29,9 +30,15 @@ TASKS = 4
 
 
 class NoopPlanner:
-    """Plans the fixed shape instantly."""
+    """Plans the fixed shape instantly: `stages` stages per phase, `tasks` tasks per stage."""
 
-    def decide_mode(self, request: str, has_past_runs: bool) -> ModeDecision:
+    def __init__(self, stages: int = STAGES, tasks: int = TASKS) -> None:
+        self.stages = stages
+        self.tasks = tasks
+
+    def decide_mode(
+        self, request: str, has_past_runs: bool, pending_ledger: str | None = None
+    ) -> ModeDecision:
         """A structured run."""
         mode = Mode.CONTINUOUS_RUN if has_past_runs else Mode.INITIAL_RUN
         return ModeDecision(mode=mode, reason="benchmark")
@@ -70,7 +77,7 @@ class NoopPlanner:
         )
 
     def plan_stages(self, context: PlanContext) -> StagesPlan:
-        """STAGES stages."""
+        """`stages` stages."""
         assert context.phase is not None
         phase = context.phase.phase_id
         return StagesPlan(
@@ -82,12 +89,12 @@ class NoopPlanner:
                     stage_name=f"stage {n}",
                     execution_order=n,
                 )
-                for n in range(1, STAGES + 1)
+                for n in range(1, self.stages + 1)
             ]
         )
 
     def plan_tasks(self, context: PlanContext) -> TasksPlan:
-        """TASKS tasks."""
+        """`tasks` tasks."""
         assert context.stage is not None and context.phase is not None
         stage = context.stage.stage_id
         folder = f"runs/{context.run_id}/workspace/{context.phase.phase_name}"
@@ -102,7 +109,7 @@ class NoopPlanner:
                     output_path=f"{folder}/{stage}-T{n:02d}.md",
                     execution_order=n,
                 )
-                for n in range(1, TASKS + 1)
+                for n in range(1, self.tasks + 1)
             ]
         )
 
