@@ -1,7 +1,8 @@
 """The learning context (SPEC §5): past runs ranked by how similar their requests are to a new one.
 
-Ranking is BM25 from the `rank_bm25` library over tokens that work for English and Korean alike
-(see `tokenize`). The ranking, with its scores, is kept in runs/<run_id>/learning_context.md as a
+Ranking is BM25L as the `rank_bm25` library scores it (`orchestrator.request_index`, an index
+that grows with each past run) over tokens that work for English and Korean alike (see
+`tokenize`). The ranking, with its scores, is kept in runs/<run_id>/learning_context.md as a
 markdown table a person can read, and read back from there by later steps.
 """
 
@@ -9,24 +10,18 @@ from __future__ import annotations
 
 import math
 import re
-import sys
 import unicodedata
-from array import array
 from collections.abc import Sequence
-from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
-from typing import Protocol
 
-import numpy as np
 import structlog
-from rank_bm25 import BM25L
 
 from multiverse.atomic import atomic_write_text
 from multiverse.contracts import LearningContext, Mode, PastRun
 from multiverse.errors import TableError
 from multiverse.home import RunPaths
 from multiverse.tablefile import parse_table_text, render_table
+from orchestrator.request_index import Requested, SharedIndex
 
 log = structlog.get_logger(__name__)
 
@@ -75,104 +70,41 @@ def tokenize(text: str) -> list[str]:
     return tokens
 
 
-class Requested(Protocol):
-    """A past run as ranking reads it: a live row, or an archived run's request."""
-
-    @property
-    def run_id(self) -> str: ...
-
-    @property
-    def user_request(self) -> str: ...
-
-
 def rank_past_runs(request: str, past: Sequence[Requested], limit: int = 5) -> LearningContext:
     """The past runs whose requests share terms with `request`, best first, at most `limit`.
 
-    Scored with rank_bm25's BM25L, chosen over the other two variants of the library:
-    BM25Okapi's idf log((N-n+0.5)/(n+0.5)) is negative for a term in more than half the runs, and
-    its epsilon floor (a fraction of the average idf) is itself negative when there are only one
-    or two past runs, so a genuinely similar request could score below zero and be dropped;
-    rank_bm25's BM25Plus adds its delta for every query term even to runs that lack the term,
-    so every run would score above zero. BM25L's idf log((N+1)/(n+0.5)) is always positive and
-    a term a run lacks adds exactly 0: a run scores above zero if and only if it shares a term.
-    Query terms are counted once; ties go to the newer run (higher run_id).
+    Scored with BM25L as rank_bm25 defines it (`orchestrator.request_index`), chosen over the
+    library's other two variants: BM25Okapi's idf log((N-n+0.5)/(n+0.5)) is negative for a term
+    in more than half the runs, and its epsilon floor (a fraction of the average idf) is itself
+    negative when there are only one or two past runs, so a genuinely similar request could
+    score below zero and be dropped; BM25Plus adds its delta for every query term even to runs
+    that lack the term, so every run would score above zero. BM25L's idf log((N+1)/(n+0.5)) is
+    always positive and a term a run lacks adds exactly 0: a run scores above zero if and only
+    if it shares a term. Query terms are counted once; ties go to the newer run (higher run_id).
     """
     query = list(dict.fromkeys(tokenize(request)))
     if not past or not query or limit <= 0:
         return LearningContext()
-    index = bm25_index(tuple(run.user_request for run in past))
-    if index is None:
-        return LearningContext()
-    # Only runs sharing a term can score above zero; scoring just those keeps 10,000 runs fast.
-    candidates = index.candidates(query)
-    if not candidates:
-        return LearningContext()
-    scores = np.round(np.asarray(index.bm25.get_batch_scores(query, candidates)), 3)
-    kept = np.flatnonzero(scores > 0)
-    matching = len(kept)
-    if matching > limit:  # only the best `limit` scores, with their ties, need sorting
-        cutoff = np.partition(scores[kept], -limit)[-limit]
-        kept = kept[scores[kept] >= cutoff]
-    best = sorted(
-        ((float(scores[j]), past[candidates[j]].run_id, candidates[j]) for j in kept),
-        reverse=True,
-    )[:limit]
+    # Only runs sharing a term can score above zero; scoring just those keeps 100,000 runs fast.
+    best, matching = _INDEX.best(past, query, limit)
     log.debug("learning_ranked", past_runs=len(past), matching=matching)
+    requests = {run_id for _score, run_id in best}
+    asked = {run.run_id: run.user_request for run in past if run.run_id in requests}
     return LearningContext(
         past_runs=[
-            PastRun(run_id=run_id, score=score, user_request=past[i].user_request)
-            for score, run_id, i in best
+            PastRun(run_id=run_id, score=score, user_request=asked[run_id])
+            for score, run_id in best
         ]
     )
 
 
-@dataclass(frozen=True)
-class PastRequestIndex:
-    """rank_bm25's BM25L over past requests, with the runs each term occurs in."""
-
-    bm25: BM25L
-    postings: dict[str, array[int]]  # compact: 4 bytes a posting, not a list's 8 + an int
-
-    def candidates(self, query: list[str]) -> list[int]:
-        """The positions of the past requests that share a term with `query`, in order."""
-        found: set[int] = set()
-        for term in query:
-            found.update(self.postings.get(term, ()))
-        return sorted(found)
-
-
-@lru_cache(maxsize=1)
-def bm25_index(requests: tuple[str, ...]) -> PastRequestIndex | None:
-    """The index of these past requests (None if none has a term).
-
-    Building it is most of the cost of ranking (~0.1 s for 10,000 runs), so the last index is
-    kept, and the daemon builds the next one while it waits (`warm_index`): the past runs a
-    new request is ranked against are the runs the daemon already knew.
-    """
-    corpus = [_terms(request) for request in requests]
-    if not any(corpus):
-        return None
-    postings: dict[str, array[int]] = {}
-    for position, terms in enumerate(corpus):
-        for term in set(terms):
-            found = postings.get(term)
-            if found is None:
-                found = postings[term] = array("I")
-            found.append(position)
-    return PastRequestIndex(BM25L(corpus), postings)
-
-
 def warm_index(past: Sequence[Requested]) -> None:
-    """Build the index a request arriving now would be ranked with."""
-    bm25_index(tuple(run.user_request for run in past))
+    """Bring the ranking index up to date with `past`, so a request arriving now need not."""
+    _INDEX.warm(past)
 
 
-@lru_cache(maxsize=100_000)
-def _terms(request: str) -> tuple[str, ...]:
-    # Cached: a past request is tokenized once per process, not once per new request. Terms
-    # are interned: 100,000 requests share one string per distinct term (their index's
-    # largest part was a new string per occurrence).
-    return tuple(sys.intern(term) for term in tokenize(request))
+# The process's one index of past requests: each is tokenized once, when it joins the index.
+_INDEX = SharedIndex(tokenize)
 
 
 def learning_context_path(run: RunPaths) -> Path:

@@ -165,6 +165,18 @@ def test_ten_thousand_past_runs() -> None:
     assert len(context.past_runs) == 1
 
 
+def test_the_index_follows_new_edited_and_removed_past_runs() -> None:
+    """The index grows with new runs and is rebuilt when a run leaves or its request changes."""
+    past = [run(1, "heat pump market memo"), run(2, "office move plan")]
+    assert [p.run_id for p in rank_past_runs("heat pump", past).past_runs] == [past[0].run_id]
+    past.append(run(3, "heat pump installer survey"))
+    ranked = [p.run_id for p in rank_past_runs("heat pump", past).past_runs]
+    assert ranked == [past[2].run_id, past[0].run_id]
+    past[0] = run(1, "office party")  # a person edited the request in its table
+    assert [p.run_id for p in rank_past_runs("heat pump", past).past_runs] == [past[2].run_id]
+    assert rank_past_runs("heat pump", past[:2]) == LearningContext()  # run 3 removed
+
+
 def test_render_read_round_trip(tmp_path: Path) -> None:
     """A ranking with pipes, newlines, <br> and Korean in requests survives render and read."""
     context = LearningContext(
