@@ -93,6 +93,15 @@ def archived_run_ids(home: Home) -> list[str]:
         return []
 
 
+def any_archived(home: Home) -> bool:
+    """Whether any run is archived (the listing of runs/archive/ stops at the first)."""
+    try:
+        with os.scandir(home.archive_runs) as entries:
+            return any(entry.name.startswith("run-") for entry in entries)
+    except OSError:
+        return False
+
+
 def archived_count(home: Home) -> int:
     """How many runs are archived (a listing of runs/archive/, nothing parsed)."""
     try:

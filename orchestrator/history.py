@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from multiverse.archive import (
-    archived_run_ids,
+    any_archived,
     is_run_id,
     merged,
     shard_dirs,
@@ -24,7 +24,7 @@ from orchestrator.signals import ProposalRecord
 
 def has_past_runs(crew: Collaborators) -> bool:
     """Whether any run exists, live or archived (a listing of runs/archive/, no table read)."""
-    return bool(crew.process_runs.rows()) or bool(archived_run_ids(crew.home))
+    return bool(crew.process_runs.rows()) or any_archived(crew.home)
 
 
 def archived_catalog(crew: Collaborators, run_ids: Iterable[str | None]) -> list[CatalogEntry]:
