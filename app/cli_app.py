@@ -11,8 +11,7 @@ from typing import Annotated
 
 import typer
 
-from app.cli_style import EXIT_EPILOG, App, PlainGroup, fail, print_json
-from multiverse.errors import MultiverseError
+from app.cli_style import EXIT_EPILOG, App, PlainGroup, errors_said, print_json
 
 app = App(
     name="multiverse",
@@ -42,10 +41,8 @@ def run_ref(home: str | None, run: str, as_json: bool = False) -> str:
     from multiverse.home import resolve_home
     from multiverse.run_refs import resolve_run
 
-    try:
+    with errors_said(as_json):
         return resolve_run(resolve_home(home), run)
-    except MultiverseError as error:
-        raise fail(error, as_json) from None
 
 
 def _version(value: bool) -> None:

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 import typer
 
 from app.cli_app import HomeOption, JsonOption, app, run_ref
-from app.cli_style import fail, print_json
+from app.cli_style import errors_said, fail, print_json
 from multiverse.errors import MultiverseError
 
 
@@ -21,11 +21,9 @@ def init(
     """Create the home layout (never overwrites an existing file)."""
     from multiverse.home import init_home, resolve_home
 
-    try:
+    with errors_said(as_json):
         target = resolve_home(directory or home)
         created = init_home(target)
-    except MultiverseError as error:
-        raise fail(error, as_json) from None
     if as_json:
         paths = [path.relative_to(target.root).as_posix() for path in created]
         print_json({"home": str(target.root), "created": paths})
@@ -85,10 +83,8 @@ def submit(
     follow: Literal["no", "taken", "proposal"] = (
         "no" if wait is False else "proposal" if wait else "taken"
     )
-    try:
+    with errors_said(as_json):
         done = submit_and_follow(home, text, file, follow, timeout)
-    except MultiverseError as error:
-        raise fail(error, as_json) from None
     lines, warning, code = report(done)
     if warning:
         typer.echo(warning, err=True)
@@ -112,10 +108,8 @@ def status(
     from app.status_view import show_status
 
     run = run_ref(home, run, as_json) if run is not None else None
-    try:
+    with errors_said(as_json):
         shown = show_status(home, run, watch=watch, as_json=as_json)
-    except MultiverseError as error:
-        raise fail(error, as_json) from None
     raise typer.Exit(1 if shown == "FAILED" else 0)
 
 
@@ -127,13 +121,11 @@ def show(
     from app.commands import show_data, show_run
 
     run = run_ref(home, run, as_json)
-    try:
+    with errors_said(as_json):
         if as_json:
             print_json(show_data(home, run))
         else:
             typer.echo(show_run(home, run))
-    except MultiverseError as error:
-        raise fail(error, as_json) from None
 
 
 @app.command()
@@ -170,10 +162,8 @@ def doctor(
     from app.commands import run_doctor
     from app.doctor import render_doctor
 
-    try:
+    with errors_said(as_json):
         report = run_doctor(home, ping)
-    except MultiverseError as error:
-        raise fail(error, as_json) from None
     if as_json:
         data = report.model_dump(mode="json")
         serving = report.daemon is not None and report.daemon.serving

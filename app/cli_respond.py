@@ -7,17 +7,14 @@ from typing import Annotated
 import typer
 
 from app.cli_app import HomeOption, JsonOption, app, relative, run_ref, said
-from app.cli_style import fail
-from multiverse.errors import MultiverseError
+from app.cli_style import errors_said
 
 
 def _answer(home: str | None, run: str, kind: str, text: str = "", as_json: bool = False) -> None:
     from app.commands import answer_run
 
-    try:
+    with errors_said(as_json):
         path = answer_run(home, run, kind, text)
-    except MultiverseError as error:
-        raise fail(error, as_json) from None
     answer, where = kind.lower(), relative(home, path)
     said(as_json, f"{answer}: answer written to {path}", run_id=run, answer=answer, path=where)
 
@@ -51,10 +48,8 @@ def cancel(
     run = run_ref(home, run, as_json)
     from app.commands import cancel_run
 
-    try:
+    with errors_said(as_json):
         path = cancel_run(home, run)
-    except MultiverseError as error:
-        raise fail(error, as_json) from None
     message = f"cancel: asked ({path}); the daemon stops {run} after the step in flight"
     said(as_json, message, run_id=run, answer="cancel", path=relative(home, path))
 
@@ -67,10 +62,8 @@ def pause(
     run = run_ref(home, run, as_json)
     from app.commands import pause_run
 
-    try:
+    with errors_said(as_json):
         path = pause_run(home, run)
-    except MultiverseError as error:
-        raise fail(error, as_json) from None
     message = f"pause: asked ({path}); {run} holds before its next step until resumed"
     said(as_json, message, run_id=run, answer="pause", path=relative(home, path))
 
@@ -110,10 +103,8 @@ def _approval(
 ) -> None:
     from app.commands import answer_approval
 
-    try:
+    with errors_said(as_json):
         answered = answer_approval(home, run, approval_id, approve)
-    except MultiverseError as error:
-        raise fail(error, as_json) from None
     word = "approved" if approve else "denied"
     message = f"{word}: {answered.id} ({answered.shown(120)}); the daemon goes on with {run}"
     said(
@@ -135,10 +126,8 @@ def retry(
     run = run_ref(home, run, as_json)
     from app.commands import retry_run
 
-    try:
+    with errors_said(as_json):
         path, place = retry_run(home, run)
-    except MultiverseError as error:
-        raise fail(error, as_json) from None
     where = f" from {place}" if place else ""
     message = f"retry: asked ({path}); the daemon resumes {run}{where}"
     data = {"run_id": run, "answer": "retry", "path": relative(home, path), "from": place or None}
@@ -153,10 +142,8 @@ def resume(
     run = run_ref(home, run, as_json)
     from app.commands import resume_run
 
-    try:
+    with errors_said(as_json):
         path, held = resume_run(home, run)
-    except MultiverseError as error:
-        raise fail(error, as_json) from None
     message = f"resume: asked ({path}); {run} goes on with {', '.join(held)}"
     said(as_json, message, run_id=run, answer="resume", path=relative(home, path), held=held)
 
@@ -171,8 +158,6 @@ def delete_row(
     """Remove a row on purpose (the daemon restores rows that a save erased by accident)."""
     from app.commands import delete_row as remove
 
-    try:
+    with errors_said(as_json):
         path = remove(home, table, key)
-    except MultiverseError as error:
-        raise fail(error, as_json) from None
     said(as_json, f"deleted: {key} from {path}", table=relative(home, path), key=key)

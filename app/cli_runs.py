@@ -7,8 +7,8 @@ from typing import Annotated
 import typer
 
 from app.cli_app import HomeOption, JsonOption, app, run_ref
-from app.cli_style import fail, print_json
-from multiverse.errors import MultiverseError, UserError
+from app.cli_style import errors_said, fail, print_json
+from multiverse.errors import UserError
 
 
 @app.command()
@@ -42,12 +42,10 @@ def runs(
     from app.runs_view import show_runs, statuses_asked
     from app.when import parse_when
 
-    try:
+    with errors_said(as_json):
         wanted = statuses_asked(status or [])
         after = parse_when(since) if since is not None else None
         show_runs(home, wanted, after, max(limit, 0), archived, as_json)
-    except MultiverseError as error:
-        raise fail(error, as_json) from None
 
 
 @app.command()
@@ -81,10 +79,8 @@ def archive(
         error = UserError("give the runs to archive, or --before DATE (e.g. --before 30d)")
         raise fail(error, as_json)
     refs = [run_ref(home, item, as_json) for item in run or []]
-    try:
+    with errors_said(as_json):
         result = archive_runs(home, refs or None, before, dry_run)
-    except MultiverseError as error:
-        raise fail(error, as_json) from None
     if as_json:
         print_json(result.model_dump(mode="json"))
     else:
@@ -108,10 +104,8 @@ def open_(
     from app.open_report import open_run
 
     run = run_ref(home, run, as_json)
-    try:
+    with errors_said(as_json):
         result = open_run(home, run, folder, print_only)
-    except MultiverseError as error:
-        raise fail(error, as_json) from None
     if as_json:
         print_json(result)
     elif result["opened"]:

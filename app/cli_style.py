@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import typer
@@ -200,6 +201,15 @@ def fail(error: MultiverseError, as_json: bool = False) -> typer.Exit:
     else:
         typer.echo(f"error: {error}", err=True)
     return typer.Exit(error.exit_code)
+
+
+@contextmanager
+def errors_said(as_json: bool = False) -> Iterator[None]:
+    """Within the block, a MultiverseError is said (`fail`) and the command exits with its code."""
+    try:
+        yield
+    except MultiverseError as error:
+        raise fail(error, as_json) from None
 
 
 def wants_json(argv: list[str] | None = None) -> bool:
