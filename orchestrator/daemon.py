@@ -43,6 +43,7 @@ from orchestrator.registry import restore_run_rows
 from orchestrator.responses import read_response
 from orchestrator.retry import wants_a_look
 from orchestrator.runner import StepRunner
+from orchestrator.self_archiving import archive_runs, forget_tombstoned
 from orchestrator.wakeups import WakeUps
 from orchestrator.watcher import ALL, ARCHIVE, DB_PREFIX, INBOX, run_of_table, start_watching
 
@@ -296,34 +297,8 @@ class Daemon:
             if self.config.archive_after_days:
                 self.wake(ARCHIVE, ARCHIVE_LOOK_SECONDS)  # runs age without an event
             return False
-        self._launch(ARCHIVE, lambda: self._archive(due))
+        self._launch(ARCHIVE, lambda: archive_runs(self.crew, due, self._started_at))
         return True
-
-    def _archive(self, due: list[str]) -> None:
-        """One crash-safe archive of the due runs (`orchestrator.archiving`)."""
-        self.crew.flush_behind()  # rows written behind for these runs land before they move
-        archiver = Archiver(self.crew.home, self.crew.store, lambda home: self._started_at)
-        try:
-            result = archiver.archive(due)
-        except MultiverseError as error:  # a broken or vanished row: the next look tries again
-            log.warning("runs_not_archived", error=str(error))
-            return
-        log.info(
-            "runs_archived",
-            archived=len(result.archived),
-            kept=[f"{kept.run_id}: {kept.reason}" for kept in result.refused],
-        )
-        self._forget_tombstoned()
-
-    def _forget_tombstoned(self) -> None:
-        """Keep the tombstone file to the last hour's deletions (see `forget_tombstoned`)."""
-        try:
-            dropped = self.crew.forget_tombstoned()
-        except (OSError, MultiverseError) as error:  # tried again after the next archive
-            log.warning("tombstones_not_compacted", error=str(error))
-            return
-        if dropped:
-            log.info("tombstones_compacted", dropped=dropped)
 
     def _note_failure(self, run_id: str) -> None:
         try:
@@ -400,7 +375,7 @@ class Daemon:
             stop_leftover_children(self.crew.home.runs, self.crew.home.state)
             # An archive a crash cut short is finished before any run is looked at.
             Archiver(self.crew.home, self.crew.store).finish()
-            self._forget_tombstoned()
+            forget_tombstoned(self.crew)
             # Under the lock: the channels' outbox of a killed daemon is sent on now.
             self.crew.speaker.start()
             self.wake(ALL)
