@@ -77,7 +77,7 @@ def _waiting_runs(crew: Collaborators) -> int:
 
 def _engine_line(mapping: RuntimeMapping) -> str:
     """Which engine serves each tier, in a few words (no key values, ever)."""
-    from multiverse.config import effective_tiers
+    from multiverse.effective_tiers import effective_tiers
 
     effective = effective_tiers(mapping, os.environ)
     if all(item.mode == "builtin" for item in effective.values()):

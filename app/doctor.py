@@ -15,15 +15,8 @@ from pydantic import BaseModel, ConfigDict
 
 from app.doctor_channels import ChannelCheck, channel_lines, check_channel
 from multiverse.agent_package import ROLES, load_agent_package, role_package_dir
-from multiverse.config import (
-    RuntimeMapping,
-    Tier,
-    TierConfig,
-    effective_tiers,
-    load_runtime_mapping,
-    mode_summary,
-    resolve_tier,
-)
+from multiverse.config import RuntimeMapping, Tier, TierConfig, load_runtime_mapping
+from multiverse.effective_tiers import effective_tiers, mode_summary, resolve_tier
 from multiverse.errors import ConfigError
 from multiverse.heartbeat import Serving, probe
 from multiverse.home import Home

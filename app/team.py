@@ -20,13 +20,11 @@ from communicator.channels import open_channels
 from communicator.speaker import Speaker, print_to_console
 from executor.builtin.role import BuiltinExecutor
 from multiverse.agent_package import load_agent_package, role_package_dir
-from multiverse.config import (
+from multiverse.config import RuntimeMapping, Tier, TierConfig
+from multiverse.effective_tiers import (
     PROCESS_GATE,
     EffectiveTier,
     OnceGate,
-    RuntimeMapping,
-    Tier,
-    TierConfig,
     debug_enabled,
     debug_mode_line_once,
     effective_tiers,

@@ -10,16 +10,18 @@ from structlog.testing import capture_logs
 from multiverse.config import (
     DEFAULT_ACTION_MAPPING,
     DEFAULT_TOOLS,
-    OnceGate,
     RuntimeMapping,
     Tier,
     TierConfig,
     ToolBinding,
     concrete_tools,
+    load_runtime_mapping,
+)
+from multiverse.effective_tiers import (
+    OnceGate,
     debug_enabled,
     debug_mode_line_once,
     effective_tiers,
-    load_runtime_mapping,
     resolve_tier,
     warn_degraded_once,
 )

@@ -11,8 +11,9 @@ from typing import Any
 from structlog.testing import capture_logs
 
 from app.team import build_collaborators
-from multiverse.config import DaemonConfig, OnceGate, load_runtime_mapping
+from multiverse.config import DaemonConfig, load_runtime_mapping
 from multiverse.contracts import Mode, ModeDecision
+from multiverse.effective_tiers import OnceGate
 from multiverse.home import Home
 from multiverse.models import Status
 from multiverse.schemas import PROCESS_RUNS

@@ -17,7 +17,8 @@ from structlog.testing import capture_logs
 
 from app.commands import answer_run, submit_request
 from app.team import build_collaborators
-from multiverse.config import OnceGate, load_runtime_mapping
+from multiverse.config import load_runtime_mapping
+from multiverse.effective_tiers import OnceGate
 from multiverse.home import Home
 from multiverse.models import Status
 from multiverse.schemas import MAJOR_STAGES, PHASES, PROCESS_RUNS, TASKS

@@ -22,8 +22,9 @@ import pytest
 import yaml
 
 from executor.process import ProcessExecutor
-from multiverse.config import TierConfig, resolve_tier
+from multiverse.config import TierConfig
 from multiverse.dps_events import read_events
+from multiverse.effective_tiers import resolve_tier
 from multiverse.errors import StepInterrupted
 from multiverse.home import Home
 from multiverse.process_session import Place, ProcessSession, PromptInProgress
