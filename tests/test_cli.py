@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -104,3 +105,41 @@ def test_start_says_which_engine_serves(home: Home) -> None:
     finally:
         process.terminate()
         assert process.wait(timeout=60) == 0
+
+
+COMPLETE_PROBE = """
+import sys
+from app.cli import app
+try:
+    app(prog_name="multiverse")
+except SystemExit:
+    pass
+print("litellm" in sys.modules)
+"""
+
+
+@pytest.mark.parametrize(
+    ("typed", "offered"),
+    [
+        ("multiverse --ver", "--version"),
+        ("multiverse --he", "--help"),
+        ("multiverse sta", "status"),
+    ],
+)
+def test_shell_completion_answers_without_importing_litellm(typed: str, offered: str) -> None:
+    """typer's bash completion (as `--show-completion` installs it) offers the word, no litellm."""
+    environ = {
+        **os.environ,
+        "_MULTIVERSE_COMPLETE": "complete_bash",
+        "COMP_WORDS": typed,
+        "COMP_CWORD": str(len(typed.split()) - 1),
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", COMPLETE_PROBE],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=environ,
+    )
+    *offers, imported = result.stdout.split()
+    assert offered in offers and imported == "False", result.stdout + result.stderr
