@@ -70,6 +70,7 @@ def _load(name: str, file: str) -> ModuleType:
 
 
 bench_run: Any = _load("bench_orchestrator", "orchestrator.py")  # its globals are patched below
+make_crew = bench_run._crew
 bench_status = bench_run._bench_module("status")
 NoopPlanner = bench_run.noop_roles.NoopPlanner
 SMALL = (bench_run.noop_roles.STAGES, bench_run.noop_roles.TASKS)
@@ -88,7 +89,7 @@ def seed(root: Path, past: int) -> float:
         init_home(Home(root))
         return time.perf_counter() - began
     home = bench_status.build(root, past)
-    crew = bench_run._crew(home)
+    crew = make_crew(home)
     refresh_inputs(crew)  # a home that served runs has catalogued its inputs
     live = DaemonConfig().live_final_runs
     due = due_for_archive(crew.process_runs.rows(), datetime.now(UTC), 0, live)
@@ -234,6 +235,14 @@ def measure_one(template: Path, log: bool = True) -> dict[str, Any]:
         bench_run.tempfile = SimpleNamespace(
             TemporaryDirectory=lambda: contextlib.nullcontext(str(home.root))
         )
+        # The daemon archives with the collaborators that served the run (one per daemon).
+        crews: list[Any] = []
+
+        def kept_crew(home: Home) -> Any:
+            crews.append(make_crew(home))
+            return crews[-1]
+
+        bench_run._crew = kept_crew
         before = files(home.root)
         io_before = proc_io()
         with WriteTally() as tally:
@@ -250,9 +259,9 @@ def measure_one(template: Path, log: bool = True) -> dict[str, Any]:
             "tally": _grouped(tally.by_file, home),
         }
         # The daemon then archives the final run that left the live window and compacts the
-        # tombstones (orchestrator/daemon.py `_start_archive`, `_archive`); its warm store has
-        # read the history (`warm_indexes`).
-        crew = bench_run._crew(home)
+        # tombstones (orchestrator/daemon.py `_start_archive`, `_archive`), with its warm store
+        # and indexes, as they were brought up to date after the run (`warm_indexes`).
+        (crew,) = crews
         crew.warm_indexes()
         live_final = DaemonConfig().live_final_runs
         rows = crew.process_runs.rows()

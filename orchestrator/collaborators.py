@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from communicator.speaker import Speaker
-from multiverse.archive import merged
 from multiverse.home import Home, RunPaths
 from multiverse.journal import (
     TOMBSTONE_KEEP_SECONDS,
@@ -41,8 +40,9 @@ from multiverse.schemas import (
 from multiverse.store import Table, TableStore
 from orchestrator.attention import Attention
 from orchestrator.catalog_rows import PendingCatalog
-from orchestrator.history_index import HistoryIndex, PastRequest
+from orchestrator.history_index import HistoryIndex
 from orchestrator.learning import warm_index
+from orchestrator.past_requests import PastRequests, RequestBook
 from orchestrator.register_notice import RegisterNotice
 from orchestrator.restorations import restoration_messages
 
@@ -100,9 +100,10 @@ class Collaborators:
         warm_index(self.past_runs())
         self.catalog.rows_with("run_id", ())
 
-    def past_runs(self) -> list[ProcessRun | PastRequest]:
-        """Every run the home holds: the live rows, then the archived ones (id and request)."""
-        return merged(self.process_runs.rows(), self.history.requests(), "run_id")
+    def past_runs(self, but: str | None = None) -> PastRequests:
+        """Every run the home holds but `but`: the live rows, then the archived ones."""
+        live = RequestBook.of(row for row in self.process_runs.rows() if row.run_id != but)
+        return PastRequests([live, *self.history.requests()])
 
     def report_restoration(self, restoration: Restoration) -> None:
         """Say what a merge put back after someone's save (console and the runs' messages)."""

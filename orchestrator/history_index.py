@@ -1,6 +1,6 @@
 """What history reads need from the archive shards, rebuilt from a shard when its file changes.
 
-A shard of `db/archive/` holds a month of whole rows; the reads that span all history need two
+A shard of `db/archive/` holds a day's whole rows; the reads that span all history need two
 cells of a past run (its id and request, which the learning context ranks) and the highest
 instruction id (ids are global). So each shard file is streamed once, line by line, into that
 summary (only those columns are decoded; no row is validated or kept), and read again only
@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -23,16 +22,9 @@ from multiverse.home import Home
 from multiverse.schemas import PROCESS_RUNS, USER_INSTRUCTIONS, TableSpec
 from multiverse.settled import Stamp, stamp_of
 from multiverse.tablecodec import decode_cell, split_row
+from orchestrator.past_requests import RequestBook
 
 S = TypeVar("S")
-
-
-@dataclass(frozen=True, slots=True)
-class PastRequest:
-    """One archived run as ranking sees it."""
-
-    run_id: str
-    user_request: str
 
 
 class HistoryIndex:
@@ -43,12 +35,9 @@ class HistoryIndex:
         self._known: dict[Path, tuple[Stamp, Any]] = {}
         self._guard = threading.Lock()
 
-    def requests(self) -> list[PastRequest]:
-        """Every archived run's request, oldest shard first."""
-        found: list[PastRequest] = []
-        for requests in self._summaries(PROCESS_RUNS, _requests, "run_id", "user_request"):
-            found.extend(requests)
-        return found
+    def requests(self) -> list[RequestBook]:
+        """Every archived run's request: a book per shard, oldest shard first."""
+        return self._summaries(PROCESS_RUNS, _requests, "run_id", "user_request")
 
     def highest_instruction(self) -> int:
         """The highest number of an archived instruction id (`I0042` → 42), 0 if none."""
@@ -101,8 +90,8 @@ def column_values(path: Path, columns: Sequence[str], names: Sequence[str]) -> I
                 yield [decode_cell(cells[position]) for position in positions]
 
 
-def _requests(rows: Iterator[list[str]]) -> tuple[PastRequest, ...]:
-    return tuple(PastRequest(run_id, request) for run_id, request in rows)
+def _requests(rows: Iterator[list[str]]) -> RequestBook:
+    return RequestBook((run_id, request) for run_id, request in rows)
 
 
 def _highest_number(rows: Iterator[list[str]]) -> int:

@@ -256,7 +256,7 @@ def _create_run(
     run_created(paths.root)
     if not paths.request.exists():
         atomic_write_text(paths.request, request.body)
-    past = [run for run in crew.past_runs() if run.run_id != run_id]
+    past = crew.past_runs(but=run_id)
     context = rank_past_runs(request.body, past) if mode is Mode.CONTINUOUS_RUN else None
     write_learning_context(paths, context or rank_past_runs("", []), mode)
     carry_pending(crew.home.pending_usage / request.name, paths.root)

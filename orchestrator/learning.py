@@ -21,7 +21,8 @@ from multiverse.contracts import LearningContext, Mode, PastRun
 from multiverse.errors import TableError
 from multiverse.home import RunPaths
 from multiverse.tablefile import parse_table_text, render_table
-from orchestrator.request_index import Requested, SharedIndex
+from orchestrator.past_requests import PastRequests, Requested
+from orchestrator.request_index import SharedIndex
 
 log = structlog.get_logger(__name__)
 
@@ -70,7 +71,9 @@ def tokenize(text: str) -> list[str]:
     return tokens
 
 
-def rank_past_runs(request: str, past: Sequence[Requested], limit: int = 5) -> LearningContext:
+def rank_past_runs(
+    request: str, past: PastRequests | Sequence[Requested], limit: int = 5
+) -> LearningContext:
     """The past runs whose requests share terms with `request`, best first, at most `limit`.
 
     Scored with BM25L as rank_bm25 defines it (`orchestrator.request_index`), chosen over the
@@ -83,13 +86,13 @@ def rank_past_runs(request: str, past: Sequence[Requested], limit: int = 5) -> L
     if it shares a term. Query terms are counted once; ties go to the newer run (higher run_id).
     """
     query = list(dict.fromkeys(tokenize(request)))
+    past = PastRequests.of(past)
     if not past or not query or limit <= 0:
         return LearningContext()
     # Only runs sharing a term can score above zero; scoring just those keeps 100,000 runs fast.
     best, matching = _INDEX.best(past, query, limit)
-    log.debug("learning_ranked", past_runs=len(past), matching=matching)
-    requests = {run_id for _score, run_id in best}
-    asked = {run.run_id: run.user_request for run in past if run.run_id in requests}
+    log.debug("learning_ranked", matching=matching)
+    asked = past.requests_of(run_id for _score, run_id in best)
     return LearningContext(
         past_runs=[
             PastRun(run_id=run_id, score=score, user_request=asked[run_id])
@@ -98,7 +101,7 @@ def rank_past_runs(request: str, past: Sequence[Requested], limit: int = 5) -> L
     )
 
 
-def warm_index(past: Sequence[Requested]) -> None:
+def warm_index(past: PastRequests) -> None:
     """Bring the ranking index up to date with `past`, so a request arriving now need not."""
     _INDEX.warm(past)
 
