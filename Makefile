@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: install start test lint typecheck bench bench-store bench-orchestrator bench-gateway clean \
         bench-process bench-status bench-catalog bench-overlap bench-history bench-langgraph \
-        eval-local check-agents
+        bench-celery eval-local check-agents
 
 # pip's output goes to $(LOG), shown only when the install fails.
 LOG    := $(VENV)/install.log
@@ -63,8 +63,13 @@ bench-history: install
 bench-langgraph: install
 	$(BIN)/python bench/langgraph_anchor.py
 
+# Celery lives in the bench's own environment (bench/.venv-celery), never in the project's. By
+# hand only: it starts a real redis-server (`apt-get install redis-server`) and Celery worker.
+bench-celery: install
+	$(BIN)/python bench/celery_roundtrip.py
+
 bench: bench-store bench-orchestrator bench-gateway bench-process bench-status bench-catalog \
-       bench-overlap bench-history bench-langgraph
+       bench-overlap bench-history bench-langgraph bench-celery
 
 # By hand only, never part of `test`: real requests end to end on the local model (30-90 min a
 # case). LABEL=before|after|…, CASES=memo-en,memo-ko,chart-note, BUILTIN=1 (no model: checks the
