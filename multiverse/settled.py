@@ -45,7 +45,7 @@ def stamp_of(stat: os.stat_result) -> Stamp:
     return (stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
 
 
-def read_stamped(path: Path) -> tuple[os.stat_result, int, bytes]:
+def read_stamped(path: Path | str) -> tuple[os.stat_result, int, bytes]:
     """The file's stat, the time its bytes were read, and the bytes (one open, os-level)."""
     fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     try:

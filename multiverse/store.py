@@ -33,7 +33,7 @@ from multiverse.exchange import exchange
 from multiverse.flock import FileFlock, LockTimeout
 from multiverse.journal import Restoration, RowJournal
 from multiverse.schemas import R, TableSpec
-from multiverse.settled import Stamp, read_settled, read_stamped, stamp_of
+from multiverse.settled import Reading, Stamp, read_settled, read_stamped, stamp_of
 from multiverse.table import Table, describe
 from multiverse.tablefile import parse_table_text
 from multiverse.tablesnapshot import (
@@ -73,6 +73,8 @@ class TableStore:
         self._locks: dict[Path, tuple[threading.Lock, FileFlock]] = {}
         self._settled: dict[Path, Stamp] = {}  # stamps that prove the cached bytes current
         self._specs: dict[Path, TableSpec[Any]] = {}  # what each file known to us holds
+        # The bytes a thread of this store is swapping in right now and has not cached yet.
+        self._writing: dict[Path, bytes] = {}
         self._guard = threading.Lock()
 
     def table(self, spec: TableSpec[R], path: Path) -> Table[R]:
@@ -137,7 +139,14 @@ class TableStore:
             if cached is not None and cached.data == data:
                 self._remember_stamp(path, stamp_of(stat), began)
                 return cached
-            fresh, reading = read_settled(path, lambda data: self._parse(spec, path, data))
+            if data == self._writing.get(path):
+                # Another thread's write of ours, swapped in and not yet cached: complete and
+                # fsync'd before it was placed, so there is nothing to wait for (`read_settled`
+                # would scan /proc, ~4 ms, to learn that no one is writing it).
+                fresh = self._parse(spec, path, data)
+                reading = Reading(data, stamp_of(stat), began)
+            else:
+                fresh, reading = read_settled(path, lambda data: self._parse(spec, path, data))
         except FileNotFoundError:
             # Deleted by someone after we knew it: what this process wrote is merged back.
             gone = cached is not None and cached.exists
@@ -301,10 +310,16 @@ class TableStore:
             data = "".join(rendered[0]).encode("utf-8")
             if data == expected:
                 return after, restored
-            placed, theirs, standing = self._swap_in(path, data, expected)
-            if placed:
-                self.journal.record(path, base.rows, base.index, after, rendered[5])
-                self._cache_write(path, base, after, data, rendered)
+            with self._guard:
+                self._writing[path] = data
+            try:
+                placed, theirs, standing = self._swap_in(path, data, expected)
+                if placed:
+                    self.journal.record(path, base.rows, base.index, after, rendered[5])
+                    self._cache_write(path, base, after, data, rendered)
+            finally:
+                with self._guard:
+                    del self._writing[path]
             if theirs is None:
                 return after, restored
             # Someone saved between our read and our write: merge their save, write again.
@@ -421,8 +436,8 @@ def _swap_back(path: Path, tmp: str, ours: bytes) -> bytes:
 
 
 def _read_bytes(path: Path | str) -> bytes:
-    with open(path, "rb") as handle:
-        return handle.read()
+    # os-level: half the system calls of a buffered `open` (no ioctl, lseek, second fstat).
+    return read_stamped(path)[2]
 
 
 def _settled_bytes(path: Path) -> bytes:

@@ -9,6 +9,7 @@ import stat
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +17,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from multiverse import settled as settled_module
 from multiverse import store as store_module
 from multiverse import tablesnapshot as tablesnapshot_module
 from multiverse.errors import RowNotFoundError, StaleRowError, TableError
+from multiverse.journal import RowJournal
 from multiverse.models import AssetType, CatalogEntry, Phase, ProcessRun, Status, Task
 from multiverse.schemas import KNOWLEDGE_CATALOG, PHASES, PROCESS_RUNS, TASKS, TableSpec
 from multiverse.store import TableStore
@@ -463,6 +466,45 @@ def test_threads_with_separate_stores_lose_no_update(tmp_path: Path) -> None:
     for worker in workers:
         worker.join()
     assert TableStore().table(PROCESS_RUNS, path).rows() == [_run(1, str(rounds * threads))]
+
+
+class _JournalWithAPause(RowJournal):
+    """A journal that runs `during` in its next `record`: after the write is in place, before
+    the store has cached it."""
+
+    during: Callable[[], None] | None = None
+
+    def record(self, *args: Any) -> None:
+        during, self.during = self.during, None
+        if during is not None:
+            during()
+        super().record(*args)
+
+
+def test_a_read_racing_the_stores_own_write_takes_it_without_waiting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another thread reading a file this store has just put in place, before the store cached
+    it, gets its rows at once: no look for writers (a /proc scan) and no wait to settle."""
+    looks: list[int] = []
+    look = settled_module.open_for_writing
+    monkeypatch.setattr(
+        settled_module, "open_for_writing", lambda dev, ino: looks.append(ino) or look(dev, ino)
+    )
+    journal = _JournalWithAPause()
+    table = TableStore(journal).table(PROCESS_RUNS, tmp_path / PROCESS_RUNS.filename)
+    seen: list[list[ProcessRun]] = []
+
+    def read_from_another_thread() -> None:
+        reader = threading.Thread(target=lambda: seen.append(table.rows()))
+        reader.start()
+        reader.join(timeout=30)
+
+    journal.during = read_from_another_thread
+    table.insert(_run(1))
+    assert seen == [[_run(1)]]
+    assert looks == []
+    assert table.rows() == [_run(1)]
 
 
 def test_a_settled_cache_still_sees_an_in_place_edit_of_the_same_size(tmp_path: Path) -> None:
