@@ -14,7 +14,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from multiverse.archive import shard_of
+from multiverse.archive import shards_of
 from multiverse.errors import RunStateError, UnknownRun
 from multiverse.home import Home, require_home, resolve_home, visible_files
 from multiverse.models import AssetType
@@ -29,7 +29,7 @@ def report_path(home: Home, run_id: str) -> Path | None:
     file in outputs/<run_id>/; None if it has none."""
     store = TableStore()
     tables = [home.db / KNOWLEDGE_CATALOG.filename]
-    tables.append(home.archive_db / shard_of(run_id) / KNOWLEDGE_CATALOG.filename)
+    tables += [home.archive_db / shard / KNOWLEDGE_CATALOG.filename for shard in shards_of(run_id)]
     for path in tables:
         if not path.exists():
             continue

@@ -1,8 +1,8 @@
 """Where archived runs live, and reading them (SPEC §13 `multiverse archive`).
 
 A final run can be moved out of the live tables and folders (`orchestrator.archiving`): its rows
-go to the dated shard `db/archive/<YYYY-MM-DD>/` (the day in its run_id; the same three global
-tables in the same format), its folder to `runs/archive/<run_id>/`. Its deliverables stay in
+go to the dated shard `db/archive/<YYYY-MM-DDTHH>/` (the hour in its run_id; the same three
+global tables in the same format), its folder to `runs/archive/<run_id>/`. Its deliverables stay in
 `outputs/<run_id>/`. Archived runs stay readable (`show`, `open`, `logs`, `status RUN`), and the
 learning context and catalog lookups still read them. Live rows win over archived ones with the
 same key (a crash between two steps of an archive can leave both for a moment).
@@ -23,7 +23,8 @@ from multiverse.schemas import PROCESS_RUNS, TableSpec
 from multiverse.store import TableStore
 
 R = TypeVar("R", bound=Row)
-_SHARD = re.compile(r"\d{4}-\d{2}-\d{2}")
+# An hour's shard, or a day's (shards of archives made before 2026-11-24).
+_SHARD = re.compile(r"\d{4}-\d{2}-\d{2}(T\d{2})?")
 _RUN_ID = re.compile(RUN_ID)
 
 
@@ -58,12 +59,20 @@ class ArchiveResult(BaseModel):
 
 
 def shard_of(run_id: str) -> str:
-    """The shard a run's rows are archived in: `YYYY-MM-DD` of its creation (from the run_id).
+    """The shard a run's rows are archived in: `YYYY-MM-DDTHH`, the hour of its creation.
 
-    A day, not a month: archiving rewrites the shard tables whole, so their size is what an
-    archive costs; a day's runs keep that small however long the history grows.
+    An hour, not a day or a month: archiving rewrites the shard tables whole, so their size is
+    what an archive costs. A busy home's day (12,000 runs in bench/history_scale.py) made each
+    archive batch rewrite 6.5 MB of day shard; an hour's runs keep it small.
     """
-    return f"{run_id[4:8]}-{run_id[8:10]}-{run_id[10:12]}"
+    return f"{run_id[4:8]}-{run_id[8:10]}-{run_id[10:12]}T{run_id[13:15]}"
+
+
+def shards_of(run_id: str) -> tuple[str, str]:
+    """The shards a run's archived rows may be in: its hour's, then its day's (the shards of
+    archives made before 2026-11-24 were a day each; they are read, never written)."""
+    hour = shard_of(run_id)
+    return hour, hour[:10]
 
 
 def shard_dirs(home: Home) -> list[Path]:
@@ -144,7 +153,10 @@ def is_run_id(text: str) -> bool:
 
 def archived_run(store: TableStore, home: Home, run_id: str) -> ProcessRun | None:
     """The archived row of a run (read from its shard only), or None."""
-    path = home.archive_db / shard_of(run_id) / PROCESS_RUNS.filename
-    if not is_run_id(run_id) or not path.exists():
+    if not is_run_id(run_id):
         return None
-    return store.table(PROCESS_RUNS, path).get(run_id)
+    for shard in shards_of(run_id):
+        path = home.archive_db / shard / PROCESS_RUNS.filename
+        if path.exists() and (row := store.table(PROCESS_RUNS, path).get(run_id)) is not None:
+            return row
+    return None

@@ -132,7 +132,7 @@ class Home:
 
     @cached_property
     def archive_db(self) -> Path:
-        """Archived runs' rows, one dated shard of the global tables per month (`archive`)."""
+        """Archived runs' rows: a dated shard of the global tables per hour of creation."""
         return self.db / "archive"
 
     @cached_property

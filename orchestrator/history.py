@@ -13,7 +13,7 @@ from multiverse.archive import (
     is_run_id,
     merged,
     shard_dirs,
-    shard_of,
+    shards_of,
 )
 from multiverse.models import CatalogEntry, InstructionStatus, UserInstruction
 from multiverse.schemas import KNOWLEDGE_CATALOG, USER_INSTRUCTIONS
@@ -32,7 +32,7 @@ def archived_catalog(crew: Collaborators, run_ids: Iterable[str | None]) -> list
     wanted = {run_id for run_id in run_ids if run_id is not None and is_run_id(run_id)}
     rows: list[CatalogEntry] = []
     # Only the shards these runs were archived in, through the shard's run_id index.
-    for shard in sorted({shard_of(run_id) for run_id in wanted}):
+    for shard in sorted({shard for run_id in wanted for shard in shards_of(run_id)}):
         path = crew.home.archive_db / shard / KNOWLEDGE_CATALOG.filename
         if path.exists():
             rows += crew.store.rows_with(KNOWLEDGE_CATALOG, path, "run_id", wanted)
@@ -93,7 +93,7 @@ def instructions_of(crew: Collaborators, run_ids: Iterable[str]) -> list[UserIns
     wanted = {run_id for run_id in run_ids if is_run_id(run_id)}
     live = crew.instructions.rows_with("run_id", wanted)
     archived: list[UserInstruction] = []
-    for shard in sorted({shard_of(run_id) for run_id in wanted}):
+    for shard in sorted({shard for run_id in wanted for shard in shards_of(run_id)}):
         path = crew.home.archive_db / shard / USER_INSTRUCTIONS.filename
         if path.exists():
             archived += crew.store.rows_with(USER_INSTRUCTIONS, path, "run_id", wanted)

@@ -1,6 +1,6 @@
 """What history reads need from the archive shards, rebuilt from a shard when its file changes.
 
-A shard of `db/archive/` holds a day's whole rows; the reads that span all history need two
+A shard of `db/archive/` holds an hour's whole rows; the reads that span all history need two
 cells of a past run (its id and request, which the learning context ranks) and the highest
 instruction id (ids are global). So each shard file is streamed once, line by line, into that
 summary (only those columns are decoded; no row is validated or kept), and read again only

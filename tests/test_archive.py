@@ -15,7 +15,7 @@ import pytest
 from past_runs import make_history
 
 from app.cli_schemas import schema_for
-from multiverse.archive import archived_rows, shard_of
+from multiverse.archive import archived_rows, archived_run, shard_of
 from multiverse.home import Home
 from multiverse.models import (
     InstructionStatus,
@@ -25,8 +25,8 @@ from multiverse.models import (
 from multiverse.schemas import GLOBAL_TABLES, KNOWLEDGE_CATALOG, PROCESS_RUNS, USER_INSTRUCTIONS
 from multiverse.store import TableStore
 from orchestrator.archiving import Archiver, choose
-from orchestrator.history import supersede_archived
-from orchestrator.learning import read_learning_context
+from orchestrator.history import archived_catalog, instructions_of, supersede_archived
+from orchestrator.learning import rank_past_runs, read_learning_context
 from orchestrator.watcher import wake_key
 
 from journey import cli, copy_assets, once, running_daemon, runs, wait_for
@@ -82,7 +82,27 @@ def test_archive_moves_rows_folders_and_catalog_paths(home: Home) -> None:
     for path in archived:  # every archived catalog path names a file that is there
         assert (home.root / path).is_file(), path
     shards = {p.parent.name for p in home.archive_db.glob("*/process_runs.md")}
-    assert shards == {shard_of(done), shard_of(failed)}  # dated shards: a day each
+    assert shards == {shard_of(done), shard_of(failed)}  # dated shards: an hour each
+
+
+def test_a_shard_of_a_day_from_an_older_version_is_still_read(home: Home) -> None:
+    """Shards were a day each before they were an hour each: a run archived then is still shown,
+    opened, its instructions and catalog rows found, and ranked by the learning context."""
+    (run_id,) = make_history(home, [Status.COMPLETED])
+    Archiver(home, TableStore()).archive([run_id])
+    hour = home.archive_db / shard_of(run_id)
+    day = hour.rename(home.archive_db / shard_of(run_id)[:10])  # as the older version left it
+    assert archived_run(TableStore(), home, run_id) is not None
+    shown = cli(home, "show", run_id, "--json")
+    assert shown.returncode == 0 and json.loads(shown.stdout)["status"] == "COMPLETED"
+    path = cli(home, "open", run_id, "--print")
+    assert path.returncode == 0 and path.stdout.strip() == str(home.outputs / run_id / "report.md")
+    crew = builtin_collaborators(home)
+    assert [row.run_id for row in instructions_of(crew, [run_id])] == [run_id]
+    assert {row.run_id for row in archived_catalog(crew, [run_id])} == {run_id}
+    ranked = rank_past_runs("heat pumps", crew.past_runs()).past_runs
+    assert [past.run_id for past in ranked] == [run_id]
+    assert day.is_dir() and not hour.exists()
 
 
 def test_archived_runs_are_readable_and_read_only(home: Home) -> None:
