@@ -435,8 +435,8 @@ def report_history(homes: dict[int, Path], repeats: int) -> None:
         )
     print(
         "\ntargets at 100,000 past runs: ≤ 1 MB written per whole run, RSS ≤ 120 MB. The past "
-        "runs are bench/status.py's, one every 7 s from 2026-10-01: ~12,000 share a day's "
-        "shard, which an archive batch rewrites.\n"
+        "runs are bench/status.py's, one every 7 s from 2026-10-01: ~514 share an hour's "
+        "shard, whose tables an archive batch rewrites.\n"
     )
     print("the home before the run (MB; last row: a count):\n")
     sizes = {past: disk(Home(root)) for past, root in homes.items()}

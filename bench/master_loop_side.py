@@ -5,7 +5,7 @@ Run in the project's environment (the anchor runs it; by hand:
 `one_run`, loaded by path and run once, in a home built in a fresh temporary folder (TMPDIR: the
 anchor puts it beside LangGraph's databases) with `--past` COMPLETED past runs. As the daemon
 keeps a home (DaemonConfig.live_final_runs, default 100), all but the newest `--live` final runs
-are then archived by the real `Archiver` (db/archive/<YYYY-MM>/, runs/archive/), unless
+are then archived by the real `Archiver` (db/archive/<YYYY-MM-DDTHH>/, runs/archive/), unless
 `--all-live`; seeding and archiving are timed apart, never in the loop. Prints JSON: the master
 loop's milliseconds (as bench/orchestrator.py times it), its steps and durable writes, the whole
 run's, the seeding's and archiving's seconds, and one fsync'd small write's cost on this disk
