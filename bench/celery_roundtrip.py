@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import hashlib
 import json
 import os
 import platform
@@ -39,11 +38,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from timing import median_ms  # bench/timing.py: the script's folder is on sys.path
+from side_env import side_python  # bench/: the script's folder is on sys.path
+from timing import median_ms
 
 from multiverse.contracts import ResultSignal, TaskAssignment
 from multiverse.models import AssetType, CatalogEntry, MajorStage, Phase, Task, UserInstruction
@@ -60,28 +60,9 @@ POOLS = {
 STEP_MS = 58.6 / 65
 
 
-def _quiet(command: Sequence[str | Path]) -> None:
-    """Run a command, its output shown only if it fails."""
-    done = subprocess.run([str(part) for part in command], capture_output=True, text=True)
-    if done.returncode:
-        sys.exit(f"{' '.join(map(str, command))} failed:\n{done.stdout}{done.stderr}")
-
-
 def celery_python() -> Path:
-    """Celery's interpreter, its environment created or updated when the pins changed."""
-    python = CELERY_VENV / "bin" / "python"
-    stamp = CELERY_VENV / "requirements.sha256"
-    digest = hashlib.sha256(REQUIREMENTS.read_bytes()).hexdigest()
-    if python.exists() and stamp.exists() and stamp.read_text() == digest:
-        return python
-    print(f"installing Celery into {CELERY_VENV} …", file=sys.stderr)
-    if not python.exists():
-        _quiet([sys.executable, "-m", "venv", CELERY_VENV])
-    _quiet(
-        [python, "-m", "pip", "install", "-q", "--disable-pip-version-check", "-r", REQUIREMENTS]
-    )
-    stamp.write_text(digest)
-    return python
+    """Celery's interpreter, in its own environment (bench/side_env.py)."""
+    return side_python(CELERY_VENV, REQUIREMENTS, "Celery")
 
 
 def assignment() -> TaskAssignment:

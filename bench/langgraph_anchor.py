@@ -22,7 +22,6 @@ run, and one fsync'd small write's cost on the same disk, measured in the same p
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import platform
@@ -37,6 +36,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from side_env import side_python  # bench/side_env.py: the script's folder is on sys.path
 
 BENCH = Path(__file__).resolve().parent
 LANGGRAPH_VENV = BENCH / ".venv-langgraph"
@@ -53,28 +54,9 @@ SYNC_CALL = re.compile(r"\b(fsync|fdatasync)\(")
 MARK_CALL = re.compile(r"\bchdir\(")
 
 
-def _quiet(command: Sequence[str | Path]) -> None:
-    """Run a command, its output shown only if it fails."""
-    done = subprocess.run([str(part) for part in command], capture_output=True, text=True)
-    if done.returncode:
-        sys.exit(f"{' '.join(map(str, command))} failed:\n{done.stdout}{done.stderr}")
-
-
 def langgraph_python() -> Path:
-    """LangGraph's interpreter, its environment created or updated when the pins changed."""
-    python = LANGGRAPH_VENV / "bin" / "python"
-    stamp = LANGGRAPH_VENV / "requirements.sha256"
-    digest = hashlib.sha256(REQUIREMENTS.read_bytes()).hexdigest()
-    if python.exists() and stamp.exists() and stamp.read_text() == digest:
-        return python
-    print(f"installing LangGraph into {LANGGRAPH_VENV} …", file=sys.stderr)
-    if not python.exists():
-        _quiet([sys.executable, "-m", "venv", LANGGRAPH_VENV])
-    _quiet(
-        [python, "-m", "pip", "install", "-q", "--disable-pip-version-check", "-r", REQUIREMENTS]
-    )
-    stamp.write_text(digest)
-    return python
+    """LangGraph's interpreter, in its own environment (bench/side_env.py)."""
+    return side_python(LANGGRAPH_VENV, REQUIREMENTS, "LangGraph")
 
 
 def file_system(path: Path) -> tuple[str, str]:
