@@ -256,8 +256,9 @@ def _create_run(
     run_created(paths.root)
     if not paths.request.exists():
         atomic_write_text(paths.request, request.body)
-    past = crew.past_runs(but=run_id)
-    context = rank_past_runs(request.body, past) if mode is Mode.CONTINUOUS_RUN else None
+    context = None
+    if mode is Mode.CONTINUOUS_RUN:
+        context = rank_past_runs(request.body, crew.past_runs(but=run_id))
     write_learning_context(paths, context or rank_past_runs("", []), mode)
     carry_pending(crew.home.pending_usage / request.name, paths.root)
     if crew.process_runs.get(run_id) is None:
