@@ -17,8 +17,8 @@ from multiverse.archive import (
 )
 from multiverse.models import CatalogEntry, InstructionStatus, UserInstruction
 from multiverse.schemas import KNOWLEDGE_CATALOG, USER_INSTRUCTIONS
-from multiverse.store import TableStore
 from orchestrator.collaborators import Collaborators
+from orchestrator.history_index import column_values
 from orchestrator.signals import ProposalRecord
 
 
@@ -61,12 +61,15 @@ def supersede_archived(crew: Collaborators, replaced: Mapping[str, str]) -> None
     """Mark the archived instructions a new run supersedes, in their shards (idempotent)."""
     for shard in shard_dirs(crew.home) if replaced else []:
         path = shard / USER_INSTRUCTIONS.filename
-        if not path.exists():
+        # Most shards hold none of them: their ids, streamed, tell (no row parsed or cached).
+        try:
+            ids = column_values(path, USER_INSTRUCTIONS.columns, ("instruction_id",))
+            if not any(key in replaced for (key,) in ids):
+                continue
+        except FileNotFoundError:
             continue
-        # Read by a store of its own: most shards hold none of them and need not stay cached.
-        rows = TableStore().snapshot(USER_INSTRUCTIONS, path).rows
-        if not any(_stale(row, replaced) for row in rows):
-            continue
+        except (OSError, UnicodeDecodeError):
+            pass  # unreadable as a stream: the store's read below says what is wrong with it
 
         def mark(current: list[UserInstruction]) -> list[UserInstruction]:
             return [
