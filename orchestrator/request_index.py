@@ -149,6 +149,7 @@ class SharedIndex:
         self._chunk = chunk
         self._index = RequestIndex()
         self._guard = threading.Lock()
+        self.builds = 0  # times the index was built from nothing (a run left, or was edited)
 
     def warm(self, past: PastRequests) -> None:
         """Bring the index up to date with `past` (the daemon does it while it waits)."""
@@ -179,6 +180,7 @@ class SharedIndex:
             missing = index.sweep(past)
         if missing is None:
             index = self._index = RequestIndex()
+            self.builds += 1
             missing = past  # read as it is indexed: no list of every past run at once
         for book, position in missing:
             run_id = book.run_ids[position]

@@ -65,9 +65,8 @@ def test_a_run_listed_twice_is_indexed_once_and_kept() -> None:
     copy = RequestBook([(_id(1), "heat pump memo, copied"), (_id(2), "heat pump survey")])
     past = PastRequests([RequestBook([]), first, copy])
     assert _ranked(index, past, "heat pump") == [_id(2), _id(1)]
-    held = index._index  # the same index object serves the next request: nothing was rebuilt
     assert _ranked(index, past, "copied") == []
-    assert index._index is held
+    assert index.builds == 1  # built once, never again for the copy
 
 
 def test_an_archived_request_edited_or_removed_leaves_the_index() -> None:
@@ -79,3 +78,6 @@ def test_an_archived_request_edited_or_removed_leaves_the_index() -> None:
     assert _ranked(index, PastRequests([RequestBook([]), edited]), "heat pump") == []
     removed = RequestBook([(_id(2), "office move plan")])
     assert _ranked(index, PastRequests([RequestBook([]), removed]), "party") == []
+    grown = RequestBook([(_id(2), "office move plan"), (_id(3), "party plan")])
+    assert _ranked(index, PastRequests([RequestBook([]), grown]), "party") == [_id(3)]
+    assert index.builds == 3  # the edit and the removal rebuilt it; a new run was only added
