@@ -90,6 +90,8 @@ class PastRequests:
         wanted = set(run_ids)
         found: dict[str, str] = {}
         for book, position in self:
+            if len(found) == len(wanted):
+                break  # all found: the rest of the history need not be read
             run_id = book.run_ids[position]
             if run_id in wanted and run_id not in found:
                 found[run_id] = book.request(position)
