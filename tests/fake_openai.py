@@ -213,7 +213,9 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             if not self.path.endswith("/chat/completions"):
                 self._send(404, {"error": {"message": f"no route {self.path}"}})
                 return
-            reply = fake.record(body, dict(self.headers.items()))
+            # Header names are case-insensitive (RFC 9110): recorded lower-cased, as HTTP/2
+            # sends them and as newer OpenAI clients write them.
+            reply = fake.record(body, {k.lower(): v for k, v in self.headers.items()})
             if fake.hold is not None:
                 fake.hold.wait(60)
             if fake.delay:

@@ -134,7 +134,7 @@ def test_plain_answer(server: FakeOpenAI, sleep: RecordingSleep) -> None:
     assert answer.finish_reason == "stop" and answer.attempts == 1 and not answer.cached
     assert server.requests[0]["model"] == "fake-model"
     assert server.requests[0]["messages"][0]["content"].endswith("메모를 써 주세요.")
-    assert server.headers[0]["Authorization"] == f"Bearer {KEY}"
+    assert server.headers[0]["authorization"] == f"Bearer {KEY}"
     assert "response_format" not in server.requests[0]
 
 
@@ -403,7 +403,7 @@ def test_keys_never_written_or_logged(
         gateway.complete(call)
         with pytest.raises(LlmError) as caught:
             gateway.complete(call.model_copy(update={"scope": "again"}))
-    assert server.headers[0]["Authorization"] == f"Bearer {KEY}"  # the key was really used
+    assert server.headers[0]["authorization"] == f"Bearer {KEY}"  # the key was really used
     assert "SECRET123" not in str(caught.value) and "***" in str(caught.value)
     assert caught.value.__context__ is None and caught.value.__cause__ is None
     assert "SECRET123" not in repr(events)

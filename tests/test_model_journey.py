@@ -458,7 +458,7 @@ def test_key_appears_in_no_file(model_home: Home, fake_openai: FakeOpenAI) -> No
     assert second.returncode == 0, second.stderr
     assert the_run(model_home).status is Status.COMPLETED
 
-    assert all(h.get("Authorization") == f"Bearer {SECRET}" for h in fake_openai.headers)
+    assert all(h.get("authorization") == f"Bearer {SECRET}" for h in fake_openai.headers)
     assert (model_home.state / "logs" / "daemon.jsonl").is_file()
     leaked = [
         path for path in model_home.root.rglob("*")
