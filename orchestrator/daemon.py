@@ -75,6 +75,7 @@ class Daemon:
         self.stop_event = threading.Event()
         # `start --once` stops where only the user (or a deadline) can move things on.
         self._once = False
+        self._looked_before_exit = False  # `start --once` looks at the archive policy last
         self.failed_runs: set[str] = set()
         self.wakeups = WakeUps()
         self._in_flight: dict[str, threading.Thread] = {}
@@ -266,21 +267,24 @@ class Daemon:
                 # A run paused by a broken global table is woken when a table changes; a
                 # failure the disk did not let us record is tried again a little later.
                 if key == ARCHIVE:
-                    self.wake(ARCHIVE, ARCHIVE_LOOK_SECONDS)  # runs age: look again later
+                    if self._archives():
+                        self.wake(ARCHIVE, ARCHIVE_LOOK_SECONDS)  # runs age: look again later
                 elif key not in self.runner.paused:
                     self.wake(key, FAULT_RETRY_SECONDS if key in self.runner.unrecorded else 0.0)
                     if key != INBOX and self._archives():
                         self.wake(ARCHIVE, ARCHIVE_DELAY_SECONDS)
 
     def _archives(self) -> bool:
-        """Whether this daemon archives final runs by itself (never with `--once`)."""
-        return not self._once and bool(
-            self.config.live_final_runs or self.config.archive_after_days
-        )
+        """Whether this daemon looks at the archive policy while it serves (not `--once`)."""
+        return not self._once and self._has_policy()
+
+    def _has_policy(self) -> bool:
+        """Whether the mapping asks for final runs to be archived by the daemon."""
+        return bool(self.config.live_final_runs or self.config.archive_after_days)
 
     def _start_archive(self) -> bool:
         """Archive the final runs the policy says are due, on a worker (none due: nothing)."""
-        if not self._archives():
+        if not self._has_policy():
             return False
         try:
             rows = self.crew.process_runs.rows()
@@ -294,7 +298,7 @@ class Daemon:
         )
         due = [run_id for run_id in due if run_id not in self._in_flight]
         if not due:
-            if self.config.archive_after_days:
+            if self.config.archive_after_days and self._archives():
                 self.wake(ARCHIVE, ARCHIVE_LOOK_SECONDS)  # runs age without an event
             return False
         self._launch(ARCHIVE, lambda: archive_runs(self.crew, due, self._started_at))
@@ -402,6 +406,15 @@ class Daemon:
             started = self.tick()
             self._beat()
             if once and not started and not self.busy():
+                # The policy, as a serving daemon looks a moment after a burst of steps: a
+                # `start --once` from cron keeps the live tables as small as `start` does.
+                if not self._looked_before_exit:
+                    self._looked_before_exit = True
+                    if self._start_archive():
+                        with self._guard:
+                            archiving = self._in_flight.get(ARCHIVE)
+                        if archiving is not None:
+                            archiving.join()
                 return
             self.wakeups.drain(self._wait_time(started))
 

@@ -1,5 +1,6 @@
 """The daemon archives final runs by itself, by the policy of the mapping (`live_final_runs`,
-`archive_after_days`); never with `start --once`, never a run that is not final."""
+`archive_after_days`), while it serves and before `start --once` exits; never a run that is not
+final."""
 
 from __future__ import annotations
 
@@ -45,11 +46,22 @@ def test_the_daemon_keeps_only_the_newest_final_runs_live(home: Home) -> None:
     assert home.run(pending).root.is_dir()  # a run that is not final stays, whatever its age
 
 
-def test_old_final_runs_are_archived_by_age_and_once_never_archives(home: Home) -> None:
+def test_old_final_runs_are_archived_by_age(home: Home) -> None:
+    """Final runs older than archive_after_days are archived by a serving daemon."""
     run_ids = make_history(home, [Status.COMPLETED, Status.COMPLETED])
     _policy(home, live_final_runs=0, archive_after_days=7)
-    assert cli(home, "start", "--once").returncode == 0
-    assert sorted(_live(home)) == sorted(run_ids)  # `--once` leaves the history alone
     with running_daemon(home, quiet=True):
         wait_for(lambda: _live(home) == [], "every old run archived")
     assert sorted(path.name for path in home.archive_runs.iterdir()) == sorted(run_ids)
+
+
+def test_start_once_archives_by_the_policy_before_it_exits(home: Home) -> None:
+    """`start --once` (run from cron, say) keeps the live tables as small as `start` does."""
+    statuses = [Status.COMPLETED, Status.FAILED, Status.PENDING, Status.COMPLETED]
+    run_ids = make_history(home, statuses)
+    _policy(home, live_final_runs=1)
+    assert cli(home, "start", "--once").returncode == 0
+    archived = sorted(path.name for path in home.archive_runs.iterdir())
+    assert archived == [run_ids[0], run_ids[1]]  # the oldest two final runs; the newest stays
+    assert run_ids[2] in _live(home)  # PENDING: never archived
+    assert not (home.archive_db / ".intent.json").exists()  # the archive finished before the exit
