@@ -73,6 +73,13 @@ class TierCheck(Finding):
     ping_error: str | None = None
     adapter_type: str = "sdk"
     command_error: str | None = None  # a process tier whose command cannot be found
+    # Calls in flight at once to its model, across all runs (None: builtin, no calls), whether
+    # `concurrency` set it, and the rates per minute kept before each call (None: no limit).
+    calls_at_once: int | None = None
+    concurrency_set: bool = False
+    remote: bool = False  # a remote provider (multiverse.parallelism), not a server nearby
+    requests_per_minute: int | None = None
+    tokens_per_minute: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -102,6 +109,7 @@ class DoctorReport(Finding):
     packages: list[PackageCheck]
     channels: list[ChannelCheck] = []
     daemon: Serving | None = None  # not part of `healthy`: doctor is also run before a start
+    parallel_runs: int | None = None  # runs a daemon advances at once (None: no mapping)
 
     @property
     def healthy(self) -> bool:
@@ -177,6 +185,11 @@ def check_tiers(
                 ping_error=error,
                 adapter_type=effective.adapter_type,
                 command_error=_command_error(spec),
+                calls_at_once=config.calls_at_once() if effective.mode != "builtin" else None,
+                concurrency_set=config.concurrency is not None,
+                remote=config.remote,
+                requests_per_minute=config.requests_per_minute,
+                tokens_per_minute=config.tokens_per_minute,
             )
         )
     return checks
@@ -231,6 +244,7 @@ def diagnose(home_root: Path, environ: Mapping[str, str], ping: Ping | None = No
         packages=packages,
         channels=channels,
         daemon=probe(home.state),
+        parallel_runs=None if mapping is None else mapping.daemon.max_parallel_runs,
     )
 
 
@@ -268,7 +282,28 @@ def _tier_line(check: TierCheck) -> list[str]:
         lines.append(f"    key {check.key_env}: {state}")
     if check.pinged:
         lines.append(f"    {_mark(check.ping_error is None)} " + (check.ping_error or "reachable"))
+    if check.calls_at_once is not None:
+        lines.append(f"    calls at once: {check.calls_at_once} ({_concurrency_source(check)})")
+    rates = [
+        f"{value:,} {unit} a minute"
+        for value, unit in (
+            (check.requests_per_minute, "requests"), (check.tokens_per_minute, "tokens"),
+        )
+        if value is not None
+    ]  # fmt: skip
+    if rates and check.adapter_type != "process":
+        lines.append(f"    rate limits: {', '.join(rates)} (kept before each call)")
     return lines
+
+
+def _concurrency_source(check: TierCheck) -> str:
+    if check.concurrency_set:
+        return "set by `concurrency`"
+    if check.adapter_type == "process":
+        return "default for a command"
+    return "default for a " + (
+        "remote provider" if check.remote else "server on this machine or network"
+    )
 
 
 def _package_line(check: PackageCheck) -> str:
@@ -292,6 +327,11 @@ def render_doctor(report: DoctorReport) -> str:
         lines += ["", "Tiers"]
         for tier in report.tiers:
             lines += _tier_line(tier)
+    if report.parallel_runs is not None:
+        lines.append(
+            f"runs advanced at once: {report.parallel_runs} (`daemon.max_parallel_runs` if set, "
+            "else derived from the tiers)"
+        )
     lines += channel_lines(report.channels)
     lines += ["", "Agent packages", *(_package_line(p) for p in report.packages), ""]
     lines.append(_verdict(report))

@@ -174,3 +174,38 @@ def test_doctor_never_imports_litellm(tmp_path: Path) -> None:
         timeout=60,
     )
     assert result.stdout.strip() == "False"
+
+
+def test_doctor_says_how_much_overlaps_and_the_rate_limits(home: Path) -> None:
+    """Each model tier shows its calls at once and rate limits; the report, the runs at once."""
+    configure(
+        home,
+        "tier_mapping:\n"
+        "  HIGH: {model: openai/gpt-4.1-mini,\n"
+        "         requests_per_minute: 500, tokens_per_minute: 200000}\n"
+        "  MEDIUM: {model: openai/qwen, api_base: 'http://127.0.0.1:8088/v1', concurrency: 1}\n",
+    )
+    report = diagnose(home, {"OPENAI_API_KEY": SECRET})
+    high, medium, low = report.tiers
+    assert (high.calls_at_once, high.remote, high.requests_per_minute) == (8, True, 500)
+    assert (medium.calls_at_once, medium.concurrency_set, medium.remote) == (1, True, False)
+    assert low.calls_at_once is None  # builtin: no calls
+    assert report.parallel_runs == 8  # a remote model: at least 8 runs at once
+    text = render_doctor(report)
+    assert "calls at once: 8 (default for a remote provider)" in text
+    assert "rate limits: 500 requests a minute, 200,000 tokens a minute" in text
+    assert "calls at once: 1 (set by `concurrency`)" in text
+    assert "runs advanced at once: 8" in text
+
+
+def test_doctor_on_a_local_server_defaults_to_its_concurrency(home: Path) -> None:
+    """A server on this machine gets 4 calls and, alone, 4 runs at once unless the mapping says."""
+    configure(
+        home,
+        "tier_mapping:\n  MEDIUM: {model: openai/qwen, api_base: 'http://localhost:8088/v1'}\n",
+    )
+    report = diagnose(home, {})
+    assert report.tiers[1].calls_at_once == 4 and report.parallel_runs == 4
+    assert "calls at once: 4 (default for a server on this machine or network)" in render_doctor(
+        report
+    )
