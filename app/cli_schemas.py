@@ -200,6 +200,7 @@ class DoctorResult(_Data):
     packages: list[PackageCheck]
     channels: list[ChannelCheck]
     daemon: Serving | None
+    parallel_runs: int | None  # runs the daemon advances at once (None: the mapping is broken)
     healthy: bool
     serving: bool
 

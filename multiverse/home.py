@@ -172,7 +172,7 @@ class Home:
 
     @cached_property
     def space_reserve(self) -> Path:
-        """Disk space held back to record a failure on a full disk (`multiverse.reserve`)."""
+        """Disk space held back to record a failure on a full disk (`multiverse.disk_reserve`)."""
         return self.state / "space-reserve"
 
     def run(self, run_id: str) -> RunPaths:

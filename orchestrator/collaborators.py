@@ -25,7 +25,7 @@ from multiverse.models import (
     ToolTask,
     UserInstruction,
 )
-from multiverse.reserve import SpaceReserve
+from multiverse.disk_reserve import SpaceReserve
 from multiverse.roles import ExecutorRole, PlannerRole
 from multiverse.schemas import (
     KNOWLEDGE_CATALOG,
