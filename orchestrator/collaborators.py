@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from communicator.speaker import Speaker
+from multiverse.disk_reserve import SpaceReserve
 from multiverse.home import Home, RunPaths
 from multiverse.journal import (
     TOMBSTONE_KEEP_SECONDS,
@@ -25,7 +26,6 @@ from multiverse.models import (
     ToolTask,
     UserInstruction,
 )
-from multiverse.disk_reserve import SpaceReserve
 from multiverse.roles import ExecutorRole, PlannerRole
 from multiverse.schemas import (
     KNOWLEDGE_CATALOG,

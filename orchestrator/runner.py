@@ -17,8 +17,8 @@ import structlog
 from multiverse.approvals import StepWaiting
 from multiverse.config import PlanLevel
 from multiverse.contracts import Message, MessageKind
-from multiverse.errors import StepInterrupted, StorageError, TableError, shown_error
 from multiverse.disk_reserve import is_disk_full
+from multiverse.errors import StepInterrupted, StorageError, TableError, shown_error
 from multiverse.roles import PlanFailed
 from orchestrator import master, phase0, retry, timeline
 from orchestrator.approval_steps import answer_approval, ask_for_approval
