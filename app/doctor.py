@@ -165,6 +165,8 @@ def check_tiers(
         config = mapping.tier_mapping[tier]
         pinged, error = False, None
         spec = config.process_spec()
+        calls = effective.mode != "builtin"
+        rated = calls and spec is None  # a command has no provider rates (call_limits)
         # A process tier is not pinged: one prompt to an agent CLI is a whole agent run.
         if ping is not None and effective.mode == "model" and spec is None:
             # Tiers sharing a model and server are asked once.
@@ -185,11 +187,11 @@ def check_tiers(
                 ping_error=error,
                 adapter_type=effective.adapter_type,
                 command_error=_command_error(spec),
-                calls_at_once=config.calls_at_once() if effective.mode != "builtin" else None,
+                calls_at_once=config.calls_at_once() if calls else None,
                 concurrency_set=config.concurrency is not None,
                 remote=config.remote,
-                requests_per_minute=config.requests_per_minute,
-                tokens_per_minute=config.tokens_per_minute,
+                requests_per_minute=config.requests_per_minute if rated else None,
+                tokens_per_minute=config.tokens_per_minute if rated else None,
             )
         )
     return checks
@@ -291,7 +293,7 @@ def _tier_line(check: TierCheck) -> list[str]:
         )
         if value is not None
     ]  # fmt: skip
-    if rates and check.adapter_type != "process":
+    if rates:
         lines.append(f"    rate limits: {', '.join(rates)} (kept before each call)")
     return lines
 

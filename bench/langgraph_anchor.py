@@ -14,10 +14,10 @@ on one disk (never tmpfs):
   finished threads in the same database;
 - LangGraph + DeltaChannel: the same, the results in a `DeltaChannel`.
 Each side times its loop in-process (no start-up, no imports), after one warm-up run of its own
-in a scratch home or database. Then a separate counting pass,
-never timed, runs each side once under strace and counts the fsync/fdatasync calls of its loop
-alone. Prints a markdown table: medians over the rounds, ours ÷ each LangGraph side, fsyncs per
-run, and one fsync'd small write's cost on the same disk, measured in the same processes.
+in a scratch home or database. Then a separate counting pass, never timed, runs each side once
+under strace and counts the fsync/fdatasync calls of its loop alone. Prints a markdown table:
+medians over the rounds, ours ÷ each LangGraph side, fsyncs per run, and one fsync'd small
+write's cost on the same disk, measured in the same processes.
 """
 
 from __future__ import annotations
