@@ -132,7 +132,6 @@ def seed_then_archive(report: Report, live: int | None) -> Callable[[Collaborato
         if not due:
             return
         began = time.perf_counter()
-        crew.flush_behind()  # as the daemon does before it archives
         Archiver(crew.home, crew.store, lambda home: None).archive(due)
         # Steady state: a daemon's archiving of these runs was over an hour ago, so its
         # tombstones are compacted away (the daemon keeps only the last hour's).

@@ -114,19 +114,12 @@ class RunTiming:
     writes: int
 
 
-def one_run(history: int, behind: bool = True) -> RunTiming:
-    """Drive one run from intake to COMPLETED with instant roles, timing each part.
-
-    `behind=False` writes every attention move, and catalog row at once,
-    as a run whose steps are slower than the write-behind delay would.
-    """
+def one_run(history: int) -> RunTiming:
+    """Drive one run from intake to COMPLETED with instant roles, timing each part."""
     with tempfile.TemporaryDirectory() as folder:
         home = Home(Path(folder))
         init_home(home)
         crew = _crew(home)
-        if not behind:
-            crew.attention.behind.delay = 0
-            crew.pending_catalog.behind.delay = 0
         _seed_history(crew, history)
         # Steady state of a daemon: its tables are cached and its indexes were built while it
         # waited (Daemon._warm_indexes), as the issue's "past runs" are runs it knew.
@@ -260,12 +253,6 @@ def main() -> None:
         print(
             f"| whole run: intake, Phase 0 and master loop, {first.steps} steps, "
             f"{first.writes} durable writes, {history:,} past runs | {whole:.1f} ms | |"
-        )
-        eager = [one_run(history, behind=False) for _ in range(args.repeats)]
-        print(
-            f"| master loop with every pointer move and catalog row written at once "
-            f"({eager[0].writes} writes in the run), {history:,} past runs "
-            f"| {statistics.median(r.master_ms for r in eager):.1f} ms | |"
         )
     print(f"| inbox drop → run created | {pickup_ms(args.repeats * 4):.1f} ms | ≤ 150 ms |")
     cpu, rss = idle_cpu_and_rss(args.idle_seconds)

@@ -83,7 +83,6 @@ def cancel(crew: Collaborators, view: RunView, step: Step) -> None:
         Message(kind=MessageKind.CANCELLED, run_id=run_id, facts={"finished": record.finished}),
         once=CANCELLED,
     )
-    crew.attention.settle(run_id)
     crew.process_runs.compare_and_set(
         run_id,
         view.run.status,

@@ -1,57 +1,39 @@
-"""Catalog rows on their way to db/knowledge_base_catalog.md, written behind (`write_behind.py`).
+"""Catalog rows written into db/knowledge_base_catalog.md, merged with a person's edits.
 
-A finished task's files join the catalog here first: every context the crew builds sees them at
-once, and they reach the file within the flush delay, with the rows of any other task that
-finished meanwhile, in one write. A crash before then loses nothing that cannot be rebuilt:
-`cataloging.uncatalogued` finds the COMPLETED tasks whose files have no row.
+Each write re-reads the file under its lock (the merging store) and upserts the rows; a cell a
+person changed since this process last wrote it keeps the person's value.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import threading
+from collections.abc import Mapping
 from pathlib import Path
 
 from multiverse.models import CatalogEntry
 from multiverse.schemas import KNOWLEDGE_CATALOG
 from multiverse.store import TableStore
-from orchestrator.write_behind import WriteBehind
 
 
-class PendingCatalog:
-    """Catalog rows not yet written, by file path (a newer row for a file replaces the older)."""
+class CatalogRows:
+    """Writes catalog rows at once, remembering what it wrote (the base of a three-way merge)."""
 
     def __init__(self, store: TableStore, path: Path) -> None:
         self.store = store
         self.path = path
-        self.behind: WriteBehind[str, CatalogEntry] = WriteBehind(path.name, self._write)
         # The row last written for each file: the base of a three-way merge with a person's edit.
         self._written: dict[str, CatalogEntry] = {}
+        self._guard = threading.Lock()
 
-    def put(self, entry: CatalogEntry) -> None:
-        """Queue a row; it is written within the flush delay."""
-        self.behind.put(entry.file_path, entry)
-
-    def get(self, file_path: str) -> CatalogEntry | None:
-        """The row waiting for this file, if any."""
-        return self.behind.get(file_path)
-
-    def rows_of(self, owners: Iterable[str | None]) -> list[CatalogEntry]:
-        """Waiting rows whose run_id is one of `owners`, oldest first."""
-        wanted = set(owners)
-        return [row for row in self.behind.pending().values() if row.run_id in wanted]
-
-    def flush(self) -> None:
-        """Write every waiting row now (errors are raised; the rows stay queued)."""
-        self.behind.flush()
-
-    def _write(self, batch: dict[str, CatalogEntry]) -> None:
-        written = dict(self._written)
+    def write(self, entries: list[CatalogEntry]) -> None:
+        """Upsert these rows into the catalog file now."""
+        with self._guard:
+            written = dict(self._written)
         self.store.modify_indexed(
-            KNOWLEDGE_CATALOG,
-            self.path,
-            lambda rows, index: upsert(rows, index, list(batch.values()), written),
+            KNOWLEDGE_CATALOG, self.path, lambda rows, index: upsert(rows, index, entries, written)
         )
-        self._written.update(batch)
+        with self._guard:
+            self._written.update((entry.file_path, entry) for entry in entries)
 
 
 def upsert(

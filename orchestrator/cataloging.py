@@ -10,10 +10,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from multiverse.asset_types import asset_type
 from multiverse.atomic import atomic_write_text
 from multiverse.contracts import Message, MessageKind, ProducedFile
-from multiverse.models import PHASE0_STAGE, AssetType, CatalogEntry, Phase, Status, Task
+from multiverse.models import AssetType, CatalogEntry
 from multiverse.unread import (
     Kind,
     Sighting,
@@ -24,7 +23,6 @@ from multiverse.unread import (
     why_unread,
 )
 from orchestrator.collaborators import Collaborators
-from orchestrator.signals import SignalBox
 
 HASHES_FILE = "catalog_hashes.json"
 SUMMARY_LIMIT = 300
@@ -33,64 +31,25 @@ NOTE_DIGEST = "note:"  # catalog_hashes.json: the hash of a note's reason, not o
 
 
 def register(
-    crew: Collaborators,
-    run_id: str | None,
-    task_id: str | None,
-    produced: Iterable[ProducedFile],
-    behind: bool = False,
+    crew: Collaborators, run_id: str | None, task_id: str | None, produced: Iterable[ProducedFile]
 ) -> None:
-    """Add or refresh catalog rows for produced files (idempotent).
+    """Add or refresh catalog rows for produced files, written at once (idempotent).
 
-    `behind=True` leaves the rows to the catalog's write-behind (`catalog_rows.py`): every
-    context the crew builds sees them at once, and they reach the file within the flush delay.
-    A crash before then is repaired from the files (`uncatalogued`, `register_outputs`).
+    The step that produced the files writes their rows before it records itself as done, so a
+    crash in between redoes the step, and its rows with it.
     """
-    for item in produced:
-        entry = CatalogEntry(
+    entries = [
+        CatalogEntry(
             file_path=item.path,
             run_id=run_id,
             asset_type=item.asset_type,
             source_task_id=task_id,
             summary=_one_line(item.summary),
         )
-        crew.pending_catalog.put(entry)
-    if not behind:
-        crew.pending_catalog.flush()
-
-
-def uncatalogued(crew: Collaborators, tasks: Iterable[Task]) -> list[str]:
-    """Master-loop tasks COMPLETED whose output has no catalog row (lost in a crash)."""
-    outputs = {
-        task.output_path: task.task_id
-        for task in tasks
-        if task.status is Status.COMPLETED and task.stage_id != PHASE0_STAGE and task.output_path
-    }
-    if not outputs:
-        return []
-    waiting = crew.pending_catalog.behind.pending()
-    missing = crew.catalog.missing(path for path in outputs if path not in waiting)
-    return [outputs[path] for path in missing]
-
-
-def register_outputs(crew: Collaborators, run_id: str, task: Task, phase: Phase) -> None:
-    """Register a COMPLETED task's files again: from its result signal, and its output file.
-
-    The output file always gets a row (rebuilt from the file if the signal does not name it),
-    so the repair cannot be asked for twice.
-    """
-    signal = SignalBox(crew.home.run(run_id).signals).result(task.task_id)
-    produced = list(signal.outputs) if signal is not None else []
-    if task.output_path not in {item.path for item in produced}:
-        path = crew.home.root / task.output_path
-        in_outputs = task.output_path.startswith(f"outputs/{run_id}/")
-        produced.append(
-            ProducedFile(
-                path=task.output_path,
-                asset_type=asset_type(phase, is_task_output=True, in_outputs=in_outputs),
-                summary=crew.executor.summarize(path) if path.is_file() else "",
-            )
-        )
-    register(crew, run_id, task.task_id, produced)
+        for item in produced
+    ]
+    if entries:
+        crew.catalog_rows.write(entries)
 
 
 def _one_line(text: str) -> str:

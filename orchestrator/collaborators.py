@@ -38,8 +38,7 @@ from multiverse.schemas import (
     USER_INSTRUCTIONS,
 )
 from multiverse.store import Table, TableStore
-from orchestrator.attention import Attention
-from orchestrator.catalog_rows import PendingCatalog
+from orchestrator.catalog_rows import CatalogRows
 from orchestrator.history_index import HistoryIndex
 from orchestrator.learning import warm_index
 from orchestrator.past_requests import PastRequests, RequestBook
@@ -70,9 +69,8 @@ class Collaborators:
     speaker: Speaker
     store: TableStore = field(default_factory=TableStore)
     tool_types: tuple[str, ...] = DEFAULT_TOOL_TYPES
-    attention: Attention = field(init=False)
     reserve: SpaceReserve = field(init=False)
-    pending_catalog: PendingCatalog = field(init=False)
+    catalog_rows: CatalogRows = field(init=False)
     _runs: dict[str, RunTables] = field(init=False, default_factory=dict, repr=False)
     register_notice: RegisterNotice = field(init=False, repr=False)
     history: HistoryIndex = field(init=False, repr=False)
@@ -87,8 +85,7 @@ class Collaborators:
         self.register_notice = RegisterNotice(
             self.home, self.speaker, self.home.db / PROCESS_RUNS.filename
         )
-        self.attention = Attention(self.store, self.home.db / PROCESS_RUNS.filename)
-        self.pending_catalog = PendingCatalog(self.store, self.home.db / KNOWLEDGE_CATALOG.filename)
+        self.catalog_rows = CatalogRows(self.store, self.home.db / KNOWLEDGE_CATALOG.filename)
 
     def warm_indexes(self) -> None:
         """Build the indexes the next request will need, so it does not wait for them.
@@ -124,11 +121,6 @@ class Collaborators:
         self.store.journal.forget_deleted()
         older_than = time.time() - TOMBSTONE_KEEP_SECONDS
         return compact_tombstones(self.home.deleted_rows, older_than)
-
-    def flush_behind(self) -> None:
-        """Write everything the write-behinds hold (on stop, before a run's final status)."""
-        self.pending_catalog.flush()
-        self.attention.flush()
 
     @cached_property
     def process_runs(self) -> Table[ProcessRun]:

@@ -27,11 +27,7 @@ def relevant_catalog(crew: Collaborators, run_id: str, related: set[str]) -> lis
     if related:
         known = {row.file_path for row in rows}
         rows += [row for row in archived_catalog(crew, related) if row.file_path not in known]
-    waiting = {row.file_path: row for row in crew.pending_catalog.rows_of(owners)}
-    if not waiting:
-        return rows
-    fresh = [waiting.pop(row.file_path, row) for row in rows]
-    return fresh + list(waiting.values())
+    return rows
 
 
 def active_instructions(rows: list[UserInstruction], run_ids: set[str]) -> list[UserInstruction]:

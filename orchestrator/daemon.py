@@ -394,7 +394,6 @@ class Daemon:
                     observer.stop()
                 self._finish_in_flight()
                 self.crew.speaker.close()  # bounded wait for channel deliveries
-                self._flush_behind()
                 self._recheck_written()
             log.info("daemon_stopped", failed_runs=sorted(self.failed_runs))
         finally:
@@ -438,14 +437,6 @@ class Daemon:
             write_beat(self.crew.home.state, beat)
         except OSError as error:  # a full disk: the daemon serves on, doctor says "stuck"
             log.warning("heartbeat_not_written", error=str(error))
-
-    def _flush_behind(self) -> None:
-        try:
-            self.crew.flush_behind()
-        except (TableError, OSError) as error:
-            # Nothing is lost: pointers are recorded again and missing catalog rows rebuilt
-            # from the files when the daemon next starts.
-            log.warning("write_behind_not_flushed", error=str(error))
 
     def _recheck_written(self) -> None:
         """Before exiting, put back what saves of others erased and no event reported yet."""

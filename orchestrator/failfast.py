@@ -5,7 +5,7 @@ from __future__ import annotations
 import structlog
 
 from multiverse.contracts import Message, MessageKind
-from multiverse.errors import StorageError, TableError
+from multiverse.errors import TableError
 from multiverse.models import Status
 from orchestrator.collaborators import Collaborators
 from orchestrator.decisions import DecisionKind
@@ -26,21 +26,16 @@ class StepFailed(Exception):
 def fail_run(crew: Collaborators, run_id: str, record: FailureRecord | None, reason: str) -> None:
     """Record the failure everywhere it can be written, report it once, mark the run FAILED."""
     box = SignalBox(crew.home.run(run_id).signals)
-    record = record or box.read("failure", FailureRecord) or _from_attention(crew, run_id, reason)
+    record = record or box.read("failure", FailureRecord) or _where_it_was(crew, run_id, reason)
     if "failure" not in box.names():
         box.write("failure", record)
     log.error("run_failed", run_id=run_id, role=record.role, error=record.error)
-    try:
-        crew.pending_catalog.flush()  # the files the run did make stay findable
-    except (TableError, StorageError) as error:
-        log.warning("catalog_rows_not_written", run_id=run_id, error=str(error))
     _mark_levels(crew, run_id, record)
     if "failure_reported" not in box.names():
         earlier = sum(1 for name in box.history() if name.startswith("failure-"))
         crew.speaker.tell(_report(crew, run_id, record), once=f"failure-{earlier + 1}")
         box.write("failure_reported", Mark())
     _hold_unhandled_answer(crew, run_id)
-    crew.attention.settle(run_id)
     crew.process_runs.update(
         run_id,
         status=Status.FAILED,
@@ -50,17 +45,14 @@ def fail_run(crew: Collaborators, run_id: str, record: FailureRecord | None, rea
     )
 
 
-def _from_attention(crew: Collaborators, run_id: str, reason: str) -> FailureRecord:
+def _where_it_was(crew: Collaborators, run_id: str, reason: str) -> FailureRecord:
     """A failure found in the files (a broken table, a FAILED row): place it where the run was."""
-    pointer = crew.attention.where(run_id)
-    if pointer is None:
-        run = crew.process_runs.get(run_id)
-        pointer = (
-            (run.current_phase_id, run.current_stage_id, run.current_task_id)
-            if run
-            else (None, None, None)
-        )
-    phase_id, stage_id, task_id = pointer
+    run = crew.process_runs.get(run_id)
+    phase_id, stage_id, task_id = (
+        (run.current_phase_id, run.current_stage_id, run.current_task_id)
+        if run
+        else (None, None, None)
+    )
     return FailureRecord(
         role="system", phase_id=phase_id, stage_id=stage_id, task_id=task_id, error=reason
     )

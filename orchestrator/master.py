@@ -8,7 +8,6 @@ from multiverse.contracts import Message, MessageKind
 from multiverse.home import visible_files
 from multiverse.models import PHASE0_STAGE, MajorStage, Phase, Status, Task
 from multiverse.store import Table
-from orchestrator import cataloging
 from orchestrator.cataloging import register
 from orchestrator.collaborators import Collaborators
 from orchestrator.context import plan_context, task_assignment, tool_assignment
@@ -26,10 +25,13 @@ from orchestrator.view import RunView
 def attend(
     crew: Collaborators, view: RunView, phase: str | None, stage: str | None, task: str | None
 ) -> None:
-    """Record where the run's attention is now (process_runs current_*, written behind)."""
+    """Record where the run's attention is now (process_runs current_*), if it moved."""
     run = view.run
-    recorded = (run.current_phase_id, run.current_stage_id, run.current_task_id)
-    crew.attention.move(view.run_id, (phase, stage, task), recorded)
+    if (run.current_phase_id, run.current_stage_id, run.current_task_id) == (phase, stage, task):
+        return
+    crew.process_runs.update(
+        view.run_id, current_phase_id=phase, current_stage_id=stage, current_task_id=task
+    )
 
 
 def plan_stages(crew: Collaborators, view: RunView, step: Step) -> None:
@@ -107,13 +109,7 @@ def run_core_task(crew: Collaborators, view: RunView, step: Step, post_tools: bo
     if signal.status == "FAILED" or (post_tools and signal.post_tool_required):
         executor_result(crew, view, step, signal)
         return
-    # Phase 0's rows are written at once; the master loop's are written behind, and if a crash
-    # loses them they are rebuilt from the output file, or from the signal kept here when the
-    # task made more than its output file.
-    behind = step.stage_id != PHASE0_STAGE
-    if behind and [item.path for item in signal.outputs] != [assignment.task.output_path]:
-        executor_result(crew, view, step, signal)
-    register(crew, view.run_id, step.task_id, signal.outputs, behind=behind)
+    register(crew, view.run_id, step.task_id, signal.outputs)
     finish_task(crew, view, step)
 
 
@@ -122,7 +118,7 @@ def complete_task(crew: Collaborators, view: RunView, step: Step) -> None:
     assert step.task_id is not None
     signal = view.signals.get(step.task_id)
     if signal is not None:
-        register(crew, view.run_id, step.task_id, signal.outputs, behind=True)
+        register(crew, view.run_id, step.task_id, signal.outputs)
     finish_task(crew, view, step)
 
 
@@ -160,15 +156,6 @@ def _close(table: Table[MajorStage] | Table[Phase], key: str) -> None:
         table.compare_and_set(key, Status.PENDING, status=Status.COMPLETED)
 
 
-def register_outputs(crew: Collaborators, view: RunView, step: Step) -> None:
-    """Catalog again the files of COMPLETED tasks whose rows a crash lost."""
-    stages = {s.stage_id: s.phase_id for s in view.stages}
-    phases = {p.phase_id: p for p in view.phases}
-    for task in view.tasks:
-        if task.task_id in view.uncatalogued:
-            cataloging.register_outputs(crew, view.run_id, task, phases[stages[task.stage_id]])
-
-
 def complete_stage(crew: Collaborators, view: RunView, step: Step) -> None:
     """Every task done: the stage is COMPLETED."""
     assert step.stage_id is not None
@@ -199,9 +186,6 @@ def complete_run(crew: Collaborators, view: RunView, step: Step) -> None:
             once="completion",
         )
         box.write("completion_reported", Mark())
-    # A final run is never looked at again: what is written behind for it goes now.
-    crew.pending_catalog.flush()
-    crew.attention.settle(view.run_id)
     crew.process_runs.update(
         view.run_id,
         status=Status.COMPLETED,

@@ -221,8 +221,6 @@ def _first_pending(rows: list[Task] | list[ToolTask]) -> Task | ToolTask | None:
 def _master_loop(view: RunView) -> Step:
     """SPEC §7: phase → stage → task → PRE tools → core → POST tools → done."""
     run_id = view.run_id
-    if view.uncatalogued:  # a crash lost catalog rows that were still waiting to be written
-        return Step(kind=StepKind.REGISTER_OUTPUTS, run_id=run_id, task_id=view.uncatalogued[0])
     phases = sorted((p for p in view.phases if p.phase_id != PHASE0_ID), key=lambda p: p.phase_id)
     phase = next((p for p in phases if p.status is Status.PENDING), None)
     if phase is None:

@@ -51,7 +51,6 @@ ACTIONS: dict[StepKind, StepAction] = {
     StepKind.EXECUTE_TOOL_TASK: master.execute_tool_task,
     StepKind.EXECUTE_TASK: master.execute_task,
     StepKind.COMPLETE_TASK: master.complete_task,
-    StepKind.REGISTER_OUTPUTS: master.register_outputs,
     StepKind.COMPLETE_STAGE: master.complete_stage,
     StepKind.COMPLETE_PHASE: master.complete_phase,
     StepKind.COMPLETE_RUN: master.complete_run,

@@ -1,9 +1,9 @@
 """What the daemon does when it archives by itself: one crash-safe archive, then the tombstones.
 
 The policy that chooses the runs is `orchestrator.archive_policy`; the move is
-`orchestrator.archiving`. Here is the daemon's side: write what is held behind first, say what
-was archived or kept, and keep the tombstone file to the last hour's deletions. Failures are
-logged and left for the next look: archiving is housekeeping, never a run's failure.
+`orchestrator.archiving`. Here is the daemon's side: say what was archived or kept, and keep
+the tombstone file to the last hour's deletions. Failures are logged and left for the next
+look: archiving is housekeeping, never a run's failure.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ log = structlog.get_logger(__name__)
 
 def archive_runs(crew: Collaborators, due: Sequence[str], since: datetime | None) -> None:
     """One crash-safe archive of the due runs, by a daemon serving since `since`."""
-    crew.flush_behind()  # rows written behind for these runs land before they move
     archiver = Archiver(crew.home, crew.store, lambda home: since)
     try:
         result = archiver.archive(due)

@@ -10,7 +10,6 @@ from multiverse.config import PlanLevel
 from multiverse.contracts import ResultSignal
 from multiverse.errors import TableError
 from multiverse.models import FINAL_STATUSES, MajorStage, Phase, ProcessRun, Status, Task, ToolTask
-from orchestrator.cataloging import uncatalogued
 from orchestrator.collaborators import Collaborators
 from orchestrator.decisions import Decision, parse_approval
 from orchestrator.holds import HoldRecord, open_holds
@@ -33,7 +32,6 @@ class RunView:
     response: Decision | None = None
     failure: FailureRecord | None = None
     load_error: str | None = None
-    uncatalogued: tuple[str, ...] = ()  # COMPLETED tasks whose files have no catalog row
     approval: Approval | None = None  # the oldest action waiting for a person's yes
     approval_answer: bool | None = None  # APPROVE (True) or DENY (False) in user_response.md
     now: float = 0.0  # when the view was read (epoch seconds)
@@ -96,8 +94,6 @@ def load_run_view(
     waiting = ApprovalBook(paths.root).pending()
     approval = waiting[0] if waiting else None
     answer = parse_approval(paths.user_response) if approval is not None else None
-    # Outside the try above: a broken global catalog is not this run's failure.
-    missing = tuple(uncatalogued(crew, tasks))
     return RunView(
         run=run,
         phases=phases,
@@ -108,7 +104,6 @@ def load_run_view(
         evidence=evidence,
         response=response,
         failure=failure,
-        uncatalogued=missing,
         approval=approval,
         approval_answer=answer,
         now=time.time(),

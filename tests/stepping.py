@@ -13,18 +13,12 @@ from orchestrator.intake import take_in
 from orchestrator.runner import StepRunner
 from orchestrator.steps import StepKind
 
-NEVER = 3600.0  # a flush delay no test outlives: only explicit flushes write
 
-
-def builtin_collaborators(home: Home, held: bool = False) -> Collaborators:
-    """The home's crew as the daemon builds it; `held`: its write-behinds write only on flush."""
-    crew = build_collaborators(
+def builtin_collaborators(home: Home) -> Collaborators:
+    """The home's crew as the daemon builds it."""
+    return build_collaborators(
         home, load_runtime_mapping(home.root), os.environ, console=lambda t: None
     )
-    if held:
-        crew.pending_catalog.behind.delay = NEVER
-        crew.attention.behind.delay = NEVER
-    return crew
 
 
 def confirmed_run(crew: Collaborators) -> tuple[str, StepRunner]:

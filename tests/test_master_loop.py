@@ -34,7 +34,7 @@ def _until_first_phase_closes(crew: Collaborators, runner: StepRunner, run_id: s
 def test_stages_and_phases_close_without_steps_of_their_own(home: Home) -> None:
     """A whole run takes no COMPLETE_STAGE or COMPLETE_PHASE step, yet every row ends COMPLETED."""
     copy_assets(home, "market_report_2024.md")
-    crew = builtin_collaborators(home, held=True)
+    crew = builtin_collaborators(home)
     run_id, runner = confirmed_run(crew)
     kinds = steps_until_settled(runner, run_id)
     assert StepKind.COMPLETE_RUN in kinds
@@ -49,7 +49,7 @@ def test_stages_and_phases_close_without_steps_of_their_own(home: Home) -> None:
 def test_the_closing_step_writes_the_closes_and_the_next_decision_moves_on(home: Home) -> None:
     """The step that finishes a phase's last task leaves its stages and the phase COMPLETED."""
     copy_assets(home, "market_report_2024.md")
-    crew = builtin_collaborators(home, held=True)
+    crew = builtin_collaborators(home)
     run_id, runner = confirmed_run(crew)
     phase_id = _until_first_phase_closes(crew, runner, run_id)
     fresh = TableStore()  # what another process reads: the files themselves
@@ -66,10 +66,9 @@ def test_the_closing_step_writes_the_closes_and_the_next_decision_moves_on(home:
 def test_closes_lost_in_a_crash_are_made_by_steps_of_their_own(home: Home) -> None:
     """A new process finds the finished stages open, closes them and the phase, and goes on."""
     copy_assets(home, "market_report_2024.md")
-    crew = builtin_collaborators(home, held=True)
+    crew = builtin_collaborators(home)
     run_id, runner = confirmed_run(crew)
     phase_id = _until_first_phase_closes(crew, runner, run_id)
-    crew.flush_behind()
     # The files as a crash right after the last task's write leaves them: closes not written.
     paths = crew.home.run(run_id)
     other = TableStore()

@@ -136,7 +136,6 @@ def test_a_run_with_odd_assets_completes_and_nothing_outside_enters_the_home(
     crew = builtin_collaborators(home)
     run_id, runner = confirmed_run(crew)
     steps_until_settled(runner, run_id)
-    crew.flush_behind()
 
     run = crew.process_runs.get(run_id)
     assert run is not None and run.status is Status.COMPLETED
@@ -164,7 +163,6 @@ def test_a_run_with_odd_assets_completes_and_nothing_outside_enters_the_home(
         if t03 is not None and t03.status is Status.COMPLETED:
             break
         runner.advance(second)
-    crew.flush_behind()
     row = _catalog(home)["assets/shared.md"]
     assert not is_unread(row) and "Shared notes" in row.summary
 
