@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install start test lint typecheck bench bench-store bench-orchestrator bench-gateway clean \
+.PHONY: install start test lint typecheck plain-install bench-step-modules bench bench-store bench-orchestrator bench-gateway clean \
         bench-process bench-status bench-catalog bench-overlap bench-history bench-langgraph \
         bench-celery eval-local check-agents
 
@@ -32,7 +32,16 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
-test: install lint typecheck
+# A plain `pip install .` (no extras) into a fresh environment must serve one offline run: the
+# test extra must never hide a dependency the code imports.
+PLAIN  := .venv-plain
+plain-install:
+	@rm -rf $(PLAIN) && $(PYTHON) -m venv $(PLAIN)
+	@$(PLAIN)/bin/python -m pip install --quiet . > $(PLAIN)/install.log 2>&1 \
+	 || { cat $(PLAIN)/install.log; echo "make: the plain install failed"; exit 1; }
+	@$(PLAIN)/bin/python tests/plain_install.py
+
+test: install lint typecheck plain-install
 	$(BIN)/pytest -q
 
 bench-store: install
@@ -52,6 +61,9 @@ bench-status: install
 
 bench-process: install
 	$(BIN)/python bench/process_adapter.py
+
+bench-step-modules: install
+	$(BIN)/python bench/step_modules.py
 
 bench-overlap: install
 	$(BIN)/python bench/overlap.py
@@ -84,4 +96,4 @@ check-agents: install
 	$(BIN)/python -m evals.agents
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(PLAIN) .pytest_cache .mypy_cache .ruff_cache

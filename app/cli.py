@@ -2,7 +2,7 @@
 
 Heavy modules are imported inside the commands that need them, so `--help`, `init`, `status`
 and the answers to a proposal start fast and never import litellm. The commands are defined by
-concept in `cli_home`, `cli_respond` and `cli_runs`, each adding itself to `app`
+concept in `cli_home` and `cli_runs`, each adding itself to `app`
 (`cli_app`); importing them here, in this order, is what registers them and orders `--help`.
 """
 
@@ -13,9 +13,8 @@ import sys
 
 import typer
 
-from app import cli_home, cli_respond, cli_runs  # noqa: F401  (each adds its commands)
-from app.cli_app import app
-from app.cli_style import fail, print_json, wants_json
+from app import cli_home, cli_runs  # noqa: F401  (each adds its commands)
+from app.cli_app import app, fail, print_json, wants_json
 from multiverse.errors import MultiverseError, StorageError, storage_advice
 
 __all__ = ["app", "main"]
@@ -24,7 +23,7 @@ __all__ = ["app", "main"]
 # pydantic looks its plugins up among the entry points of every installed distribution the
 # first time a model is built: ~20-80 ms of a short command's start, for plugins this program
 # never uses (typer sets the same variable around its own adapters). A value the user set wins;
-# children never see it (multiverse.child passes them a named environment only).
+# children never see it (multiverse.processes.child passes them a named environment only).
 os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 
 

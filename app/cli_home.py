@@ -7,8 +7,7 @@ from typing import Annotated, Literal
 
 import typer
 
-from app.cli_app import HomeOption, JsonOption, app, run_ref
-from app.cli_style import errors_said, fail, print_json
+from app.cli_app import HomeOption, JsonOption, app, errors_said, fail, print_json, run_ref
 from multiverse.errors import MultiverseError
 
 

@@ -1,14 +1,187 @@
-"""Commands that manage runs: list them (`runs`), archive them, open their report."""
+"""Commands about runs: answer one (confirm, modify, cancel, pause, approve, deny, retry,
+resume) and delete a row on purpose, then list them (`runs`), archive them, open their report.
+
+Also here: `multiverse archive`; dates on the command line (`runs --since D`, `archive --before
+D`).
+
+"""
 
 from __future__ import annotations
 
+import re
+from datetime import UTC, datetime, timedelta
 from typing import Annotated
 
 import typer
 
-from app.cli_app import HomeOption, JsonOption, app, run_ref
-from app.cli_style import errors_said, fail, print_json
+from app.cli_app import (
+    HomeOption,
+    JsonOption,
+    app,
+    errors_said,
+    fail,
+    print_json,
+    relative,
+    run_ref,
+    said,
+)
 from multiverse.errors import UserError
+from multiverse.home import require_home, resolve_home
+from multiverse.runs import ArchiveResult
+from multiverse.store import TableStore
+
+
+def _answer(home: str | None, run: str, kind: str, text: str = "", as_json: bool = False) -> None:
+    from app.commands import answer_run
+
+    with errors_said(as_json):
+        path = answer_run(home, run, kind, text)
+    answer, where = kind.lower(), relative(home, path)
+    said(as_json, f"{answer}: answer written to {path}", run_id=run, answer=answer, path=where)
+
+
+@app.command()
+def confirm(
+    run: Annotated[str, typer.Argument()], as_json: JsonOption = False, home: HomeOption = None
+) -> None:
+    """Confirm a run's proposal."""
+    run = run_ref(home, run, as_json)
+    _answer(home, run, "CONFIRM", as_json=as_json)
+
+
+@app.command()
+def modify(
+    run: Annotated[str, typer.Argument()],
+    text: Annotated[str, typer.Argument(help="What to change in the proposal.")],
+    as_json: JsonOption = False,
+    home: HomeOption = None,
+) -> None:
+    """Ask for a revised proposal."""
+    run = run_ref(home, run, as_json)
+    _answer(home, run, "MODIFY", text, as_json)
+
+
+@app.command()
+def cancel(
+    run: Annotated[str, typer.Argument()], as_json: JsonOption = False, home: HomeOption = None
+) -> None:
+    """Cancel a run at any time (a confirmed run stops after the step in flight)."""
+    run = run_ref(home, run, as_json)
+    from app.commands import cancel_run
+
+    with errors_said(as_json):
+        path = cancel_run(home, run)
+    message = f"cancel: asked ({path}); the daemon stops {run} after the step in flight"
+    said(as_json, message, run_id=run, answer="cancel", path=relative(home, path))
+
+
+@app.command()
+def pause(
+    run: Annotated[str, typer.Argument()], as_json: JsonOption = False, home: HomeOption = None
+) -> None:
+    """Hold a confirmed run before its next step, until `multiverse resume RUN`."""
+    run = run_ref(home, run, as_json)
+    from app.commands import pause_run
+
+    with errors_said(as_json):
+        path = pause_run(home, run)
+    message = f"pause: asked ({path}); {run} holds before its next step until resumed"
+    said(as_json, message, run_id=run, answer="pause", path=relative(home, path))
+
+
+# approve/deny: which waiting action, when a run waits for several.
+ApprovalArgument = Annotated[
+    str | None, typer.Argument(help="The approval's id, when several wait.")
+]
+
+
+@app.command()
+def approve(
+    run: Annotated[str, typer.Argument()],
+    approval: ApprovalArgument = None,
+    as_json: JsonOption = False,
+    home: HomeOption = None,
+) -> None:
+    """Allow the action a run waits for (a tool marked requires_approval)."""
+    run = run_ref(home, run, as_json)
+    _approval(home, run, approval, True, as_json)
+
+
+@app.command()
+def deny(
+    run: Annotated[str, typer.Argument()],
+    approval: ApprovalArgument = None,
+    as_json: JsonOption = False,
+    home: HomeOption = None,
+) -> None:
+    """Refuse the action a run waits for; the model is told it was refused."""
+    run = run_ref(home, run, as_json)
+    _approval(home, run, approval, False, as_json)
+
+
+def _approval(
+    home: str | None, run: str, approval_id: str | None, approve: bool, as_json: bool = False
+) -> None:
+    from app.commands import answer_approval
+
+    with errors_said(as_json):
+        answered = answer_approval(home, run, approval_id, approve)
+    word = "approved" if approve else "denied"
+    message = f"{word}: {answered.id} ({answered.shown(120)}); the daemon goes on with {run}"
+    said(
+        as_json,
+        message,
+        run_id=run,
+        answer="approve" if approve else "deny",
+        approval_id=answered.id,
+        action=answered.shown(),
+        status=answered.status.value,
+    )
+
+
+@app.command()
+def retry(
+    run: Annotated[str, typer.Argument()], as_json: JsonOption = False, home: HomeOption = None
+) -> None:
+    """Resume a FAILED run from its failed step, once the cause is fixed."""
+    run = run_ref(home, run, as_json)
+    from app.commands import retry_run
+
+    with errors_said(as_json):
+        path, place = retry_run(home, run)
+    where = f" from {place}" if place else ""
+    message = f"retry: asked ({path}); the daemon resumes {run}{where}"
+    data = {"run_id": run, "answer": "retry", "path": relative(home, path), "from": place or None}
+    said(as_json, message, **data)
+
+
+@app.command()
+def resume(
+    run: Annotated[str, typer.Argument()], as_json: JsonOption = False, home: HomeOption = None
+) -> None:
+    """Let a run held for a review of its plan go on (daemon.pause_before)."""
+    run = run_ref(home, run, as_json)
+    from app.commands import resume_run
+
+    with errors_said(as_json):
+        path, held = resume_run(home, run)
+    message = f"resume: asked ({path}); {run} goes on with {', '.join(held)}"
+    said(as_json, message, run_id=run, answer="resume", path=relative(home, path), held=held)
+
+
+@app.command(name="delete-row")
+def delete_row(
+    table: Annotated[str, typer.Argument(help="The table, e.g. db/knowledge_base_catalog.md.")],
+    key: Annotated[str, typer.Argument(help="The row's key (its first column).")],
+    as_json: JsonOption = False,
+    home: HomeOption = None,
+) -> None:
+    """Remove a row on purpose (the daemon restores rows that a save erased by accident)."""
+    from app.commands import delete_row as remove
+
+    with errors_said(as_json):
+        path = remove(home, table, key)
+    said(as_json, f"deleted: {key} from {path}", table=relative(home, path), key=key)
 
 
 @app.command()
@@ -39,8 +212,8 @@ def runs(
     home: HomeOption = None,
 ) -> None:
     """List runs by status and date, newest last (`status` shows them all, with replies)."""
+    from app.cli_runs import parse_when
     from app.runs_view import show_runs, statuses_asked
-    from app.when import parse_when
 
     with errors_said(as_json):
         wanted = statuses_asked(status or [])
@@ -73,7 +246,7 @@ def archive(
     ranks them; their deliverables stay in outputs/. Never a PENDING or waiting run. Exits 1
     when a run named is kept live (the reason is said).
     """
-    from app.archive_command import archive_runs, render_archive
+    from app.cli_runs import archive_runs, render_archive
 
     if bool(run) == (before is not None):
         error = UserError("give the runs to archive, or --before DATE (e.g. --before 30d)")
@@ -101,7 +274,7 @@ def open_(
     home: HomeOption = None,
 ) -> None:
     """Open the run's report (its path is printed where no opener exists)."""
-    from app.open_report import open_run
+    from app.runs_view import open_run
 
     run = run_ref(home, run, as_json)
     with errors_said(as_json):
@@ -113,3 +286,57 @@ def open_(
     else:
         typer.echo("no opener here (no desktop session): open the path yourself", err=True)
         typer.echo(result["path"])
+
+
+_AGE = re.compile(r"(\d+)\s*([mhdw])")
+_UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+EXAMPLES = "2026-11-20, 2026-11-20T14:30, today, yesterday, 12h, 7d or 2w"
+
+
+def parse_when(text: str, now: datetime | None = None) -> datetime:
+    """The moment a command-line date names, in UTC; a UserError saying the forms if none."""
+    now = now or datetime.now(UTC)
+    word = text.strip().lower()
+    local_midnight = now.astimezone().replace(hour=0, minute=0, second=0, microsecond=0)
+    if word == "today":
+        return local_midnight.astimezone(UTC)
+    if word == "yesterday":
+        return (local_midnight - timedelta(days=1)).astimezone(UTC)
+    if match := _AGE.fullmatch(word):
+        return now - timedelta(**{_UNITS[match[2]]: int(match[1])})
+    try:
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise UserError(f"{text!r} is not a date: give one like {EXAMPLES}") from None
+    if moment.tzinfo is None:
+        moment = moment.astimezone()  # a bare date or time is the user's local time
+    return moment.astimezone(UTC)
+
+
+def archive_runs(
+    home_option: str | None, run_ids: list[str] | None, before: str | None, dry_run: bool
+) -> ArchiveResult:
+    """Archive these runs, or every final run created before a date; what moved and what not."""
+    from orchestrator.archiving import Archiver
+
+    home = require_home(resolve_home(home_option))
+    moment = parse_when(before) if before is not None else None
+    return Archiver(home, TableStore()).archive(run_ids, moment, dry_run)
+
+
+def render_archive(result: ArchiveResult) -> str:
+    """What moved (or would), and each run kept live with its reason."""
+    count = len(result.archived)
+    verb = "would archive" if result.dry_run else "archived"
+    if count:
+        lines = [
+            f"{verb} {count} run{'s' if count != 1 else ''} into db/archive/ and runs/archive/ "
+            "(still readable and ranked by the learning context; outputs stay in outputs/):"
+        ]
+        lines += [f"  {moved.run_id} → {moved.shard}, {moved.folder}" for moved in result.archived]
+    else:
+        lines = ["nothing to archive"]
+    if result.refused:
+        lines.append(f"not archived ({len(result.refused)}):")
+        lines += [f"  {kept.run_id} {kept.status}: {kept.reason}" for kept in result.refused]
+    return "\n".join(lines)

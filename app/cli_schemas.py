@@ -11,11 +11,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from app.doctor import HomeCheck, MappingCheck, PackageCheck, TierCheck
-from app.doctor_channels import ChannelCheck
-from multiverse.archive import ArchiveResult
-from multiverse.heartbeat import Serving
+from app.doctor import ChannelCheck, HomeCheck, MappingCheck, PackageCheck, TierCheck
+from multiverse.home import Serving
 from multiverse.models import MajorStage, Phase, Status, Task, ToolTask
+from multiverse.runs import ArchiveResult
 
 
 class _Data(BaseModel):

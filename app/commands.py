@@ -2,41 +2,38 @@
 
 from __future__ import annotations
 
-import itertools
 import os
 import re
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from app.submit_follow import Submitted
-from multiverse.approvals import Approval, ApprovalBook, record_answer
-from multiverse.archive import archived_run, run_paths
-from multiverse.atomic import atomic_write_text, write_temp
+from multiverse.atomic import atomic_write_text, create_exclusive
 from multiverse.errors import (
     MultiverseError,
     RunStateError,
-    StorageError,
     UnknownRun,
     UserError,
 )
 from multiverse.home import Home, RunPaths, require_home, resolve_home, visible_files
-from multiverse.models import FINAL_STATUSES, RUN_ID, Status
-from multiverse.schemas import PROCESS_RUNS
-from multiverse.store import TableStore
+from multiverse.models import RUN_ID, Status
+from multiverse.roles import Approval
+from multiverse.runs import ApprovalBook, archived_run, record_answer, run_paths
+from multiverse.store import PROCESS_RUNS, TableStore
 
 if TYPE_CHECKING:
     from app.doctor import DoctorReport
     from multiverse.config import RuntimeMapping
-    from orchestrator.collaborators import Collaborators
+    from orchestrator.crew import Collaborators
+    from orchestrator.decide import DecisionKind
 
 
 def run_daemon(home_option: str | None, once: bool) -> int:
     """Start the daemon on this home; returns the exit status."""
     from app.team import build_collaborators
     from multiverse.config import load_runtime_mapping
-    from multiverse.logging_setup import configure_logging
+    from multiverse.logs import configure_logging
     from orchestrator.daemon import Daemon
 
     home = require_home(resolve_home(home_option))
@@ -77,7 +74,7 @@ def _waiting_runs(crew: Collaborators) -> int:
 
 def _engine_line(mapping: RuntimeMapping) -> str:
     """Which engine serves each tier, in a few words (no key values, ever)."""
-    from multiverse.effective_tiers import effective_tiers
+    from multiverse.config import effective_tiers
 
     effective = effective_tiers(mapping, os.environ)
     if all(item.mode == "builtin" for item in effective.values()):
@@ -95,11 +92,6 @@ def _slug(text: str) -> str:
     return "-".join(words)[:48] or "request"
 
 
-def submit_request(home_option: str | None, text: str | None, file: Path | None) -> Path:
-    """Create a new request file in inbox/; returns its path (never replaces a file)."""
-    return drop_request(require_home(resolve_home(home_option)), text, file)[0]
-
-
 def submit_and_follow(
     home_option: str | None,
     text: str | None,
@@ -109,7 +101,7 @@ def submit_and_follow(
 ) -> Submitted:
     """Drop a request, then (when a daemon serves) wait until it is taken, or for its proposal."""
     from app.submit_follow import follow, snapshot
-    from multiverse.heartbeat import probe
+    from multiverse.home import probe
 
     home = require_home(resolve_home(home_option))
     before = snapshot(home)
@@ -122,7 +114,7 @@ def submit_and_follow(
 
 def drop_request(home: Home, text: str | None, file: Path | None) -> tuple[Path, bytes]:
     """Create a new request file in inbox/; returns its path and content (never replaces)."""
-    from orchestrator.editor_files import is_ignorable_name
+    from orchestrator.inbox_survey import is_ignorable_name
 
     if text is not None and file is not None:
         raise UserError("give the request either as TEXT or with --file, not both")
@@ -145,76 +137,7 @@ def drop_request(home: Home, text: str | None, file: Path | None) -> tuple[Path,
             raise UserError("the request is empty")
         data = text.encode("utf-8")
         name = f"{stamp}-{_slug(text)}.md"
-    return _create_exclusive(home.inbox, name, data), data
-
-
-def _create_exclusive(folder: Path, name: str, data: bytes) -> Path:
-    """Create `folder/name` (or name-1, name-2 …) holding `data`, never replacing a file.
-
-    Concurrent callers each get their own file; the path created is returned. The content is
-    written and fsynced into a hidden temporary sibling first, then hard-linked under the first
-    free name, so a reader never sees a partial file. Without hard links the file is created
-    exclusively and written in place (briefly partial: the inbox's settle rule waits for it).
-    """
-    tmp = write_temp(folder / name, data)
-    try:
-        for candidate in _numbered(folder, name):
-            try:
-                os.link(tmp, candidate)
-            except FileExistsError:
-                continue
-            except OSError:
-                return _create_in_place(folder, name, data)  # no hard links here
-            _fsync_dir(folder)
-            return candidate
-    finally:
-        Path(tmp).unlink(missing_ok=True)
-    raise AssertionError("unreachable: the candidate names never run out")
-
-
-def _create_in_place(folder: Path, name: str, data: bytes) -> Path:
-    """`_create_exclusive` without hard links: an O_EXCL create, then the write in place."""
-    for candidate in _numbered(folder, name):
-        try:
-            fd = os.open(candidate, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_CLOEXEC, 0o666)
-        except FileExistsError:
-            continue
-        except OSError as error:
-            raise StorageError(candidate, error) from error
-        try:
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-        except OSError as error:
-            candidate.unlink(missing_ok=True)  # a truncated request must not be taken
-            raise StorageError(candidate, error) from error
-        _fsync_dir(folder)
-        return candidate
-    raise AssertionError("unreachable: the candidate names never run out")
-
-
-def _numbered(folder: Path, name: str) -> Iterator[Path]:
-    """`folder/name`, then `stem-1.suffix`, `stem-2.suffix` … forever."""
-    yield folder / name
-    stem, suffix = Path(name).stem, Path(name).suffix
-    for counter in itertools.count(1):
-        yield folder / f"{stem}-{counter}{suffix}"
-
-
-def _fsync_dir(folder: Path) -> None:
-    """Make the new directory entry durable."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-    except OSError as error:
-        raise StorageError(folder, error) from error
+    return create_exclusive(home.inbox, name, data), data
 
 
 def _known_run(home: Home, run_id: str) -> Status:
@@ -243,37 +166,43 @@ def _any_run(home: Home, run_id: str) -> tuple[Status, RunPaths]:
         return row.status, run_paths(home, run_id)
 
 
+def _answerable(home: Home, run_id: str, kind: DecisionKind) -> RunPaths:
+    """The run's paths, once it is known to take this answer now (`orchestrator.decide`).
+
+    A run that refuses it raises the error its command says: NotHeld for RESUME, NotNow for
+    CANCEL and PAUSE, RunStateError otherwise; each says why, in the words the daemon uses.
+    """
+    from orchestrator.decide import DecisionKind, accepts
+    from orchestrator.evidence import RunTables, load_run_view
+
+    _known_run(home, run_id)
+    store = TableStore()
+    row = store.table(PROCESS_RUNS, home.db / PROCESS_RUNS.filename).get(run_id)
+    if row is None:  # deleted between the two reads
+        raise UnknownRun(run_id)
+    paths = home.run(run_id)
+    acceptance = accepts(load_run_view(RunTables.of(paths, store), row))
+    if not acceptance.takes(kind):
+        error = {DecisionKind.RESUME: NotHeld, DecisionKind.CANCEL: NotNow,
+                 DecisionKind.PAUSE: NotNow}.get(kind, RunStateError)  # fmt: skip
+        raise error(acceptance.why_not(kind))
+    return paths
+
+
 def answer_run(home_option: str | None, run_id: str, kind: str, text: str = "") -> Path:
     """Write the user's decision into runs/<run_id>/user_response.md."""
-    from orchestrator.decisions import DecisionKind, render_decision
+    from orchestrator.decide import DecisionKind, render_decision
 
     home = require_home(resolve_home(home_option))
-    current = _known_run(home, run_id)
-    if current is not Status.AWAITING_CONFIRMATION:
-        raise RunStateError(f"run {run_id} is not waiting for an answer (it is {current.value})")
-    if kind != "CANCEL":
-        _refuse_if_held(home, run_id)
+    paths = _answerable(home, run_id, DecisionKind(kind))
     if kind == "MODIFY" and not text.strip():
         raise UserError('say what to change: multiverse modify RUN "…"')
-    path = home.run(run_id).user_response
-    atomic_write_text(path, render_decision(DecisionKind(kind), text.strip()))
-    return path
+    atomic_write_text(paths.user_response, render_decision(DecisionKind(kind), text.strip()))
+    return paths.user_response
 
 
 class NotHeld(RunStateError):
     """`resume` of a run that does not hold: nothing to do (exit 1, as a state, not a typo)."""
-
-
-def _refuse_if_held(home: Home, run_id: str) -> None:
-    """A held run takes `resume` (or `cancel`), not an answer to a proposal."""
-    from orchestrator.holds import open_hold_names
-    from orchestrator.signals import SignalBox
-
-    if open_hold_names(SignalBox(home.run(run_id).signals).names()):
-        raise RunStateError(
-            f"run {run_id} holds for a review of its plan: `multiverse resume {run_id}` lets "
-            f"it go on (or `multiverse cancel {run_id}`)"
-        )
 
 
 def resume_run(home_option: str | None, run_id: str) -> tuple[Path, list[str]]:
@@ -281,16 +210,12 @@ def resume_run(home_option: str | None, run_id: str) -> tuple[Path, list[str]]:
 
     Refused, saying so, unless the run holds (its plan waits for a person's review).
     """
-    from orchestrator.decisions import DecisionKind, render_decision
-    from orchestrator.holds import describe, open_holds
-    from orchestrator.signals import SignalBox
+    from orchestrator.decide import DecisionKind, describe, render_decision
+    from orchestrator.evidence import SignalBox, open_holds
 
     home = require_home(resolve_home(home_option))
-    current = _known_run(home, run_id)
-    paths = home.run(run_id)
-    holds = open_holds(SignalBox(paths.signals)) if current not in FINAL_STATUSES else []
-    if not holds:
-        raise NotHeld(f"run {run_id} is not held (it is {current.value}): nothing to resume")
+    paths = _answerable(home, run_id, DecisionKind.RESUME)
+    holds = open_holds(SignalBox(paths.signals))
     atomic_write_text(paths.user_response, render_decision(DecisionKind.RESUME))
     return paths.user_response, [describe(record.reason) for record in holds]
 
@@ -308,15 +233,12 @@ def cancel_run(home_option: str | None, run_id: str) -> Path:
     The daemon stops it after the step in flight (stopping a process child at once); a
     daemon that is not running takes it at its start. Refused for a final run.
     """
-    from orchestrator.decisions import DecisionKind, render_decision
+    from orchestrator.decide import DecisionKind, render_decision
 
     home = require_home(resolve_home(home_option))
-    current = _known_run(home, run_id)
-    if current in FINAL_STATUSES:
-        raise NotNow(f"run {run_id} is {current.value} already: nothing to cancel")
-    path = home.run(run_id).user_response
-    atomic_write_text(path, render_decision(DecisionKind.CANCEL))
-    return path
+    paths = _answerable(home, run_id, DecisionKind.CANCEL)
+    atomic_write_text(paths.user_response, render_decision(DecisionKind.CANCEL))
+    return paths.user_response
 
 
 def pause_run(home_option: str | None, run_id: str) -> Path:
@@ -325,29 +247,10 @@ def pause_run(home_option: str | None, run_id: str) -> Path:
     Refused, saying why, for a run that is final, waits for the user already (its proposal,
     a hold, an approval), has not been confirmed yet, or is being cancelled.
     """
-    from orchestrator.decisions import DecisionKind, render_decision
-    from orchestrator.holds import open_hold_names
-    from orchestrator.responses import read_response
-    from orchestrator.signals import SignalBox
+    from orchestrator.decide import DecisionKind, render_decision
 
     home = require_home(resolve_home(home_option))
-    current = _known_run(home, run_id)
-    paths = home.run(run_id)
-    names = SignalBox(paths.signals).names() if current not in FINAL_STATUSES else []
-    answer = read_response(paths.user_response) if current not in FINAL_STATUSES else None
-    why = None
-    if current in FINAL_STATUSES:
-        why = f"is {current.value} already: nothing to pause"
-    elif open_hold_names(names):
-        why = f"is held already: `multiverse resume {run_id}` lets it go on"
-    elif current is Status.AWAITING_CONFIRMATION or "confirmed" not in names:
-        why = "waits for your answer to its proposal (or is preparing it): nothing runs until then"
-    elif ApprovalBook(paths.root).pending():
-        why = f"waits for your approval already: `multiverse approve|deny {run_id}`"
-    elif answer is not None and answer.kind is DecisionKind.CANCEL:
-        why = "is being cancelled"
-    if why is not None:
-        raise NotNow(f"run {run_id} {why}")
+    paths = _answerable(home, run_id, DecisionKind.PAUSE)
     atomic_write_text(paths.user_response, render_decision(DecisionKind.PAUSE))
     return paths.user_response
 
@@ -371,15 +274,12 @@ def retry_run(home_option: str | None, run_id: str) -> tuple[Path, str]:
     still broken, a disk still full, a budget still spent). Returns the answer file and where
     the run failed.
     """
-    from orchestrator.decisions import DecisionKind, render_decision
-    from orchestrator.responses import HELD, archive_response, read_response
-    from orchestrator.retry import retry_blockers
-    from orchestrator.signals import FailureRecord, SignalBox
+    from orchestrator.decide import DecisionKind, FailureRecord, render_decision
+    from orchestrator.evidence import HELD, SignalBox, archive_response, read_response
+    from orchestrator.perform import retry_blockers
 
     home = require_home(resolve_home(home_option))
-    current = _known_run(home, run_id)
-    if current is not Status.FAILED:
-        raise RunStateError(f"run {run_id} is {current.value}: only a FAILED run can be retried")
+    _answerable(home, run_id, DecisionKind.RETRY)
     problems = retry_blockers(home, TableStore(), run_id)
     if problems:
         raise RunStateError(
@@ -410,8 +310,7 @@ def delete_row(home_option: str | None, table: str, key: str) -> Path:
     A row the daemon wrote that disappears from a table is restored from the daemon's record
     (an editor holding an older copy erases rows without meaning to); one deleted here is not.
     """
-    from multiverse.journal import add_tombstone
-    from multiverse.schemas import GLOBAL_TABLES, RUN_TABLES
+    from multiverse.store import GLOBAL_TABLES, RUN_TABLES, add_tombstone
 
     home = require_home(resolve_home(home_option))
     path = Path(os.path.realpath(home.root / table))

@@ -2,26 +2,100 @@
 
 The diagnosis never shows a key's value, only its variable's name and whether it is set, and
 never imports litellm: a reachability check is injected by the CLI as `ping`.
+
+Also here: `multiverse doctor` on the channels of runtime-mapping.yaml.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from app.doctor_channels import ChannelCheck, channel_lines, check_channel
 from multiverse.agent_package import ROLES, load_agent_package, role_package_dir
-from multiverse.config import RuntimeMapping, Tier, TierConfig, load_runtime_mapping
-from multiverse.effective_tiers import effective_tiers, mode_summary, resolve_tier
+from multiverse.config import (
+    ChannelConfig,
+    CommandChannel,
+    ProcessSpec,
+    RuntimeMapping,
+    Tier,
+    TierConfig,
+    WebhookChannel,
+    effective_tiers,
+    load_runtime_mapping,
+    mode_summary,
+    resolve_tier,
+)
 from multiverse.errors import ConfigError
-from multiverse.heartbeat import Serving, probe
-from multiverse.home import Home
-from multiverse.process_spec import ProcessSpec
-from multiverse.secrets import mask_secrets, secret_values_in
+from multiverse.home import Home, Serving, probe
+from multiverse.logs import mask_secrets, secret_values_in
+
+
+class ChannelCheck(BaseModel):
+    """One configured channel as doctor sees it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    type: str
+    target: str
+    kinds: list[str]
+    signed: bool = False
+    secrets: dict[str, bool] = {}  # variable name → whether it is set
+    program_found: bool = True
+
+    @property
+    def ok(self) -> bool:
+        """Every secret it needs is set and its program exists."""
+        return all(self.secrets.values()) and self.program_found
+
+
+def _program_found(command: list[str], home_root: Path) -> bool:
+    program = command[0]
+    if "/" in program:  # run in the home folder, so a relative path starts there
+        path = home_root / program
+        return path.is_file() and os.access(path, os.X_OK)
+    return shutil.which(program) is not None
+
+
+def check_channel(
+    channel: ChannelConfig, environ: Mapping[str, str], home_root: Path
+) -> ChannelCheck:
+    """What doctor reports of one channel."""
+    secrets = {name: bool(environ.get(name, "").strip()) for name in channel.secret_envs()}
+    found = True
+    if isinstance(channel, CommandChannel):
+        found = _program_found(channel.command, home_root)
+    signed = isinstance(channel, WebhookChannel) and channel.secret_env is not None
+    return ChannelCheck(
+        name=channel.name, type=channel.type, target=channel.target(),
+        kinds=[kind.value for kind in channel.kinds], signed=signed, secrets=secrets,
+        program_found=found,
+    )  # fmt: skip
+
+
+def channel_lines(checks: list[ChannelCheck]) -> list[str]:
+    """The report's Channels section (empty when none is configured)."""
+    if not checks:
+        return []
+    lines = ["", "Channels"]
+    for check in checks:
+        kinds = ", ".join(check.kinds) or "all messages"
+        signed = ", signed" if check.signed else ""
+        lines.append(
+            f"{'✓' if check.ok else '✗'} {check.name}: {check.type} → {check.target} "
+            f"({kinds}{signed})"
+        )
+        if not check.program_found:
+            lines.append(f"    program not found: {check.target}")
+        for name, is_set in check.secrets.items():
+            lines.append(f"    {name}: {'set' if is_set else 'not set'}")
+    return lines
+
 
 # (model name, its tier's settings) → None when the model answered, else the error text.
 Ping = Callable[[str, TierConfig], str | None]
@@ -77,7 +151,7 @@ class TierCheck(Finding):
     # `concurrency` set it, and the rates per minute kept before each call (None: no limit).
     calls_at_once: int | None = None
     concurrency_set: bool = False
-    remote: bool = False  # a remote provider (multiverse.parallelism), not a server nearby
+    remote: bool = False  # a remote provider (multiverse.config.providers), not a server nearby
     requests_per_minute: int | None = None
     tokens_per_minute: int | None = None
 

@@ -4,11 +4,14 @@ With RUN, the lines are those of the daemon's log whose `run_id` is the run (the
 times are in its timeline, which `status RUN` shows); the logs of the run's child processes
 (runs/<run_id>/logs/*.log) are listed after them, on stderr with `--json`. No log yet (a daemon
 never started) is said on stderr and is not an error: exit 0.
+
+Also here: following a growing text file like `tail -F`.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 import threading
@@ -16,14 +19,83 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from app.follow import follow_lines
-from multiverse.archive import archived_run, run_paths
 from multiverse.errors import TableError, UnknownRun
 from multiverse.home import Home, require_home, resolve_home
 from multiverse.models import RUN_ID
-from multiverse.schemas import PROCESS_RUNS
-from multiverse.store import TableStore
-from multiverse.timeline import parse_stamp
+from multiverse.runs import archived_run, parse_stamp, run_paths
+from multiverse.store import PROCESS_RUNS, TableStore
+
+POLL_SECONDS = 0.2
+
+
+class _Reader:
+    """The open file, where we are in it, and a line begun but not yet ended."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.fd: int | None = None
+        self.inode = 0
+        self.position = 0
+        self.partial = b""
+
+    def _open(self) -> bool:
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except OSError:
+            return False
+        self.close()
+        self.fd, self.inode = fd, os.fstat(fd).st_ino
+        self.position, self.partial = 0, b""
+        return True
+
+    def close(self) -> None:
+        """Close the file followed, if open."""
+        if self.fd is not None:
+            os.close(self.fd)
+        self.fd = None
+
+    def _read(self) -> list[str]:
+        if self.fd is None:
+            return []
+        chunks = []
+        while chunk := os.pread(self.fd, 1 << 16, self.position):
+            chunks.append(chunk)
+            self.position += len(chunk)
+        *lines, self.partial = (self.partial + b"".join(chunks)).split(b"\n")
+        return [line.decode("utf-8", errors="replace") for line in lines]
+
+    def new_lines(self) -> list[str]:
+        """The lines completed since the last look (the rest of a rotated file first)."""
+        if self.fd is None:
+            return self._read() if self._open() else []
+        lines = self._read()
+        try:
+            now = os.stat(self.path)
+        except OSError:
+            return lines  # gone for a moment (a rotation in progress): look again later
+        if now.st_ino != self.inode:
+            self._open()
+            lines += self._read()
+        elif now.st_size < self.position:  # truncated: its new content starts at 0
+            self.position, self.partial = 0, b""
+            lines += self._read()
+        return lines
+
+
+def follow_lines(
+    path: Path, stop: threading.Event | None = None, poll: float = POLL_SECONDS
+) -> Iterator[str]:
+    """Every line of the file, then each new one as it is written, until `stop` is set."""
+    stop = stop or threading.Event()
+    reader = _Reader(path)
+    try:
+        while True:
+            yield from reader.new_lines()
+            if stop.wait(poll):  # a look at the file every `poll` seconds, not a wait for work
+                return
+    finally:
+        reader.close()
+
 
 _SHOWN_FIRST = ("timestamp", "level", "event")
 

@@ -19,11 +19,21 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from multiverse.archive import archived_count, archived_run, run_paths
 from multiverse.errors import TableError, UnknownRun, shown_error
 from multiverse.home import Home, require_home, resolve_home, run_folder_ids
 from multiverse.models import FINAL_STATUSES, RUN_ID, Status
-from multiverse.schemas import (
+from multiverse.runs import (
+    add_run_times,
+    add_tree_times,
+    archived_count,
+    archived_run,
+    duration,
+    elapsed_by_id,
+    node_suffix,
+    run_paths,
+    run_phrase,
+)
+from multiverse.store import (
     GLOBAL_TABLES,
     MAJOR_STAGES,
     PHASES,
@@ -31,17 +41,9 @@ from multiverse.schemas import (
     TASKS,
     TOOL_TASKS,
     TableSpec,
+    TableStore,
 )
-from multiverse.status_times import (
-    add_run_times,
-    add_tree_times,
-    duration,
-    elapsed_by_id,
-    node_suffix,
-    run_phrase,
-)
-from multiverse.store import TableStore
-from orchestrator.inbox_replies import Answered, recent_replies
+from orchestrator.inbox import Answered, recent_replies
 
 if TYPE_CHECKING:  # rich is imported only by the live view, to keep the CLI's start fast
     from rich.console import RenderableType
@@ -152,10 +154,9 @@ def _note_held(home: Home, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for row in rows
         if row["status"] == Status.AWAITING_CONFIRMATION and _has_hold(home, row["run_id"])
     ]
-    if not waiting:  # the common case: orchestrator.holds (and what it imports) is not needed
+    if not waiting:  # the common case: orchestrator.evidence (and what it imports) is not needed
         return rows
-    from orchestrator.holds import open_holds, waiting_line
-    from orchestrator.signals import SignalBox
+    from orchestrator.evidence import SignalBox, open_holds, waiting_line
 
     for row in waiting:
         try:

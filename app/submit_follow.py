@@ -17,8 +17,7 @@ from pydantic import BaseModel, ConfigDict
 from multiverse.errors import MultiverseError
 from multiverse.home import Home
 from multiverse.models import FINAL_STATUSES, Status
-from multiverse.schemas import PROCESS_RUNS
-from multiverse.store import TableStore
+from multiverse.store import PROCESS_RUNS, TableStore
 
 POLL_SECONDS = 0.1
 

@@ -18,13 +18,15 @@ import structlog
 from communicator.builtin import BuiltinCommunicator
 from communicator.channels import open_channels
 from communicator.speaker import Speaker, print_to_console
-from executor.builtin.role import BuiltinExecutor
+from executor.builtin import BuiltinExecutor
 from multiverse.agent_package import load_agent_package, role_package_dir
-from multiverse.config import RuntimeMapping, Tier, TierConfig
-from multiverse.effective_tiers import (
+from multiverse.config import (
     PROCESS_GATE,
     EffectiveTier,
     OnceGate,
+    RuntimeMapping,
+    Tier,
+    TierConfig,
     debug_enabled,
     debug_mode_line_once,
     effective_tiers,
@@ -32,11 +34,11 @@ from multiverse.effective_tiers import (
 )
 from multiverse.home import Home
 from multiverse.roles import CommunicatorRole, ExecutorRole, PlannerRole
-from orchestrator.collaborators import DEFAULT_TOOL_TYPES, Collaborators
+from orchestrator.crew import DEFAULT_TOOL_TYPES, Collaborators
 from planner.builtin import BuiltinPlanner
 
 if TYPE_CHECKING:
-    from executor.search.factory import WebSetup
+    from executor.search import WebSetup
     from multiverse.gateway import Gateway
 
 log = structlog.get_logger(__name__)
@@ -69,11 +71,15 @@ def model_backed_roles(
 def make_gateway(home: Home, mapping: RuntimeMapping) -> Gateway:
     """The process's one gateway: disk cache in the home's state, per-run ledger and budget,
     calls in flight and rates per minute per model endpoint, shared by every run."""
-    from multiverse.call_limits import CallLimits, endpoint_limits, endpoint_rates
-    from multiverse.gateway import Gateway
-    from multiverse.llm_cache import LlmCache
-    from multiverse.llm_usage import Budget
-    from multiverse.rate_limits import RateLimits
+    from multiverse.gateway import (
+        Budget,
+        CallLimits,
+        Gateway,
+        LlmCache,
+        RateLimits,
+        endpoint_limits,
+        endpoint_rates,
+    )
 
     budget = Budget(
         max_tokens_per_run=mapping.budget.max_tokens_per_run,
@@ -149,7 +155,7 @@ def build_collaborators(
         tier: mapping.tier_mapping[tier] for tier, item in effective.items() if item.mode == "model"
     }
     gateway = make_gateway(home, mapping) if backed else None
-    from executor.search.factory import web_setup
+    from executor.search import web_setup
 
     web = web_setup(mapping, environ)  # a wrong web option is a ConfigError before any work
 

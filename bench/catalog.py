@@ -26,7 +26,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 from app.team import build_collaborators  # noqa: E402
 from multiverse.config import load_runtime_mapping  # noqa: E402
 from multiverse.home import Home, init_home  # noqa: E402
-from orchestrator.cataloging import SUMMARY_WORKERS, refresh_inputs  # noqa: E402
+from orchestrator.perform import SUMMARY_WORKERS, refresh_inputs  # noqa: E402
 
 
 class SlowSummaries:

@@ -6,7 +6,7 @@ Celery's own environment, bench/.venv-celery, from bench/requirements-celery.txt
 dependency of the project). Then, all real parts, all children of this process, on loopback:
 - a `redis-server` on a free port in a temporary folder, nothing saved to disk (the broker, on
   database 0, and the result backend, on database 1);
-- a real assignment: a `TaskAssignment` of multiverse.contracts, made here in the project's
+- a real assignment: a `TaskAssignment` of multiverse.roles, made here in the project's
   environment as the daemon makes one (a request, its active instructions, its catalog rows),
   sent as its `model_dump_json()`;
 - per worker kind, a real Celery worker (`celery -A celery_side worker`: bench/celery_side.py):
@@ -45,8 +45,8 @@ from typing import Any
 from side_env import side_python  # bench/: the script's folder is on sys.path
 from timing import median_ms
 
-from multiverse.contracts import ResultSignal, TaskAssignment
 from multiverse.models import AssetType, CatalogEntry, MajorStage, Phase, Task, UserInstruction
+from multiverse.roles import ResultSignal, TaskAssignment
 
 BENCH = Path(__file__).resolve().parent
 CELERY_VENV = BENCH / ".venv-celery"

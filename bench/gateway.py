@@ -23,11 +23,9 @@ from timing import median_ms  # bench/timing.py: the script's folder is on sys.p
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from multiverse.gateway import Gateway, load_litellm
+from multiverse.gateway import Gateway, LlmCache, LlmCall, load_litellm
 from multiverse.home import Home, init_home
-from multiverse.llm import LlmCall
-from multiverse.llm_cache import LlmCache
-from multiverse.secrets import mask_processor
+from multiverse.logs import mask_processor
 
 from fake_openai import FakeOpenAI, running_server, text
 

@@ -52,11 +52,10 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 
 from multiverse.config import DaemonConfig  # noqa: E402
 from multiverse.home import Home, init_home  # noqa: E402
-from multiverse.journal import compact_tombstones  # noqa: E402
 from multiverse.models import FINAL_STATUSES  # noqa: E402
-from orchestrator.archive_policy import due_for_archive  # noqa: E402
-from orchestrator.archiving import Archiver  # noqa: E402
-from orchestrator.cataloging import refresh_inputs  # noqa: E402
+from multiverse.store import compact_tombstones  # noqa: E402
+from orchestrator.archiving import Archiver, due_for_archive  # noqa: E402
+from orchestrator.perform import refresh_inputs  # noqa: E402
 
 
 def _load(name: str, file: str) -> ModuleType:

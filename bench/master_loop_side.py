@@ -36,12 +36,11 @@ _HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 
 from multiverse.atomic import durable_writes  # noqa: E402
-from multiverse.journal import compact_tombstones  # noqa: E402
-from orchestrator.archive_policy import due_for_archive  # noqa: E402
-from orchestrator.archiving import Archiver  # noqa: E402
-from orchestrator.collaborators import Collaborators  # noqa: E402
-from orchestrator.runner import StepRunner  # noqa: E402
-from orchestrator.steps import Step, StepKind  # noqa: E402
+from multiverse.store import compact_tombstones  # noqa: E402
+from orchestrator.archiving import Archiver, due_for_archive  # noqa: E402
+from orchestrator.crew import Collaborators  # noqa: E402
+from orchestrator.decide import Step, StepKind  # noqa: E402
+from orchestrator.perform import StepRunner  # noqa: E402
 
 
 def _bench_module(name: str) -> ModuleType:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from multiverse.contracts import (
+from multiverse.models import AssetType, MajorStage, Task, Timing
+from multiverse.roles import (
     Message,
     Mode,
     ModeDecision,
@@ -23,7 +24,6 @@ from multiverse.contracts import (
     ToolAssignment,
     ToolTasksPlan,
 )
-from multiverse.models import AssetType, MajorStage, Task, Timing
 
 STAGES = 3
 TASKS = 4

@@ -32,14 +32,13 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 from communicator.speaker import Speaker  # noqa: E402
 from multiverse.atomic import atomic_write_bytes, atomic_write_text, durable_writes  # noqa: E402
 from multiverse.home import Home, init_home  # noqa: E402
-from multiverse.logging_setup import configure_logging  # noqa: E402
+from multiverse.logs import configure_logging  # noqa: E402
 from multiverse.models import AssetType, CatalogEntry, ProcessRun, Status  # noqa: E402
-from orchestrator.cataloging import refresh_inputs  # noqa: E402
-from orchestrator.collaborators import Collaborators  # noqa: E402
+from orchestrator.crew import Collaborators  # noqa: E402
 from orchestrator.daemon import Daemon  # noqa: E402
+from orchestrator.decide import StepKind  # noqa: E402
 from orchestrator.intake import take_in  # noqa: E402
-from orchestrator.runner import StepRunner  # noqa: E402
-from orchestrator.steps import StepKind  # noqa: E402
+from orchestrator.perform import StepRunner, refresh_inputs  # noqa: E402
 
 
 def _bench_module(name: str) -> ModuleType:

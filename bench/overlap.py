@@ -43,8 +43,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 from app.commands import answer_run  # noqa: E402
 from multiverse.home import Home, init_home  # noqa: E402
 from multiverse.models import Status  # noqa: E402
-from multiverse.schemas import PROCESS_RUNS  # noqa: E402
-from multiverse.store import TableStore  # noqa: E402
+from multiverse.store import PROCESS_RUNS, TableStore  # noqa: E402
 
 REPO = _HERE.parent
 ASSET = REPO / "tests" / "fixtures" / "assets" / "market_report_2024.md"

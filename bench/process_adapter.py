@@ -24,9 +24,9 @@ import structlog
 
 from executor.process import ProcessExecutor
 from multiverse.config import TierConfig
-from multiverse.contracts import TaskAssignment
 from multiverse.home import Home, init_home
 from multiverse.models import MajorStage, Phase, Task
+from multiverse.roles import TaskAssignment
 
 RUN = "run-20261123-000000-001"
 SCRIPT = ': > "$MULTIVERSE_OUTPUT_PATH"'

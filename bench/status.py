@@ -31,8 +31,7 @@ from multiverse.models import (
     Status,
     UserInstruction,
 )
-from multiverse.schemas import KNOWLEDGE_CATALOG, PROCESS_RUNS, USER_INSTRUCTIONS
-from multiverse.store import TableStore
+from multiverse.store import KNOWLEDGE_CATALOG, PROCESS_RUNS, USER_INSTRUCTIONS, TableStore
 
 # bench/orchestrator.py is named like the package: bench/ must not shadow `orchestrator`.
 _HERE = Path(__file__).resolve().parent

@@ -15,8 +15,7 @@ from pathlib import Path
 from timing import median_ms  # bench/timing.py: the script's folder is on sys.path
 
 from multiverse.models import ProcessRun, Status
-from multiverse.schemas import PROCESS_RUNS
-from multiverse.store import Table, TableStore
+from multiverse.store import PROCESS_RUNS, Table, TableStore
 
 SIZES = (100, 1_000, 10_000)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from multiverse.contracts import Message, MessageKind
+from multiverse.roles import Message, MessageKind
 
 
 def _proposal(m: Message) -> str:

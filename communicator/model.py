@@ -18,10 +18,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from communicator.builtin import BuiltinCommunicator
 from multiverse.agent_package import AgentPackage, load_agent_package, role_package_dir
 from multiverse.config import RuntimeMapping, TierConfig
-from multiverse.contracts import Message, MessageKind
+from multiverse.gateway import ChatMessage, JsonResult, LlmCall, LlmError
 from multiverse.home import Home
-from multiverse.llm import ChatMessage, JsonResult, LlmCall, LlmError
-from multiverse.secrets import mask_secrets
+from multiverse.logs import mask_secrets
+from multiverse.roles import Message, MessageKind
 
 log = structlog.get_logger(__name__)
 

@@ -11,12 +11,11 @@ import structlog
 from filelock import FileLock
 
 from communicator.builtin import BuiltinCommunicator
-from communicator.channels import Channels, Envelope, envelope_of, id_marker
-from communicator.channels.worker import Delivery
+from communicator.channels import Channels, Delivery, id_marker
+from communicator.senders import Envelope, envelope_of
 from multiverse.atomic import atomic_write_text
-from multiverse.contracts import Message
 from multiverse.home import Home
-from multiverse.roles import CommunicatorRole
+from multiverse.roles import CommunicatorRole, Message
 
 log = structlog.get_logger(__name__)
 MESSAGES_TITLE = "# Messages\n\nEverything the Communicator said about this run, newest last.\n"

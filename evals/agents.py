@@ -26,9 +26,9 @@ from evals.mapping import LOCAL_ALIAS, LOCAL_API_BASE
 from evals.server import ServerUnavailable, ensure_server
 from executor.process import ProcessExecutor
 from multiverse.config import TierConfig
-from multiverse.contracts import TaskAssignment
 from multiverse.home import Home, init_home
 from multiverse.models import MajorStage, Phase, Task
+from multiverse.roles import TaskAssignment
 
 AGENTS = REPO / ".cache" / "agents"
 CODEX = AGENTS / "node_modules" / ".bin" / "codex"

@@ -40,7 +40,15 @@ class ConfigError(UserError):
     """A configuration file (runtime-mapping.yaml, an agent package) is malformed."""
 
 
-class StepInterrupted(MultiverseError):
+class StepControl(BaseException):
+    """A step does not finish now, and nothing failed: it waits for a person, or it was stopped.
+
+    A `BaseException`, as rq's own control flow is, so that no `except Exception` in a role
+    (whose contract is to never raise) can swallow it: it reaches the step runner as it is.
+    """
+
+
+class StepInterrupted(StepControl):
     """A step stopped because the daemon is stopping: nothing failed, it is redone at start."""
 
 

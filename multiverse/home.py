@@ -1,15 +1,24 @@
-"""The home folder (SPEC §2): where every path of the system comes from."""
+"""The home folder (SPEC §2): where every path of the system comes from, and the run ids it holds
+(short forms on the command line: `latest`, or any unique prefix or suffix).
+
+Also here: whether a daemon serves a home: its lock is held and its loop beat recently.
+"""
 
 from __future__ import annotations
 
+import fcntl
+import json
 import os
 import re
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
 
-from multiverse.errors import HomeError
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from multiverse.errors import HomeError, UnknownRun, UserError
 from multiverse.models import RUN_ID
 
 HOME_ENV = "MULTIVERSE_HOME"
@@ -172,7 +181,7 @@ class Home:
 
     @cached_property
     def space_reserve(self) -> Path:
-        """Disk space held back to record a failure on a full disk (`multiverse.disk_reserve`)."""
+        """Disk space held back to record a failure on a full disk (`multiverse.atomic`)."""
         return self.state / "space-reserve"
 
     def run(self, run_id: str) -> RunPaths:
@@ -267,3 +276,154 @@ def init_home(home: Home) -> list[Path]:
         target.write_bytes((template / relative).read_bytes())
         created.append(target)
     return created
+
+
+LATEST = "latest"
+SHOWN = 5  # candidates named in an ambiguity message
+
+
+def run_ids(home: Home) -> list[str]:
+    """The run ids of the home's runs/ and runs/archive/ folders, oldest first (ids sort by
+    time)."""
+    try:
+        return sorted({*run_folder_ids(home.runs), *run_folder_ids(home.archive_runs)})
+    except OSError:
+        return []
+
+
+def pick(reference: str, known: list[str]) -> str:
+    """The one run id `reference` names among `known` (pure); UnknownRun or UserError if none
+    or several do."""
+    if reference in known or (re.fullmatch(RUN_ID, reference) and not known):
+        return reference
+    if reference.casefold() == LATEST:
+        if not known:
+            raise UnknownRun(reference)
+        return known[-1]
+    bare = reference.removeprefix("run-")
+    if not bare or not re.fullmatch(r"[0-9-]+", bare):
+        raise UnknownRun(reference)
+    fits = [run for run in known if run.startswith(f"run-{bare}") or run.endswith(bare)]
+    if len(fits) == 1:
+        return fits[0]
+    if not fits:
+        raise UnknownRun(reference)
+    shown = ", ".join(fits[-SHOWN:])
+    more = f" and {len(fits) - SHOWN} more" if len(fits) > SHOWN else ""
+    raise UserError(f"{reference!r} fits {len(fits)} runs ({shown}{more}): give more of the id")
+
+
+def resolve_run(home: Home, reference: str) -> str:
+    """The run id a command-line reference names in this home."""
+    if re.fullmatch(RUN_ID, reference):
+        return reference  # whole: the command itself says if the home holds it
+    return pick(reference, run_ids(home))
+
+
+BEAT_SECONDS = 2.0
+STALE_BEATS = 3  # a beat older than this many intervals: the loop is stuck
+HEARTBEAT_FILE = "heartbeat.json"
+LOCK_FILE = "daemon.lock"
+
+
+class Beat(BaseModel):
+    """The content of the heartbeat file."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    pid: int
+    started_at: datetime
+    beat_at: datetime
+
+
+class Serving(BaseModel):
+    """What `serving_state` found: serving, stuck (lock held, no recent beat) or not running."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    state: str  # "serving" | "stuck" | "not running"
+    pid: int | None = None
+    since: datetime | None = None
+    last_beat: datetime | None = None
+
+    @property
+    def serving(self) -> bool:
+        """A daemon holds the lock and its loop beat within the last few intervals."""
+        return self.state == "serving"
+
+    def line(self) -> str:
+        """One line for people: what serves this home, since when."""
+        if self.state == "serving" and self.since is not None:
+            return f"serving since {_shown(self.since)} (pid {self.pid})"
+        if self.state == "stuck":
+            beat = f"last beat {_shown(self.last_beat)}" if self.last_beat else "no beat yet"
+            pid = self.pid or "?"
+            return f"a daemon holds the lock (pid {pid}) but its loop is not beating ({beat})"
+        return "not running: start one with `multiverse start` (or `make start`)"
+
+
+def serving_state(lock_held: bool, beat: Beat | None, now: datetime) -> Serving:
+    """Decide, purely, whether a daemon serves the home from the lock and the last beat."""
+    if not lock_held:
+        return Serving(state="not running")
+    if beat is None:
+        return Serving(state="stuck")
+    age = (now - beat.beat_at).total_seconds()
+    fresh = age < STALE_BEATS * BEAT_SECONDS
+    return Serving(
+        state="serving" if fresh else "stuck",
+        pid=beat.pid,
+        since=beat.started_at,
+        last_beat=beat.beat_at,
+    )
+
+
+def probe(state: Path, now: datetime | None = None) -> Serving:
+    """Whether a daemon serves the home whose private folder is `state`."""
+    return serving_state(lock_held(state / LOCK_FILE), read_beat(state), now or datetime.now(UTC))
+
+
+def lock_held(path: Path) -> bool:
+    """Whether some process holds the daemon lock (a shared, non-blocking flock probe).
+
+    The probe holds the lock for microseconds; the daemon waits a moment for it (see
+    `orchestrator.daemon`), so a probe never keeps a daemon from starting.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return False  # no lock file: no daemon ever ran here
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing releases a probe that got the lock
+    return False
+
+
+def read_beat(state: Path) -> Beat | None:
+    """The last beat written, or None (no file, or a torn one)."""
+    try:
+        return Beat.model_validate_json((state / HEARTBEAT_FILE).read_bytes())
+    except (OSError, ValidationError, ValueError):
+        return None
+
+
+def write_beat(state: Path, beat: Beat) -> None:
+    """Replace the heartbeat file (temp + rename; not a durable write: it is rewritten soon)."""
+    target = state / HEARTBEAT_FILE
+    temp = state / f".{HEARTBEAT_FILE}.{os.getpid()}.tmp"
+    temp.write_text(json.dumps(beat.model_dump(mode="json")) + "\n", encoding="utf-8")
+    os.replace(temp, target)
+
+
+def remove_beat(state: Path) -> None:
+    """Remove the heartbeat file (a clean stop)."""
+    (state / HEARTBEAT_FILE).unlink(missing_ok=True)
+
+
+def _shown(moment: datetime | None) -> str:
+    if moment is None:
+        return "?"
+    return moment.astimezone().strftime("%Y-%m-%d %H:%M:%S")

@@ -1,6 +1,8 @@
 """Row models of the seven tables (SPEC §3.2), their status codes (§3.4) and ID forms (§3.3).
 
 A leaf module: plain data, no I/O, nothing else of ours imported.
+
+Also here: which asset type a file a task wrote is (SPEC §3.2), as every Executor decides it.
 """
 
 from __future__ import annotations
@@ -8,7 +10,7 @@ from __future__ import annotations
 import re
 from enum import StrEnum
 from functools import cache
-from typing import Annotated, ClassVar, get_args
+from typing import Annotated, ClassVar, Literal, get_args
 
 from pydantic import (
     AfterValidator,
@@ -43,6 +45,9 @@ def tool_task_id_of(task_id: str, timing: str, order: int) -> str:
     """The id of a task's PRE or POST tool task number `order`: P1-S01-T01-PRE-01."""
     return f"{task_id}-{timing}-{order:02d}"
 
+
+
+PlanLevel = Literal["stages", "tasks"]  # a plan a run may hold at (daemon.pause_before)
 
 class Status(StrEnum):
     """Status of a row; which codes a table allows is decided by its model."""
@@ -279,3 +284,27 @@ class PhaseTemplate(Row):
     phase_id: PhaseId
     phase_name: str = Field(min_length=1)
     phase_purpose: str = ""
+
+
+PHASE_TYPES = {
+    "ANALYZING": AssetType.ANALYSIS_REPORT,
+    "STRATEGIZING": AssetType.STRATEGY_DOC,
+    "REFINING_CONTENT": AssetType.REFINED_CONTENT,
+}
+
+
+def phase_key(phase: Phase) -> str:
+    """The phase whose behaviour applies: Phase 0's first analysis counts as ANALYZING."""
+    return "ANALYZING" if phase.phase_id == "P0" else phase.phase_name
+
+
+def asset_type(phase: Phase, is_task_output: bool, in_outputs: bool) -> AssetType:
+    """A written file's asset type: by phase; tool files are TOOL_OUTPUT; outputs/ is FINAL."""
+    key = phase_key(phase)
+    if key == "GENERATING_OUTPUT" and in_outputs:
+        return AssetType.FINAL_OUTPUT
+    if not is_task_output:
+        return AssetType.TOOL_OUTPUT
+    if key == "GENERATING_OUTPUT":
+        return AssetType.ASSEMBLY_PLAN
+    return PHASE_TYPES.get(key, AssetType.TOOL_OUTPUT)

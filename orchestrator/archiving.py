@@ -1,6 +1,6 @@
 """Moving final runs out of the live tables and folders (`multiverse archive`), crash-safe.
 
-Where archived runs live and how they are read is `multiverse.archive`. A batch is moved in
+Where archived runs live and how they are read is `multiverse.runs.archive`. A batch is moved in
 steps that are each idempotent, after its intent is on disk, so that a crash at any point is
 finished by the next archive or the daemon's start (`finish_archive`):
 1. the intent, `db/archive/.intent.json`: the run_ids;
@@ -13,6 +13,9 @@ finished by the next archive or the daemon's start (`finish_archive`):
 Steps 2 and 4 read the live tables under each table's lock, merging, as every writer does.
 Only final runs are moved: never a PENDING or waiting run, one with a step in flight, or a
 FAILED run whose retry or answer is under way.
+
+Also here: which final runs the daemon archives by itself (issue "flat cost with history"); what
+the daemon does when it archives by itself.
 """
 
 from __future__ import annotations
@@ -21,36 +24,41 @@ import json
 import os
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from multiverse.archive import (
+import structlog
+
+from multiverse.atomic import atomic_write_text, fsync_folder
+from multiverse.errors import MultiverseError, RunStateError, UnknownRun
+from multiverse.home import LOCK_FILE, Home, lock_held, read_beat
+from multiverse.models import FINAL_STATUSES, CatalogEntry, ProcessRun, Row, Status
+from multiverse.runs import (
+    STEP_FINISHED,
+    STEP_STARTED,
     ArchiveResult,
     Moved,
     Refused,
     archived_path,
     archived_run,
-    shard_of,
-)
-from multiverse.atomic import atomic_write_text
-from multiverse.errors import RunStateError, UnknownRun
-from multiverse.flock import FileFlock, LockTimeout
-from multiverse.heartbeat import LOCK_FILE, lock_held, read_beat
-from multiverse.home import Home
-from multiverse.journal import add_tombstones
-from multiverse.models import FINAL_STATUSES, CatalogEntry, ProcessRun, Row, Status
-from multiverse.schemas import GLOBAL_TABLES, PROCESS_RUNS, TableSpec
-from multiverse.status_times import created_from_id
-from multiverse.store import TableStore
-from multiverse.timeline import (
-    STEP_FINISHED,
-    STEP_STARTED,
+    created_from_id,
     parse_stamp,
     read_ends,
+    shard_of,
     timeline_path,
 )
-from orchestrator.retry import wants_a_look
+from multiverse.store import (
+    GLOBAL_TABLES,
+    PROCESS_RUNS,
+    FileFlock,
+    LockTimeout,
+    TableSpec,
+    TableStore,
+    add_tombstones,
+)
+from orchestrator.crew import Collaborators
+from orchestrator.perform import wants_a_look
 
 INTENT = ".intent.json"
 LOCK = ".archive.lock"
@@ -241,8 +249,8 @@ class Archiver:
             source, target = self.home.runs / run_id, self.home.archive_runs / run_id
             if source.is_dir() and not target.exists():
                 os.rename(source, target)
-        _sync_folder(self.home.archive_runs)
-        _sync_folder(self.home.runs)
+        fsync_folder(self.home.archive_runs)
+        fsync_folder(self.home.runs)
         for spec in GLOBAL_TABLES:
             self._drop(spec, wanted)
         self._intent.unlink(missing_ok=True)
@@ -280,10 +288,45 @@ def _archived(row: Row) -> Row:
     return row
 
 
-def _sync_folder(folder: Path) -> None:
-    """Make renames in `folder` durable (fsync of the directory)."""
-    fd = os.open(folder, os.O_RDONLY)
+def due_for_archive(
+    rows: Sequence[ProcessRun], now: datetime, after_days: int, live_final: int
+) -> list[str]:
+    """The run_ids the policy archives now, oldest first (pure)."""
+    final = sorted(row.run_id for row in rows if row.status in FINAL_STATUSES)
+    due: set[str] = set()
+    if after_days > 0:
+        cut = now - timedelta(days=after_days)
+        due |= {run_id for run_id in final if (made := created_from_id(run_id)) and made < cut}
+    if live_final > 0 and len(final) > live_final + live_final // 4:
+        due |= set(final[: len(final) - live_final])
+    return sorted(due)
+
+
+log = structlog.get_logger(__name__)
+
+
+def archive_runs(crew: Collaborators, due: Sequence[str], since: datetime | None) -> None:
+    """One crash-safe archive of the due runs, by a daemon serving since `since`."""
+    archiver = Archiver(crew.home, crew.store, lambda home: since)
     try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+        result = archiver.archive(due)
+    except MultiverseError as error:  # a broken or vanished row: the next look tries again
+        log.warning("runs_not_archived", error=str(error))
+        return
+    log.info(
+        "runs_archived",
+        archived=len(result.archived),
+        kept=[f"{kept.run_id}: {kept.reason}" for kept in result.refused],
+    )
+    forget_tombstoned(crew)
+
+
+def forget_tombstoned(crew: Collaborators) -> None:
+    """Keep the tombstone file to the last hour's deletions (`Collaborators.forget_tombstoned`)."""
+    try:
+        dropped = crew.forget_tombstoned()
+    except (OSError, MultiverseError) as error:  # tried again after the next archive
+        log.warning("tombstones_not_compacted", error=str(error))
+        return
+    if dropped:
+        log.info("tombstones_compacted", dropped=dropped)

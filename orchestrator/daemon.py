@@ -20,32 +20,34 @@ from types import FrameType
 import structlog
 from filelock import FileLock, Timeout
 
-from multiverse.child import (
+from multiverse.config import DaemonConfig, default_parallel_runs
+from multiverse.errors import MultiverseError, StorageError, TableError, UserError
+from multiverse.home import BEAT_SECONDS, Beat, remove_beat, write_beat
+from multiverse.models import FINAL_STATUSES, Status
+from multiverse.processes import (
     allow_children,
     allow_run_children,
     stop_all_children,
+    stop_leftover_children,
     stop_run_children,
 )
-from multiverse.config import DaemonConfig
-from multiverse.errors import MultiverseError, StorageError, TableError, UserError
-from multiverse.heartbeat import BEAT_SECONDS, Beat, remove_beat, write_beat
-from multiverse.leftovers import stop_leftover_children
-from multiverse.models import FINAL_STATUSES, Status
-from multiverse.parallelism import default_parallel_runs
-from orchestrator.archive_policy import due_for_archive
-from orchestrator.archiving import Archiver
-from orchestrator.collaborators import Collaborators
-from orchestrator.decisions import DecisionKind
+from orchestrator.archiving import Archiver, archive_runs, due_for_archive, forget_tombstoned
+from orchestrator.crew import Collaborators
+from orchestrator.decide import DecisionKind
+from orchestrator.evidence import read_response
 from orchestrator.inbox import InboxEntry, survey_inbox
 from orchestrator.intake import act, consider_all
-from orchestrator.orphans import remove_orphan_temps
-from orchestrator.registry import restore_run_rows
-from orchestrator.responses import read_response
-from orchestrator.retry import wants_a_look
-from orchestrator.runner import StepRunner
-from orchestrator.self_archiving import archive_runs, forget_tombstoned
-from orchestrator.wakeups import WakeUps
-from orchestrator.watcher import ALL, ARCHIVE, DB_PREFIX, INBOX, run_of_table, start_watching
+from orchestrator.perform import StepRunner, wants_a_look
+from orchestrator.upkeep import remove_orphan_temps, restore_run_rows
+from orchestrator.wakeups import (
+    ALL,
+    ARCHIVE,
+    DB_PREFIX,
+    INBOX,
+    WakeUps,
+    run_of_table,
+    start_watching,
+)
 
 log = structlog.get_logger(__name__)
 STOP_GRACE_SECONDS = 10.0
@@ -97,7 +99,7 @@ class Daemon:
         """A file event: look after the debounce delay (editors write in several moves).
 
         Events within the delay after the first share its wake-up; what is read then is
-        trusted only once settled (`multiverse.settled`), so a save in several moves that
+        trusted only once settled (`multiverse.store.settled`), so a save in several moves that
         outlasts the delay is still read whole.
         """
         self.wake(key, self.config.debounce_ms / 1000)

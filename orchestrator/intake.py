@@ -32,11 +32,11 @@ from pathlib import Path
 import structlog
 
 from multiverse.atomic import atomic_write_text
-from multiverse.contracts import Message, MessageKind, Mode
-from multiverse.llm_usage import carry_pending
+from multiverse.gateway import carry_pending
 from multiverse.models import ProcessRun
-from orchestrator.collaborators import Collaborators
-from orchestrator.history import has_past_runs
+from multiverse.roles import Message, MessageKind, Mode
+from multiverse.runs import run_created
+from orchestrator.crew import Collaborators
 from orchestrator.inbox import (
     InboxEntry,
     InboxRequest,
@@ -50,12 +50,12 @@ from orchestrator.inbox import (
     reply_path,
     shown_path,
 )
-from orchestrator.learning import rank_past_runs, write_learning_context
-from orchestrator.timeline import run_created
+from orchestrator.learning import has_past_runs, write_learning_context
+from orchestrator.past_runs import rank_past_runs
 
 log = structlog.get_logger(__name__)
 # Requests considered at once. Their model calls are bounded per model by the mapping's
-# `concurrency` (multiverse.call_limits); this only bounds threads and requests held in memory,
+# `concurrency` (multiverse.gateway.limits); this only bounds threads and requests held in memory,
 # as T03's SUMMARY_WORKERS does.
 INTAKE_WORKERS = 8
 
@@ -74,11 +74,6 @@ class Considered:
     reject: str | None = None
     claimed: tuple[str, Mode] | None = None
     simple: bool = False
-
-
-def take_entry(crew: Collaborators, entry: InboxEntry, max_bytes: int) -> str | None:
-    """Handle one settled inbox entry: turn a misfit away, take a request in."""
-    return act(crew, consider(crew, entry.path, max_bytes, entry.stamp, entry.misfit))
 
 
 def take_in(

@@ -1,28 +1,29 @@
-"""The learning context (SPEC §5): past runs ranked by how similar their requests are to a new one.
+"""The learning context (SPEC §5): the past runs ranked for a new request
+(`orchestrator.past_runs`), kept in runs/<run_id>/learning_context.md as a markdown table a
+person can read and read back from there by later steps; and what later steps read of the past
+runs, live and archived: their instructions and catalog rows.
 
-Ranking is BM25L as the `rank_bm25` library scores it (`orchestrator.request_index`, an index
-that grows with each past run) over tokens that work for English and Korean alike (see
-`tokenize`). The ranking, with its scores, is kept in runs/<run_id>/learning_context.md as a
-markdown table a person can read, and read back from there by later steps.
+Also here: past runs as the learning context and the catalog lookups read them.
 """
 
 from __future__ import annotations
 
 import math
-import re
-import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import structlog
 
 from multiverse.atomic import atomic_write_text
-from multiverse.contracts import LearningContext, Mode, PastRun
 from multiverse.errors import TableError
 from multiverse.home import RunPaths
-from multiverse.tablefile import parse_table_text, render_table
-from orchestrator.past_requests import PastRequests, Requested
-from orchestrator.request_index import SharedIndex
+from multiverse.models import CatalogEntry, InstructionStatus, UserInstruction
+from multiverse.roles import LearningContext, Mode, PastRun
+from multiverse.runs import any_archived, is_run_id, merged, shard_dirs, shards_of
+from multiverse.store import KNOWLEDGE_CATALOG, USER_INSTRUCTIONS, parse_table_text, render_table
+from orchestrator.crew import Collaborators
+from orchestrator.evidence import ProposalRecord
+from orchestrator.past_runs import column_values
 
 log = structlog.get_logger(__name__)
 
@@ -32,82 +33,6 @@ TITLE = "Learning context"
 NO_PAST_RUNS = "No past runs: this is an initial run."
 NO_SIMILAR_RUNS = "No past run has a request similar to this one."
 
-_HANGUL = "\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\uac00-\ud7af\ud7b0-\ud7ff"
-_CJK = "\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
-# Three kinds of runs: Hangul, other CJK (ideographs and kana), and every other letter/digit word.
-_TOKEN = re.compile(rf"([{_HANGUL}]+)|([{_CJK}]+)|([^\W_{_HANGUL}{_CJK}]+)")
-# A packed string keeps the list readable; one element per line would take 56 lines.
-_STOP_WORDS = frozenset(
-    """a an and are as at be been but by can could do for from has have i if in into is it its
-    me my of on or our please should so than that the their them then there these they this
-    those to was we were what when which will with would you your""".split()  # noqa: SIM905
-)
-
-
-def _bigrams(run: str) -> list[str]:
-    return [run[index : index + 2] for index in range(len(run) - 1)]
-
-
-def tokenize(text: str) -> list[str]:
-    """Index terms of a text, for English and Korean alike.
-
-    Latin (and other alphabetic) words and numbers are lower-cased, minus a few English stop
-    words. Korean has no reliable word boundary for a ranker (particles stick to nouns:
-    시장을, and compounds may or may not be spaced: 시장분석 / 시장 분석), so a Hangul run gives
-    itself plus its character bigrams, which makes all three share 시장. Chinese and Japanese
-    runs give their bigrams.
-    """
-    tokens: list[str] = []
-    for hangul, cjk, word in _TOKEN.findall(unicodedata.normalize("NFKC", text).lower()):
-        if word:
-            if word not in _STOP_WORDS:
-                tokens.append(word)
-        elif hangul:
-            tokens.append(hangul)
-            if len(hangul) > 2:  # a two-syllable run is its own only bigram
-                tokens += _bigrams(hangul)
-        else:
-            tokens += _bigrams(cjk) if len(cjk) > 1 else [cjk]
-    return tokens
-
-
-def rank_past_runs(
-    request: str, past: PastRequests | Sequence[Requested], limit: int = 5
-) -> LearningContext:
-    """The past runs whose requests share terms with `request`, best first, at most `limit`.
-
-    Scored with BM25L as rank_bm25 defines it (`orchestrator.request_index`), chosen over the
-    library's other two variants: BM25Okapi's idf log((N-n+0.5)/(n+0.5)) is negative for a term
-    in more than half the runs, and its epsilon floor (a fraction of the average idf) is itself
-    negative when there are only one or two past runs, so a genuinely similar request could
-    score below zero and be dropped; BM25Plus adds its delta for every query term even to runs
-    that lack the term, so every run would score above zero. BM25L's idf log((N+1)/(n+0.5)) is
-    always positive and a term a run lacks adds exactly 0: a run scores above zero if and only
-    if it shares a term. Query terms are counted once; ties go to the newer run (higher run_id).
-    """
-    query = list(dict.fromkeys(tokenize(request)))
-    past = PastRequests.of(past)
-    if not past or not query or limit <= 0:
-        return LearningContext()
-    # Only runs sharing a term can score above zero; scoring just those keeps 100,000 runs fast.
-    best, matching = _INDEX.best(past, query, limit)
-    log.debug("learning_ranked", matching=matching)
-    asked = past.requests_of(run_id for _score, run_id in best)
-    return LearningContext(
-        past_runs=[
-            PastRun(run_id=run_id, score=score, user_request=asked[run_id])
-            for score, run_id in best
-        ]
-    )
-
-
-def warm_index(past: PastRequests) -> None:
-    """Bring the ranking index up to date with `past`, so a request arriving now need not."""
-    _INDEX.warm(past)
-
-
-# The process's one index of past requests: each is tokenized once, when it joins the index.
-_INDEX = SharedIndex(tokenize)
 
 
 def learning_context_path(run: RunPaths) -> Path:
@@ -169,3 +94,84 @@ def read_learning_context(path: Path) -> LearningContext:
             raise TableError(path, line, "run_id is empty")
         past.append(PastRun(run_id=run_id, score=value, user_request=request))
     return LearningContext(past_runs=past)
+
+
+def has_past_runs(crew: Collaborators) -> bool:
+    """Whether any run exists, live or archived (a listing of runs/archive/, no table read)."""
+    return bool(crew.process_runs.rows()) or any_archived(crew.home)
+
+
+def archived_catalog(crew: Collaborators, run_ids: Iterable[str | None]) -> list[CatalogEntry]:
+    """The archived catalog rows of these runs."""
+    wanted = {run_id for run_id in run_ids if run_id is not None and is_run_id(run_id)}
+    rows: list[CatalogEntry] = []
+    # Only the shards these runs were archived in, through the shard's run_id index.
+    for shard in sorted({shard for run_id in wanted for shard in shards_of(run_id)}):
+        path = crew.home.archive_db / shard / KNOWLEDGE_CATALOG.filename
+        if path.exists():
+            rows += crew.store.rows_with(KNOWLEDGE_CATALOG, path, "run_id", wanted)
+    return rows
+
+
+def highest_instruction_number(crew: Collaborators, live: Sequence[UserInstruction]) -> int:
+    """The highest instruction number in use, live or archived (ids are global)."""
+    numbers = (int(row.instruction_id[1:]) for row in live)
+    return max(max(numbers, default=0), crew.history.highest_instruction())
+
+
+def superseded_by(
+    record: ProposalRecord, rows: Sequence[UserInstruction], run_id: str
+) -> dict[str, str]:
+    """Old instruction id → the id of this run's instruction that supersedes it (pure)."""
+    mine = [row for row in rows if row.run_id == run_id]
+    return {
+        old: row.instruction_id
+        for item, row in zip(record.proposal.instructions, mine, strict=False)
+        for old in item.supersedes
+    }
+
+
+def supersede_archived(crew: Collaborators, replaced: Mapping[str, str]) -> None:
+    """Mark the archived instructions a new run supersedes, in their shards (idempotent)."""
+    for shard in shard_dirs(crew.home) if replaced else []:
+        path = shard / USER_INSTRUCTIONS.filename
+        # Most shards hold none of them: their ids, streamed, tell (no row parsed or cached).
+        try:
+            ids = column_values(path, USER_INSTRUCTIONS.columns, ("instruction_id",))
+            if not any(key in replaced for (key,) in ids):
+                continue
+        except FileNotFoundError:
+            continue
+        except (OSError, UnicodeDecodeError):
+            pass  # unreadable as a stream: the store's read below says what is wrong with it
+
+        def mark(current: list[UserInstruction]) -> list[UserInstruction]:
+            return [
+                row.model_copy(
+                    update={
+                        "status": InstructionStatus.SUPERSEDED,
+                        "superseded_by_id": replaced[row.instruction_id],
+                    }
+                )
+                if _stale(row, replaced)
+                else row
+                for row in current
+            ]
+
+        crew.store.modify(USER_INSTRUCTIONS, path, mark)
+
+
+def _stale(row: UserInstruction, replaced: Mapping[str, str]) -> bool:
+    return row.instruction_id in replaced and row.status is InstructionStatus.ACTIVE
+
+
+def instructions_of(crew: Collaborators, run_ids: Iterable[str]) -> list[UserInstruction]:
+    """The instructions of these runs: the live rows, then those in the runs' shards."""
+    wanted = {run_id for run_id in run_ids if is_run_id(run_id)}
+    live = crew.instructions.rows_with("run_id", wanted)
+    archived: list[UserInstruction] = []
+    for shard in sorted({shard for run_id in wanted for shard in shards_of(run_id)}):
+        path = crew.home.archive_db / shard / USER_INSTRUCTIONS.filename
+        if path.exists():
+            archived += crew.store.rows_with(USER_INSTRUCTIONS, path, "run_id", wanted)
+    return merged(live, archived, "instruction_id")

@@ -13,10 +13,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from multiverse.contracts import McpRecipe, McpStep
 from multiverse.errors import ConfigError, TableError
 from multiverse.models import Timing
-from multiverse.tablefile import parse_table_text
+from multiverse.roles import McpRecipe, McpStep
+from multiverse.store import parse_table_text
 
 MCP_FILE = "guidelines/mcp_list.md"
 MCP_COLUMNS = ("mcp_name", "applies_when", "timing", "step_order", "tool_type", "step_purpose")

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 
-from multiverse.contracts import Mode, ModeDecision
+from multiverse.roles import Mode, ModeDecision
 
 MAX_SIMPLE_WORDS = 15
 SIMPLE_VERBS = ("list", "show", "convert", "count", "summarize", "summarise", "find")

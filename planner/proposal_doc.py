@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import re
 
-from multiverse.contracts import LearningContext, Proposal, ProposedInstruction
-from multiverse.tablecodec import decode_cell, split_row
-from multiverse.tablefile import render_table
+from multiverse.roles import LearningContext, Proposal, ProposedInstruction
+from multiverse.store import decode_cell, render_table, split_row
 
 OFFLINE_NOTICE = (
     "> Made offline by the builtin engine (no language model configured): the request was read "

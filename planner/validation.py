@@ -3,6 +3,9 @@
 Each validator returns a list of errors, empty when the plan is valid. An error names the
 offending item and says what is allowed, because a model-backed planner feeds the list back to
 the model as repair instructions; the builtin planner raises PlanFailed on any.
+
+Also here: what each plan target is about, taken from the plan context (shared by both
+planners).
 """
 
 from __future__ import annotations
@@ -13,7 +16,6 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from multiverse.contracts import PlanContext, Proposal, StagesPlan, TasksPlan, ToolTasksPlan
 from multiverse.models import (
     PHASE0_STAGE,
     TASK_ID,
@@ -24,6 +26,7 @@ from multiverse.models import (
     Task,
     Timing,
 )
+from multiverse.roles import PlanContext, PlanFailed, Proposal, StagesPlan, TasksPlan, ToolTasksPlan
 from multiverse.unread import is_unread
 
 PHASE0_TASK_IDS = ("T00", "T02", "T03", "T04")
@@ -404,3 +407,30 @@ def _check_supersedes(
                 f"{label}: supersedes {item}, which is not ACTIVE any more; allowed: {allowed}"
             )
     return errors
+
+
+def stages_target(context: PlanContext) -> tuple[str, Phase]:
+    """Target `stages:<phase_id>` and the phase whose stages are planned."""
+    if context.phase is None:
+        raise PlanFailed("stages", ["the plan context names no phase"])
+    return f"stages:{context.phase.phase_id}", context.phase
+
+
+def tasks_target(context: PlanContext) -> tuple[str, MajorStage, Phase]:
+    """Target `tasks:<stage_id>`, the stage whose tasks are planned, and its phase."""
+    stage = context.stage
+    if stage is None:
+        raise PlanFailed("tasks", ["the plan context names no stage"])
+    target = f"tasks:{stage.stage_id}"
+    phase = stage_phase(context, stage)
+    if phase is None:
+        raise PlanFailed(target, [f"the plan context has no phase {stage.phase_id}"])
+    return target, stage, phase
+
+
+def tools_target(context: PlanContext, timing: Timing) -> tuple[str, Task]:
+    """Target `pre_tool:<task_id>` or `post_tool:<task_id>`, and the task the tools serve."""
+    kind = f"{timing.value.lower()}_tool"
+    if context.task is None:
+        raise PlanFailed(kind, ["the plan context names no task"])
+    return f"{kind}:{context.task.task_id}", context.task

@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 
 from multiverse.errors import TableError
-from multiverse.tablecodec import encode_cell
-from multiverse.tablefile import parse_table_text
+from multiverse.store import parse_table_text
+from multiverse.store.codec import encode_cell
 
 
 def _columns(text: str) -> list[str]:

@@ -15,8 +15,7 @@ from typing import Any
 
 from multiverse.home import Home
 from multiverse.models import ProcessRun
-from multiverse.schemas import PROCESS_RUNS
-from multiverse.store import TableStore
+from multiverse.store import PROCESS_RUNS, TableStore
 
 FIXTURE_ASSETS = Path(__file__).resolve().parent / "fixtures" / "assets"
 

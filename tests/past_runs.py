@@ -11,8 +11,7 @@ from multiverse.models import (
     Status,
     UserInstruction,
 )
-from multiverse.schemas import KNOWLEDGE_CATALOG, PROCESS_RUNS, USER_INSTRUCTIONS
-from multiverse.store import TableStore
+from multiverse.store import KNOWLEDGE_CATALOG, PROCESS_RUNS, USER_INSTRUCTIONS, TableStore
 
 
 def make_history(home: Home, statuses: list[Status]) -> list[str]:

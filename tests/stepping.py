@@ -8,10 +8,10 @@ from app.team import build_collaborators
 from multiverse.atomic import atomic_write_text
 from multiverse.config import load_runtime_mapping
 from multiverse.home import Home
-from orchestrator.collaborators import Collaborators
+from orchestrator.crew import Collaborators
+from orchestrator.decide import StepKind
 from orchestrator.intake import take_in
-from orchestrator.runner import StepRunner
-from orchestrator.steps import StepKind
+from orchestrator.perform import StepRunner
 
 
 def builtin_collaborators(home: Home) -> Collaborators:

@@ -18,16 +18,12 @@ from typing import Any
 
 import pytest
 
-from executor.model.approval_bridge import ApprovalBridge
-from multiverse.approvals import (
-    ApprovalBook,
-    ApprovalStatus,
-    StepWaiting,
-    action_hash,
-)
-from multiverse.dps_events import read_events
+from executor.model.approval import ApprovalBridge
 from multiverse.errors import UserError
 from multiverse.home import Home
+from multiverse.processes.session import read_events
+from multiverse.roles import ApprovalStatus
+from multiverse.runs import ApprovalBook, StepWaiting, action_hash
 
 from fake_openai import FakeOpenAI, Reply, text, tools
 from journey import cli, copy_assets, once, only_run, wait_for
@@ -181,11 +177,13 @@ def test_a_restart_while_waiting_asks_again_and_never_approves(approval_home: Ho
     assert record.status is ApprovalStatus.PENDING
 
 
-def test_approve_written_into_user_response_md(approval_home: Home) -> None:
-    """APPROVE in user_response.md is the same yes; the answer file is set aside."""
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-8-sig", "utf-16"])
+def test_approve_written_into_user_response_md(approval_home: Home, encoding: str) -> None:
+    """APPROVE in user_response.md, in any encoding an editor saves, is the same yes; the
+    answer file is set aside (a UTF-16 APPROVE once timed out as a denial)."""
     home = approval_home
     run_id = to_the_question(home)
-    home.run(run_id).user_response.write_text("APPROVE\n", encoding="utf-8")
+    home.run(run_id).user_response.write_bytes("APPROVE\r\n".encode(encoding))
     result = once(home)
     assert only_run(home)["status"] == "COMPLETED", result.stdout + result.stderr
     assert len(markers(home)) == 1

@@ -15,19 +15,29 @@ import pytest
 from past_runs import make_history
 
 from app.cli_schemas import schema_for
-from multiverse.archive import archived_rows, archived_run, shard_of
 from multiverse.home import Home
 from multiverse.models import (
     InstructionStatus,
     ProcessRun,
     Status,
 )
-from multiverse.schemas import GLOBAL_TABLES, KNOWLEDGE_CATALOG, PROCESS_RUNS, USER_INSTRUCTIONS
-from multiverse.store import TableStore
+from multiverse.runs import archived_rows, archived_run, shard_of
+from multiverse.store import (
+    GLOBAL_TABLES,
+    KNOWLEDGE_CATALOG,
+    PROCESS_RUNS,
+    USER_INSTRUCTIONS,
+    TableStore,
+)
 from orchestrator.archiving import Archiver, choose
-from orchestrator.history import archived_catalog, instructions_of, supersede_archived
-from orchestrator.learning import rank_past_runs, read_learning_context
-from orchestrator.watcher import wake_key
+from orchestrator.learning import (
+    archived_catalog,
+    instructions_of,
+    read_learning_context,
+    supersede_archived,
+)
+from orchestrator.past_runs import rank_past_runs
+from orchestrator.wakeups import wake_key
 
 from journey import cli, copy_assets, once, running_daemon, runs, wait_for
 from stepping import builtin_collaborators

@@ -11,8 +11,7 @@ from past_runs import make_history
 
 from multiverse.home import Home
 from multiverse.models import Status
-from multiverse.schemas import PROCESS_RUNS
-from multiverse.store import TableStore
+from multiverse.store import PROCESS_RUNS, TableStore
 
 from journey import cli, running_daemon, wait_for
 

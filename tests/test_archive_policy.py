@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from multiverse.models import ProcessRun, Status
-from orchestrator.archive_policy import due_for_archive
+from orchestrator.archiving import due_for_archive
 
 NOW = datetime(2026, 11, 23, tzinfo=UTC)
 

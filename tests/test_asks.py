@@ -1,10 +1,10 @@
-"""The rules that read what a request asks (multiverse.asks), English and Korean."""
+"""The rules that read what a request asks (offline.asks), English and Korean."""
 
 from __future__ import annotations
 
 import pytest
 
-from multiverse import asks
+from offline import asks
 
 
 @pytest.mark.parametrize(

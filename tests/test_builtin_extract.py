@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from executor.builtin import split_sentences, terms
 from executor.builtin.extract import extract_text, key_sentences
-from executor.builtin.text import split_sentences, terms
 
 ASSETS = Path(__file__).parent / "fixtures" / "assets"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from executor.builtin.report import markdown_to_html, report_title
+from executor.builtin.charts import markdown_to_html, report_title
 
 
 def test_title_from_heading_or_first_sentence() -> None:

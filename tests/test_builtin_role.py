@@ -9,10 +9,9 @@ from pathlib import Path
 import pytest
 
 from executor.builtin import BuiltinExecutor
-from multiverse.contracts import ResultSignal, TaskAssignment, ToolAssignment
 from multiverse.home import PHASE_FOLDERS
 from multiverse.models import AssetType, MajorStage, Phase, Task, Timing, ToolTask, UserInstruction
-from multiverse.roles import ExecutorRole
+from multiverse.roles import ExecutorRole, ResultSignal, TaskAssignment, ToolAssignment
 
 RUN = "run-20250101-000000-001"
 WS = f"runs/{RUN}/workspace"

@@ -8,9 +8,15 @@ from pathlib import Path
 import pytest
 
 from executor.builtin import BuiltinExecutor
-from executor.builtin.simple_figures import csv_quotes, text_quotes
-from executor.builtin.simple_resolve import Profile, Resolved, best
-from executor.builtin.simple_terms import asked_terms, holds
+from executor.builtin.simple_lookup import (
+    Profile,
+    Resolved,
+    asked_terms,
+    best,
+    csv_quotes,
+    holds,
+    text_quotes,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 BANNER = "> Produced offline by the multiverse builtin engine"

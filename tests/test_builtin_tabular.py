@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from executor.builtin.tabular import (
+from executor.builtin.tables import (
     describe_data,
     markdown_table,
     parse_csv,

@@ -8,9 +8,9 @@ import threading
 import pytest
 from test_gateway import KEY, KEY_ENV, make_call
 
-from multiverse.call_limits import CallLimits, endpoint_limits, model_key
 from multiverse.config import TierConfig
 from multiverse.gateway import Gateway
+from multiverse.gateway.limits import CallLimits, endpoint_limits, model_key
 
 from fake_openai import FakeOpenAI
 from journey import wait_for

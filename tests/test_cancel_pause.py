@@ -15,11 +15,10 @@ import yaml
 
 from multiverse.home import Home
 from multiverse.models import Status
-from multiverse.schemas import RUN_TABLES, TASKS
-from multiverse.store import TableStore
-from orchestrator.cancel_steps import CANCELLED, CancelRecord
-from orchestrator.signals import SignalBox
-from orchestrator.steps import StepKind
+from multiverse.store import RUN_TABLES, TASKS, TableStore
+from orchestrator.decide import StepKind
+from orchestrator.evidence import SignalBox
+from orchestrator.perform.ending import CANCELLED, CancelRecord
 
 from journey import cli, copy_assets, first_row, once, running_daemon, wait_for
 from stepping import builtin_collaborators, confirmed_run, steps_until_settled

@@ -11,11 +11,10 @@ from app.team import build_collaborators
 from multiverse.config import load_runtime_mapping
 from multiverse.home import Home
 from multiverse.models import AssetType, CatalogEntry
-from multiverse.schemas import KNOWLEDGE_CATALOG
-from multiverse.store import TableStore
+from multiverse.store import KNOWLEDGE_CATALOG, TableStore
 from multiverse.unread import is_unread
-from orchestrator.catalog_rows import upsert
-from orchestrator.cataloging import SUMMARY_WORKERS, refresh_inputs
+from orchestrator.crew import upsert
+from orchestrator.perform import SUMMARY_WORKERS, refresh_inputs
 
 from journey import cli, copy_assets, once, runs, wait_for
 

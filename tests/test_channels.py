@@ -25,14 +25,14 @@ from structlog.testing import capture_logs
 
 from app.doctor import diagnose, render_doctor
 from communicator.builtin import BuiltinCommunicator
-from communicator.channels import Channels, envelope_of, open_channels
-from communicator.channels.outbox import Outbox
+from communicator.channels import Channels, Outbox, open_channels
+from communicator.senders import envelope_of
 from communicator.speaker import Speaker
-from multiverse.channel_config import CommandChannel, WebhookChannel
-from multiverse.config import parse_runtime_mapping
-from multiverse.contracts import Message, MessageKind
+from multiverse.config import CommandChannel, WebhookChannel
+from multiverse.config.mapping import parse_runtime_mapping
 from multiverse.errors import ConfigError
 from multiverse.home import Home
+from multiverse.roles import Message, MessageKind
 
 from journey import cli, copy_assets, once, only_run, runs, wait_for
 

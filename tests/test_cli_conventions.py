@@ -17,10 +17,9 @@ import pytest
 from typer.testing import CliRunner
 
 from app.cli import app
-from app.cli_style import EXAMPLES
+from app.cli_app import EXAMPLES
 from app.commands import stopped_line
-from multiverse.heartbeat import BEAT_SECONDS, Beat, probe, serving_state
-from multiverse.home import Home
+from multiverse.home import BEAT_SECONDS, Beat, Home, probe, serving_state
 
 from journey import cli, running_daemon
 
@@ -209,7 +208,7 @@ def test_a_command_from_another_cli_names_ours(home: Home, typed: str, ours: str
 
 
 def test_no_guess_hides_a_real_command() -> None:
-    from app.cli_style import GUESSES
+    from app.cli_app import GUESSES
 
     names = {command.name or command.callback.__name__ for command in app.registered_commands}
     assert not names & set(GUESSES)

@@ -13,9 +13,9 @@ import typer
 
 from app.cli import app
 from app.cli_schemas import SHAPES, schema_for
-from multiverse.approvals import ApprovalBook
 from multiverse.home import Home
 from multiverse.models import AssetType, CatalogEntry
+from multiverse.runs import ApprovalBook
 
 from journey import cli, copy_assets, once, only_run
 from stepping import builtin_collaborators, confirmed_run

@@ -12,10 +12,10 @@ from communicator.builtin import BuiltinCommunicator
 from communicator.model import ModelCommunicator
 from multiverse.agent_package import role_package_dir
 from multiverse.config import RuntimeMapping, Tier, TierConfig
-from multiverse.contracts import Message, MessageKind
 from multiverse.gateway import Gateway
+from multiverse.gateway.calls import RetryPolicy
 from multiverse.home import Home
-from multiverse.llm import RetryPolicy
+from multiverse.roles import Message, MessageKind
 
 from fake_openai import FakeOpenAI, error, text
 

@@ -8,6 +8,14 @@ import pytest
 from structlog.testing import capture_logs
 
 from multiverse.config import (
+    OnceGate,
+    debug_enabled,
+    debug_mode_line_once,
+    effective_tiers,
+    resolve_tier,
+    warn_degraded_once,
+)
+from multiverse.config.mapping import (
     DEFAULT_ACTION_MAPPING,
     DEFAULT_TOOLS,
     RuntimeMapping,
@@ -16,14 +24,6 @@ from multiverse.config import (
     ToolBinding,
     concrete_tools,
     load_runtime_mapping,
-)
-from multiverse.effective_tiers import (
-    OnceGate,
-    debug_enabled,
-    debug_mode_line_once,
-    effective_tiers,
-    resolve_tier,
-    warn_degraded_once,
 )
 from multiverse.errors import ConfigError
 

@@ -8,8 +8,7 @@ import json
 from collections import Counter
 
 from multiverse.home import Home
-from multiverse.schemas import GLOBAL_TABLES, RUN_TABLES
-from multiverse.store import TableStore
+from multiverse.store import GLOBAL_TABLES, RUN_TABLES, TableStore
 
 from journey import cli, copy_assets, once, only_run
 

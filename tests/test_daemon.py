@@ -15,8 +15,7 @@ from multiverse.atomic import atomic_write_text
 from multiverse.config import DaemonConfig, load_runtime_mapping
 from multiverse.home import Home
 from multiverse.models import Status
-from multiverse.schemas import PROCESS_RUNS
-from multiverse.store import TableStore
+from multiverse.store import PROCESS_RUNS, TableStore
 from orchestrator.daemon import Daemon
 
 from journey import cli, copy_assets, running_daemon, wait_for

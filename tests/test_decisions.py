@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.decisions import Decision, DecisionKind, parse_decision
-from orchestrator.responses import read_response
+from orchestrator.decide import Decision, DecisionKind, parse_decision
+from orchestrator.evidence import read_response
 
 
 @pytest.mark.parametrize(
@@ -19,6 +19,9 @@ from orchestrator.responses import read_response
         ("\u200bCancel!", DecisionKind.CANCEL),  # a zero-width space, punctuation
         ("# My answer\n<!-- say one word -->\nRetry.\n", DecisionKind.RETRY),
         ("resume\n", DecisionKind.RESUME),  # what `multiverse resume` writes, in any case
+        ("Approve.\n", DecisionKind.APPROVE),  # an approval's answer, read by the same reader
+        ("deny", DecisionKind.DENY),
+        ("approve rm -rf", DecisionKind.INVALID),  # never a guess: only the word itself
         ("confirm but make it shorter", DecisionKind.INVALID),
         ("MODIFY:", DecisionKind.INVALID),
         ("maybe", DecisionKind.INVALID),

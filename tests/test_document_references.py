@@ -13,8 +13,8 @@ from executor.model.references import read_source, render_sources
 from executor.tools import ToolContext, ToolLimits, ToolRegistry, builtin_tools
 from multiverse.config import load_runtime_mapping
 from multiverse.home import Home, init_home
-from multiverse.schemas import KNOWLEDGE_CATALOG
-from orchestrator.cataloging import refresh_inputs
+from multiverse.store import KNOWLEDGE_CATALOG
+from orchestrator.perform import refresh_inputs
 
 from makedocs import (
     DOCX_SENTENCE,

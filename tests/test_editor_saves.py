@@ -20,8 +20,7 @@ import pytest
 
 from multiverse.home import Home
 from multiverse.models import Status
-from multiverse.schemas import KNOWLEDGE_CATALOG, TASKS, TableSpec
-from multiverse.store import TableStore
+from multiverse.store import KNOWLEDGE_CATALOG, TASKS, TableSpec, TableStore
 
 from journey import cli, copy_assets, wait_for
 

@@ -12,8 +12,7 @@ import shutil
 from pathlib import Path
 
 from multiverse.home import Home
-from multiverse.schemas import USER_INSTRUCTIONS
-from multiverse.store import TableStore
+from multiverse.store import USER_INSTRUCTIONS, TableStore
 
 from journey import cli, once, only_run, runs
 
@@ -196,8 +195,8 @@ def test_past_runs_are_offered_as_references(home: Home) -> None:
 def _publish(home: Home, purpose: str) -> str:
     """Run the builtin publishing task over the journey's assets with this purpose."""
     from executor.builtin import BuiltinExecutor
-    from multiverse.contracts import TaskAssignment
     from multiverse.models import MajorStage, Phase, Task
+    from multiverse.roles import TaskAssignment
 
     run = "run-20260101-000000-001"
     (home.root / "outputs" / run).mkdir(parents=True, exist_ok=True)

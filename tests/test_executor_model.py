@@ -15,18 +15,23 @@ from structlog.testing import capture_logs
 
 from executor.builtin import BuiltinExecutor
 from executor.model import PROMPT_IN_PROGRESS, ModelExecutor
-from executor.model.verdict import final_word
+from executor.model.loop import final_word
 from executor.tools import Tool, ToolContext, ToolResult, builtin_tools
-from multiverse.asset_types import asset_type
 from multiverse.config import RuntimeMapping, TierConfig, ToolBinding
-from multiverse.contracts import ResultSignal, TaskAssignment, ToolAssignment
-from multiverse.gateway import Gateway
+from multiverse.gateway import Budget, Gateway, LlmCache
+from multiverse.gateway.calls import RetryPolicy
 from multiverse.home import PHASE_FOLDERS, Home
-from multiverse.llm import RetryPolicy
-from multiverse.llm_cache import LlmCache
-from multiverse.llm_usage import Budget
-from multiverse.models import AssetType, MajorStage, Phase, Task, Timing, ToolTask, UserInstruction
-from multiverse.roles import ExecutorRole
+from multiverse.models import (
+    AssetType,
+    MajorStage,
+    Phase,
+    Task,
+    Timing,
+    ToolTask,
+    UserInstruction,
+    asset_type,
+)
+from multiverse.roles import ExecutorRole, ResultSignal, TaskAssignment, ToolAssignment
 
 from fake_openai import FakeOpenAI, Reply, error, hang, text, tools
 

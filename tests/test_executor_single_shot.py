@@ -10,16 +10,21 @@ from typing import Any
 import pytest
 
 from executor.model import ModelExecutor
-from executor.model.budget import cut_to_tokens, estimate_tokens, fair_caps
-from executor.model.length import asked_words, writing_tokens
-from executor.model.mode import context_window, resolve_executor_mode
-from executor.model.writing import judge_cut, unwrap_document
+from executor.model.references import (
+    asked_words,
+    cut_to_tokens,
+    estimate_tokens,
+    fair_caps,
+    writing_tokens,
+)
+from executor.model.role import context_window, resolve_executor_mode
+from executor.model.single_shot import judge_cut, unwrap_document
 from multiverse.config import RuntimeMapping, TierConfig
-from multiverse.contracts import TaskAssignment
 from multiverse.gateway import Gateway, model_context_window, model_supports
+from multiverse.gateway.calls import LlmAnswer, LlmCall, RetryPolicy
 from multiverse.home import Home
-from multiverse.llm import LlmAnswer, LlmCall, RetryPolicy
 from multiverse.models import MajorStage, Phase, Task, UserInstruction
+from multiverse.roles import TaskAssignment
 
 from fake_openai import FakeOpenAI, Reply, length_cut, text, tools
 from runhome import prepare_run_home

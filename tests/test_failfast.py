@@ -5,9 +5,9 @@ from __future__ import annotations
 from multiverse.atomic import atomic_write_text
 from multiverse.home import Home
 from multiverse.models import Status
-from orchestrator.collaborators import Collaborators
-from orchestrator.runner import StepRunner
-from orchestrator.steps import StepKind
+from orchestrator.crew import Collaborators
+from orchestrator.decide import StepKind
+from orchestrator.perform import StepRunner
 
 from journey import copy_assets
 from stepping import builtin_collaborators, confirmed_run

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from multiverse.flock import FileFlock, LockTimeout
+from multiverse.store import FileFlock, LockTimeout
 
 # A child that takes the lock with filelock (as the daemon's other locks are taken), says so,
 # and keeps it until its stdin closes: the two implementations must exclude each other.

@@ -14,8 +14,8 @@ import pytest
 from pydantic import BaseModel
 from structlog.testing import capture_logs
 
-from multiverse.gateway import Gateway, ping_model
-from multiverse.llm import (
+from multiverse.gateway import Budget, Gateway, LlmCache, ping_model
+from multiverse.gateway.calls import (
     JsonGuardFailed,
     LlmCall,
     LlmError,
@@ -25,8 +25,6 @@ from multiverse.llm import (
     parse_retry_after,
     sanitize_tool_names,
 )
-from multiverse.llm_cache import LlmCache
-from multiverse.llm_usage import Budget
 
 from fake_openai import (
     FakeOpenAI,

@@ -9,10 +9,9 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from multiverse.config import parse_runtime_mapping
-from multiverse.gateway import Gateway
-from multiverse.llm import LlmCall, LlmError, LlmErrorCode, RetryPolicy
-from multiverse.llm_usage import UsageLedger, carry_pending
+from multiverse.config.mapping import parse_runtime_mapping
+from multiverse.gateway import Gateway, UsageLedger, carry_pending
+from multiverse.gateway.calls import LlmCall, LlmError, LlmErrorCode, RetryPolicy
 
 from fake_openai import FakeOpenAI, error, length_cut, running_server, text
 

@@ -16,8 +16,7 @@ import pytest
 
 from multiverse.errors import TableError
 from multiverse.home import Home
-from multiverse.schemas import KNOWLEDGE_CATALOG, PROCESS_RUNS
-from multiverse.store import TableStore
+from multiverse.store import KNOWLEDGE_CATALOG, PROCESS_RUNS, TableStore
 
 from journey import cli, copy_assets, wait_for
 

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 from past_runs import make_history
 
-from multiverse.archive import shard_of
 from multiverse.home import Home
 from multiverse.models import Status
-from multiverse.schemas import PROCESS_RUNS, USER_INSTRUCTIONS
-from multiverse.store import TableStore
+from multiverse.runs import shard_of
+from multiverse.store import PROCESS_RUNS, USER_INSTRUCTIONS, TableStore
 from orchestrator.archiving import Archiver
-from orchestrator.history_index import HistoryIndex
-from orchestrator.past_requests import PastRequests, RequestBook
+from orchestrator.past_runs import HistoryIndex, PastRequests, RequestBook
 
 
 def _requests(index: HistoryIndex) -> set[tuple[str, str]]:

@@ -11,12 +11,10 @@ from pathlib import Path
 from multiverse.atomic import atomic_write_text
 from multiverse.home import Home
 from multiverse.models import ProcessRun, Status, Task
-from multiverse.schemas import TASKS
-from multiverse.store import TableStore
-from orchestrator.holds import ReleaseRecord, open_hold_names, release_name
-from orchestrator.runner import StepRunner
-from orchestrator.signals import SignalBox
-from orchestrator.steps import StepKind
+from multiverse.store import TASKS, TableStore
+from orchestrator.decide import ReleaseRecord, StepKind, release_name
+from orchestrator.evidence import SignalBox, open_hold_names
+from orchestrator.perform import StepRunner
 
 from journey import cli, copy_assets, first_row, once, running_daemon, wait_for
 from stepping import builtin_collaborators, confirmed_run, steps_until_settled

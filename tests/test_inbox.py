@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from multiverse.contracts import Mode
+from multiverse.atomic import path_open_for_writing
 from multiverse.errors import UserError
 from multiverse.home import Home, init_home
-from multiverse.writers import path_open_for_writing
+from multiverse.roles import Mode
 from orchestrator.inbox import (
     DEFAULT_MAX_BYTES,
     RequestChanged,

@@ -11,14 +11,12 @@ from typing import Any
 from structlog.testing import capture_logs
 
 from app.team import build_collaborators
-from multiverse.config import DaemonConfig, load_runtime_mapping
-from multiverse.contracts import Mode, ModeDecision
-from multiverse.effective_tiers import OnceGate
+from multiverse.config import DaemonConfig, OnceGate, load_runtime_mapping
 from multiverse.home import Home
 from multiverse.models import Status
-from multiverse.schemas import PROCESS_RUNS
-from multiverse.store import TableStore
-from orchestrator.collaborators import Collaborators
+from multiverse.roles import Mode, ModeDecision
+from multiverse.store import PROCESS_RUNS, TableStore
+from orchestrator.crew import Collaborators
 from orchestrator.daemon import Daemon
 from orchestrator.inbox import survey_inbox
 from orchestrator.intake import INTAKE_WORKERS, act, consider_all

@@ -11,12 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from multiverse.exchange import exchange
-from multiverse.journal import Restoration, RowJournal, add_tombstone
+from multiverse.atomic import exchange
 from multiverse.models import ProcessRun, Status
-from multiverse.schemas import PROCESS_RUNS
-from multiverse.settled import read_settled
-from multiverse.store import TableStore
+from multiverse.store import PROCESS_RUNS, TableStore
+from multiverse.store.journal import Restoration, RowJournal, add_tombstone
+from multiverse.store.settled import read_settled
 
 RUN = "run-20261123-100000-{:03d}"
 

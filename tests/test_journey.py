@@ -6,8 +6,7 @@ import json
 from pathlib import Path
 
 from multiverse.home import Home
-from multiverse.schemas import KNOWLEDGE_CATALOG, USER_INSTRUCTIONS
-from multiverse.store import TableStore
+from multiverse.store import KNOWLEDGE_CATALOG, USER_INSTRUCTIONS, TableStore
 
 from journey import cli, copy_assets, once, only_run, run_tree, runs
 

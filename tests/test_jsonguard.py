@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 
-from multiverse.jsonguard import LooseJsonError, judge, loose_parse, repair_messages
+from multiverse.gateway.calls import LooseJsonError, judge, loose_parse, repair_messages
 
 
 class Plan(BaseModel):

@@ -9,20 +9,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rank_bm25 import BM25L
 
-from multiverse.contracts import LearningContext, Mode, PastRun
 from multiverse.errors import TableError
 from multiverse.home import Home
 from multiverse.models import ProcessRun
+from multiverse.roles import LearningContext, Mode, PastRun
 from orchestrator.learning import (
     NO_PAST_RUNS,
     NO_SIMILAR_RUNS,
     learning_context_path,
-    rank_past_runs,
     read_learning_context,
     render_learning_context,
-    tokenize,
     write_learning_context,
 )
+from orchestrator.past_runs import rank_past_runs, tokenize
 
 
 def run(number: int, request: str) -> ProcessRun:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from multiverse.llm import LlmAnswer, LlmCall, ToolSpec
-from multiverse.llm_cache import LlmCache, cache_key
+from multiverse.gateway import LlmAnswer, LlmCall, ToolSpec
+from multiverse.gateway.ledger import LlmCache, cache_key
 
 BASE = LlmCall(
     role="planner",

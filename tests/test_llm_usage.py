@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from multiverse.errors import TableError
-from multiverse.llm import LlmAnswer, LlmError, LlmErrorCode
-from multiverse.llm_usage import (
+from multiverse.gateway import LlmAnswer, LlmError, LlmErrorCode
+from multiverse.gateway.ledger import (
     Budget,
     UsageLedger,
     UsageTotals,

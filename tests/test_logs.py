@@ -131,7 +131,7 @@ def test_logs_follow_prints_appended_lines_and_stops_quietly_on_ctrl_c(home: Hom
 
 def test_follow_reads_a_rotated_and_a_truncated_file(tmp_path: Path) -> None:
     """A file replaced or cut shorter is read again from its start; a partial line waits."""
-    from app.follow import _Reader
+    from app.logs_view import _Reader
 
     path = tmp_path / "log"
     path.write_text("one\ntw", encoding="utf-8")

@@ -7,11 +7,10 @@ from __future__ import annotations
 
 from multiverse.home import Home
 from multiverse.models import PHASE0_ID, MajorStage, Phase, Status
-from multiverse.schemas import MAJOR_STAGES, PHASES
-from multiverse.store import TableStore
-from orchestrator.collaborators import Collaborators
-from orchestrator.runner import StepRunner
-from orchestrator.steps import StepKind
+from multiverse.store import MAJOR_STAGES, PHASES, TableStore
+from orchestrator.crew import Collaborators
+from orchestrator.decide import StepKind
+from orchestrator.perform import StepRunner
 
 from journey import copy_assets
 from stepping import builtin_collaborators, confirmed_run, steps_until_settled

@@ -15,14 +15,12 @@ from typing import Any
 import pytest
 from structlog.testing import capture_logs
 
-from app.commands import answer_run, submit_request
+from app.commands import answer_run, drop_request
 from app.team import build_collaborators
-from multiverse.config import load_runtime_mapping
-from multiverse.effective_tiers import OnceGate
+from multiverse.config import OnceGate, load_runtime_mapping
 from multiverse.home import Home
 from multiverse.models import Status
-from multiverse.schemas import MAJOR_STAGES, PHASES, PROCESS_RUNS, TASKS
-from multiverse.store import TableStore
+from multiverse.store import MAJOR_STAGES, PHASES, PROCESS_RUNS, TASKS, TableStore
 from orchestrator.daemon import Daemon
 
 from fake_openai import FakeOpenAI, Reply, text, tools
@@ -195,7 +193,7 @@ def the_run(home: Home) -> Any:
 def to_confirmation(home: Home, server: FakeOpenAI) -> str:
     """Submit the request and run until the proposal waits for the user; the run_id."""
     server.script(*BEFORE_CONFIRM)
-    submit_request(str(home.root), REQUEST, None)
+    drop_request(home, REQUEST, None)
     assert serve_once(home) == 0
     run = the_run(home)
     assert run.status is Status.AWAITING_CONFIRMATION
@@ -285,7 +283,7 @@ def test_simple_verdict_on_a_memo_request_becomes_a_run(
     """A model's SIMPLE_TASK for a request asking for a memo is overridden: a run is made."""
     simple = answer({"mode": "SIMPLE_TASK", "reason": "it is one line"})
     fake_openai.script(simple, proposal(), wording("Here is my proposal."))
-    submit_request(str(model_home.root), "write a memo on the e-bike market", None)
+    drop_request(model_home, "write a memo on the e-bike market", None)
     with capture_logs() as logs:
         assert serve_once(model_home) == 0
     run = the_run(model_home)
@@ -303,7 +301,7 @@ def test_malformed_json_repaired_on_second_answer(
 ) -> None:
     """A malformed proposal is repaired by the second answer and the run goes on to the question."""
     fake_openai.script(mode(), text("Sure! {understanding: oops"), proposal(), wording("Ready."))
-    submit_request(str(model_home.root), REQUEST, None)
+    drop_request(model_home, REQUEST, None)
     assert serve_once(model_home) == 0
     run = the_run(model_home)
     assert run.status is Status.AWAITING_CONFIRMATION

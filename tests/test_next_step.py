@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from multiverse.contracts import ProducedFile, ResultSignal
 from multiverse.models import (
     AssetType,
     MajorStage,
@@ -15,11 +14,8 @@ from multiverse.models import (
     Timing,
     ToolTask,
 )
-from orchestrator.decisions import Decision, DecisionKind
-from orchestrator.holds import HoldRecord
-from orchestrator.next_step import next_step
-from orchestrator.steps import StepKind
-from orchestrator.view import RunView
+from multiverse.roles import ProducedFile, ResultSignal
+from orchestrator.decide import Decision, DecisionKind, HoldRecord, RunView, StepKind, next_step
 
 RUN = "run-20261121-101500-001"
 DONE = Status.COMPLETED

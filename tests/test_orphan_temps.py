@@ -13,9 +13,8 @@ import time
 from pathlib import Path
 
 from multiverse.home import Home
-from multiverse.schemas import KNOWLEDGE_CATALOG
-from multiverse.store import TableStore
-from orchestrator.orphans import remove_orphan_temps
+from multiverse.store import KNOWLEDGE_CATALOG, TableStore
+from orchestrator.upkeep import remove_orphan_temps
 
 from journey import cli, copy_assets, once, only_run
 

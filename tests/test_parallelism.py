@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from app.team import build_collaborators
-from multiverse.call_limits import endpoint_limits
-from multiverse.config import TierConfig, parse_runtime_mapping
+from multiverse.config.mapping import TierConfig, parse_runtime_mapping
+from multiverse.config.providers import default_parallel_runs, is_remote
+from multiverse.gateway import endpoint_limits
 from multiverse.home import Home
-from multiverse.parallelism import default_parallel_runs, is_remote
 from orchestrator.daemon import Daemon
 
 

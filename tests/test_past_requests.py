@@ -6,9 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orchestrator.learning import tokenize
-from orchestrator.past_requests import PastRequests, RequestBook
-from orchestrator.request_index import SharedIndex
+from orchestrator.past_runs import PastRequests, RequestBook, SharedIndex, tokenize
 
 _WORDS = ["market", "revenue", "chart", "시장", "분석", "보고서", "plan", "memo"]
 

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from multiverse.contracts import PlanContext
 from multiverse.models import AssetType, CatalogEntry, MajorStage, Phase
+from multiverse.roles import PlanContext
+from planner.model import load_prompt
 from planner.model.answers import (
     ProposalAnswer,
     StagesAnswer,
@@ -20,10 +21,16 @@ from planner.model.answers import (
     ToolTasksAnswer,
     tasks_answer,
 )
-from planner.model.deliverable import asked_chart, chart_purpose, source_inputs
-from planner.model.outputs import deliverable_marks, file_slug, free_path, output_paths
-from planner.model.prompts import load_prompt
-from planner.model.references import REFERENCE_LIMIT, reference_candidates
+from planner.model.bookkeeping import (
+    asked_chart,
+    chart_purpose,
+    deliverable_marks,
+    file_slug,
+    free_path,
+    output_paths,
+    source_inputs,
+)
+from planner.model.context import REFERENCE_LIMIT, reference_candidates
 
 RUN_ID = "run-20260101-120000-001"
 EXAMPLES = {

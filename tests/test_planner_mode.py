@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from multiverse.contracts import Mode, ModeDecision
+from multiverse.roles import Mode, ModeDecision
 from planner.mode import decide_mode, settle_mode, strip_front_matter
 
 

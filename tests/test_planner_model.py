@@ -12,10 +12,8 @@ from structlog.testing import capture_logs
 
 from multiverse.agent_package import role_package_dir
 from multiverse.config import RuntimeMapping, Tier, TierConfig
-from multiverse.contracts import LearningContext, Mode, PastRun, PlanContext
-from multiverse.gateway import Gateway
-from multiverse.llm import RetryPolicy
-from multiverse.llm_cache import LlmCache
+from multiverse.gateway import Gateway, LlmCache
+from multiverse.gateway.calls import RetryPolicy
 from multiverse.models import (
     AssetType,
     CatalogEntry,
@@ -26,11 +24,11 @@ from multiverse.models import (
     Timing,
     UserInstruction,
 )
-from multiverse.roles import PlanFailed, PlannerRole
+from multiverse.roles import LearningContext, Mode, PastRun, PlanContext, PlanFailed, PlannerRole
 from planner.model import ModelPlanner, PromptError, load_prompt
-from planner.model.blocks import CATALOG_LIMIT, quoted, relevant_catalog
+from planner.model.asking import parse_prompt
+from planner.model.context import CATALOG_LIMIT, quoted, relevant_catalog
 from planner.model.planner import MODE_TOKENS, STAGES_TOKENS, TASKS_TOKENS, TOOLS_TOKENS
-from planner.model.prompts import parse_prompt
 from planner.validation import validate_phase0
 
 from fake_openai import FakeOpenAI, error, length_cut, text

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from test_planner_support import context, make_home
 
-from multiverse.contracts import LearningContext, PastRun, Proposal
 from multiverse.models import InstructionStatus, UserInstruction
+from multiverse.roles import LearningContext, PastRun, Proposal
 from planner.builtin import BuiltinPlanner
 from planner.validation import validate_proposal
 

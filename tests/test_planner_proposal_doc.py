@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from multiverse.contracts import LearningContext, PastRun, Proposal, ProposedInstruction
-from multiverse.tablefile import parse_table_text
+from multiverse.roles import LearningContext, PastRun, Proposal, ProposedInstruction
+from multiverse.store import parse_table_text
 from planner.proposal_doc import render_proposal
 
 RUN = "run-20260301-090000-001"

@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from multiverse.contracts import PlanContext
 from multiverse.home import Home, init_home
 from multiverse.models import AssetType, CatalogEntry, MajorStage, Phase, Task, Timing
-from multiverse.tablefile import parse_table_text
+from multiverse.roles import PlanContext
+from multiverse.store import parse_table_text
 from planner.builtin import BuiltinPlanner
 
 RUN_ID = "run-20260301-090000-001"

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from test_planner_support import RUN_ID, context, make_home, write_request
 
-from multiverse.contracts import (
+from multiverse.models import InstructionStatus, MajorStage, Status, Timing, UserInstruction
+from multiverse.roles import (
     PlanContext,
     Proposal,
     ProposedInstruction,
@@ -15,7 +16,6 @@ from multiverse.contracts import (
     TasksPlan,
     ToolTasksPlan,
 )
-from multiverse.models import InstructionStatus, MajorStage, Status, Timing, UserInstruction
 from planner.builtin import BuiltinPlanner
 from planner.validation import (
     validate_phase0,

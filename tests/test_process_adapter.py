@@ -22,13 +22,10 @@ import pytest
 import yaml
 
 from executor.process import ProcessExecutor
-from multiverse.config import TierConfig
-from multiverse.dps_events import read_events
-from multiverse.effective_tiers import resolve_tier
+from multiverse.config import ProcessSpec, TierConfig, resolve_tier
 from multiverse.errors import StepInterrupted
 from multiverse.home import Home
-from multiverse.process_session import Place, ProcessSession, PromptInProgress
-from multiverse.process_spec import ProcessSpec
+from multiverse.processes.session import Place, ProcessSession, PromptInProgress, read_events
 
 from journey import cli, copy_assets, once, only_run, run_tree, wait_for
 
@@ -141,7 +138,7 @@ def test_a_second_prompt_in_flight_is_refused(tmp_path: Path) -> None:
         session.prompt("second")
     error = [e for e in read_events(where.events) if e["event"] == "session.error"]
     assert error and error[0]["error_code"] == "PROMPT_IN_PROGRESS" and error[0]["fatal"] is False
-    from multiverse.child import allow_children, stop_all_children
+    from multiverse.processes import allow_children, stop_all_children
 
     wait_for(lambda: stop_all_children() > 0, "the child to be registered")
     first.join(timeout=30)
@@ -153,7 +150,7 @@ def test_the_daemon_stopping_interrupts_rather_than_fails(tmp_path: Path) -> Non
     """A child stopped by the daemon's shutdown: StepInterrupted (redone), never FAILED."""
     home = Home(tmp_path / "home")
     home.run("run-20261123-000000-001").workspace.mkdir(parents=True)
-    from multiverse.child import allow_children, stop_all_children
+    from multiverse.processes import allow_children, stop_all_children
 
     executor = ProcessExecutor(spec("hang", timeout=60), home.root)
     assignment = _assignment(home.root)
@@ -174,8 +171,8 @@ def test_the_daemon_stopping_interrupts_rather_than_fails(tmp_path: Path) -> Non
 
 
 def _assignment(root: Path) -> Any:
-    from multiverse.contracts import TaskAssignment
     from multiverse.models import MajorStage, Phase, Task
+    from multiverse.roles import TaskAssignment
 
     run = "run-20261123-000000-001"
     task = Task(task_id="P1-S01-T01", run_id=run, stage_id="P1-S01", task_name="Memo",

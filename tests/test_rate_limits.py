@@ -9,12 +9,18 @@ import pytest
 from test_gateway import KEY, KEY_ENV, make_call
 
 from app.team import make_gateway
-from multiverse.call_limits import endpoint_rates, model_key
-from multiverse.config import TierConfig, parse_runtime_mapping
+from multiverse.config.mapping import TierConfig, parse_runtime_mapping
 from multiverse.gateway import Gateway
+from multiverse.gateway.calls import RetryPolicy
+from multiverse.gateway.limits import (
+    Bucket,
+    RateLimits,
+    Rates,
+    endpoint_rates,
+    estimated_tokens,
+    model_key,
+)
 from multiverse.home import Home
-from multiverse.llm import RetryPolicy
-from multiverse.rate_limits import Bucket, RateLimits, Rates, estimated_tokens
 
 from fake_openai import FakeOpenAI, error, text
 

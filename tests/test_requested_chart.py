@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from executor.builtin.requested_chart import ChartAsk, chart_asks, requested_charts
-from executor.builtin.tabular import parse_csv
+from executor.builtin.charts import ChartAsk, chart_asks, requested_charts
+from executor.builtin.tables import parse_csv
 
 FIXTURE = Path(__file__).parent / "fixtures" / "assets" / "quarterly_revenue.csv"
 

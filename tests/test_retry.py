@@ -26,8 +26,8 @@ from app.commands import answer_run, retry_run
 from multiverse.atomic import atomic_write_text
 from multiverse.home import Home
 from multiverse.models import Status
-from orchestrator.runner import StepRunner
-from orchestrator.steps import StepKind
+from orchestrator.decide import StepKind
+from orchestrator.perform import StepRunner
 
 from fake_openai import FakeOpenAI, text
 from journey import FIXTURE_ASSETS, cli, copy_assets, once, only_run, run_tree

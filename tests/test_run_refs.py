@@ -1,12 +1,11 @@
-"""Short forms of a run id: `latest`, a unique prefix or suffix (multiverse.run_refs)."""
+"""Short forms of a run id: `latest`, a unique prefix or suffix (multiverse.home)."""
 
 from __future__ import annotations
 
 import pytest
 
 from multiverse.errors import UnknownRun, UserError
-from multiverse.home import Home
-from multiverse.run_refs import pick
+from multiverse.home import Home, pick
 
 from journey import cli, copy_assets, once
 

@@ -8,13 +8,7 @@ import json
 import pytest
 import structlog
 
-from multiverse.secrets import (
-    MASK,
-    mask_processor,
-    mask_secrets,
-    register_secret,
-    secret_values_in,
-)
+from multiverse.logs import MASK, mask_processor, mask_secrets, register_secret, secret_values_in
 
 
 def test_env_secret_values_masked(monkeypatch: pytest.MonkeyPatch) -> None:

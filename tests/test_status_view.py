@@ -17,15 +17,15 @@ from rich.tree import Tree
 from app.status_view import PAUSED_NOTE, live_tree, render_tree, show_status
 from multiverse.home import Home, init_home
 from multiverse.models import AssetType, CatalogEntry, Phase, ProcessRun, Status, UserInstruction
-from multiverse.schemas import (
+from multiverse.runs.timeline import TIME_FIELDS
+from multiverse.store import (
     GLOBAL_TABLES,
     KNOWLEDGE_CATALOG,
     PHASES,
     PROCESS_RUNS,
     USER_INSTRUCTIONS,
+    TableStore,
 )
-from multiverse.status_times import TIME_FIELDS
-from multiverse.store import TableStore
 
 from journey import cli
 
@@ -347,7 +347,7 @@ def test_status_lists_the_requests_answered_without_a_run(
 
 def test_old_replies_pair_with_their_request(tmp_path: Path) -> None:
     """`ask.md.reply.md` (the old naming) answers `ask.md`; a reply alone names no request."""
-    from orchestrator.inbox_replies import recent_replies
+    from orchestrator.inbox import recent_replies
 
     home = Home(tmp_path)
     _answered(home.inbox_done, "ask.md", "ask.md.reply.md", "---\nmode: simple\n---\nList it\n", 5)

@@ -17,15 +17,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from multiverse import settled as settled_module
-from multiverse import store as store_module
-from multiverse import tablesnapshot as tablesnapshot_module
 from multiverse.errors import RowNotFoundError, StaleRowError, TableError
-from multiverse.journal import RowJournal
 from multiverse.models import AssetType, CatalogEntry, Phase, ProcessRun, Status, Task
-from multiverse.schemas import KNOWLEDGE_CATALOG, PHASES, PROCESS_RUNS, TASKS, TableSpec
-from multiverse.store import TableStore
-from multiverse.tablefile import (
+from multiverse.store import KNOWLEDGE_CATALOG, PHASES, PROCESS_RUNS, TASKS, TableSpec, TableStore
+from multiverse.store import settled as settled_module
+from multiverse.store import store as store_module
+from multiverse.store import tablefile as tablesnapshot_module
+from multiverse.store.journal import RowJournal
+from multiverse.store.tablefile import (
     new_file_lines,
     parse_table_text,
     render_row,

@@ -12,8 +12,7 @@ from typing import Any
 
 from multiverse.errors import TableError
 from multiverse.models import ProcessRun, Status
-from multiverse.schemas import PROCESS_RUNS
-from multiverse.store import TableStore
+from multiverse.store import PROCESS_RUNS, TableStore
 
 SPAWN = multiprocessing.get_context("spawn")
 COUNTER = "run-20260101-000000-000"

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from app.commands import submit_request
+from app.commands import drop_request
 from multiverse.home import Home
 from planner.mode import decide_mode
 
@@ -43,8 +43,8 @@ def test_submit_never_replaces_a_file(home: Home, tmp_path: Path) -> None:
     (home.inbox / "brief.md").write_text("someone else's request", encoding="utf-8")
     source = tmp_path / "brief.md"
     source.write_text("my request", encoding="utf-8")
-    first = submit_request(str(home.root), None, source)
-    second = submit_request(str(home.root), None, source)
+    first = drop_request(home, None, source)[0]
+    second = drop_request(home, None, source)[0]
     assert (first.name, second.name) == ("brief-1.md", "brief-2.md")
     assert (home.inbox / "brief.md").read_text(encoding="utf-8") == "someone else's request"
     assert first.read_text(encoding="utf-8") == second.read_text(encoding="utf-8") == "my request"
@@ -55,7 +55,7 @@ def test_a_hidden_file_name_is_submitted_under_a_visible_one(home: Home, tmp_pat
     """A source named like a hidden or temporary file still lands where the daemon looks."""
     source = tmp_path / ".notes.md"
     source.write_text("Write a memo", encoding="utf-8")
-    path = submit_request(str(home.root), None, source)
+    path = drop_request(home, None, source)[0]
     assert not path.name.startswith(".") and path.read_text(encoding="utf-8") == "Write a memo"
 
 

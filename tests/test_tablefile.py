@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from tabulate import tabulate
 
 from multiverse.errors import TableError
-from multiverse.tablecodec import encode_cell
-from multiverse.tablefile import (
+from multiverse.store.codec import encode_cell
+from multiverse.store.tablefile import (
     new_file_lines,
     parse_table_text,
     render_row,

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from executor.builtin import BuiltinExecutor, tablescan
+from executor.builtin import BuiltinExecutor
+from executor.builtin import tables as tablescan
 from executor.builtin.digest import digest_scan
 from executor.builtin.sources import read_references
-from executor.builtin.tablescan import scan_csv, scan_rows
-from executor.builtin.tabular import parse_csv, table_facts
+from executor.builtin.tables import parse_csv, scan_csv, scan_rows, table_facts
 
 ASSETS = Path(__file__).parent / "fixtures" / "assets"
 ROWS = 300_000

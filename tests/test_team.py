@@ -10,9 +10,8 @@ from structlog.testing import capture_logs
 from app.team import build_collaborators
 from communicator.builtin import BuiltinCommunicator
 from communicator.model import ModelCommunicator
-from executor.builtin.role import BuiltinExecutor
-from multiverse.config import RuntimeMapping, Tier, TierConfig
-from multiverse.effective_tiers import OnceGate
+from executor.builtin import BuiltinExecutor
+from multiverse.config import OnceGate, RuntimeMapping, Tier, TierConfig
 from multiverse.home import Home
 from planner.builtin import BuiltinPlanner
 

@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 
 from executor.model import ModelExecutor
-from executor.model.text_calls import text_tool_calls
+from executor.model.loop import text_tool_calls
 from multiverse.config import RuntimeMapping, TierConfig
-from multiverse.contracts import TaskAssignment
 from multiverse.gateway import Gateway
+from multiverse.gateway.calls import RetryPolicy
 from multiverse.home import Home
-from multiverse.llm import RetryPolicy
 from multiverse.models import MajorStage, Phase, Task
+from multiverse.roles import TaskAssignment
 
 from fake_openai import FakeOpenAI, text
 from runhome import prepare_run_home

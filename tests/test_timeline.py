@@ -6,9 +6,20 @@ import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from multiverse.status_times import age, duration, rolled_up, span_seconds
-from multiverse.timeline import append_event, parse_events, read_ends, read_events, stamp
-from multiverse.timeline_summary import as_fields, summarize, summarize_ends
+from multiverse.runs.timeline import (
+    age,
+    append_event,
+    as_fields,
+    duration,
+    parse_events,
+    read_ends,
+    read_events,
+    rolled_up,
+    span_seconds,
+    stamp,
+    summarize,
+    summarize_ends,
+)
 
 T0 = datetime(2026, 11, 23, 10, 0, 0, tzinfo=UTC)
 

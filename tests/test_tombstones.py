@@ -12,15 +12,14 @@ from pathlib import Path
 from past_runs import make_history
 
 from multiverse.home import Home
-from multiverse.journal import (
+from multiverse.models import ProcessRun, Status
+from multiverse.store import PROCESS_RUNS, TableStore
+from multiverse.store.journal import (
     TOMBSTONE_KEEP_SECONDS,
     RowJournal,
     add_tombstones,
     compact_tombstones,
 )
-from multiverse.models import ProcessRun, Status
-from multiverse.schemas import PROCESS_RUNS
-from multiverse.store import TableStore
 
 from journey import running_daemon, wait_for
 
@@ -55,7 +54,8 @@ def test_appends_from_other_processes_survive_compactions(tmp_path: Path) -> Non
     path, table = tmp_path / "deleted_rows.jsonl", tmp_path / "t.md"
     _old_tombstone(path, table, "old", 2 * TOMBSTONE_KEEP_SECONDS)
     script = (
-        "import sys; from pathlib import Path; from multiverse.journal import add_tombstones\n"
+        "import sys; from pathlib import Path\n"
+        "from multiverse.store.journal import add_tombstones\n"
         "for n in range(200):\n"
         "    add_tombstones(Path(sys.argv[1]), Path(sys.argv[2]), [f'{sys.argv[3]}-{n}'])\n"
     )

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from executor.tools import ToolContext, ToolRefused, ToolRegistry, builtin_tools
-from executor.tools.confine import resolve_readable, resolve_writable
+from executor.tools.base import resolve_readable, resolve_writable
 from multiverse.home import Home, init_home
 
 RUN = "run-20260101-000000-001"

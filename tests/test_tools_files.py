@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from executor.tools import ToolContext, ToolLimits, ToolRegistry, builtin_tools
-from executor.tools.walk import glob_regex, split_glob
+from executor.tools.reading import glob_regex, split_glob
 from multiverse.home import Home, init_home
 
 RUN = "run-20260101-000000-001"

@@ -11,13 +11,12 @@ from pathlib import Path
 import pytest
 
 from executor.builtin.sources import read_references
-from multiverse.contracts import PlanContext
 from multiverse.home import Home
 from multiverse.models import AssetType, CatalogEntry, Status
-from multiverse.schemas import KNOWLEDGE_CATALOG
-from multiverse.store import TableStore
+from multiverse.roles import PlanContext
+from multiverse.store import KNOWLEDGE_CATALOG, TableStore
 from multiverse.unread import NOTE_MARKER, Kind, Sighting, is_unread, look, why_unread
-from orchestrator.cataloging import HASHES_FILE, refresh_inputs
+from orchestrator.perform.catalog import HASHES_FILE, refresh_inputs
 from planner.model.context import catalog_block
 
 from journey import copy_assets

@@ -8,8 +8,14 @@ import time
 import pytest
 
 from executor.tools import ToolContext, ToolRegistry
-from executor.tools.httpget import FetchError, fetch
-from executor.tools.netguard import HostRule, address_refusal, parse_rule, parse_rules
+from executor.tools.web import (
+    FetchError,
+    HostRule,
+    address_refusal,
+    fetch,
+    parse_rule,
+    parse_rules,
+)
 from multiverse.home import Home
 
 from web_servers import Reply, Seen, html_reply, redirect, serve

@@ -10,13 +10,11 @@ import pytest
 
 from executor.builtin import BuiltinExecutor
 from executor.search import ResearchFailed, SearxngProvider, WebResearch, render_brief
-from executor.search.brief import candidates
-from executor.search.passages import best_passages
-from executor.tools import SearchHit
-from executor.tools.netguard import parse_rules
-from multiverse.contracts import ToolAssignment
+from executor.search.agent import best_passages, candidates
+from executor.tools import SearchHit, parse_rules
 from multiverse.home import Home
 from multiverse.models import Phase, Task, Timing, ToolTask
+from multiverse.roles import ToolAssignment
 
 from journey import cli, copy_assets, once, only_run, run_tree
 from web_servers import Loopback, Reply, Seen, html_reply, searxng_api, searxng_result, serve

@@ -9,7 +9,7 @@ import pytest
 
 from executor.search import SearxngProvider, TavilyProvider, web_setup
 from executor.tools import SearchError, ToolContext, ToolRegistry
-from multiverse.config import parse_runtime_mapping
+from multiverse.config.mapping import parse_runtime_mapping
 from multiverse.errors import ConfigError
 from multiverse.home import Home
 

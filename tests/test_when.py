@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app.when import parse_when
+from app.cli_runs import parse_when
 from multiverse.errors import UserError
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)

@@ -3,5 +3,20 @@
 from __future__ import annotations
 
 from executor.builtin.role import BuiltinExecutor
+from executor.builtin.simple import is_known_command, named_paths
+from executor.builtin.sources import TaskError, in_outputs, relative, resolve_output
+from executor.builtin.text import clean_inline, split_sentences, terms, unique
 
-__all__ = ["BuiltinExecutor"]
+__all__ = [
+    "BuiltinExecutor",
+    "TaskError",
+    "clean_inline",
+    "in_outputs",
+    "is_known_command",
+    "named_paths",
+    "relative",
+    "resolve_output",
+    "split_sentences",
+    "terms",
+    "unique",
+]

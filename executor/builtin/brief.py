@@ -1,26 +1,30 @@
-"""The offline deliverable: an evidence brief for the request, within the length asked.
-
-Built only from what the sources say: the request's question; the sources' own conclusions,
-quoted as theirs; the facts ranked by relevance to the request (BM25), each with its file,
-section and line; the charts asked for over whole tables; what a model would add. It makes no
-judgement of its own: no recommendation, no "opportunity" or "risk" label the sources did not
-give. Facts are added in rank order until the asked length is reached (±15 %).
+"""The offline deliverable: an evidence brief for the request within the length asked, made from
+the passages of the task's references, and published into outputs/<run_id>/.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from executor.builtin.brief_charts import DrawnChart, totals_table
-from executor.builtin.brief_spec import BriefSpec
-from executor.builtin.conclusions import is_conclusion
-from executor.builtin.evidence import BANNER
-from executor.builtin.passages import Passage
+from executor.builtin.brief_spec import BriefSpec, DrawnChart, brief_spec, draw, totals_table
+from executor.builtin.charts import report_html
+from executor.builtin.evidence import (
+    BANNER,
+    Passage,
+    is_builtin_document,
+    is_conclusion,
+    read_document,
+    split_passages,
+)
 from executor.builtin.relevance import rank, subject_words
+from executor.builtin.sources import TaskError, entries, relative, resolve_reference, source_text
 from executor.builtin.text import shorten
-from multiverse.asks import TOLERANCE
+from multiverse.atomic import atomic_write_text
+from multiverse.models import AssetType
+from multiverse.roles import TaskAssignment
+from offline.asks import TOLERANCE, sources_in
 
 LABELS = {
     "English": {
@@ -258,11 +262,117 @@ def render_brief(data: BriefInput) -> str:
     return text.rstrip() + f"\n\n_{closing}_\n"
 
 
-def brief_sources(passages: list[Passage]) -> list[str]:
-    """The source files the passages come from, in first order."""
-    return list(dict.fromkeys(p.source for p in passages))
-
-
 def is_table(path: str) -> bool:
     """Whether a reference is a table file (charted, not split into passages)."""
     return Path(path).suffix.lower() in (".csv", ".tsv")
+
+
+TABLE_SUFFIXES = (".csv", ".tsv")
+CHART_SUFFIXES = (".html", ".htm", ".svg")
+
+
+@dataclass
+class Material:
+    """Passages to rank and quote, tables to chart, and the files read."""
+
+    passages: list[Passage] = field(default_factory=list)
+    tables: list[str] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)
+    cited: list[Passage] = field(default_factory=list)  # from the engine's own documents
+    notes: dict[str, str] = field(default_factory=dict)  # file -> why it gave no passages
+
+
+def _is_request(source: str) -> bool:
+    parts = source.split("/")
+    return len(parts) == 3 and parts[0] == "runs" and parts[2] == "request.md"
+
+
+def gather(home: Path, references: list[str]) -> Material:
+    """The passages and tables of the references, in reference order."""
+    material = Material()
+    for reference in references:
+        try:
+            files = entries(resolve_reference(home, reference))
+        except TaskError as error:
+            material.notes[reference] = str(error)
+            continue
+        for path in files:
+            source = relative(home, path)
+            if _is_request(source) or source in material.sources:
+                continue
+            suffix = path.suffix.lower()
+            if suffix in TABLE_SUFFIXES:
+                material.tables.append(source)
+                material.sources.append(source)
+                continue
+            if suffix in CHART_SUFFIXES and ("runs/" in source or "outputs/" in source):
+                continue  # a chart the engine drew: not a source of statements
+            text, note = source_text(home, path)
+            if text is None:
+                material.notes[source] = note
+                continue
+            if is_builtin_document(text):
+                material.cited += [
+                    Passage(text=point.text, source=point.source, section="", line=0)
+                    for digest in read_document(text)
+                    for point in digest.points
+                ]
+                continue
+            material.sources.append(source)
+            material.passages += split_passages(source, text)
+    if not material.passages and material.cited:
+        material.passages = material.cited
+        material.sources += list(dict.fromkeys(p.source for p in material.cited))
+    return material
+
+
+_SVG_TITLE = re.compile(r"<title>(.*?)</title>", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Written:
+    """A file the engine wrote, and what kind of asset it is."""
+
+    path: Path
+    asset_type: AssetType
+
+
+def publish_brief(home: Path, assignment: TaskAssignment, markdown_path: Path) -> list[Written]:
+    """Write the evidence brief (markdown and self-contained HTML) and its chart files."""
+    task = assignment.task
+    spec = brief_spec(assignment.request, assignment.instructions, assignment.run_id,
+                      purpose=task.task_purpose)  # fmt: skip
+    material = gather(home, task.related_references)
+    stem = markdown_path.stem
+    drawn = [
+        draw(home, wanted, material.tables, stem, number)
+        for number, wanted in enumerate(spec.charts, start=1)
+    ]
+    own = {i.instruction_type: i.content for i in assignment.instructions
+           if i.run_id == assignment.run_id}  # fmt: skip
+    left_out = sources_in(own.get("SOURCES", ""))[1]
+    markdown = render_brief(
+        BriefInput(
+            spec=spec,
+            passages=material.passages,
+            charts=drawn,
+            sources=material.sources,
+            left_out=left_out,
+            run_id=assignment.run_id,
+        )
+    )
+    folder = markdown_path.parent
+    images = [chart.image for chart in drawn if chart.image is not None]
+    written: list[Written] = []
+    for image in images:
+        atomic_write_text(folder / image.file_name, image.svg + "\n")
+        written.append(Written(folder / image.file_name, AssetType.TOOL_OUTPUT))
+    atomic_write_text(markdown_path, markdown)
+    html_path = folder / f"{stem}.html"
+    title = markdown.split("\n# ", 1)[1].split("\n", 1)[0] if "\n# " in markdown else stem
+    atomic_write_text(html_path, report_html(markdown, title, images))
+    return [
+        Written(markdown_path, AssetType.FINAL_OUTPUT),
+        Written(html_path, AssetType.FINAL_OUTPUT),
+        *written,
+    ]

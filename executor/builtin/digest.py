@@ -10,12 +10,14 @@ import re
 from executor.builtin.evidence import Digest, Figure, Point
 from executor.builtin.extract import extract_text, key_sentences
 from executor.builtin.figures import FigureKind
-from executor.builtin.tablescan import MAX_LABELS, TableScan, scan_rows
-from executor.builtin.tabular import (
+from executor.builtin.tables import (
+    MAX_LABELS,
     ColumnStats,
     RawTable,
+    TableScan,
     format_number,
     parse_markdown_table,
+    scan_rows,
 )
 from executor.builtin.text import shorten
 from executor.documents import Converted

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from rank_bm25 import BM25Okapi
 
-from executor.builtin.passages import Passage
+from executor.builtin.evidence import Passage
 from executor.builtin.text import terms
 
 # Words of a request that name the work, not its subject.

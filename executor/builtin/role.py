@@ -12,34 +12,38 @@ from typing import TYPE_CHECKING
 
 import structlog
 
-from executor.builtin.analysis import render_analysis
-from executor.builtin.document import DocContext
+from executor.builtin.brief import Written, publish_brief
+from executor.builtin.documents import (
+    DocContext,
+    render_analysis,
+    render_assembly_plan,
+    render_refined,
+    render_strategy,
+)
 from executor.builtin.evidence import Digest
-from executor.builtin.paths import (
+from executor.builtin.simple import answer
+from executor.builtin.sources import (
     TaskError,
+    expand,
     in_outputs,
     inside,
+    read_references,
     relative,
     resolve_output,
     resolve_reference,
+    summarize_path,
 )
-from executor.builtin.publish import Written, publish_brief
-from executor.builtin.refine import render_assembly_plan, render_refined
-from executor.builtin.simple import answer
-from executor.builtin.sources import expand, read_references
 from executor.builtin.specialists import (
     read_texts,
     search_queries,
     visualization_page,
     web_search_note,
 )
-from executor.builtin.strategy import render_strategy
-from executor.builtin.summary import summarize_path
 from multiverse.atomic import atomic_write_text
-from multiverse.contracts import ProducedFile, ResultSignal, TaskAssignment, ToolAssignment
 from multiverse.errors import StorageError
 from multiverse.home import PHASE_FOLDERS, Home
 from multiverse.models import AssetType, InstructionStatus
+from multiverse.roles import ProducedFile, ResultSignal, TaskAssignment, ToolAssignment
 
 if TYPE_CHECKING:
     from executor.search import WebResearch

@@ -12,6 +12,8 @@ A file is named by its path or resolved by its topic (`simple_resolve`). Anythin
 topic that names no file clearly, is declined: `answer` returns None and the request becomes
 a run. A path the person named that cannot be used (outside the home, missing, not a CSV) is
 answered with the reason. Every reply opens with the offline banner and cites its files.
+
+Also here: a document summarised for a person who asked for it.
 """
 
 from __future__ import annotations
@@ -20,24 +22,85 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from executor.builtin.evidence import BANNER
-from executor.builtin.paths import TaskError, relative
-from executor.builtin.simple_figures import quote_figures
-from executor.builtin.simple_resolve import (
+from executor.builtin.evidence import BANNER, Digest, Point, figures_table, key_figures, point_line
+from executor.builtin.simple_lookup import (
+    TABLE_SUFFIXES,
     Resolved,
+    asked_terms,
     asset_files,
+    convert_csv,
     named_target,
     profile,
+    quote_figures,
     ranked,
+    read_text,
     resolve,
+    table_by,
 )
-from executor.builtin.simple_summary import summarize_document
-from executor.builtin.simple_tables import TABLE_SUFFIXES, convert_csv, read_text, table_by
-from executor.builtin.simple_terms import asked_terms
-from executor.builtin.summary import summarize_path
-from executor.builtin.tabular import format_number
+from executor.builtin.sources import (
+    MAX_BYTES,
+    TaskError,
+    decode,
+    read_references,
+    relative,
+    summarize_path,
+)
+from executor.builtin.tables import format_number
 from executor.builtin.text import word_count
-from multiverse.unread import look, why_unread
+from multiverse.unread import look, open_regular, why_unread
+
+KEY_POINTS = 6
+KEY_FIGURES = 6
+
+
+def in_document_order(points: list[Point], text: str) -> list[Point]:
+    """The points ordered by where they stand in `text` (not found: last; pure)."""
+
+    def where(point: Point) -> int:
+        at = text.find(point.text[:40])
+        return at if at >= 0 else len(text)
+
+    return sorted(points, key=where)
+
+
+def render_summary(digest: Digest, text: str) -> str:
+    """The summary of one source's digest; `text` is its content, for the sentences' order."""
+    lines = [f"## Summary of `{digest.source}` — {digest.title}", ""]
+    facts = [fact for fact in digest.facts if not fact.startswith("sections: ")]
+    if facts:
+        lines.append(f"_{'; '.join(facts)}._")
+        lines.append("")
+    sections = [h.text for h in digest.headings if h.level == 2]
+    if sections:
+        lines += ["### Sections", "", *(f"- {section}" for section in sections), ""]
+    points = in_document_order(digest.points[:KEY_POINTS], text)
+    if points:
+        lines += ["### Key sentences", "", *(point_line(point) for point in points), ""]
+    figures = key_figures([digest], KEY_FIGURES)
+    if figures:
+        lines += ["### Key figures", "", figures_table(figures), ""]
+    if digest.note:
+        lines += [digest.note, ""]
+    return "\n".join(lines).rstrip()
+
+
+def summarize_document(home: Path, path: Path) -> str:
+    """The summary of one file of the home, its sentences and figures cited to it."""
+    files, digests = read_references(home, [relative(home, path)])
+    own = [digest for digest in digests if digest.source in files] or digests
+    if not own:
+        raise TaskError(f"`{relative(home, path)}` holds nothing to summarise")
+    text = _text(path)
+    return "\n\n".join(render_summary(digest, text) for digest in own)
+
+
+def _text(path: Path) -> str:
+    try:
+        with open_regular(path) as handle:  # never blocks on a named pipe
+            return decode(handle.read(MAX_BYTES)) or ""
+    except OSError:
+        return ""
+
 
 _PATH = re.compile(r"[`'\"]?((?:\.{0,2}/)?[\w.\-/가-힣]+\.[A-Za-z0-9]{1,6})[`'\"]?")
 _I = re.IGNORECASE | re.DOTALL

@@ -7,15 +7,21 @@ import html
 import re
 from pathlib import Path
 
-from executor.builtin.chart import chart_page
+from executor.builtin.charts import (
+    ChartSpec,
+    chart_page,
+    choose,
+    comparison_chart,
+    figure_chart,
+    requested_charts,
+    text_charts,
+)
 from executor.builtin.evidence import BANNER, Digest, key_figures
 from executor.builtin.extract import extract_text
-from executor.builtin.requested_chart import requested_charts
-from executor.builtin.series import ChartSpec, choose, comparison_chart, figure_chart, text_charts
 from executor.builtin.sources import MAX_BYTES, decode
-from executor.builtin.tabular import RawTable, parse_csv, parse_markdown_table
+from executor.builtin.tables import RawTable, parse_csv, parse_markdown_table
 from executor.builtin.text import terms, unique
-from multiverse.contracts import ToolAssignment
+from multiverse.roles import ToolAssignment
 
 _FILLER = frozenset(
     [

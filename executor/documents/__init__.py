@@ -12,9 +12,18 @@ be cited with the place it came from. Each reader imports its library on first u
 
 from __future__ import annotations
 
-from executor.documents.converted import Converted
-from executor.documents.dispatch import convert, sniff
-from executor.documents.html import html_document
-from executor.documents.source import document_note, source_text
+from executor.documents.convert import MAX_TEXT_BYTES, convert, document_note, sniff, source_text
+from executor.documents.converted import Converted, decode, text_encoding
+from executor.documents.formats import html_document
 
-__all__ = ["Converted", "convert", "document_note", "html_document", "sniff", "source_text"]
+__all__ = [
+    "MAX_TEXT_BYTES",
+    "Converted",
+    "convert",
+    "decode",
+    "document_note",
+    "html_document",
+    "sniff",
+    "source_text",
+    "text_encoding",
+]

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from executor.model.role import ModelExecutor
-from executor.model.runlock import PROMPT_IN_PROGRESS
+from executor.model.loop import clipped
+from executor.model.prompt import active_instructions, load_template
+from executor.model.role import PROMPT_IN_PROGRESS, ModelExecutor, RunLocks
 
-__all__ = ["PROMPT_IN_PROGRESS", "ModelExecutor"]
+__all__ = [
+    "PROMPT_IN_PROGRESS",
+    "ModelExecutor",
+    "RunLocks",
+    "active_instructions",
+    "clipped",
+    "load_template",
+]

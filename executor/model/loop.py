@@ -8,23 +8,123 @@ A model error (LlmError) is not caught here: the role turns it into a FAILED sig
 A model served without native tool calling writes its calls as JSON in its text: those calls
 (text_calls) run through the same registry, and their results go back in a user message, since
 no tool_call id was ever issued for them.
+
+Also here: tool calls a model wrote as text, recognised (pure); pure decisions about a finished
+tool loop.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import structlog
 from pydantic import BaseModel
 
 from executor.model.references import fence_for
-from executor.model.text_calls import text_tool_calls
-from executor.tools.base import ToolResult
-from executor.tools.registry import ToolRegistry, builtin_tools
-from multiverse.llm import ChatMessage, JsonResult, LlmAnswer, LlmCall, ToolCall, ToolSpec
+from executor.tools import ToolRegistry, ToolResult, builtin_tools
+from multiverse.gateway import (
+    ChatMessage,
+    JsonResult,
+    LlmAnswer,
+    LlmCall,
+    LooseJsonError,
+    ToolCall,
+    ToolSpec,
+    loose_parse,
+)
+
+_TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|\Z)", re.S)
+_FENCED = re.compile(
+    r"^[ \t]*(`{3,})[ \t]*(?:json|tool_call|tool|javascript)?[ \t]*\n(.*?)\n[ \t]*\1",
+    re.S | re.M | re.I,
+)
+NAME_KEYS = ("name", "tool", "tool_name", "function_name")
+ARGUMENT_KEYS = ("arguments", "args", "parameters", "input", "params")
+_DECODER = json.JSONDecoder()
+
+
+def _values(text: str) -> Iterator[Any]:
+    """Every JSON value in the text: inside tags, else in fences, else bare."""
+    tagged = [match.group(1) for match in _TAGGED.finditer(text)]
+    fenced = [match.group(2) for match in _FENCED.finditer(text)]
+    chunks = tagged or fenced
+    if chunks:
+        for chunk in chunks:
+            yield from _decoded(chunk)
+        return
+    yield from _decoded(text)
+
+
+def _decoded(chunk: str) -> Iterator[Any]:
+    """The JSON values found in a chunk, scanning from each `{` or `[`."""
+    index = 0
+    while True:
+        starts = [i for i in (chunk.find("{", index), chunk.find("[", index)) if i >= 0]
+        if not starts:
+            return
+        start = min(starts)
+        try:
+            value, end = _DECODER.raw_decode(chunk, start)
+        except ValueError:
+            index = start + 1
+            continue
+        yield value
+        index = end
+
+
+def _name_and_arguments(item: dict[str, Any]) -> tuple[Any, Any]:
+    function = item.get("function")
+    if isinstance(function, dict):
+        return function.get("name"), function.get("arguments", function.get("parameters"))
+    name = next((item[key] for key in NAME_KEYS if key in item), None)
+    arguments = next((item[key] for key in ARGUMENT_KEYS if key in item), None)
+    return name, arguments
+
+
+def _call(item: dict[str, Any], known: Collection[str], number: int) -> ToolCall | None:
+    name, arguments = _name_and_arguments(item)
+    if not isinstance(name, str) or name not in known:
+        return None
+    problem = None
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except ValueError as error:
+            problem, arguments = f"tool arguments are not valid JSON: {error}", {}
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, dict):
+        problem, arguments = "tool arguments are not a JSON object", {}
+    return ToolCall(id=f"text_call_{number}", name=name, arguments=arguments,
+                    arguments_error=problem)  # fmt: skip
+
+
+def _items(value: Any) -> Iterator[dict[str, Any]]:
+    if isinstance(value, list):
+        for item in value:
+            yield from _items(item)
+    elif isinstance(value, dict):
+        calls = value.get("tool_calls")
+        if isinstance(calls, list):
+            yield from _items(calls)
+        else:
+            yield value
+
+
+def text_tool_calls(text: str, known: Collection[str]) -> list[ToolCall]:
+    """The calls of known tools written in `text`, in order; none when it holds no such call."""
+    calls: list[ToolCall] = []
+    for value in _values(text):
+        for item in _items(value):
+            call = _call(item, known, len(calls))
+            if call is not None:
+                calls.append(call)
+    return calls
+
 
 log = structlog.get_logger(__name__)
 T = TypeVar("T", bound=BaseModel)
@@ -185,3 +285,36 @@ def run_tool_loop(
             failed=sum(1 for result in results if not result.ok),
         )
     return LoopOutcome(finished=False, text=text, turns=max_turns, steps=steps)
+
+
+MAX_TEXT_IN_ERROR = 1000
+
+
+@dataclass(frozen=True)
+class FinalWord:
+    """What the model's last answer says: a failure it reports, a visual it asks for."""
+
+    failed: str | None
+    wants_visual: bool
+
+
+def final_word(text: str) -> FinalWord:
+    """Read the result JSON AGENT.md asks for; prose or broken JSON says nothing."""
+    try:
+        data = loose_parse(text)
+    except LooseJsonError:
+        return FinalWord(failed=None, wants_visual=False)
+    if not isinstance(data, dict):
+        return FinalWord(failed=None, wants_visual=False)
+    failed = None
+    if str(data.get("status", "")).upper() == "FAILED":
+        failed = str(data.get("error") or "the model reported FAILED without a reason")
+    return FinalWord(failed=failed, wants_visual=data.get("post_tool_required") is True)
+
+
+def clipped(text: str) -> str:
+    """A model's text short enough for an error message."""
+    flat = text.strip()
+    if len(flat) <= MAX_TEXT_IN_ERROR:
+        return flat
+    return flat[:MAX_TEXT_IN_ERROR] + " …"

@@ -7,23 +7,70 @@ pasted as its markdown (`executor.documents`); another file that is not text is 
 pasted; a chart the run drew (.html/.svg in its folders) is named for linking. The fitting is
 pure: every text gets a fair share of the room left in the context window, and a cut is marked
 as a cut.
+
+Also here: fitting references into a context window; the length a person asks for, read from
+their instructions, and the tokens it needs.
 """
 
 from __future__ import annotations
 
+import math
 import os
-from collections.abc import Sequence
+import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from executor.documents import Converted, convert, sniff
-from executor.documents.decoding import decode
-from executor.documents.source import document_note
-from executor.model.budget import cut_to_tokens, estimate_tokens, fair_caps
-from executor.tools.base import ToolRefused
-from executor.tools.confine import is_private_name, readable_in_home
-from executor.tools.walk import SKIPPED_DIRS
+from executor.documents import Converted, convert, decode, document_note, sniff
+from executor.tools import SKIPPED_DIRS, ToolRefused, is_private_name, readable_in_home
 from multiverse.unread import open_regular
+
+ASCII_CHARS_PER_TOKEN = 3
+# Slack for the chat template's own tokens and the estimate's error.
+MARGIN_TOKENS = 128
+
+
+def estimate_tokens(text: str) -> int:
+    """About how many tokens `text` is."""
+    ascii_chars = sum(1 for char in text if ord(char) < 128)
+    return math.ceil(ascii_chars / ASCII_CHARS_PER_TOKEN) + (len(text) - ascii_chars)
+
+
+def room_for_references(window: int, answer_tokens: int, prompt_tokens: int) -> int:
+    """Tokens left for the references: the window less the answer, the prompt and a margin."""
+    return max(0, window - answer_tokens - prompt_tokens - MARGIN_TOKENS)
+
+
+def fair_caps(sizes: Sequence[int], budget: int) -> list[int]:
+    """Each item's share of `budget`: small items whole, the rest cut to one equal cap."""
+    if sum(sizes) <= budget:
+        return list(sizes)
+    caps = [0] * len(sizes)
+    left = budget
+    order = sorted(range(len(sizes)), key=lambda index: sizes[index])
+    for position, index in enumerate(order):
+        share = left // (len(order) - position)
+        caps[index] = min(sizes[index], share)
+        left -= caps[index]
+    return caps
+
+
+def cut_to_tokens(text: str, tokens: int) -> str:
+    """The longest start of `text` estimated at most `tokens`, ending at a line if one is near."""
+    if estimate_tokens(text) <= tokens:
+        return text
+    low, high = 0, len(text)
+    while low < high:  # the estimate grows with the length: bisect for the longest fit
+        middle = (low + high + 1) // 2
+        if estimate_tokens(text[:middle]) <= tokens:
+            low = middle
+        else:
+            high = middle - 1
+    head = text[:low]
+    line_end = head.rfind("\n")
+    # A cut mid-line loses little; a cut far back would waste the share.
+    return head[: line_end + 1] if line_end >= low * 0.8 else head
+
 
 MAX_FILE_BYTES = 256 * 1024  # read_file's own cap
 MAX_FOLDER_FILES = 50
@@ -168,3 +215,55 @@ def render_sources(sources: Sequence[Source]) -> str:
             block += "\n\n[cut: only the start of this file fits; what follows is not shown]"
         blocks.append(block)
     return "\n\n".join(blocks)
+
+
+WORDS_PER_PAGE = 450
+TOKENS_PER_WORD = 1.6
+MIN_WRITING_TOKENS = 600
+NUMBERS = {
+    "a": 1, "an": 1, "one": 1, "single": 1, "two": 2, "three": 3, "four": 4, "five": 5,
+    "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
+    "한": 1, "두": 2, "세": 3, "네": 4, "다섯": 5,
+}  # fmt: skip
+_COUNT = r"(?<![\w.])(\d+(?:\.\d+)?|" + "|".join(sorted(NUMBERS, key=len, reverse=True)) + r")"
+_PAGES = re.compile(_COUNT + r"[\s-]*(?:pages?|페이지|쪽)(?![a-z])", re.I)
+_HALF_PAGE = re.compile(r"\bhalf[\s-]+(?:a[\s-]+)?page\b|반\s*페이지", re.I)
+_WORDS = re.compile(r"(\d[\d,]*)(?:\s*(?:-|–|to|~)\s*(\d[\d,]*))?[\s-]*(?:words?\b|단어)", re.I)
+
+
+def _number(raw: str) -> float:
+    word = raw.lower()
+    return float(NUMBERS[word]) if word in NUMBERS else float(raw.replace(",", ""))
+
+
+def asked_words(texts: Iterable[str]) -> int | None:
+    """The longest length the texts ask for, in words; None when none says a length."""
+    found: list[float] = []
+    for text in texts:
+        for match in _WORDS.finditer(text):
+            # A range ("300-500 words") may use its upper end.
+            found.append(_number(match.group(2) or match.group(1)))
+        if _HALF_PAGE.search(text):
+            found.append(WORDS_PER_PAGE / 2)
+            text = _HALF_PAGE.sub(" ", text)  # its "a page" is not one page
+        for match in _PAGES.finditer(text):
+            found.append(_number(match.group(1)) * WORDS_PER_PAGE)
+    words = [value for value in found if value > 0]
+    return round(max(words)) if words else None
+
+
+def writing_tokens(words: int | None, tier_max: int) -> int:
+    """max_tokens of the writing call: about 1.6 tokens a word, at least 600, at most the tier's."""
+    if words is None:
+        return tier_max
+    return min(tier_max, max(MIN_WRITING_TOKENS, round(words * TOKENS_PER_WORD)))
+
+
+def describe_length(words: int | None) -> str:
+    """The length as the prompt states it."""
+    if words is None:
+        return "No length is asked: be complete but concise; no padding, no repetition."
+    return (
+        f"About {words} words (at most {round(words * 1.15)}). Stop when the document is "
+        "complete; never repeat a section to fill the length."
+    )

@@ -14,52 +14,111 @@ What stays builtin, and why:
   every asset, guideline and output of every run.
 - `simple_task` for the commands the builtin knows (list, convert, summarize, count); any other
   request is answered by the model.
+
+Also here: how the model-backed Executor works for a tier; one prompt in flight per run (SPEC
+§4, §11).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Literal
 
 import structlog
 
-from executor.builtin.paths import TaskError, in_outputs, relative, resolve_output
-from executor.builtin.role import BuiltinExecutor
-from executor.builtin.simple import is_known_command
-from executor.model.approval import gate_approvals, shell_allow_list
-from executor.model.approval_bridge import ApprovalBridge
-from executor.model.loop import LoopOutcome, ModelGateway, run_tool_loop
-from executor.model.mode import (
-    Supports,
-    WindowLookup,
-    WorkMode,
-    context_window,
-    resolve_executor_mode,
+from executor.builtin import (
+    BuiltinExecutor,
+    TaskError,
+    in_outputs,
+    is_known_command,
+    relative,
+    resolve_output,
 )
+from executor.model.approval import ApprovalBridge, gate_approvals, shell_allow_list
+from executor.model.loop import LoopOutcome, ModelGateway, clipped, final_word, run_tool_loop
 from executor.model.prompt import (
+    NoRoom,
     TaskPrompt,
     load_template,
     prompt_version,
     reference_facts,
     task_messages,
 )
-from executor.model.runlock import PROMPT_IN_PROGRESS, RunLocks
 from executor.model.simple import SimpleWriter
 from executor.model.single_shot import SingleShot
-from executor.model.single_shot_prompt import NoRoom
-from executor.model.verdict import clipped, final_word
-from executor.search.factory import fetch_allow_hosts
-from executor.tools.base import Approver, Tool, ToolContext, WebSearchProvider
-from executor.tools.registry import ToolRegistry, builtin_tools
+from executor.search import fetch_allow_hosts
+from executor.tools import (
+    Approver,
+    Tool,
+    ToolContext,
+    ToolRegistry,
+    WebSearchProvider,
+    builtin_tools,
+)
 from multiverse.agent_package import AgentPackage, load_agent_package, role_package_dir
-from multiverse.approvals import StepWaiting
-from multiverse.asset_types import asset_type
 from multiverse.config import RuntimeMapping, TierConfig
-from multiverse.contracts import ProducedFile, ResultSignal, TaskAssignment, ToolAssignment
-from multiverse.errors import ConfigError, StepInterrupted
-from multiverse.gateway import model_context_window, model_supports
+from multiverse.errors import ConfigError
+from multiverse.gateway import LlmCall, LlmError, model_context_window, model_supports
 from multiverse.home import Home
-from multiverse.llm import LlmCall, LlmError
+from multiverse.models import asset_type
+from multiverse.roles import ProducedFile, ResultSignal, TaskAssignment, ToolAssignment
+
+WorkMode = Literal["tools", "single_shot"]
+DEFAULT_CONTEXT_WINDOW = 8192
+
+Supports = Callable[[str, str | None, str], bool]
+WindowLookup = Callable[[str], int | None]
+
+
+def resolve_executor_mode(tier: TierConfig, supports: Supports) -> WorkMode:
+    """The tier's mode: as configured, else tools when `supports(model, api_base, "tools")`."""
+    if tier.executor_mode != "auto":
+        return tier.executor_mode
+    return "tools" if supports(tier.model, tier.api_base, "tools") else "single_shot"
+
+
+def context_window(tier: TierConfig, lookup: WindowLookup) -> int:
+    """Tokens one call may hold: the tier's, else what litellm knows of the model, else 8192."""
+    if tier.context_window is not None:
+        return tier.context_window
+    known = lookup(tier.model)
+    return known if known is not None and known > 0 else DEFAULT_CONTEXT_WINDOW
+
+
+PROMPT_IN_PROGRESS = "PROMPT_IN_PROGRESS"
+
+
+class RunLocks:
+    """A non-blocking lock per run_id; different runs never wait on each other."""
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._busy: set[str] = set()
+
+    @contextmanager
+    def hold(self, run_id: str) -> Iterator[bool]:
+        """Yields True with the run's lock held, or False (holding nothing) if it is taken."""
+        with self._guard:
+            taken = run_id in self._busy
+            if not taken:
+                self._busy.add(run_id)
+        if taken:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            with self._guard:
+                self._busy.discard(run_id)
+
+    def busy(self, run_id: str) -> bool:
+        """Whether a prompt of this run is in flight now."""
+        with self._guard:
+            return run_id in self._busy
+
 
 log = structlog.get_logger(__name__)
 
@@ -160,8 +219,6 @@ class ModelExecutor:
     def _guarded(self, assignment: TaskAssignment) -> ResultSignal:
         try:
             return self._task(assignment)
-        except (StepWaiting, StepInterrupted):
-            raise  # the step waits for a person, or the daemon stops: neither is a failure
         except LlmError as error:
             # Budget exceeded, transient faults exhausted, a timeout: "CODE: message".
             return _failed(str(error))

@@ -16,20 +16,23 @@ from pathlib import Path
 
 import structlog
 
-from executor.builtin.simple import named_paths
-from executor.model.budget import estimate_tokens, room_for_references
-from executor.model.length import asked_words, writing_tokens
-from executor.model.loop import Completer, run_tool_loop
-from executor.model.prompt import load_template
-from executor.model.references import fit_sources, gather_sources, render_sources
-from executor.model.single_shot_prompt import MAX_PASTED_TOKENS, WRITER
-from executor.model.verdict import clipped
-from executor.model.writing import judge_cut, unwrap_document
-from executor.tools.base import Tool, ToolContext
-from executor.tools.registry import ToolRegistry
+from executor.builtin import named_paths
+from executor.model.loop import Completer, clipped, run_tool_loop
+from executor.model.prompt import MAX_PASTED_TOKENS, WRITER, load_template
+from executor.model.references import (
+    asked_words,
+    estimate_tokens,
+    fit_sources,
+    gather_sources,
+    render_sources,
+    room_for_references,
+    writing_tokens,
+)
+from executor.model.single_shot import judge_cut, unwrap_document
+from executor.tools import Tool, ToolContext, ToolRegistry
 from multiverse.agent_package import AgentPackage
 from multiverse.config import TierConfig
-from multiverse.llm import ChatMessage, LlmCall, LlmError
+from multiverse.gateway import ChatMessage, LlmCall, LlmError
 
 log = structlog.get_logger(__name__)
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from executor.search.brief import ResearchFailed, WebResearch
-from executor.search.factory import WebSetup, fetch_allow_hosts, web_setup
-from executor.search.render import render_brief
-from executor.search.searxng import SearxngProvider
-from executor.search.tavily import TavilyProvider
+from executor.search.agent import ResearchFailed, WebResearch, render_brief
+from executor.search.providers import (
+    SearxngProvider,
+    TavilyProvider,
+    WebSetup,
+    fetch_allow_hosts,
+    web_setup,
+)
 
 __all__ = [
     "ResearchFailed",

@@ -12,11 +12,28 @@ from executor.tools.base import (
     ToolRefused,
     ToolResult,
     WebSearchProvider,
+    is_private_name,
+    readable_in_home,
+    resolve_readable,
 )
+from executor.tools.reading import SKIPPED_DIRS
 from executor.tools.registry import ToolRegistry, builtin_tools
+from executor.tools.web import (
+    FetchError,
+    HostRule,
+    check_url,
+    fetch,
+    html_to_markdown,
+    parse_rule,
+    parse_rules,
+    to_text,
+)
 
 __all__ = [
+    "SKIPPED_DIRS",
     "Approver",
+    "FetchError",
+    "HostRule",
     "SearchError",
     "SearchHit",
     "Tool",
@@ -27,4 +44,13 @@ __all__ = [
     "ToolResult",
     "WebSearchProvider",
     "builtin_tools",
+    "check_url",
+    "fetch",
+    "html_to_markdown",
+    "is_private_name",
+    "parse_rule",
+    "parse_rules",
+    "readable_in_home",
+    "resolve_readable",
+    "to_text",
 ]

@@ -14,12 +14,10 @@ import structlog
 from pydantic import ValidationError
 
 from executor.tools.base import Tool, ToolContext, ToolRefused, ToolResult
-from executor.tools.files_find import Glob, SearchFileContent
-from executor.tools.files_read import ListDirectory, ReadFile, ReadManyFiles
-from executor.tools.files_write import CreateDirectory, Replace, WriteFile
+from executor.tools.files import CreateDirectory, Glob, Replace, SearchFileContent, WriteFile
+from executor.tools.reading import ListDirectory, ReadFile, ReadManyFiles
 from executor.tools.shell import RunShellCommand
 from executor.tools.web import WebFetch, WebSearch
-from multiverse.approvals import StepWaiting
 
 log = structlog.get_logger(__name__)
 
@@ -112,8 +110,6 @@ class ToolRegistry:
             return ToolResult.failure(str(refused))
         except ValidationError as invalid:
             return ToolResult.failure(f"invalid arguments for {tool.name}: {_explain(invalid)}")
-        except StepWaiting:
-            raise  # not the tool's failure: the step waits for a person's answer
         except Exception as error:
             # Whatever broke, the model gets a value and the run decides; the trace is logged.
             log.error("tool_crashed", run_id=run_id, tool=tool.name, exc_info=True)

@@ -4,4 +4,6 @@ from __future__ import annotations
 
 from planner.builtin.planner import BuiltinPlanner
 
-__all__ = ["BuiltinPlanner"]
+__all__ = [
+    "BuiltinPlanner",
+]

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from multiverse.contracts import PlanContext, Proposal, ProposedInstruction
 from multiverse.models import AssetType, InstructionStatus, UserInstruction
-from multiverse.tablefile import render_table
-from planner.builtin.sources import guideline_docs
+from multiverse.roles import PlanContext, Proposal, ProposedInstruction
+from multiverse.store import render_table
 from planner.builtin.understanding import (
     Understanding,
+    guideline_docs,
     modifications,
     sources_instruction,
     understand,

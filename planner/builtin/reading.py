@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from multiverse.asks import CHART_WORDS, chart_words, script_language
+from offline.asks import CHART_WORDS, chart_words, script_language
 
 __all__ = ["CHART_WORDS", "chart_words", "script_language"]  # read here by older callers
 

@@ -12,21 +12,21 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from multiverse.asks import sources_in
-from multiverse.contracts import PlanContext, TasksPlan
 from multiverse.models import AssetType, MajorStage, Phase, Task, task_id_of
+from multiverse.roles import PlanContext, TasksPlan
+from offline.asks import sources_in
 from planner.builtin.proposal import past_work
 from planner.builtin.reading import Reading, chart_words, deliverables, first_line, read_request
-from planner.builtin.sources import (
+from planner.builtin.understanding import (
     fallback_inputs,
     first_analysis,
     guideline_docs,
     original_sources,
     run_rows,
+    understand,
     unique,
     usable,
 )
-from planner.builtin.understanding import understand
 from planner.validation import is_publishing_stage, request_path
 
 GROUP_SIZE = 3

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from planner.model.asking import PromptError, PromptTemplate, load_prompt
 from planner.model.planner import ModelPlanner
-from planner.model.prompts import PromptError, PromptTemplate, load_prompt
 
-__all__ = ["ModelPlanner", "PromptError", "PromptTemplate", "load_prompt"]
+__all__ = [
+    "ModelPlanner",
+    "PromptError",
+    "PromptTemplate",
+    "load_prompt",
+]

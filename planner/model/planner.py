@@ -20,18 +20,17 @@ from pydantic import BaseModel
 
 from multiverse.agent_package import AgentPackage, load_agent_package, role_package_dir
 from multiverse.config import RuntimeMapping, Tier, TierConfig
-from multiverse.contracts import (
+from multiverse.gateway import Gateway, LlmError
+from multiverse.models import Timing
+from multiverse.roles import (
     ModeDecision,
     PlanContext,
+    PlanFailed,
     Proposal,
     StagesPlan,
     TasksPlan,
     ToolTasksPlan,
 )
-from multiverse.gateway import Gateway
-from multiverse.llm import LlmError
-from multiverse.models import Timing
-from multiverse.roles import PlanFailed
 from planner.builtin import BuiltinPlanner
 from planner.mcp import load_mcps
 from planner.mode import decide_mode as heuristic_mode
@@ -48,14 +47,16 @@ from planner.model.context import (
     active_past_ids,
     mode_values,
     proposal_values,
+    reference_candidates,
     stages_values,
     tasks_values,
     tools_values,
 )
-from planner.model.references import reference_candidates
-from planner.targets import stages_target, tasks_target, tools_target
 from planner.validation import (
     is_publishing_stage,
+    stages_target,
+    tasks_target,
+    tools_target,
     validate_proposal,
     validate_stages,
     validate_tasks,

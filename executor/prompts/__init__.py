@@ -1,1 +1,0 @@
-"""Prompt templates of the model-backed Executor, shipped as package data (string.Template)."""

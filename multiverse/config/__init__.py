@@ -1,0 +1,76 @@
+"""runtime-mapping.yaml (SPEC §10.2): tiers, budgets, tools, channels, and what serves each
+tier here.
+
+The public face of the configuration; its modules are private to it.
+"""
+
+from __future__ import annotations
+
+from multiverse.config.channels import (
+    ChannelConfig,
+    ChannelSettings,
+    CommandChannel,
+    WebhookChannel,
+)
+from multiverse.config.mapping import (
+    DPS_VERSION,
+    GRACE_SECONDS,
+    DaemonConfig,
+    ProcessSpec,
+    RuntimeMapping,
+    Tier,
+    TierConfig,
+    ToolBinding,
+    concrete_tools,
+    describe_validation_error,
+    excluded_tools,
+    load_runtime_mapping,
+    load_yaml,
+    read_config_text,
+)
+from multiverse.config.providers import PROVIDER_KEYS, default_parallel_runs, own_host, provider_of
+from multiverse.config.tiers import (
+    PROCESS_GATE,
+    EffectiveTier,
+    OnceGate,
+    debug_enabled,
+    debug_mode_line_once,
+    effective_tiers,
+    mode_summary,
+    resolve_tier,
+    warn_degraded_once,
+)
+
+__all__ = [
+    "DPS_VERSION",
+    "GRACE_SECONDS",
+    "PROCESS_GATE",
+    "PROVIDER_KEYS",
+    "ChannelConfig",
+    "ChannelSettings",
+    "CommandChannel",
+    "DaemonConfig",
+    "EffectiveTier",
+    "OnceGate",
+    "ProcessSpec",
+    "RuntimeMapping",
+    "Tier",
+    "TierConfig",
+    "ToolBinding",
+    "WebhookChannel",
+    "concrete_tools",
+    "debug_enabled",
+    "debug_mode_line_once",
+    "default_parallel_runs",
+    "describe_validation_error",
+    "effective_tiers",
+    "excluded_tools",
+    "load_runtime_mapping",
+    "load_yaml",
+    "mode_summary",
+    "own_host",
+    "provider_of",
+    "read_config_text",
+    "resolve_tier",
+    "warn_degraded_once",
+]

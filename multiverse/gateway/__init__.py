@@ -1,0 +1,55 @@
+"""The LLM gateway (SPEC §10.4): the one door to models, the data of a call, its cache, usage,
+limits and the JSON guard. Only this package imports litellm, lazily.
+
+The public face of the gateway; its modules are private to it.
+"""
+
+from __future__ import annotations
+
+from multiverse.gateway.calls import (
+    ChatMessage,
+    JsonGuardFailed,
+    JsonResult,
+    LlmAnswer,
+    LlmCall,
+    LlmError,
+    LlmErrorCode,
+    LooseJsonError,
+    ToolCall,
+    ToolSpec,
+    loose_parse,
+    repetition,
+)
+from multiverse.gateway.gateway import Gateway, ping_model
+from multiverse.gateway.ledger import Budget, LlmCache, UsageLedger, carry_pending, over_budget
+from multiverse.gateway.limits import CallLimits, RateLimits, endpoint_limits, endpoint_rates
+from multiverse.gateway.provider import load_litellm, model_context_window, model_supports
+
+__all__ = [
+    "Budget",
+    "CallLimits",
+    "ChatMessage",
+    "Gateway",
+    "JsonGuardFailed",
+    "JsonResult",
+    "LlmAnswer",
+    "LlmCache",
+    "LlmCall",
+    "LlmError",
+    "LlmErrorCode",
+    "LooseJsonError",
+    "RateLimits",
+    "ToolCall",
+    "ToolSpec",
+    "UsageLedger",
+    "carry_pending",
+    "endpoint_limits",
+    "endpoint_rates",
+    "load_litellm",
+    "loose_parse",
+    "model_context_window",
+    "model_supports",
+    "over_budget",
+    "ping_model",
+    "repetition",
+]

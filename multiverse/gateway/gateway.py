@@ -1,0 +1,414 @@
+"""The one door to models (SPEC §10.4): every model call goes through here.
+
+litellm is loaded on the first call (multiverse.gateway.provider). The gateway owns the retry loop
+(litellm and the OpenAI client are told not to retry), the JSON guard's repair loop, the disk
+cache, the per-run ledger and the per-call log event.
+
+Also here: a model call served by a process tier.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+import structlog
+from pydantic import BaseModel
+
+from multiverse.config import own_host
+from multiverse.errors import StepInterrupted
+from multiverse.gateway.calls import (
+    Attempt,
+    JsonGuardFailed,
+    JsonResult,
+    LlmAnswer,
+    LlmCall,
+    LlmError,
+    LlmErrorCode,
+    RetryPolicy,
+    answer_schema,
+    json_schema_format,
+    judge,
+    openai_request,
+    repair_messages,
+    repetition,
+    sanitize_tool_names,
+)
+from multiverse.gateway.ledger import TEXT_MODE, Budget, CacheEntry, LlmCache, UsageLedger
+from multiverse.gateway.limits import CallLimits, RateLimits, estimated_tokens, model_key
+from multiverse.gateway.provider import (
+    Fault,
+    Reply,
+    constrained,
+    load_litellm,
+    model_context_window,
+    model_supports,
+    read_reply,
+    refuse_schema,
+    refuses_schema,
+    send,
+)
+from multiverse.logs import mask_secrets, register_secret
+from multiverse.processes import RECORDS, Place, ProcessSession
+
+PROCESS_CODES = {
+    "TIMEOUT": LlmErrorCode.TIMEOUT,
+    "NO_OUTPUT": LlmErrorCode.NO_OUTPUT,
+    "SIGNAL_EXIT": LlmErrorCode.SIGNAL_EXIT,
+    "PROCESS_EXIT": LlmErrorCode.PROCESS_EXIT,
+}
+
+
+def process_prompt(call: LlmCall, response_format: dict[str, Any] | None) -> str:
+    """The call's messages as one text, each under its role; then the answer's schema."""
+    parts = [f"## {message['role']}\n\n{message['content']}" for message in call.messages]
+    if response_format is not None:
+        schema = response_format.get("json_schema", {}).get("schema", response_format)
+        parts.append(
+            "## answer format\n\nAnswer with one JSON object only (no prose, no code fence) "
+            f"that validates against this JSON schema:\n\n{json.dumps(schema, ensure_ascii=False)}"
+        )
+    return "\n\n".join(parts) + "\n"
+
+
+def process_place(call: LlmCall, runs_root: Path | None, state_root: Path | None) -> Place:
+    """Where the call's session works: its run's folder, else the home's state."""
+    if call.run_id is not None and runs_root is not None:
+        run = runs_root / call.run_id
+        cwd, events, logs, records = run / "workspace", run / "events.jsonl", run / "logs", run
+    else:
+        base = state_root or Path.cwd() / ".multiverse"
+        cwd, events, logs, records = base / "sessions", base / "events.jsonl", base / "logs", base
+    cwd.mkdir(parents=True, exist_ok=True)
+    home = runs_root.parent if runs_root is not None else cwd
+    return Place(home=home, cwd=cwd, events=events, logs=logs, records=records / RECORDS,
+                 run_id=call.run_id, role=call.role)  # fmt: skip
+
+
+log = structlog.get_logger(__name__)
+
+T = TypeVar("T", bound=BaseModel)
+MAX_REPAIRS = 2
+PING_TIMEOUT = 30.0
+# Sent as the key to a server named by api_base when no key is meant for it: the OpenAI client
+# needs some key, and the provider's own key (e.g. OPENAI_API_KEY) must never go to another host.
+PLACEHOLDER_KEY = "no-key"
+# Re-exported: the roles ask the gateway what a model can do.
+__all__ = ["Gateway", "load_litellm", "model_context_window", "model_supports", "ping_model"]
+
+
+class Gateway:
+    """Model calls with retries, the JSON guard, the cache, the run ledger and a log event."""
+
+    def __init__(
+        self,
+        cache: LlmCache | None = None,
+        runs_root: Path | None = None,
+        budget: Budget | None = None,
+        pending_root: Path | None = None,
+        retry: RetryPolicy | None = None,
+        state_root: Path | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        jitter: Callable[[], float] = random.random,
+        limits: CallLimits | None = None,
+        rates: RateLimits | None = None,
+    ) -> None:
+        self.cache = cache
+        self.limits = limits or CallLimits()
+        self.rates = rates or RateLimits()
+        self.runs_root = runs_root
+        self.pending_root = pending_root
+        # Where a process tier's sessions of no run keep their traces (the home's state).
+        self.state_root = state_root
+        self.budget = budget or Budget()
+        self.retry = retry or RetryPolicy()
+        self._sleep = sleep
+        self._clock = clock
+        self._jitter = jitter
+
+    def ledger(self, call: LlmCall) -> UsageLedger | None:
+        """The usage ledger the call is charged to: its run's, a pending one, or none."""
+        if call.run_id is not None and self.runs_root is not None:
+            return UsageLedger(self.runs_root / call.run_id, self.budget)
+        if call.pending_ledger is not None and self.pending_root is not None:
+            return UsageLedger(self.pending_root / call.pending_ledger, self.budget)
+        return None
+
+    def complete(self, call: LlmCall) -> LlmAnswer:
+        """One answer: from the cache, else from the model (retried, recorded, cached)."""
+        entry = self.cache.get(call) if self.cache is not None else None
+        if entry is not None:
+            return self._serve_cached(call, entry)
+        return self._paid(call, repairs=0, mode=TEXT_MODE)
+
+    def complete_json(
+        self, call: LlmCall, schema: type[T], check: Callable[[T], list[str]] | None = None
+    ) -> JsonResult[T]:
+        """A validated JSON answer; invalid answers are repaired up to twice, then it fails."""
+        mode = f"json:{schema.__module__}.{schema.__qualname__}"
+        entry = self.cache.get(call, mode) if self.cache is not None else None
+        if entry is not None:
+            verdict = judge(entry.answer.text, schema, check)
+            # A cached answer that no longer passes the check (the world moved) is a miss.
+            if verdict.value is not None:
+                answer = self._serve_cached(call, entry)
+                return JsonResult(
+                    verdict.value, answer.text, entry.repairs > 0, entry.repairs, answer
+                )
+        shape = json_schema_format(schema.__name__, answer_schema(schema))
+        attempt, cut = call, False
+        errors: list[str] = []
+        answer_text = ""
+        for repairs in range(MAX_REPAIRS + 1):
+            answer = self._paid(attempt, repairs=repairs, mode=None, response_format=shape)
+            verdict = judge(answer.text, schema, check)
+            if verdict.value is not None:
+                if self.cache is not None:
+                    self.cache.put(call, answer, mode, repairs)
+                return JsonResult(verdict.value, answer.text, repairs > 0, repairs, answer)
+            errors, answer_text = verdict.errors, answer.text
+            log.info("llm_json_invalid", **_fields(call), repairs=repairs, errors=errors[:5],
+                     finish_reason=answer.finish_reason)  # fmt: skip
+            if answer.finish_reason == "length":
+                # Cut by the limit: a loop, or a second cut, is a runaway; a first cut is
+                # asked again with the truth about it and twice the room.
+                self._stop_runaway(attempt, answer, cut)
+                cut = True
+                errors = [
+                    f"your answer was cut at {attempt.max_tokens} tokens (the limit) before "
+                    "the JSON was complete; answer again, shorter: only what the schema asks"
+                ]
+                attempt = attempt.model_copy(update={"max_tokens": attempt.max_tokens * 2})
+            messages = [*attempt.messages, *repair_messages(answer.text, errors)]
+            attempt = attempt.model_copy(update={"messages": messages})
+        raise JsonGuardFailed(mask_secrets(answer_text), errors, MAX_REPAIRS + 1)
+
+    def _stop_runaway(self, call: LlmCall, answer: LlmAnswer, cut_before: bool) -> None:
+        """Raise RUNAWAY for an answer cut by the limit that loops, or a second cut."""
+        loop = repetition(answer.text)
+        if loop is None and not cut_before:
+            return
+        why = loop or f"cut by the length limit twice (last at {call.max_tokens} tokens)"
+        message = f"{call.model} ran away: {why}; the step is stopped rather than retried"
+        raise self._failure(call, LlmErrorCode.RUNAWAY, answer.attempts, message)
+
+    def _serve_cached(self, call: LlmCall, entry: CacheEntry) -> LlmAnswer:
+        began = self._clock()
+        ledger = self.ledger(call)
+        if ledger is not None:
+            ledger.record_cache_hit(call.role)
+        latency = (self._clock() - began) * 1000
+        answer = entry.answer.model_copy(update={"cached": True, "latency_ms": latency})
+        self._log(call, answer, entry.repairs)
+        return answer
+
+    def _paid(
+        self,
+        call: LlmCall,
+        repairs: int,
+        mode: str | None,
+        response_format: dict[str, Any] | None = None,
+    ) -> LlmAnswer:
+        """A real call: budget check, request, log, cache (when `mode`), then the ledger."""
+        ledger = self.ledger(call)
+        if ledger is not None:
+            ledger.ensure_within_budget()
+        answer = self._request(call, response_format)
+        self._log(call, answer, repairs)
+        if mode is not None and self.cache is not None and answer.finish_reason != "length":
+            # Cached before the budget verdict: a paid answer is never paid for again. An answer
+            # cut by the limit is not kept: served again, a runaway would fail every retry.
+            self.cache.put(call, answer, mode)
+        if ledger is not None:
+            ledger.record_call(call.role, answer)
+        return answer
+
+    def _request(self, call: LlmCall, response_format: dict[str, Any] | None = None) -> LlmAnswer:
+        """Attempts until an answer, a fatal error, no attempt left or the deadline.
+
+        Each attempt first waits for the endpoint's rate budget (not counted against the
+        deadline: that is the model's time), then for a slot, then is sent.
+        """
+        key = model_key(call.model, call.api_base)
+        if call.process is not None:
+            with self.limits.slot(key):
+                return self._process_answer(call, response_format)
+        litellm = load_litellm()
+        names = sanitize_tool_names([tool.name for tool in call.tools])
+        api_key = _api_key(call)
+        began = self._clock()
+        deadline = began + self.retry.deadline(call)
+        max_tokens, failures, requests = call.max_tokens, 0, 0
+        earlier: Reply | None = None
+        while True:
+            requests += 1
+            reserved = self.rates.reserve(key, estimated_tokens(call, max_tokens))
+            deadline += reserved.waited
+            timeout = max(0.001, min(call.timeout_seconds, deadline - self._clock()))
+            shape = response_format if constrained(call) else None
+            attempt = Attempt(api_key, max_tokens, timeout, shape)
+            with self.limits.slot(key):
+                response = send(litellm, openai_request(call, names, attempt))
+            if isinstance(response, Fault):
+                if shape is not None and refuses_schema(response):
+                    # The server cannot decode with a schema: the JSON guard alone, from now on.
+                    refuse_schema(call)
+                    log.warning(
+                        "structured_output_refused", **_fields(call), error=response.message
+                    )
+                    continue
+                failures += 1
+                self._sleep(self._delay(call, response, failures, deadline))
+                continue
+            reply = read_reply(litellm, response, names)
+            self.rates.settle(reserved, reply.prompt_tokens + reply.completion_tokens)
+            reply = reply.after(earlier)
+            if reply.cut_empty and earlier is None:
+                # An empty answer cut by the limit: once more with twice the room.
+                earlier, max_tokens = reply, max_tokens * 2
+                log.info("llm_retry", **_fields(call), reason="length", max_tokens=max_tokens)
+                continue
+            latency = (self._clock() - began) * 1000
+            return reply.answer(call.model, latency, requests, shape is not None)
+
+    def _process_answer(self, call: LlmCall, response_format: dict[str, Any] | None) -> LlmAnswer:
+        """A process tier's answer: the command's stdout (one session, one prompt)."""
+        assert call.process is not None
+        place = process_place(call, self.runs_root, self.state_root)
+        turn = ProcessSession(call.process, place).prompt(process_prompt(call, response_format))
+        if turn.interrupted:
+            raise StepInterrupted(turn.message)
+        if turn.error_code is not None:
+            code = PROCESS_CODES.get(turn.error_code, LlmErrorCode.PROVIDER_ERROR)
+            raise self._failure(call, code, 1, turn.message)
+        return LlmAnswer(
+            text=turn.outcome.stdout.strip(),
+            finish_reason="stop",
+            model=call.model,
+            latency_ms=turn.outcome.seconds * 1000,
+        )
+
+    def _delay(self, call: LlmCall, fault: Fault, failures: int, deadline: float) -> float:
+        """How long to wait before the next attempt; raises when no attempt is left."""
+        where = f"HTTP {fault.status}" if fault.status is not None else "no HTTP status"
+        if not fault.retryable:
+            raise self._failure(
+                call,
+                LlmErrorCode.PROVIDER_ERROR,
+                failures,
+                f"{call.model} refused the call ({where}): {fault.message}",
+            )
+        delay = (
+            fault.retry_after
+            if fault.retry_after is not None
+            else self.retry.backoff(failures, self._jitter())
+        )
+        remaining = deadline - self._clock()
+        if failures < self.retry.max_attempts and delay < remaining:
+            delay_s = round(delay, 3)
+            log.info(
+                "llm_retry", **_fields(call), status=fault.status, attempt=failures, delay_s=delay_s
+            )
+            return delay
+        code = LlmErrorCode.TIMEOUT if fault.timeout else LlmErrorCode.TRANSIENT_EXHAUSTED
+        why = (
+            "no attempt left"
+            if failures >= self.retry.max_attempts
+            else f"waiting {delay:.1f} s would pass the {self.retry.deadline(call):.0f} s deadline"
+        )
+        raise self._failure(
+            call,
+            code,
+            failures,
+            f"{call.model} failed after {failures} attempt(s), {why}; "
+            f"last error ({where}): {fault.message}",
+        )
+
+    def _failure(self, call: LlmCall, code: LlmErrorCode, attempts: int, message: str) -> LlmError:
+        log.warning(
+            "llm_call_failed", **_fields(call), code=code.value, attempts=attempts, error=message
+        )
+        return LlmError(code, message)
+
+    def _log(self, call: LlmCall, answer: LlmAnswer, repairs: int) -> None:
+        log.info(
+            "llm_call",
+            **_fields(call),
+            prompt_tokens=answer.prompt_tokens,
+            completion_tokens=answer.completion_tokens,
+            cost_usd=answer.cost_usd,
+            latency_ms=round(answer.latency_ms, 3),
+            cache_hit=answer.cached,
+            repairs=repairs,
+            attempts=answer.attempts,
+            finish_reason=answer.finish_reason,
+            constrained=answer.constrained,
+        )
+
+
+def _fields(call: LlmCall) -> dict[str, Any]:
+    """What every log event of a call says about it."""
+    return {
+        "role": call.role,
+        "model": call.model,
+        "tier": call.tier,
+        "run_id": call.run_id,
+        "scope": call.scope,
+    }
+
+
+def _api_key(call: LlmCall) -> str | None:
+    """The key to send, read at call time and registered for masking; None: litellm's own.
+
+    A key goes only where it belongs: the tier's `api_key_env` to its server; a provider's own
+    key (read by litellm) only to that provider's own host. A server named by `api_base` that
+    is not the provider's own host gets a placeholder, never the provider's key.
+    """
+    if not call.api_key_env:
+        if call.api_base and not own_host(call.model, call.api_base):
+            return PLACEHOLDER_KEY
+        return None
+    value = os.environ.get(call.api_key_env, "")
+    if not value:
+        raise LlmError(
+            LlmErrorCode.PROVIDER_ERROR,
+            f"the environment variable {call.api_key_env} (the key for {call.model}) is not set",
+        )
+    register_secret(value)
+    return value
+
+
+class PingTarget(Protocol):
+    """What a reachability check needs of a tier's settings (config.TierConfig has it)."""
+
+    api_base: str | None
+    api_key_env: str | None
+    timeout_seconds: float
+
+
+def ping_model(model: str, settings: PingTarget) -> str | None:
+    """Ask `model` for a few tokens once (no retry, no cache): None if it answered, else why."""
+    call = LlmCall(
+        role="doctor",
+        agent_version="0",
+        prompt_version="ping",
+        scope="doctor:ping",
+        model=model,
+        api_base=settings.api_base,
+        api_key_env=settings.api_key_env,
+        messages=[{"role": "user", "content": "Reply with the word: ok"}],
+        max_tokens=8,
+        timeout_seconds=min(settings.timeout_seconds, PING_TIMEOUT),
+    )
+    retry = RetryPolicy(max_attempts=1, total_deadline=PING_TIMEOUT + 5)
+    try:
+        Gateway(retry=retry).complete(call)
+    except LlmError as exc:
+        return str(exc)
+    return None

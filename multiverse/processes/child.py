@@ -1,0 +1,383 @@
+"""One external command run as a child process, bounded and never orphaned (SPEC §11).
+
+The child gets its own process group (so a stop reaches everything it started), a record of
+itself in a file while it runs (so a daemon killed with SIGKILL leaves a trace the next start
+uses to stop it: `leftovers.py`), the environment of §17.2.1 and nothing else of the daemon's
+but the basics and the provider keys, its stdout and stderr copied to a bounded log, and three
+limits: a total deadline, a no-output watchdog, and a stop asked from outside (the daemon
+shutting down, or the run the child works for being cancelled). Stopping is SIGTERM to the
+group, a grace of 5 s, then SIGKILL (§17.2.3).
+
+Also here: children a dead daemon left running.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections import deque
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from multiverse.atomic import atomic_write_text
+from multiverse.config import GRACE_SECONDS, PROVIDER_KEYS
+
+# What a command may need of the daemon's environment to run at all; the rest stays out.
+BASIC_ENV = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "TZ", "TMPDIR", "TERM")
+MAX_LOG_BYTES = 1 << 20  # per stream, per session
+MAX_STDOUT_BYTES = 8 << 20  # an answer larger than this is cut (and the cut is said)
+STDERR_TAIL_BYTES = 2000
+POLL_SECONDS = 0.05
+
+
+@dataclass(frozen=True)
+class ChildOutcome:
+    """How a child ended: its exit, or why it was stopped, and what it printed."""
+
+    returncode: int | None
+    stopped: str | None  # "TIMEOUT" | "NO_OUTPUT" | "STOPPED" (by the daemon) | None
+    stdout: str
+    stderr_tail: str
+    seconds: float
+    stdout_cut: bool = False
+
+    @property
+    def signal_number(self) -> int | None:
+        """The signal that ended the child (Popen's -N, or a shell's 128+N), else None."""
+        if self.returncode is None:
+            return None
+        if self.returncode < 0:
+            return -self.returncode
+        return self.returncode - 128 if self.returncode > 128 else None
+
+
+def child_environment(
+    environ: Mapping[str, str], extra: Mapping[str, str], pass_env: list[str]
+) -> dict[str, str]:
+    """The child's environment: the basics, locale, provider keys, `pass_env`, and `extra`."""
+    keys = {name for names in PROVIDER_KEYS.values() for name in names}
+    wanted = set(BASIC_ENV) | keys | set(pass_env)
+    env = {
+        name: value for name, value in environ.items() if name in wanted or name.startswith("LC_")
+    }
+    env.update(extra)
+    return env
+
+
+@dataclass
+class _Running:
+    process: subprocess.Popen[bytes]
+    stop: threading.Event = field(default_factory=threading.Event)
+    run_id: str = ""  # the run the child works for ("" for a call outside any run)
+
+
+_RUNNING: dict[int, _Running] = {}
+_GUARD = threading.Lock()
+_STOPPING = threading.Event()  # set while the daemon stops: a child started now stops at once
+_STOPPED_RUNS: set[str] = set()  # runs being cancelled: a child started for them stops at once
+
+
+def stop_all_children() -> int:
+    """Stop every child this process runs (the daemon is stopping); returns how many.
+
+    Safe in a signal handler: it takes no lock (copying the dict is atomic under the GIL).
+    """
+    _STOPPING.set()
+    running = list(_RUNNING.values())
+    for child in running:
+        child.stop.set()
+    return len(running)
+
+
+def allow_children() -> None:
+    """Children may run again (a daemon starts serving)."""
+    _STOPPING.clear()
+
+
+def stop_run_children(run_id: str) -> int:
+    """Stop the children working for one run (it is being cancelled); returns how many.
+
+    Until `allow_run_children(run_id)`, a child started for that run is stopped at once.
+    """
+    with _GUARD:
+        _STOPPED_RUNS.add(run_id)
+        running = [child for child in _RUNNING.values() if child.run_id == run_id]
+    for child in running:
+        child.stop.set()
+    return len(running)
+
+
+def allow_run_children(run_id: str) -> None:
+    """Children may run for this run again (the step that was stopped has ended)."""
+    with _GUARD:
+        _STOPPED_RUNS.discard(run_id)
+
+
+def run_child(
+    argv: list[str],
+    stdin_text: str | None,
+    cwd: Path,
+    env: dict[str, str],
+    timeout_seconds: float,
+    no_output_seconds: float | None,
+    log_path: Path,
+    record_path: Path,
+    record: Mapping[str, object],
+) -> ChildOutcome:
+    """Run one command to its end or its stop; raises OSError if it cannot be started."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    record_path.parent.mkdir(parents=True, exist_ok=True)
+    began = time.monotonic()
+    process = subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.PIPE if stdin_text is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # its own process group: a stop reaches all it started
+    )
+    running = _Running(process, run_id=str(record.get("run_id") or ""))
+    with _GUARD:
+        _RUNNING[process.pid] = running
+        stopped_run = running.run_id in _STOPPED_RUNS
+    if _STOPPING.is_set() or stopped_run:
+        running.stop.set()
+    try:
+        atomic_write_text(
+            record_path,
+            json.dumps({**record, "pid": process.pid, "pgid": process.pid,
+                        "daemon_pid": os.getpid(), "started": time.time()}),
+        )  # fmt: skip
+        return _supervise(process, running, stdin_text, began, timeout_seconds,
+                          no_output_seconds, log_path)  # fmt: skip
+    finally:
+        with _GUARD:
+            _RUNNING.pop(process.pid, None)
+        if process.poll() is None:
+            terminate_group(process.pid, process)
+        record_path.unlink(missing_ok=True)
+
+
+def _supervise(
+    process: subprocess.Popen[bytes],
+    running: _Running,
+    stdin_text: str | None,
+    began: float,
+    timeout_seconds: float,
+    no_output_seconds: float | None,
+    log_path: Path,
+) -> ChildOutcome:
+    streams = _Streams(log_path)
+    readers = [
+        threading.Thread(target=streams.pump, args=(process.stdout, "stdout"), daemon=True),
+        threading.Thread(target=streams.pump, args=(process.stderr, "stderr"), daemon=True),
+    ]
+    if stdin_text is not None:
+        readers.append(threading.Thread(target=_feed, args=(process, stdin_text), daemon=True))
+    for reader in readers:
+        reader.start()
+    stopped: str | None = None
+    while stopped is None:
+        try:
+            process.wait(timeout=POLL_SECONDS)
+            break
+        except subprocess.TimeoutExpired:
+            pass
+        now = time.monotonic()
+        if running.stop.is_set():
+            stopped = "STOPPED"
+        elif now - began > timeout_seconds:
+            stopped = "TIMEOUT"
+        elif no_output_seconds is not None and now - streams.last_output > no_output_seconds:
+            stopped = "NO_OUTPUT"
+    if stopped is not None:
+        terminate_group(process.pid, process)
+    else:
+        terminate_group(process.pid, None)  # what it left running in its group
+    for reader in readers:
+        reader.join(timeout=GRACE_SECONDS)
+    streams.close()
+    return ChildOutcome(
+        returncode=process.returncode,
+        stopped=stopped,
+        stdout=streams.stdout.decode("utf-8", errors="replace"),
+        stderr_tail=bytes(streams.tail).decode("utf-8", errors="replace").strip(),
+        seconds=time.monotonic() - began,
+        stdout_cut=streams.stdout_cut,
+    )
+
+
+def _feed(process: subprocess.Popen[bytes], text: str) -> None:
+    assert process.stdin is not None
+    try:
+        process.stdin.write(text.encode("utf-8"))
+        process.stdin.close()
+    except (BrokenPipeError, OSError):
+        pass  # the child does not read its input: its exit says the rest
+
+
+class _Streams:
+    """The child's two output streams: a bounded log, the stdout, the tail of stderr."""
+
+    def __init__(self, log_path: Path) -> None:
+        self.log = log_path.open("ab")
+        self.logged = {"stdout": 0, "stderr": 0}
+        self.stdout = bytearray()
+        self.stdout_cut = False
+        self.tail: deque[int] = deque(maxlen=STDERR_TAIL_BYTES)
+        self.last_output = time.monotonic()
+        self.guard = threading.Lock()
+
+    def pump(self, stream: object, name: str) -> None:
+        """Copy one stream until it closes."""
+        fd = stream.fileno()  # type: ignore[attr-defined]
+        while chunk := os.read(fd, 65536):
+            self.last_output = time.monotonic()
+            with self.guard:
+                if name == "stdout":
+                    room = MAX_STDOUT_BYTES - len(self.stdout)
+                    self.stdout += chunk[:room]
+                    self.stdout_cut |= len(chunk) > room
+                else:
+                    self.tail.extend(chunk)
+                self._log(name, chunk)
+
+    def _log(self, name: str, chunk: bytes) -> None:
+        room = MAX_LOG_BYTES - self.logged[name]
+        if room <= 0:
+            return
+        part = chunk[:room]
+        prefix = b"" if name == "stdout" else b"[stderr] "
+        self.log.write(prefix + part)
+        self.logged[name] += len(part)
+        if len(chunk) > room:
+            self.log.write(f"\n[{name} log cut at {MAX_LOG_BYTES} bytes]\n".encode())
+        self.log.flush()
+
+    def close(self) -> None:
+        """Close the log."""
+        with self.guard:
+            self.log.close()
+
+
+def terminate_group(pgid: int, leader: subprocess.Popen[bytes] | None) -> bool:
+    """SIGTERM the group, wait the grace, SIGKILL what is left; whether anything was there.
+
+    `leader` is our own child at the head of the group (it must be reaped, or it would look
+    alive forever as a zombie); None for a group whose leader is gone or is not ours.
+    """
+    if not _signal_group(pgid, signal.SIGTERM):
+        return False
+    deadline = time.monotonic() + GRACE_SECONDS
+    while time.monotonic() < deadline:
+        if leader is not None:
+            try:
+                leader.wait(timeout=POLL_SECONDS)
+            except subprocess.TimeoutExpired:
+                continue
+            leader = None  # reaped: now the group is gone when its other members are
+        if not _signal_group(pgid, 0):
+            return True
+        time.sleep(POLL_SECONDS)
+    _signal_group(pgid, signal.SIGKILL)
+    if leader is not None:
+        leader.wait()
+    return True
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this pid exists (one we may not signal exists too)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _signal_group(pgid: int, signum: int) -> bool:
+    """Send `signum` to a process group; whether the group exists."""
+    try:
+        os.killpg(pgid, signum)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # exists, not ours to signal
+    return True
+
+
+log = structlog.get_logger(__name__)
+RECORDS = "children"
+
+
+def record_folders(runs: Path, state: Path) -> Iterable[Path]:
+    """Where child records live: each run's `children/` and the home's state (no-run calls)."""
+    yield state / RECORDS
+    try:
+        entries = list(os.scandir(runs))
+    except FileNotFoundError:
+        return
+    for entry in entries:
+        folder = Path(entry.path) / RECORDS
+        if entry.is_dir(follow_symlinks=False) and folder.is_dir():
+            yield folder
+
+
+def stop_leftover_children(runs: Path, state: Path) -> list[int]:
+    """Stop the children of dead daemons; returns the process groups stopped."""
+    stopped: list[int] = []
+    for folder in record_folders(runs, state):
+        for path in sorted(folder.glob("*.json")):
+            record = _read(path)
+            if record is None:
+                path.unlink(missing_ok=True)  # torn by the crash before the child began
+                continue
+            daemon = int(record.get("daemon_pid", 0))
+            if daemon and daemon != os.getpid() and pid_alive(daemon):
+                continue  # another daemon's child, still supervised (not ours to stop)
+            pgid = int(record.get("pgid", 0))
+            if pgid > 0 and _group_carries(pgid, str(record.get("session_id", ""))):
+                terminate_group(pgid, None)
+                stopped.append(pgid)
+                log.warning("leftover_child_stopped", pgid=pgid, record=str(path))
+            path.unlink(missing_ok=True)
+    return stopped
+
+
+def _read(path: Path) -> dict[str, Any] | None:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _group_carries(pgid: int, session_id: str) -> bool:
+    """Whether some process of the group has this session id in its environment."""
+    if not session_id:
+        return False
+    marker = f"RAWP_SESSION_ID={session_id}".encode()
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+            if int(fields[2]) != pgid:  # after ")": state, ppid, pgrp
+                continue
+            with open(f"/proc/{entry.name}/environ", "rb") as handle:
+                if marker in handle.read().split(b"\0"):
+                    return True
+        except (OSError, IndexError, ValueError):
+            continue
+    return False

@@ -1,0 +1,69 @@
+"""The Orchestrator's decision (SPEC §4): a run's files as plain data (`RunView`), the steps, and
+the pure functions that say what comes next (`next_step`) and what a run accepts now
+(`accepts`). It reads no file and imports nothing but the kernel's plain data.
+"""
+
+from __future__ import annotations
+
+from orchestrator.decide.accepts import Acceptance, accepts, cancel_wanted
+from orchestrator.decide.answers import (
+    Decision,
+    DecisionKind,
+    decode_answer,
+    parse_answer,
+    parse_decision,
+    render_decision,
+)
+from orchestrator.decide.machine import next_step
+from orchestrator.decide.steps import Step, StepKind
+from orchestrator.decide.view import (
+    CANCELLED,
+    HOLD,
+    RELEASE,
+    USER,
+    Evidence,
+    FailureRecord,
+    HoldRecord,
+    Mark,
+    ReleaseRecord,
+    RunView,
+    describe,
+    hold_name,
+    is_user,
+    plan_of,
+    plan_reason,
+    release_name,
+    user_reason,
+)
+
+__all__ = [
+    "CANCELLED",
+    "HOLD",
+    "RELEASE",
+    "USER",
+    "Acceptance",
+    "Decision",
+    "DecisionKind",
+    "Evidence",
+    "FailureRecord",
+    "HoldRecord",
+    "Mark",
+    "ReleaseRecord",
+    "RunView",
+    "Step",
+    "StepKind",
+    "accepts",
+    "cancel_wanted",
+    "decode_answer",
+    "describe",
+    "hold_name",
+    "is_user",
+    "next_step",
+    "parse_answer",
+    "parse_decision",
+    "plan_of",
+    "plan_reason",
+    "release_name",
+    "render_decision",
+    "user_reason",
+]
