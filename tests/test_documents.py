@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from executor.documents import convert, sniff
-from executor.documents import formats as pdf_reader
-from executor.documents import formats as xlsx_reader
+from multiverse.documents import convert, sniff
+from multiverse.documents import formats as pdf_reader
+from multiverse.documents import formats as xlsx_reader
 
 from makedocs import (
     DOCX_KOREAN,

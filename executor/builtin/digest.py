@@ -20,7 +20,7 @@ from executor.builtin.tables import (
     scan_rows,
 )
 from executor.builtin.text import shorten
-from executor.documents import Converted
+from multiverse.documents import Converted
 
 KEY_SENTENCES = 8
 MAX_FIGURES = 40

@@ -29,7 +29,7 @@ from executor.builtin.evidence import (
 )
 from executor.builtin.tables import describe_data, scan_csv
 from executor.builtin.text import shorten
-from executor.documents import (
+from multiverse.documents import (
     MAX_TEXT_BYTES,
     Converted,
     convert,
@@ -38,8 +38,8 @@ from executor.documents import (
     sniff,
     text_encoding,
 )
-from executor.documents import decode as decode
-from executor.documents import source_text as source_text  # for the evidence brief
+from multiverse.documents import decode as decode
+from multiverse.documents import source_text as source_text  # for the evidence brief
 from multiverse.errors import MultiverseError
 from multiverse.home import Home
 from multiverse.unread import look, open_regular, why_unread

@@ -3,7 +3,7 @@
 Reading is confined exactly like the read tools (`readable_in_home`): `..`, absolute paths,
 links leaving the home, private state and key files are named with the refusal, never read.
 A folder gives its readable text files; a document (PDF, Word, Excel, PowerPoint, HTML) is
-pasted as its markdown (`executor.documents`); another file that is not text is named, not
+pasted as its markdown (`multiverse.documents`); another file that is not text is named, not
 pasted; a chart the run drew (.html/.svg in its folders) is named for linking. The fitting is
 pure: every text gets a fair share of the room left in the context window, and a cut is marked
 as a cut.
@@ -21,8 +21,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from executor.documents import Converted, convert, decode, document_note, sniff
 from executor.tools import SKIPPED_DIRS, ToolRefused, is_private_name, readable_in_home
+from multiverse.documents import Converted, convert, decode, document_note, sniff
 from multiverse.unread import open_regular
 
 ASCII_CHARS_PER_TOKEN = 3

@@ -16,7 +16,6 @@ from typing import BinaryIO, ClassVar
 
 from pydantic import Field
 
-from executor.documents import convert, document_note, sniff
 from executor.tools.base import (
     Arguments,
     ModelTool,
@@ -27,6 +26,7 @@ from executor.tools.base import (
     resolve_readable,
     split_relative,
 )
+from multiverse.documents import convert, document_note, sniff
 
 BINARY_SAMPLE_BYTES = 8192
 _SKIP_CHUNK = 1 << 16

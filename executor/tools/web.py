@@ -20,6 +20,7 @@ from pydantic import Field
 
 from executor.tools.base import Arguments, ModelTool, SearchError, ToolContext, ToolResult
 from executor.tools.reading import looks_binary
+from multiverse.documents import html_to_markdown
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -279,22 +280,6 @@ def is_textual(fetched: Fetched) -> bool:
     if kind:
         return kind.startswith(TEXT_TYPES + HTML_TYPES)
     return not looks_binary(bytes(fetched.body))
-
-
-def html_to_markdown(html: str, url: str | None = None) -> str:
-    """The main content of an HTML page as markdown ("" when the page has none)."""
-    import trafilatura
-
-    text = trafilatura.extract(
-        html,
-        url=url,
-        output_format="markdown",
-        include_links=True,
-        include_formatting=True,
-        include_tables=True,
-        include_comments=False,
-    )
-    return (text or "").strip()
 
 
 def to_text(fetched: Fetched) -> str | None:

@@ -12,8 +12,8 @@ from typing import BinaryIO
 
 import structlog
 
-from executor.documents.converted import Converted, decode, decode_cut, unreadable
-from executor.documents.formats import read_docx, read_html, read_pdf, read_pptx, read_xlsx
+from multiverse.documents.converted import Converted, decode, decode_cut, unreadable
+from multiverse.documents.formats import read_docx, read_html, read_pdf, read_pptx, read_xlsx
 from multiverse.unread import look, open_regular, why_unread
 
 PDF_MAGIC = b"%PDF-"

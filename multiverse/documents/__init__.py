@@ -12,9 +12,9 @@ be cited with the place it came from. Each reader imports its library on first u
 
 from __future__ import annotations
 
-from executor.documents.convert import MAX_TEXT_BYTES, convert, document_note, sniff, source_text
-from executor.documents.converted import Converted, decode, text_encoding
-from executor.documents.formats import html_document
+from multiverse.documents.convert import MAX_TEXT_BYTES, convert, document_note, sniff, source_text
+from multiverse.documents.converted import Converted, decode, text_encoding
+from multiverse.documents.formats import html_document, html_to_markdown
 
 __all__ = [
     "MAX_TEXT_BYTES",
@@ -23,6 +23,7 @@ __all__ = [
     "decode",
     "document_note",
     "html_document",
+    "html_to_markdown",
     "sniff",
     "source_text",
     "text_encoding",

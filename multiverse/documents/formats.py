@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from executor.documents.converted import Converted, decode_cut, plural, unreadable
+from multiverse.documents.converted import Converted, decode_cut, plural, unreadable
 
 
 def cell_text(value: str) -> str:
@@ -149,8 +149,6 @@ def read_html(handle: BinaryIO) -> Converted:
 
 def html_document(text: str) -> Converted:
     """An HTML text's main content as markdown, with the page's title."""
-    from executor.tools import html_to_markdown
-
     markdown = html_to_markdown(text)
     heading = _H1.search(markdown)
     tag = _TITLE.search(text)
@@ -413,3 +411,19 @@ def value_text(value: object) -> str:
     if isinstance(value, datetime.date | datetime.time):
         return value.isoformat()
     return str(value).strip()
+
+
+def html_to_markdown(html: str, url: str | None = None) -> str:
+    """The main content of an HTML page as markdown ("" when the page has none)."""
+    import trafilatura
+
+    text = trafilatura.extract(
+        html,
+        url=url,
+        output_format="markdown",
+        include_links=True,
+        include_formatting=True,
+        include_tables=True,
+        include_comments=False,
+    )
+    return (text or "").strip()

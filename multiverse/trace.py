@@ -1,0 +1,128 @@
+"""Every number traced (SPEC §6a): each number a deliverable states is looked up among the numbers
+its sources and the computed facts hold; the ones found nowhere are listed (pure).
+
+A number matches when it is the same value as a known one, written with as many decimals or
+fewer (`9.70` and `9.7` match a computed 9.6999; `21,933` matches a cell `21933`; `12%` matches
+`12 %`). What is not a claim is not traced: the numbers of a citation (`assets/x.csv rows 2–5`),
+of a file name or a link, of a list's numbering, and of code.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+
+from pydantic import BaseModel, ConfigDict
+
+# A number as people write it: thousands grouped by commas (1,234,567) or not, decimals, signs.
+_NUMBER = re.compile(r"(?<![\w.])[-−+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w])")
+# Spans that are not claims: code, links and images, citations in parentheses naming a file,
+# bare paths, and a line's list numbering.
+_CODE = re.compile(r"```.*?```|`[^`\n]*`", re.DOTALL)
+_LINK = re.compile(r"!?\[[^\]]*\]\([^)]*\)|<[^>\s]+>|https?://\S+")
+_CITATION = re.compile(
+    r"\((?:[^()\n]*?(?:[\w-]+/)+[\w.-]+\.\w{1,5}|[^()\n]*?\brows?\b|[^()\n]*?\blines?\b|[^()\n]*?행)"
+    r"[^()\n]*\)"
+)
+_PATH = re.compile(
+    r"(?:[\w.-]+/)+[\w.-]+|\b[\w-]+\.(?:csv|tsv|md|txt|json|xlsx|docx|pdf|pptx|html?)\b"
+)
+_LIST_NUMBER = re.compile(r"^(\s*)\d+[.)](?=\s)", re.MULTILINE)
+_RUN_ID = re.compile(r"run-\d{8}-\d{6}-\d{3}")
+
+
+class Untraced(BaseModel):
+    """A number of the deliverable found in no source and no computed fact."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    number: str
+    context: str
+
+
+@dataclass(frozen=True)
+class Known:
+    """The numbers the sources and the computed facts hold, as exact decimals."""
+
+    values: frozenset[Decimal]
+    _rounded: dict[int, frozenset[Decimal]] = field(default_factory=dict, compare=False)
+
+    @classmethod
+    def of(cls, texts: Iterable[str]) -> Known:
+        """Every number written in these texts (sources, facts, the request)."""
+        found: set[Decimal] = set()
+        for text in texts:
+            for match in _NUMBER.finditer(text):
+                value = _decimal(match.group())
+                if value is not None:
+                    found.add(value)
+                    found.add(-value)  # "fell by 3.2" states a change the source wrote as -3.2
+        return cls(frozenset(found))
+
+    def holds(self, printed: str) -> bool:
+        """Whether a printed number is one of the known values at its printed precision."""
+        value = _decimal(printed)
+        if value is None or value in self.values:
+            return True
+        places = _places(printed)
+        if places == 0 and abs(value) < 1000:
+            return False  # a small whole number is a claim of its own, never a rounding
+        return value in self._at(places)
+
+    def _at(self, places: int) -> frozenset[Decimal]:
+        """The known values rounded to `places` decimals (computed once per precision)."""
+        if places not in self._rounded:
+            quantum = Decimal(1).scaleb(-places)
+            self._rounded[places] = frozenset(_round(known, quantum) for known in self.values)
+        return self._rounded[places]
+
+
+def claims(markdown: str) -> list[tuple[str, str]]:
+    """The numbers a text states as claims, each with a little of its line for context."""
+    text = _blank(markdown)
+    found = []
+    for match in _NUMBER.finditer(text):
+        start, end = match.span()
+        line_start = text.rfind("\n", 0, start) + 1
+        line_end = text.find("\n", end)
+        line = markdown[line_start : line_end if line_end != -1 else len(markdown)]
+        found.append((match.group(), " ".join(line.split())[:160]))
+    return found
+
+
+def untraced(markdown: str, known: Known) -> list[Untraced]:
+    """The numbers of a deliverable that no source and no computed fact holds."""
+    return [
+        Untraced(number=number, context=context)
+        for number, context in claims(markdown)
+        if not known.holds(number)
+    ]
+
+
+def _blank(markdown: str) -> str:
+    """The text with every span that is not a claim replaced by spaces (offsets kept)."""
+    text = markdown
+    for pattern in (_CODE, _LINK, _CITATION, _RUN_ID, _PATH):
+        text = pattern.sub(lambda m: " " * len(m.group()), text)
+    return _LIST_NUMBER.sub(lambda m: m.group(1) + " " * (len(m.group()) - len(m.group(1))), text)
+
+
+def _decimal(printed: str) -> Decimal | None:
+    cleaned = printed.replace(",", "").replace("−", "-").lstrip("+")
+    try:
+        return Decimal(cleaned)
+    except InvalidOperation:
+        return None
+
+
+def _places(printed: str) -> int:
+    _, _, decimals = printed.partition(".")
+    return len(decimals)
+
+
+def _round(value: Decimal, quantum: Decimal) -> Decimal:
+    try:
+        return value.quantize(quantum)
+    except InvalidOperation:
+        return value
