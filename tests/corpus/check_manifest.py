@@ -117,7 +117,8 @@ def check_table(name: str, table: dict[str, Any]) -> list[str]:
             errors.append(f"{name}: time form/frequency {time['form']}/{time['frequency']}")
         for key in ("first", "last", "periods"):
             if str(time.get(key)) != str(got["time"][key]):
-                errors.append(f"{name}: time {key} {time.get(key)!r} but the file gives {got['time'][key]!r}")
+                wrong = f"{time.get(key)!r} but the file gives {got['time'][key]!r}"
+                errors.append(f"{name}: time {key} {wrong}")
         roles = {c["name"] for c in table["columns"] if c["role"] == "time"}
         if not time.get("in_header") and not set(time["columns"]) <= roles:
             errors.append(f"{name}: time columns {time['columns']} are not all role time")
@@ -133,7 +134,9 @@ def check_table(name: str, table: dict[str, Any]) -> list[str]:
             if column.get("categories") != got["categories"][column["name"]]:
                 errors.append(f"{label}: categories differ from the file")
             if column.get("distinct") != got["distinct"][column["name"]]:
-                errors.append(f"{label}: distinct {column.get('distinct')} but the file has {got['distinct'][column['name']]}")
+                has = got["distinct"][column["name"]]
+                wrong = f"{column.get('distinct')} but the file has {has}"
+                errors.append(f"{label}: distinct {wrong}")
     return errors
 
 

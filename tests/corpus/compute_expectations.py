@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Recompute every lookup and computation of tests/corpus/requests.yaml from the tables and check the file."""
+"""Recompute every lookup and figure of tests/corpus/requests.yaml from the tables and check it."""
 from __future__ import annotations
 
 import sys
@@ -16,8 +16,12 @@ from check_manifest import AGG_BY_KIND, period_key, read_table  # noqa: E402
 from make_documents import DOCUMENTS  # noqa: E402
 
 REQUESTS = HERE / "requests.yaml"
-KINDS = {"change", "growth", "cagr", "largest", "smallest", "fastest_growing", "mean", "first", "last", "max", "min"}
+KINDS = {
+    "change", "growth", "cagr", "largest", "smallest", "fastest_growing",
+    "mean", "first", "last", "max", "min",
+}
 Key = tuple[int, ...]
+Point = tuple[Key, str, Decimal]
 
 
 class Table:
@@ -42,7 +46,8 @@ class Table:
     def selected(self, wanted: dict[str, list[str]] | None) -> list[list[str]]:
         """Return the rows whose cells are among the wanted values of each filter column."""
         wanted = wanted or {}
-        return [r for r in self.rows if all(self.col(r, c) in map(str, v) for c, v in wanted.items())]
+        return [r for r in self.rows
+                if all(self.col(r, c) in map(str, v) for c, v in wanted.items())]
 
 
 def number(cell: str) -> Decimal | None:
@@ -60,18 +65,19 @@ def combine(values: list[Decimal], how: str) -> Decimal:
 
 
 def grain_key(key: Key, label: str, wanted: str) -> bool:
-    """Tell whether a period falls on a wanted label (a bare year matches every period of that year)."""
+    """Tell whether a period falls on a wanted label (a bare year matches all of that year)."""
     if len(wanted) == 4 and wanted.isdigit():
         return key[0] == int(wanted)
     return label == wanted
 
 
-def series(table: Table, measure: str, rows: list[list[str]], by_year: bool) -> list[tuple[Key, str, Decimal]]:
+def series(table: Table, measure: str, rows: list[list[str]], by_year: bool) -> list[Point]:
     """Return the ordered (period, label, value) series of a measure, rows of a period combined."""
     if table.time and table.time.get("in_header"):
         assert len(rows) == 1, "a wide-by-year table needs a filter selecting one row"
-        points = [(period_key(table.time["form"], (c,)), number(table.col(rows[0], c))) for c in table.time["columns"]]
-        return [(k, lab, v) for (k, lab), v in sorted(points) if v is not None]
+        cells = [(period_key(table.time["form"], (c,)), number(table.col(rows[0], c)))
+                 for c in table.time["columns"]]
+        return [(k, lab, v) for (k, lab), v in sorted(cells) if v is not None]
     kind = table.columns[measure]["kind"]
     across = "sum" if kind in ("count", "amount", "stock") else "mean"
     groups: dict[Key, list[Decimal]] = defaultdict(list)
@@ -83,7 +89,7 @@ def series(table: Table, measure: str, rows: list[list[str]], by_year: bool) -> 
         key, label = table.period(row)
         groups[key].append(value)
         labels[key] = label
-    points = [(k, labels[k], combine(groups[k], across)) for k in sorted(groups)]
+    points: list[Point] = [(k, labels[k], combine(groups[k], across)) for k in sorted(groups)]
     if not by_year:
         return points
     years: dict[Key, list[Decimal]] = defaultdict(list)
@@ -93,18 +99,20 @@ def series(table: Table, measure: str, rows: list[list[str]], by_year: bool) -> 
     return [(k, str(k[0]), combine(v, how)) for k, v in sorted(years.items())]
 
 
-def at(points: list[tuple[Key, str, Decimal]], wanted: str) -> Decimal:
+def at(points: list[Point], wanted: str) -> Decimal:
     """Return the value of a series at a wanted period."""
     found = [v for k, lab, v in points if grain_key(k, lab, wanted)]
     assert len(found) == 1, f"period {wanted!r} found {len(found)} times"
     return found[0]
 
 
-def within(points: list[tuple[Key, str, Decimal]], start: str | None, end: str | None) -> list[Decimal]:
+def within(points: list[Point], start: str | None, end: str | None) -> list[Decimal]:
     """Return the values of a series between two periods, both included."""
-    keys = [k for k, _lab, _v in points]
-    lo = next(i for i, (k, lab, _v) in enumerate(points) if grain_key(k, lab, start)) if start else 0
-    hi = max(i for i, (k, lab, _v) in enumerate(points) if grain_key(k, lab, end)) if end else len(keys) - 1
+    lo, hi = 0, len(points) - 1
+    if start:
+        lo = next(i for i, (k, lab, _v) in enumerate(points) if grain_key(k, lab, start))
+    if end:
+        hi = max(i for i, (k, lab, _v) in enumerate(points) if grain_key(k, lab, end))
     return [v for _k, _lab, v in points[lo:hi + 1]]
 
 
@@ -126,9 +134,9 @@ def compute(spec: dict[str, Any], table: Table) -> str:
     kind, dec = spec["kind"], spec.get("decimals")
     rows = table.selected(spec.get("filter"))
     measures = spec["measure"] if isinstance(spec["measure"], list) else [spec["measure"]]
-    start, end, when = spec.get("from"), spec.get("to"), spec.get("at")
-    by_year = bool(table.time) and table.time["frequency"] != "year" and any(
-        p is not None and len(str(p)) == 4 and str(p).isdigit() for p in (start, end, when))
+    start, end, when = (str(spec.get(k) or "") for k in ("from", "to", "at"))
+    yearly = table.time is not None and table.time["frequency"] == "year"
+    by_year = not yearly and any(len(p) == 4 and p.isdigit() for p in (start, end, when))
     if kind in ("largest", "smallest", "fastest_growing"):
         scores: dict[str, Decimal] = {}
         if spec.get("category"):
@@ -142,16 +150,18 @@ def compute(spec: dict[str, Any], table: Table) -> str:
             if kind == "fastest_growing":
                 points = series(table, measure, group, by_year)
                 scores[name] = growth(at(points, start), at(points, end))
-            elif when is not None:
+            elif when:
                 scores[name] = at(series(table, measure, group, by_year), when)
             else:
-                values = [v for v in (number(table.col(r, measure)) for r in group) if v is not None]
+                cells = [number(table.col(r, measure)) for r in group]
+                values = [v for v in cells if v is not None]
                 scores[name] = combine(values, table.columns[measure]["aggregation"])
         pick = min if kind == "smallest" else max
         return pick(scores, key=lambda name: scores[name])
     measure = measures[0]
     if not table.time:
-        values = [v for v in (number(table.col(r, measure)) for r in rows) if v is not None]
+        cells = [number(table.col(r, measure)) for r in rows]
+        values = [v for v in cells if v is not None]
         assert kind in ("mean", "max", "min"), kind
         return fmt({"mean": combine(values, "mean"), "max": max(values), "min": min(values)}[kind],
                    dec if dec is not None or kind != "mean" else 2)
@@ -159,58 +169,64 @@ def compute(spec: dict[str, Any], table: Table) -> str:
     if kind == "change":
         return fmt(at(points, end) - at(points, start), dec)
     if kind == "growth":
-        return fmt(growth(at(points, start), at(points, end)), 1 if dec is None else dec, percent=True)
+        rise = growth(at(points, start), at(points, end))
+        return fmt(rise, 1 if dec is None else dec, percent=True)
     if kind == "cagr":
         first, last = at(points, start), at(points, end)
-        years = int(str(end)[:4]) - int(str(start)[:4])
+        years = int(end[:4]) - int(start[:4])
         rate = (float(last / first) ** (1 / years) - 1) * 100
         return fmt(Decimal(repr(rate)), 1 if dec is None else dec, percent=True)
     values = within(points, start, end)
     if kind == "mean":
         return fmt(combine(values, "mean"), 2 if dec is None else dec)
-    pick = {"first": values[0], "last": values[-1], "max": max(values), "min": min(values)}[kind]
-    return fmt(pick, dec)
+    chosen = {"first": values[0], "last": values[-1], "max": max(values), "min": min(values)}
+    return fmt(chosen[kind], dec)
 
 
 def check_lookup(spec: dict[str, Any], table: Table) -> list[str]:
-    """Check that a lookup names exactly the cell (and line) of the file, or a cell that is absent."""
+    """Check that a lookup names the cell (and line) of the file, or a cell that is absent."""
     if spec["column"] not in table.header:
-        return [] if spec["value"] is None else [f"column {spec['column']} is not in {spec['file']}"]
+        absent = f"column {spec['column']} is not in {spec['file']}"
+        return [] if spec["value"] is None else [absent]
     hits = [(i + 2, r) for i, r in enumerate(table.rows)
             if all(table.col(r, c) == str(v) for c, v in spec["row"].items())]
     if not hits:
-        return [] if spec["value"] is None and spec.get("line") is None else [f"no row {spec['row']} in {spec['file']}"]
+        if spec["value"] is None and spec.get("line") is None:
+            return []
+        return [f"no row {spec['row']} in {spec['file']}"]
     if len(hits) > 1:
         return [f"row {spec['row']} matches {len(hits)} rows of {spec['file']}"]
     line, row = hits[0]
     cell = table.col(row, spec["column"])
     if spec["value"] is None and cell.strip() in ("", "NA"):
-        return [] if spec.get("line") == line else [f"lookup {spec['row']}: the empty cell is on line {line}"]
+        empty = f"lookup {spec['row']}: the empty cell is on line {line}"
+        return [] if spec.get("line") == line else [empty]
     if spec["value"] != cell or spec.get("line") != line:
         return [f"lookup {spec['row']}/{spec['column']}: file has {cell!r} on line {line}"]
     return []
 
 
 def check_chart(chart: dict[str, Any], table: Table) -> list[str]:
-    """Check that a chart names columns and values that exist (or, when not drawable, one that does not)."""
+    """Check that a chart names columns and values that exist (or, if not drawable, one absent)."""
     errors: list[str] = []
     missing = [m for m in chart["measures"] if m not in table.header]
     if chart["drawable"] and missing:
         errors.append(f"chart on {chart['file']}: measures {missing} are not columns")
     dimension = chart["dimension"]
     if not chart["drawable"]:
-        absent = missing or dimension.get("column", "") not in table.header + [""] or (
+        absent = missing or dimension.get("column", "") not in [*table.header, ""] or (
             "time" in dimension and not table.time)
         if not chart.get("why_not") or not absent:
-            errors.append(f"chart on {chart['file']}: not drawable needs why_not and an absent column or time")
+            errors.append(f"chart on {chart['file']}: not drawable needs why_not and an absence")
         return errors
     if "time" in dimension and not table.time:
         errors.append(f"chart on {chart['file']}: no time axis")
     if "column" in dimension and dimension["column"] not in table.header:
         errors.append(f"chart on {chart['file']}: no column {dimension['column']}")
     wide = table.meta.get("wide") or {}
-    if "wide" in dimension and (dimension["wide"] != wide.get("by") or not set(chart["measures"]) <= set(wide["columns"])):
-        errors.append(f"chart on {chart['file']}: measures are not the {dimension['wide']} columns of a wide table")
+    in_wide = set(chart["measures"]) <= set(wide.get("columns", []))
+    if "wide" in dimension and (dimension["wide"] != wide.get("by") or not in_wide):
+        errors.append(f"chart on {chart['file']}: measures are not its {dimension['wide']} columns")
     for column, values in (chart.get("filter") or {}).items():
         present = {table.col(r, column) for r in table.rows}
         if not set(map(str, values)) <= present:
@@ -220,9 +236,11 @@ def check_chart(chart: dict[str, Any], table: Table) -> list[str]:
         errors.append(f"chart on {chart['file']}: series_by {series_by} is not a category column")
     for measure in chart["measures"]:
         column = table.columns[measure]
-        allowed = AGG_BY_KIND[column["kind"]] | {"count"} if column["role"] == "measure" else {"count"}
+        allowed = {"count"}
+        if column["role"] == "measure":
+            allowed |= AGG_BY_KIND[column["kind"]]
         if chart["aggregation"] not in allowed:
-            errors.append(f"chart on {chart['file']}: {chart['aggregation']} does not fit {measure} ({column.get('kind')})")
+            errors.append(f"chart on {chart['file']}: {chart['aggregation']} misfits {measure}")
     return errors
 
 
@@ -257,7 +275,8 @@ def check_entry(entry: dict[str, Any], tables: dict[str, Table], show: bool) -> 
                 if show:
                     print(f"{rid}: {spec['kind']} {spec['measure']} -> {got}")
                 if got != str(spec["answer"]):
-                    errors.append(f"{spec['kind']} on {spec['file']}: answer {spec['answer']!r}, computed {got!r}")
+                    wrong = f"answer {spec['answer']!r}, computed {got!r}"
+                    errors.append(f"{spec['kind']} on {spec['file']}: {wrong}")
     return [f"{rid}: {e}" for e in errors]
 
 
@@ -277,7 +296,8 @@ def main(argv: list[str]) -> int:
         errors.append(f"too few requests: {len(entries)} ({langs})")
     for error in errors:
         print(error, file=sys.stderr)
-    print(f"{len(entries)} requests ({langs['en']} en, {langs['ko']} ko) checked, {len(errors)} errors")
+    counts = f"{len(entries)} requests ({langs['en']} en, {langs['ko']} ko)"
+    print(f"{counts} checked, {len(errors)} errors")
     return 1 if errors else 0
 
 

@@ -14,7 +14,11 @@ DOCUMENTS: list[tuple[str, str]] = [
     ("statecrime", "docx"),
     ("us_marriages_divorces", "pdf"),
 ]
-FONT_DIRS = (Path("/usr/share/fonts/truetype/dejavu"), Path("/usr/share/fonts/dejavu"), Path("/usr/local/share/fonts"))
+FONT_DIRS = (
+    Path("/usr/share/fonts/truetype/dejavu"),
+    Path("/usr/share/fonts/dejavu"),
+    Path("/usr/local/share/fonts"),
+)
 
 
 def blocks(text: str) -> list[tuple[int, str]]:
@@ -63,8 +67,9 @@ def unicode_font() -> Path | None:
 
 
 def ascii_text(text: str) -> str:
-    """Fold text to ASCII for the built-in PDF fonts (dashes and quotes kept as their ASCII forms)."""
-    table = {"\u2013": "-", "\u2014": "-", "\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'}
+    """Fold text to ASCII for the built-in PDF fonts (dashes and quotes become ASCII ones)."""
+    table = {"\u2013": "-", "\u2014": "-", "\u2018": "'", "\u2019": "'",
+             "\u201c": '"', "\u201d": '"'}
     folded = "".join(table.get(ch, ch) for ch in text)
     return unicodedata.normalize("NFKD", folded).encode("ascii", "ignore").decode("ascii")
 
