@@ -284,6 +284,10 @@ def main(argv: list[str]) -> int:
     """Check requests.yaml (--show prints each computed answer); exit 1 on any error."""
     manifest = yaml.safe_load((HERE / "tables.yaml").read_text(encoding="utf-8"))["tables"]
     tables = {meta["file"]: Table(meta) for meta in manifest.values()}
+    for path, table in list(tables.items()):  # a JSON original holds the same records as its CSV
+        twin = path.removesuffix(".csv") + ".json"
+        if (HERE / twin).is_file():
+            tables[twin] = table
     entries = yaml.safe_load(REQUESTS.read_text(encoding="utf-8"))
     errors: list[str] = []
     ids = [e["id"] for e in entries]
