@@ -68,6 +68,9 @@ class Speaker:
         messages.md carries the key, so a step redone after a crash does not say it again.
         The further channels get it once it is in messages.md, off the caller's thread.
         """
+        if message.run_id and not message.language:
+            language = self.home.run(message.run_id).language()
+            message = message.model_copy(update={"language": language})
         text = self.compose(message)
         envelope = envelope_of(message, text, once)
         self.start()  # a no-op once started (the daemon starts it under its lock)

@@ -74,6 +74,20 @@ class RunPaths:
         return self.root / "feedback_for_user.md"
 
     @cached_property
+    def spec(self) -> Path:
+        """The request spec: the latest proposal's understanding, frozen at CONFIRM."""
+        return self.root / "spec.json"
+
+    def language(self) -> str:
+        """The requester's language as the run's spec says it ("" before there is one)."""
+        try:
+            data = json.loads(self.spec.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return ""
+        language = data.get("language") if isinstance(data, dict) else None
+        return language if isinstance(language, str) else ""
+
+    @cached_property
     def user_response(self) -> Path:
         """The user's decision (CONFIRM / MODIFY: … / CANCEL)."""
         return self.root / "user_response.md"

@@ -201,6 +201,7 @@ class Message(Data):
     run_id: str | None = None
     facts: dict[str, str] = Field(default_factory=dict)
     items: list[str] = Field(default_factory=list)
+    language: str = ""  # the requester's language (ISO 639-1); "" = the run's, else English
 
 
 class PlanFailed(MultiverseError):

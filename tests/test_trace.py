@@ -1,0 +1,57 @@
+"""Every number a deliverable states is looked up in its sources and computed facts."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from multiverse.trace import Known, claims, untraced
+
+SOURCE = """| year | unemp | payroll |
+|---|---|---|
+| 1982 | 9.6999 | 89566 |
+| 2017 | 4.35 | 146,624 |
+Revenue grew 12 % in 2024 to EUR 40 million."""
+
+
+def test_numbers_found_in_the_sources_are_traced_at_their_printed_precision() -> None:
+    """A rounded mean, a grouped cell, a percent and a year are all found; an invented one is not."""
+    text = (
+        "# Brief\n\n"
+        "- Unemployment averaged 9.70 % in 1982 (assets/macro.csv rows 94–97).\n"
+        "- Payrolls were 146,624 thousand in 2017 and 89,566 in 1982.\n"
+        "- Revenue grew 12% to EUR 40 million; costs rose 7%.\n"
+    )
+    missing = untraced(text, Known.of([SOURCE]))
+    assert [item.number for item in missing] == ["7"]
+    assert "costs rose 7%" in missing[0].context
+
+
+def test_citations_paths_code_links_and_list_numbers_are_not_claims() -> None:
+    """Row numbers, file names, code, links and a list's numbering are not traced."""
+    text = (
+        "1. See `x = 55` and [the file](assets/2031_report.md) (assets/t.csv row 52).\n"
+        "2. Run run-20261127-101500-001 wrote outputs/run-1/chart_3.svg.\n"
+        "3. (tables/x.csv rows 2–204)\n"
+    )
+    assert claims(text) == []
+
+
+def test_a_small_whole_number_must_be_exact() -> None:
+    """`10` is its own claim: it does not pass for a rounded 9.7 (a large one may round)."""
+    known = Known.of(["9.7 and 21933.6"])
+    assert not known.holds("10")
+    assert known.holds("21,934")
+
+
+@given(st.decimals(min_value=-1e9, max_value=1e9, places=4, allow_nan=False, allow_infinity=False),
+       st.integers(min_value=0, max_value=4))  # fmt: skip
+def test_a_value_printed_at_any_precision_is_traced(value: Decimal, places: int) -> None:
+    """A source value rounded to 0–4 decimals (grouped by thousands) is always found."""
+    quantum = Decimal(1).scaleb(-places)
+    printed = f"{value.quantize(quantum):,}"
+    if places == 0 and abs(value.quantize(quantum)) < 1000:
+        printed = f"{value:,}"  # small whole numbers are traced exactly
+    assert not untraced(f"The value was {printed} that year.", Known.of([f"| {value} |"]))
