@@ -179,6 +179,7 @@ class Length:
     said: str
     label: str
 
+
 def _number(word: str) -> float:
     folded = word.casefold()
     if folded in _EN_NUMBERS:

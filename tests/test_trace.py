@@ -17,7 +17,7 @@ Revenue grew 12 % in 2024 to EUR 40 million."""
 
 
 def test_numbers_found_in_the_sources_are_traced_at_their_printed_precision() -> None:
-    """A rounded mean, a grouped cell, a percent and a year are all found; an invented one is not."""
+    """A rounded mean, a grouped cell, a percent and a year are found; an invented one is not."""
     text = (
         "# Brief\n\n"
         "- Unemployment averaged 9.70 % in 1982 (assets/macro.csv rows 94–97).\n"

@@ -1,0 +1,225 @@
+"""The corpus of real public data (tests/corpus): each request read into a spec and checked
+against what it must be, offline. `python -m evals corpus` prints the table of results.
+
+A case's assets are copied into a fresh home (descriptions as .docx/.pdf built from their real
+text where the case names them); its request and MODIFY texts are read by the offline rules
+against the scan of that home; the checked spec is compared with the case's expectations:
+charts (file, measures, dimension, aggregation, filters, series, top-N, drawable), files left
+out, lookups and computations (answered exactly, or said absent), language, length, mode.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import yaml
+
+from multiverse.home import Home, init_home
+from multiverse.spec import HomeScan, RequestSpec, check_spec, scan_home
+from offline import read_request
+
+CORPUS = Path(__file__).resolve().parent.parent / "tests" / "corpus"
+
+
+def cases() -> list[dict[str, Any]]:
+    """Every request of the corpus with its expectations."""
+    loaded: list[dict[str, Any]] = yaml.safe_load(
+        (CORPUS / "requests.yaml").read_text(encoding="utf-8")
+    )
+    return loaded
+
+
+@contextmanager
+def corpus_home(case: dict[str, Any], documents: Path) -> Iterator[Home]:
+    """A fresh home whose assets/ holds the case's files (by their base names)."""
+    with tempfile.TemporaryDirectory() as folder:
+        home = Home(Path(folder) / "home")
+        init_home(home)
+        for asset in case["assets"]:
+            name = PurePosixPath(asset).name
+            source = CORPUS / asset
+            if not source.exists():
+                source = documents / name
+            shutil.copy(source, home.assets / name)
+        for name, text in (case.get("guidelines") or {}).items():
+            (home.guidelines / name).write_text(text, encoding="utf-8")
+        yield home
+
+
+def spec_of(case: dict[str, Any], home: Home) -> tuple[RequestSpec, HomeScan]:
+    """The checked spec of a case's request and MODIFY texts, offline."""
+    scan = scan_home(home)
+    spec = read_request(case["request"], case.get("modify") or [], scan)
+    return check_spec(spec, scan, home.root), scan
+
+
+@dataclass
+class Verdict:
+    """What one case got right and wrong."""
+
+    case: str
+    problems: list[str] = field(default_factory=list)
+    charts: tuple[int, int] = (0, 0)  # right, asked
+    exclusions: tuple[int, int] = (0, 0)
+    questions: tuple[int, int] = (0, 0)
+
+    @property
+    def ok(self) -> bool:
+        """No problem found."""
+        return not self.problems
+
+
+def _base(path: str) -> str:
+    return PurePosixPath(path).name
+
+
+def judge(case: dict[str, Any], spec: RequestSpec) -> Verdict:
+    """Compare a case's spec with what the case expects."""
+    expect = case.get("expect") or {}
+    verdict = Verdict(case["id"])
+    if expect.get("language") and spec.language != expect["language"]:
+        verdict.problems.append(f"language {spec.language} != {expect['language']}")
+    if expect.get("mode") and spec.mode != expect["mode"]:
+        verdict.problems.append(f"mode {spec.mode} != {expect['mode']} ({spec.why_run})")
+    if expect.get("length_words") and spec.length_words != expect["length_words"]:
+        verdict.problems.append(f"length {spec.length_words} != {expect['length_words']}")
+    _judge_exclusions(expect, spec, verdict)
+    _judge_charts(expect, spec, verdict)
+    _judge_questions(expect, spec, verdict)
+    return verdict
+
+
+def _judge_exclusions(expect: dict[str, Any], spec: RequestSpec, verdict: Verdict) -> None:
+    wanted = {_base(path) for path in expect.get("left_out") or []}
+    got = {_base(path) for path in spec.excluded()}
+    used = {_base(path) for path in spec.sources}
+    if wanted - got:
+        verdict.problems.append(f"not left out: {sorted(wanted - got)}")
+    if got - wanted:
+        verdict.problems.append(f"left out wrongly: {sorted(got - wanted)}")
+    if wanted & used:
+        verdict.problems.append(f"excluded but used: {sorted(wanted & used)}")
+    verdict.exclusions = (len(wanted & got) - len(wanted & used), len(wanted))
+
+
+def _judge_charts(expect: dict[str, Any], spec: RequestSpec, verdict: Verdict) -> None:
+    wanted = expect.get("charts") or []
+    right = 0
+    for index, chart in enumerate(wanted):
+        match = next((c for c in spec.charts if _chart_fits(chart, c)), None)
+        if match is None:
+            got = [(c.data.model_dump(exclude_defaults=True) if c.data else None, c.drawable,
+                    c.reason) for c in spec.charts]  # fmt: skip
+            verdict.problems.append(f"chart {index + 1} {_shown(chart)}: got {got}")
+        else:
+            right += 1
+    verdict.charts = (right, len(wanted))
+
+
+def _chart_fits(wanted: dict[str, Any], chart: Any) -> bool:
+    if not wanted.get("drawable", True):
+        return not chart.drawable and bool(chart.reason)
+    data = chart.data
+    if data is None or not chart.drawable or _base(data.file) != _base(wanted["file"]):
+        return False
+    wide = (wanted.get("dimension") or {}).get("wide")
+    if sorted(data.measures) != sorted(wanted.get("measures") or []) and not wide:
+        return False
+    dimension = wanted.get("dimension") or {}
+    if "time" in dimension:
+        if data.dimension != "time" or (dimension["time"] and data.frequency not in
+                                         (dimension["time"], None)):  # fmt: skip
+            return False
+    elif "column" in dimension and data.dimension != dimension["column"]:
+        return False
+    if wanted.get("series_by") and data.series_by != wanted["series_by"]:
+        return False
+    if wanted.get("top_n") and data.top_n != wanted["top_n"]:
+        return False
+    filters = wanted.get("filter") or {}
+    return all(
+        sorted(v.lower() for v in values) == sorted(v.lower() for v in data.filters.get(key, []))
+        for key, values in filters.items()
+    )
+
+
+def _shown(chart: dict[str, Any]) -> str:
+    keys = ("file", "measures", "dimension", "filter", "series_by", "top_n", "drawable")
+    return str({key: chart.get(key) for key in keys if chart.get(key) not in (None, {}, [])})
+
+
+def _judge_questions(expect: dict[str, Any], spec: RequestSpec, verdict: Verdict) -> None:
+    wanted = [*(expect.get("lookups") or []), *(expect.get("computations") or [])]
+    right = 0
+    for item in wanted:
+        answer = item.get("value", item.get("answer"))
+        found = [q for q in spec.questions if q.answerable and answer is not None
+                 and _holds(q.answer, str(answer))]  # fmt: skip
+        absent = answer is None and any(not q.answerable and q.reason for q in spec.questions)
+        if found or absent:
+            right += 1
+        else:
+            got = [(q.answer or q.reason)[:160] for q in spec.questions]
+            verdict.problems.append(f"question {answer!r}: got {got}")
+    verdict.questions = (right, len(wanted))
+
+
+def _holds(sentence: str, answer: str) -> bool:
+    """Whether an answer sentence states the expected figure or name."""
+    plain = sentence.replace(",", "")
+    return answer.replace(",", "") in plain or answer.lower() in sentence.lower()
+
+
+def evaluate(documents: Path) -> list[Verdict]:
+    """Every case judged."""
+    verdicts = []
+    for case in cases():
+        with corpus_home(case, documents) as home:
+            spec, _scan = spec_of(case, home)
+        verdicts.append(judge(case, spec))
+    return verdicts
+
+
+def report(verdicts: list[Verdict]) -> str:
+    """The results as markdown: totals by kind, then each case that has a problem."""
+
+    def total(name: str) -> str:
+        right = sum(getattr(v, name)[0] for v in verdicts)
+        asked = sum(getattr(v, name)[1] for v in verdicts)
+        return f"{right}/{asked}"
+
+    ok = sum(v.ok for v in verdicts)
+    lines = [
+        "| cases fully right | charts | exclusions | questions |",
+        "|---|---|---|---|",
+        f"| {ok}/{len(verdicts)} | {total('charts')} | {total('exclusions')} | "
+        f"{total('questions')} |",
+        "",
+    ]
+    for verdict in verdicts:
+        if not verdict.ok:
+            lines.append(f"- **{verdict.case}**: " + "; ".join(verdict.problems))
+    return "\n".join(lines)
+
+
+def main() -> None:
+    """Print the corpus results."""
+    import sys
+
+    sys.path.insert(0, str(CORPUS))
+    from make_documents import build  # type: ignore[import-not-found]
+
+    with tempfile.TemporaryDirectory() as folder:
+        documents = Path(folder)
+        build(documents)
+        print(report(evaluate(documents)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,292 @@
+"""Charts a request asks for, read by rules into the data each draws: a table's measure(s)
+along time or a category, with the filters, series, top-N and aggregation the words say.
+
+A chart names its measure in the request's words; the table whose column matches them best is
+charted (a file left out is never). Time is the dimension when the words speak of years,
+months, quarters, a trend or a change, or when nothing else is said and the table has a time
+axis; a category when the words say "by <category>". "How X changed by <category>" draws one
+series per category over time. A chart whose measure no column matches is kept, undrawn, with
+why: the proposal says it and offers what can be drawn instead.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from multiverse.spec import (
+    Aggregation,
+    Chart,
+    ChartAsk,
+    ChartKind,
+    Frequency,
+    HomeScan,
+    Reading,
+    ScannedFile,
+)
+from multiverse.tabular import TableProfile
+from offline.lexicon import phrase_terms
+from offline.resolve import ColumnHit, column_hits, values_named
+
+CHART_WORDS = re.compile(
+    r"\b(?:chart|charts|charted|graph|graphs|plot|plots|plotted|visuali[sz]\w*|diagram)\b"
+    r"|\bdraw\b|차트|그래프|그려|시각화|도표",
+    re.IGNORECASE,
+)
+_TIME_WORDS: tuple[tuple[Frequency, re.Pattern[str]], ...] = (
+    (
+        "year",
+        re.compile(
+            r"\b(?:year|years|yearly|annual|annually|each year|per year|by decade)\b|"
+            r"연도|연간|매년|해마다|년별",
+            re.I,
+        ),
+    ),
+    ("quarter", re.compile(r"\bquarter(?:ly|s)?\b|분기", re.I)),
+    ("month", re.compile(r"\bmonth(?:ly|s)?\b|month by month|월별|매월|월간", re.I)),
+    ("week", re.compile(r"\bweek(?:ly|s)?\b|week by week|주간|매주", re.I)),
+    ("day", re.compile(r"\bdaily\b|\bday by day\b|\bper day\b|일별|일간", re.I)),
+)
+_TREND = re.compile(
+    r"\bover time\b|\btrend|\bchang\w*|\bmoved?\b|\bevolv\w*|\bhow\b.*\b(?:grew|fell|rose|went)\b"
+    r"|\bsince\b|\bfrom \d{4}|\bhistory\b|추이|변화|변했|흐름|늘었|줄었",
+    re.IGNORECASE,
+)
+_BY = re.compile(
+    r"\b(?:by|per|for each|for every|across|of each|each)\s+(?P<en>[\w-]+(?:\s[\w-]+)?)"
+    r"|(?P<ko>[가-힣A-Za-z]+)\s?별",
+    re.IGNORECASE,
+)
+_SERIES = re.compile(
+    r"\b(?:one|a separate|separate|a)\s+(?:line|series)\s+(?:for|per)\s+(?:each|every)?\s*"
+    r"(?P<en>[\w-]+)|(?:line|series)\s+(?:for|per)\s+(?:each|every)\s+(?P<en2>[\w-]+)"
+    r"|\bfor each (?P<en3>[\w-]+)\b.*\bover time\b|(?P<ko>[가-힣]+)\s?마다\s?(?:선|라인)",
+    re.IGNORECASE,
+)
+_TOP = re.compile(
+    r"\btop\s+(?P<a>\d+|[a-z]+)\b|\b(?P<b>\d+|three|four|five|six|seven|eight|nine|ten|twenty)\s+"
+    r"(?:[\w-]+\s+){0,2}?(?:with the |that )?(?:largest|biggest|highest|most|leading|best)\b"
+    r"|\b(?:the\s+)?(?P<c>three|four|five|six|seven|eight|nine|ten|\d+)\s+[\w-]+(?:\s[\w-]+)?\s"
+    r"(?:with|that had|which had|brought in|earned|made)\s+the\s+(?:most|highest|largest)"
+    r"|상위\s?(?P<d>\d+)",
+    re.IGNORECASE,
+)
+_NUMBERS = {
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "twenty": 20,
+}
+_AGGREGATION: tuple[tuple[Aggregation, re.Pattern[str]], ...] = (
+    ("mean", re.compile(r"\baverage[ds]?\b|\bmean\b|평균", re.I)),
+    ("sum", re.compile(r"\btotal\b|\bsum\b|\bin all\b|합계|총합|총", re.I)),
+    ("last", re.compile(r"\bend of (?:each|the) (?:year|quarter|month)\b|end-of-year|연말", re.I)),
+)
+_EACH_OWN = re.compile(r"\beach\b.*\bown\b|\bseparate charts?\b|각각", re.IGNORECASE)
+
+
+def is_chart_sentence(sentence: str) -> bool:
+    """Whether a sentence asks for a chart."""
+    return CHART_WORDS.search(sentence) is not None
+
+
+def chart_sentence(
+    sentence: str, scan: HomeScan, excluded: set[str], reading: Reading
+) -> list[Chart]:
+    """The charts a sentence asks for (several when it asks each measure its own chart)."""
+    parts = _parts(sentence) if _EACH_OWN.search(sentence) else [sentence]
+    charts = [chart for part in parts if (chart := _chart(part, sentence, scan, excluded, reading))]
+    if not charts:
+        return [
+            Chart(
+                reading=reading,
+                reason="no column of a table among the sources is named like what it charts",
+            )
+        ]
+    return charts
+
+
+def _parts(sentence: str) -> list[str]:
+    return [part for part in re.split(r",|;|\band\b|그리고", sentence) if part.strip()]
+
+
+def _chart(
+    part: str, sentence: str, scan: HomeScan, excluded: set[str], reading: Reading
+) -> Chart | None:
+    best = _table_and_measures(part, scan, excluded)
+    if best is None:
+        return None
+    item, table, measures = best
+    dimension, frequency, series_by = _dimension(sentence, table)
+    filters = {
+        column: found
+        for column, found in values_named(sentence, table).items()
+        if column != dimension
+    }
+    data = ChartAsk(
+        file=item.path,
+        measures=measures,
+        dimension=dimension,
+        frequency=frequency,
+        aggregation=_aggregation(sentence),
+        filters=filters,
+        series_by=series_by,
+        top_n=_top(sentence),
+        kind=_kind(sentence),
+    )
+    return Chart(data=data, reading=reading)
+
+
+def _table_and_measures(
+    part: str, scan: HomeScan, excluded: set[str]
+) -> tuple[ScannedFile, TableProfile, list[str]] | None:
+    """The table whose measure columns the words name best, and those columns."""
+    candidates: list[tuple[float, ScannedFile, TableProfile, list[ColumnHit]]] = []
+    for item in scan.tables():
+        if item.path in excluded or item.profile is None:
+            continue
+        hits = column_hits(part, item.profile, ("measure",))
+        named_values = values_named(part, item.profile)
+        if not hits:
+            wide = _wide_measures(part, item.profile, named_values)
+            if wide:
+                candidates.append((1.0, item, item.profile, wide))
+            continue
+        bonus = 0.25 * bool(named_values) + 0.1 * _mentions_file(part, item)
+        candidates.append((hits[0].score + bonus, item, item.profile, hits))
+    if not candidates:
+        return None
+    _, item, table, hits = max(candidates, key=lambda entry: entry[0])
+    top = hits[0].matched
+    chosen = [hit.column for hit in hits if hit.matched == top and hit.share >= 0.5] or [
+        hits[0].column
+    ]
+    return item, table, list(dict.fromkeys(chosen))
+
+
+def _wide_measures(
+    part: str, table: TableProfile, named_values: dict[str, list[str]]
+) -> list[ColumnHit]:
+    """In a wide table, the value columns a sentence names ("Apple and Netflix")."""
+    group = table.wide.columns if table.wide is not None else []
+    said = set(phrase_terms(part))
+    found = [
+        ColumnHit(table.file, column, 1, 1.0)
+        for column in group
+        if column.lower() in part.lower() or {column.lower()} & said
+    ]
+    return found
+
+
+def _mentions_file(part: str, item: ScannedFile) -> bool:
+    stem = item.path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
+    return stem in part.lower()
+
+
+def _dimension(sentence: str, table: TableProfile) -> tuple[str, Frequency | None, str | None]:
+    """(dimension, frequency, series_by) the words ask of this table."""
+    frequency = next((grain for grain, pattern in _TIME_WORDS if pattern.search(sentence)), None)
+    series_by = _series(sentence, table)
+    by = _by_column(sentence, table)
+    if by is not None and table.time is not None and _TREND.search(sentence):
+        return "time", frequency, by  # how it changed by category: one series per category
+    if by is not None:
+        return by, None, series_by
+    if table.time is not None:
+        return "time", frequency, series_by
+    categories = [c.name for c in table.columns if c.role == "category"]
+    return (categories[0] if len(categories) == 1 else "time"), None, series_by
+
+
+def _by_column(sentence: str, table: TableProfile) -> str | None:
+    for match in _BY.finditer(sentence):
+        words = match.group("en") or match.group("ko") or ""
+        if any(pattern.search(words) for _, pattern in _TIME_WORDS):
+            continue
+        hits = column_hits(words, table, ("category", "identifier"))
+        if hits:
+            return hits[0].column
+    return None
+
+
+def _series(sentence: str, table: TableProfile) -> str | None:
+    match = _SERIES.search(sentence)
+    if match is None:
+        return None
+    words = next(group for group in match.groups() if group)
+    hits = column_hits(words, table, ("category", "identifier"))
+    if hits:
+        return hits[0].column
+    categories = [c.name for c in table.columns if c.role == "category"]
+    return categories[0] if len(categories) == 1 else None
+
+
+def _aggregation(sentence: str) -> Aggregation | None:
+    return next((name for name, pattern in _AGGREGATION if pattern.search(sentence)), None)
+
+
+def _top(sentence: str) -> int | None:
+    match = _TOP.search(sentence)
+    if match is None:
+        return None
+    word = next(group for group in match.groups() if group).lower()
+    return int(word) if word.isdigit() else _NUMBERS.get(word)
+
+
+def _kind(sentence: str) -> ChartKind | None:
+    if re.search(r"\bbar\b|막대|stacked", sentence, re.IGNORECASE):
+        return "bar"
+    if re.search(r"\bline\b|선\s?그래프|꺾은선", sentence, re.IGNORECASE):
+        return "line"
+    return None
+
+
+def drop_charts(charts: Iterable[Chart], text: str) -> list[Chart]:
+    """The charts a text keeps when it says to drop some: those its words name ("drop the chart
+    by party size"); all of them when it names none ("no charts"); none dropped when it names
+    something no chart draws (the caller says the change was not applied)."""
+    charts = list(charts)
+    clause = re.split(r"\bkeep\b|유지", text, maxsplit=1, flags=re.IGNORECASE)[0]
+    said = set(phrase_terms(clause)) - _GENERIC
+    if not said:
+        return []
+    named = [chart for chart in charts if said & _chart_terms(chart)]
+    return [chart for chart in charts if chart not in named]
+
+
+_GENERIC = frozenset(
+    {
+        "drop",
+        "remove",
+        "delete",
+        "leave",
+        "out",
+        "no",
+        "longer",
+        "without",
+        "skip",
+        "lose",
+        "want",
+        "need",
+        "don't",
+        "any",
+        "add",
+        "remov",
+        "delet",
+    }
+)
+
+
+def _chart_terms(chart: Chart) -> set[str]:
+    """The words a chart is known by: its measures, its dimension, its series and filters."""
+    if chart.data is None:
+        return set(phrase_terms(chart.reading.phrase))
+    data = chart.data
+    words = [*data.measures, data.dimension, data.series_by or ""]
+    words += [value for values in data.filters.values() for value in values]
+    return set(phrase_terms(" ".join(words)))

@@ -1,0 +1,180 @@
+"""Naming things in the home: which files a phrase means, which column a word means, which
+category values and periods a clause mentions (pure, over the scan of the home).
+
+Every decision is a score over the words of the phrase and the words of the names and their
+descriptions (`offline.lexicon`); a phrase that names nothing clearly is reported as such,
+never guessed into the nearest name.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from multiverse.spec import HomeScan, ScannedFile
+from multiverse.tabular import ColumnProfile, TableProfile
+from offline.lexicon import expand, phrase_terms, split_name, stem, terms
+
+# Words a phrase about files uses to say "the files", never what they hold.
+_FILE_WORDS = frozenset(
+    {
+        "file",
+        "files",
+        "data",
+        "dataset",
+        "datasets",
+        "table",
+        "tables",
+        "stuff",
+        "thing",
+        "document",
+        "documents",
+        "description",
+        "descriptions",
+        "record",
+        "records",
+        "one",
+        "ones",
+        "자료",
+        "파일",
+        "데이터",
+        "관련",
+        "문서",
+        "것",
+    }
+)
+_PLURAL = re.compile(r"\b(?:files|datasets|tables|documents|ones|all)\b|들(?:은|는|을|를)?\b")
+
+
+@dataclass(frozen=True)
+class FileMatch:
+    """The files a phrase names, and how: by path, by name words, or by what they hold."""
+
+    files: list[str]
+    how: str  # "path", "name", "content"
+
+
+def file_terms(item: ScannedFile) -> set[str]:
+    """The words a file is known by: its name's, its title's, and its description's title."""
+    found = {stem(word.lower()) for word in split_name(PurePosixPath(item.path).stem)}
+    found |= set(terms(item.title))
+    return {word for word in found if (word and not word.isdigit()) or len(word) == 4}
+
+
+def files_named(phrase: str, scan: HomeScan) -> FileMatch | None:
+    """The files a phrase means ("souvenirs.csv", "the stock price files", "호주 관련 데이터").
+
+    A path or file name is taken as it is (with the files that describe it or that it
+    describes when the phrase is plural). Otherwise the phrase's words must all be found in a
+    file's name or title words (or their synonyms); every file so found is meant, and the
+    companions of a table (its descriptions) go with it.
+    """
+    named = [item.path for item in scan.files if _names_path(phrase, item.path)]
+    if named:
+        if _PLURAL.search(phrase) or "its description" in phrase.lower() or "설명" in phrase:
+            named += [c for path in named for c in scan.companions(path)]
+        return FileMatch(list(dict.fromkeys(named)), "path")
+    wanted = {word for word in phrase_terms(phrase) if word not in _FILE_WORDS}
+    if not wanted:
+        return None
+    found = [
+        item.path for item in scan.files if wanted <= _covered_by(wanted, expand(file_terms(item)))
+    ]
+    if not found:
+        return None
+    found += [c for path in found for c in scan.companions(path)]
+    return FileMatch(sorted(set(found)), "name")
+
+
+def _covered_by(wanted: set[str], have: set[str]) -> set[str]:
+    return {word for word in wanted if any(near(word, other) for other in have)}
+
+
+def near(one: str, other: str) -> bool:
+    """Whether two terms are the same word: equal, or one a prefix (of 4+ letters) of the other
+    (`unemp` ~ `unemployment`, `invest` ~ `investment`)."""
+    if one == other:
+        return True
+    short, long = sorted((one, other), key=len)
+    return len(short) >= 4 and long.startswith(short)
+
+
+def _names_path(phrase: str, path: str) -> bool:
+    name = PurePosixPath(path).name.lower()
+    lowered = phrase.lower()
+    if path.lower() in lowered:
+        return True
+    if re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w])", lowered):
+        return True
+    return PurePosixPath(name).stem in re.findall(r"[\w.-]+", lowered)
+
+
+# -- columns -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ColumnHit:
+    """A column a clause names, and how strongly (matched words, share of the name matched)."""
+
+    file: str
+    column: str
+    matched: int
+    share: float
+
+    @property
+    def score(self) -> float:
+        """More words matched first, then a larger share of the column's own words."""
+        return self.matched + self.share
+
+
+def column_words(column: ColumnProfile) -> tuple[set[str], set[str]]:
+    """A column's words: its header's, and its label's (from the description), stems."""
+    name = {stem(word.lower()) for word in split_name(column.name)} - {""}
+    label = set(terms(column.label)) if column.label and column.label != column.name else set()
+    return name, label
+
+
+def column_hits(clause: str, table: TableProfile, roles: tuple[str, ...]) -> list[ColumnHit]:
+    """The columns of a table (of the given roles) that a clause names, best first."""
+    said = expand(phrase_terms(clause))
+    hits: list[ColumnHit] = []
+    for column in table.columns:
+        if column.role not in roles:
+            continue
+        name, label = column_words(column)
+        best = max((_match(said, words) for words in (name, label) if words), default=(0, 0.0))
+        if best[0]:
+            hits.append(ColumnHit(table.file, column.name, best[0], best[1]))
+    return sorted(hits, key=lambda hit: -hit.score)
+
+
+def _match(said: set[str], words: set[str]) -> tuple[int, float]:
+    meaningful = {w for w in words if len(w) > 2 or (len(w) == 2 and not w.isdigit())}
+    if not meaningful:
+        return 0, 0.0
+    hits = sum(1 for word in meaningful if any(near(word, other) for other in said))
+    return hits, hits / len(meaningful)
+
+
+def values_named(clause: str, table: TableProfile) -> dict[str, list[str]]:
+    """The category values a clause mentions, by column ("Queensland", "Korea, Rep.")."""
+    lowered = f" {clause.lower()} "
+    said = set(phrase_terms(clause))
+    found: dict[str, list[str]] = {}
+    for column, values in table.categories.items():
+        for value in values:
+            text = value.lower().strip()
+            if len(text) < 2:
+                continue
+            if re.search(rf"(?<![\w]){re.escape(text)}(?![\w])", lowered) or (
+                _words_of_value(value) and _words_of_value(value) <= said
+            ):
+                found.setdefault(column, []).append(value)
+    return found
+
+
+def _words_of_value(value: str) -> set[str]:
+    """The meaningful words of a category value ("Korea, Rep." → korea), for Korean requests."""
+    words = {stem(w.lower()) for w in split_name(value)}
+    return {w for w in words if len(w) >= 3 and w not in {"rep", "the", "and"}}
