@@ -10,6 +10,7 @@ out, lookups and computations (answered exactly, or said absent), language, leng
 
 from __future__ import annotations
 
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -171,9 +172,23 @@ def _judge_questions(expect: dict[str, Any], spec: RequestSpec, verdict: Verdict
 
 
 def _holds(sentence: str, answer: str) -> bool:
-    """Whether an answer sentence states the expected figure or name."""
-    plain = sentence.replace(",", "")
-    return answer.replace(",", "") in plain or answer.lower() in sentence.lower()
+    """Whether an answer sentence states the expected figure (at the expected precision:
+    `212.2%` is stated by "212.20 %") or the expected name."""
+    if answer.lower() in sentence.lower():
+        return True
+    expected = re.fullmatch(r"\s*(-?[\d,]*\.?\d+)\s*%?\s*", answer)
+    if expected is None:
+        return False
+    text = expected.group(1).replace(",", "")
+    places = len(text.partition(".")[2])
+    wanted = round(float(text), places)
+    for found in re.findall(r"-?\d[\d,]*\.?\d*", sentence):
+        try:
+            if round(float(found.replace(",", "")), places) == wanted:
+                return True
+        except ValueError:
+            continue
+    return False
 
 
 def evaluate(documents: Path) -> list[Verdict]:

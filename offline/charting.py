@@ -26,12 +26,17 @@ from multiverse.spec import (
 )
 from multiverse.tabular import TableProfile
 from offline.lexicon import phrase_terms
-from offline.resolve import ColumnHit, column_hits, values_named
+from offline.resolve import ColumnHit, column_hits, near, values_named
 
 CHART_WORDS = re.compile(
     r"\b(?:chart|charts|charted|graph|graphs|plot|plots|plotted|visuali[sz]\w*|diagram)\b"
-    r"|\bdraw\b|차트|그래프|그려|시각화|도표",
+    r"|\bdraw\b|차트|그래프|그려|시각화|도표"
+    r"|\bshow\s+(?:me\s+|us\s+)?(?:the\s+)?(?:average|total|mean|sum|number)?\s*[\w -]+?\s+by\s+\w",
     re.IGNORECASE,
+)
+# "two charts: total bill by day, and average tip by party size"
+_SEVERAL = re.compile(
+    r"\b(?:two|three|four|2|3|4)\s+(?:charts|graphs|plots)\b|차트\s?(?:두|세)\s?개", re.I
 )
 _TIME_WORDS: tuple[tuple[Frequency, re.Pattern[str]], ...] = (
     (
@@ -96,11 +101,18 @@ def is_chart_sentence(sentence: str) -> bool:
 
 
 def chart_sentence(
-    sentence: str, scan: HomeScan, excluded: set[str], reading: Reading
+    sentence: str, scan: HomeScan, excluded: set[str], reading: Reading, context: str = ""
 ) -> list[Chart]:
-    """The charts a sentence asks for (several when it asks each measure its own chart)."""
-    parts = _parts(sentence) if _EACH_OWN.search(sentence) else [sentence]
+    """The charts a sentence asks for: one per chart it names ("a chart of X and a chart of
+    Y", "X by month and Y by year", "each its own chart"). A sentence that names no measure
+    ("Chart it.") takes its measure from the sentence before it (`context`)."""
+    several = _EACH_OWN.search(sentence) or _SEVERAL.search(sentence)
+    parts = _parts(sentence.split(":", 1)[-1]) if several else _chart_parts(sentence)
     charts = [chart for part in parts if (chart := _chart(part, sentence, scan, excluded, reading))]
+    if not charts and context:
+        whole = f"{context} {sentence}"
+        found = _chart(whole, whole, scan, excluded, reading)
+        charts = [found] if found is not None else []
     if not charts:
         return [
             Chart(
@@ -111,18 +123,74 @@ def chart_sentence(
     return charts
 
 
+_CHART_NOUN = re.compile(
+    r"\b(?:an?\s+|the\s+)?(?:\w+\s+)?(?:chart|graph|plot)s?\s+(?:of|for)\b", re.I
+)
+
+
+def _chart_parts(sentence: str) -> list[str]:
+    """One part per chart the sentence names: at each "a chart of", else at each "<measure>
+    by <dimension>" joined by "and" (else the whole sentence)."""
+    starts = [match.start() for match in _CHART_NOUN.finditer(sentence)]
+    if len(starts) > 1:
+        bounds = [*starts[1:], len(sentence)]
+        head = sentence[: starts[0]]
+        return [head + sentence[start:end] for start, end in zip(starts, bounds, strict=True)]
+    pieces = re.split(r",?\s+and\s+(?=(?:the\s+|a\s+)?[\w-]+(?:\s[\w-]+){0,3}\s+by\s)", sentence)
+    if len(pieces) > 1 and all(re.search(r"\bby\s", piece) for piece in pieces):
+        verb = re.match(r"\s*(?:please\s+)?(chart|plot|graph|draw|show)\b", sentence, re.I)
+        return [pieces[0], *((f"{verb.group(1)} " if verb else "") + p for p in pieces[1:])]
+    return _by_parts(sentence)
+
+
 def _parts(sentence: str) -> list[str]:
     return [part for part in re.split(r",|;|\band\b|그리고", sentence) if part.strip()]
+
+
+def _by_parts(sentence: str) -> list[str]:
+    """ "the average tip by waiter, and by day of the week": one chart per "by"; else whole."""
+    pieces = re.split(r",?\s+and\s+(?=by\b)", sentence)
+    if len(pieces) < 2:
+        return [sentence]
+    head = re.sub(r"\bby\b.*$", "", pieces[0])
+    return [pieces[0], *(f"{head} {piece}" for piece in pieces[1:])]
+
+
+# What a chart draws, in its own words: "a chart of <it> by …", "chart <it> over …", "<it> 차트".
+_OBJECT = re.compile(
+    r"\b(?:charts?|graphs?|plots?|diagrams?)\s+(?:of|showing|for|with|that shows)\s+(?P<a>.+)"
+    r"|\b(?:chart|plot|graph|draw|visuali[sz]e|show)\s+(?:me\s+|us\s+)?(?P<b>.+)"
+    r"|(?P<c>[^.?!]+?)\s*(?:을|를|의)?\s*(?:차트|그래프|시각화|도표)",
+    re.IGNORECASE,
+)
+_OBJECT_END = re.compile(
+    r"\s(?:by|over|across|from|since|between|during|through|for each|for every|each|year by year|"
+    r"month by month|quarter by quarter|week by week|as a|as an|and (?:write|tell|say|point|"
+    r"compare|send|give|explain|note|work|include|put)|with a separate|with one|one line)\b"
+    r"|,|;|\s(?:per|in)\s(?!\d|one|a\s|thousand|hundred|million)",
+    re.IGNORECASE,
+)
+
+
+def chart_object(sentence: str) -> str:
+    """The words naming what a chart draws (the whole sentence when none stand out)."""
+    match = _OBJECT.search(sentence)
+    if match is None:
+        return sentence
+    found = next(group for group in match.groups() if group)
+    return _OBJECT_END.split(found, maxsplit=1)[0].strip() or sentence
 
 
 def _chart(
     part: str, sentence: str, scan: HomeScan, excluded: set[str], reading: Reading
 ) -> Chart | None:
-    best = _table_and_measures(part, scan, excluded)
+    best = _table_and_measures(chart_object(part), scan, excluded) or _table_and_measures(
+        part, scan, excluded
+    )
     if best is None:
         return None
     item, table, measures = best
-    dimension, frequency, series_by = _dimension(sentence, table)
+    dimension, frequency, series_by = _dimension(part if part != sentence else sentence, table)
     filters = {
         column: found
         for column, found in values_named(sentence, table).items()
@@ -145,42 +213,80 @@ def _chart(
 def _table_and_measures(
     part: str, scan: HomeScan, excluded: set[str]
 ) -> tuple[ScannedFile, TableProfile, list[str]] | None:
-    """The table whose measure columns the words name best, and those columns."""
-    candidates: list[tuple[float, ScannedFile, TableProfile, list[ColumnHit]]] = []
+    """The table whose measure columns the words name best, and those columns.
+
+    A table the words name by its file (its name's or title's words: "Iowa's electricity")
+    is preferred; named but with no measure named, its one measure is drawn (or its wide
+    group's). A match on a word every analysis uses ("change", "total") weighs little.
+    """
+    candidates: list[tuple[float, ScannedFile, TableProfile, list[str]]] = []
+    said = set(phrase_terms(part))
     for item in scan.tables():
         if item.path in excluded or item.profile is None:
             continue
-        hits = column_hits(part, item.profile, ("measure",))
-        named_values = values_named(part, item.profile)
-        if not hits:
-            wide = _wide_measures(part, item.profile, named_values)
-            if wide:
-                candidates.append((1.0, item, item.profile, wide))
+        table = item.profile
+        hits = [hit for hit in column_hits(part, table, ("measure",))]
+        named = _names_table(said, item)
+        weight = 0.75 * named + 0.25 * bool(values_named(part, table))
+        if hits:
+            score = hits[0].score * (0.3 if hits[0].words <= _GENERIC_WORDS else 1.0)
+            candidates.append((score + weight, item, table, chosen_measures(hits)))
             continue
-        bonus = 0.25 * bool(named_values) + 0.1 * _mentions_file(part, item)
-        candidates.append((hits[0].score + bonus, item, item.profile, hits))
+        wide = _wide_measures(part, table)
+        if wide:
+            candidates.append((1.0 + weight, item, table, wide))
+        elif named:
+            only = _only_measure(table)
+            if only:
+                candidates.append((weight, item, table, only))
     if not candidates:
         return None
-    _, item, table, hits = max(candidates, key=lambda entry: entry[0])
-    top = hits[0].matched
-    chosen = [hit.column for hit in hits if hit.matched == top and hit.share >= 0.5] or [
-        hits[0].column
-    ]
-    return item, table, list(dict.fromkeys(chosen))
+    _, item, table, measures = max(candidates, key=lambda entry: entry[0])
+    return item, table, measures
 
 
-def _wide_measures(
-    part: str, table: TableProfile, named_values: dict[str, list[str]]
-) -> list[ColumnHit]:
+# Words every analysis uses: a column named by one of these alone is a weak match.
+_GENERIC_WORDS = frozenset(
+    {"change", "total", "value", "number", "count", "rate", "growth", "average", "mean", "level"}
+)
+
+
+def _names_table(said: set[str], item: ScannedFile) -> bool:
+    """Whether the words name the table by its file name or title (two words, or its name)."""
+    stem_words = {w.lower() for w in re.split(r"[^0-9A-Za-z가-힣]+", item.path.rsplit("/", 1)[-1])}
+    stem_words -= {"csv", "tsv", "json", "xlsx", "txt", ""}
+    name_hits = {word for word in said if any(near(word, other) for other in stem_words)}
+    return len(name_hits) >= min(2, len(stem_words))
+
+
+def _only_measure(table: TableProfile) -> list[str]:
+    """The measure a table charts when none is named: its wide group, or its one measure."""
+    if table.wide is not None:
+        return list(table.wide.columns)
+    measures = [column.name for column in table.columns if column.role == "measure"]
+    return measures if len(measures) == 1 else []
+
+
+def chosen_measures(hits: list[ColumnHit]) -> list[str]:
+    """The columns a chart draws: every column whose name the words name whole, less those
+    whose words another chosen column holds too ("marriages" beside "marriages per 1000");
+    else the best partial match."""
+    whole = [hit for hit in hits if hit.share >= 1.0]
+    if not whole:
+        return [hits[0].column]
+    kept = [hit for hit in whole if not any(hit.words < other.words for other in whole)]
+    return list(dict.fromkeys(hit.column for hit in kept))
+
+
+def _wide_measures(part: str, table: TableProfile) -> list[str]:
     """In a wide table, the value columns a sentence names ("Apple and Netflix")."""
     group = table.wide.columns if table.wide is not None else []
     said = set(phrase_terms(part))
-    found = [
-        ColumnHit(table.file, column, 1, 1.0)
+    return [
+        column
         for column in group
-        if column.lower() in part.lower() or {column.lower()} & said
+        if column.lower() in part.lower() or any(near(column.lower(), word) for word in said)
     ]
-    return found
 
 
 def _mentions_file(part: str, item: ScannedFile) -> bool:
@@ -290,3 +396,23 @@ def _chart_terms(chart: Chart) -> set[str]:
     words = [*data.measures, data.dimension, data.series_by or ""]
     words += [value for values in data.filters.values() for value in values]
     return set(phrase_terms(" ".join(words)))
+
+
+def with_scope(chart: Chart, text: str, scan: HomeScan) -> Chart:
+    """A chart kept to the categories the whole request is about ("hotel occupancy in
+    Queensland only"), for the columns its own sentence did not filter, draw or split by."""
+    data = chart.data
+    item = scan.get(data.file) if data is not None else None
+    if data is None or item is None or item.profile is None:
+        return chart
+    taken = {data.dimension, data.series_by, *data.filters}
+    scope = {
+        column: values
+        for column, values in values_named(text, item.profile).items()
+        if column not in taken
+    }
+    if not scope:
+        return chart
+    return chart.model_copy(
+        update={"data": data.model_copy(update={"filters": {**data.filters, **scope}})}
+    )

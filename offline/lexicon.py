@@ -141,7 +141,29 @@ _SYNONYMS = (
     {"electricity", "power", "energy"},
     {"marriage", "marriages", "married"},
     {"divorce", "divorces"},
+    {"flow", "discharge", "volume", "streamflow"},
+    {"jobs", "employment", "employees", "workers"},
+    # well-known stock tickers, as tables name companies
+    {"apple", "aapl"},
+    {"microsoft", "msft"},
+    {"netflix", "nflx"},
+    {"google", "goog", "googl", "alphabet"},
+    {"amazon", "amzn"},
+    {"facebook", "fb", "meta"},
+    {"ibm"},
+    {"tesla", "tsla"},
 )
+# English phrases that a header writes as one abbreviation
+PHRASES: dict[str, tuple[str, ...]] = {
+    "consumer price index": ("cpi",),
+    "gross domestic product": ("gdp",),
+    "per capita": ("percap", "capita"),
+    "life expectancy": ("lifeexp", "life", "expectancy"),
+    "personal consumption expenditure": ("pce",),
+    "personal consumption": ("pce",),
+    "interest rate": ("interest", "rate"),
+    "exchange rate": ("exchange", "rate"),
+}
 SYNONYMS: dict[str, frozenset[str]] = {}
 for _group in _SYNONYMS:
     for _word in _group:
@@ -212,11 +234,15 @@ def korean_terms(word: str) -> list[str]:
 
 
 def phrase_terms(text: str) -> list[str]:
-    """`terms` plus the multi-word Korean keys found in the text as it is written."""
+    """`terms` plus the multi-word Korean keys and English phrases found in the text."""
     found = terms(text)
     for key in _KOREAN_KEYS:
         if " " in key and key in text:
             found += [stem(term) for term in KOREAN[key]]
+    lowered = " ".join(text.lower().split())
+    for phrase, words in PHRASES.items():
+        if phrase in lowered:
+            found += [stem(word) for word in words]
     return found
 
 

@@ -77,7 +77,7 @@ _KINDS: tuple[tuple[ComputeKind, re.Pattern[str]], ...] = (
     (
         "smallest",
         re.compile(
-            r"\b(?:least|smallest|lowest|fewest|bottom|worst)\b|"
+            r"\b(?:least|smallest|lowest|fewest|bottom)\b|"
             r"가장\s?(?:작|적|낮)",
             re.I,
         ),
@@ -92,9 +92,42 @@ _WHICH = re.compile(
     re.IGNORECASE,
 )
 _WHEN = re.compile(
-    r"\bwhich (?:year|month|quarter|day|date|week)\b|\bwhen\b|\bwhat year\b|언제|몇\s?년",
+    r"\b(?:lowest|highest|worst|best|biggest|largest|smallest|most|least)\s+(?:year|month|quarter|"
+    r"day|week)\b|\bwhich (?:year|month|quarter|day|date|week)\b|\bwhen\b|\bwhat year\b"
+    r"|언제|몇\s?년",
     re.IGNORECASE,
 )
+
+
+_SPLIT = re.compile(
+    r",?\s+and\s+(?=(?:what|which|how|who|when|where|is|was|were|did|does)\b)"
+    r"|;\s*|,\s*(?=(?:what|which|how|when)\b)|(?<=[요까죠])[,.]?\s+|(?<=\?)\s*",
+    re.IGNORECASE,
+)
+_JUDGED = re.compile(r"\b(?:worst|best|better|worse)\b|가장\s?(?:좋|나쁜|나빴)", re.IGNORECASE)
+
+
+def question_parts(sentence: str) -> list[str]:
+    """The questions of one sentence ("… in 1950, and what was the rate that year?"): each
+    part that names no period of its own takes the last period named before it."""
+    parts = [part.strip() for part in _SPLIT.split(sentence) if part and part.strip()]
+    carried: list[str] = []
+    last = ""
+    for part in parts:
+        found = periods_in(part)
+        if found:
+            last = " ".join(p.label for p in found)
+        elif last and re.search(
+            r"\bthat (?:year|month|quarter|day)\b|그해|그 해|같은 해", part, re.I
+        ):
+            part = f"{part} ({last})"
+        carried.append(part)
+    return carried
+
+
+def is_judgement(sentence: str) -> bool:
+    """Whether a question asks for a judgement a table cannot give ("which year was worst")."""
+    return _JUDGED.search(sentence) is not None
 
 
 def is_question(sentence: str) -> bool:
@@ -110,8 +143,9 @@ def question_of(
     if best is None:
         return None
     item, table, hit = best
-    periods = periods_in(sentence)
-    span = span_in(sentence)
+    timed = table.time is not None or (table.wide is not None and table.wide.axis == "time")
+    periods = periods_in(sentence) if timed else []
+    span = span_in(sentence) if timed else None
     values = values_named(sentence, table)
     kind = _kind(sentence, periods, values)
     category = (

@@ -29,8 +29,8 @@ from multiverse.spec import (
     Research,
 )
 from offline import asks
-from offline.charting import chart_sentence, drop_charts, is_chart_sentence
-from offline.questions import is_question, question_of
+from offline.charting import chart_sentence, drop_charts, is_chart_sentence, with_scope
+from offline.questions import is_judgement, is_question, question_of, question_parts
 from offline.resolve import files_named
 
 LANGUAGE_CODES = {"English": "en", "Korean": "ko"}
@@ -40,7 +40,7 @@ _SENTENCE = re.compile(r"(?<=[.!?。？！])\s+|\n+|(?<=요)\.\s*|(?<=다)\.\s*"
 _EXCLUDE = re.compile(
     r"\b(?:leave out|leaving out|leave aside|exclude|excluding|except for|except|everything "
     r"except|ignore|ignoring|skip|omit|without|do not use|don't use|not use|drop|remove)\s+"
-    r"(?P<what>[^,.;:!?\n]+)",
+    r"(?P<what>(?:[^,.;:!?\n]|\.(?=\w))+)",
     re.IGNORECASE,
 )
 _NOT_NEEDED = re.compile(
@@ -49,11 +49,13 @@ _NOT_NEEDED = re.compile(
     re.IGNORECASE,
 )
 _EXCLUDE_KO = re.compile(
-    r"(?P<what>[^,.;:!?\n]{2,40}?)\s?(?:은|는|을|를|이|가|도)?\s?"
+    r"(?P<what>(?:[^,.;:!?\n]|\.(?=\w)){2,60}?)\s?(?:은|는|을|를|이|가|도)?\s?"
     r"(?:빼고|빼 ?줘|빼 ?주세요|빼|제외|말고|없이|쓰지 ?마|사용하지 ?마|필요 ?없)"
 )
 _CLAUSE_END = re.compile(
-    r"\s+(?:and|but|then|so|because|while|,|it's|they're|it is|they are|as)\s+",
+    r"\s+(?:and|but|then|so|because|while|as)\s+(?=(?:make|write|keep|use|add|change|put|"
+    r"turn|limit|shorten|cut|focus|include|do|be|it|they|please|also|just|give|show|chart|"
+    r"plot|draw|tell|send|summari[sz]e|compare)\b)",
     re.IGNORECASE,
 )
 _FORMAT_RULES: tuple[tuple[FormatRuleKind, re.Pattern[str]], ...] = (
@@ -162,23 +164,42 @@ def _read(draft: Draft, text: str, scan: HomeScan, origin: str) -> list[str]:
     if asks.charts_refused(rest) and draft.charts:
         draft.charts = drop_charts(draft.charts, rest)
         done.append("charts: removed")
+    previous = ""
     for sentence in sentences(rest):
         if is_chart_sentence(sentence) and not asks.charts_refused(sentence):
             found = chart_sentence(
-                sentence, scan, draft.excluded(), Reading(phrase=sentence, origin=origin)
+                sentence,
+                scan,
+                draft.excluded(),
+                Reading(phrase=sentence, origin=origin),
+                context=previous,
             )
-            draft.charts += found
+            draft.charts += [with_scope(chart, rest, scan) for chart in found]
             done += [f"chart: {chart.reading.phrase}" for chart in found]
         if is_question(sentence):
-            question = question_of(
-                sentence, scan, draft.excluded(), Reading(phrase=sentence, origin=origin)
-            )
-            if question is not None:
-                draft.questions.append(question)
-                done.append(f"question: {sentence}")
+            for part in question_parts(sentence):
+                _question(draft, part, scan, origin, done)
+        previous = sentence
     _research(draft, rest, scan, origin, done)
     _rules(draft, rest, origin, done)
     return done
+
+
+def _question(draft: Draft, part: str, scan: HomeScan, origin: str, done: list[str]) -> None:
+    """One question: read into a lookup or a computation, or said as not understood."""
+    if is_judgement(part):
+        draft.not_understood.append(
+            Reading(
+                phrase=f"{part} — “worst” or “best” is a judgement the offline rules do not "
+                "make; the facts give the highest and lowest values",
+                origin=origin,
+            )
+        )
+        return
+    question = question_of(part, scan, draft.excluded(), Reading(phrase=part, origin=origin))
+    if question is not None:
+        draft.questions.append(question)
+        done.append(f"question: {part}")
 
 
 def _language_of_script(draft: Draft, text: str) -> None:

@@ -14,7 +14,7 @@ from pathlib import PurePosixPath
 
 from multiverse.spec import HomeScan, ScannedFile
 from multiverse.tabular import ColumnProfile, TableProfile
-from offline.lexicon import expand, phrase_terms, split_name, stem, terms
+from offline.lexicon import FILLER, expand, phrase_terms, split_name, stem, terms
 
 # Words a phrase about files uses to say "the files", never what they hold.
 _FILE_WORDS = frozenset(
@@ -56,9 +56,10 @@ class FileMatch:
 
 
 def file_terms(item: ScannedFile) -> set[str]:
-    """The words a file is known by: its name's, its title's, and its description's title."""
+    """The words a file is known by: its name's, its title's, and its first lines' (a table's
+    are its description's)."""
     found = {stem(word.lower()) for word in split_name(PurePosixPath(item.path).stem)}
-    found |= set(terms(item.title))
+    found |= set(terms(item.title)) | set(terms(item.about))
     return {word for word in found if (word and not word.isdigit()) or len(word) == 4}
 
 
@@ -75,16 +76,35 @@ def files_named(phrase: str, scan: HomeScan) -> FileMatch | None:
         if _PLURAL.search(phrase) or "its description" in phrase.lower() or "설명" in phrase:
             named += [c for path in named for c in scan.companions(path)]
         return FileMatch(list(dict.fromkeys(named)), "path")
-    wanted = {word for word in phrase_terms(phrase) if word not in _FILE_WORDS}
-    if not wanted:
-        return None
-    found = [
-        item.path for item in scan.files if wanted <= _covered_by(wanted, expand(file_terms(item)))
+    found = _files_with_words(phrase, scan)
+    # "the restaurant and store files": when each part names files of its own, all are meant
+    parts = [
+        p for p in re.split(r",|\band\b|\bor\b|및|(?<=[가-힣])(?:와|과)\s", phrase) if p.strip()
     ]
+    by_part = [_files_with_words(part, scan) for part in parts]
+    if len(parts) > 1 and all(by_part):
+        found = sorted({path for paths in by_part for path in paths})
     if not found:
         return None
     found += [c for path in found for c in scan.companions(path)]
     return FileMatch(sorted(set(found)), "name")
+
+
+def _files_with_words(phrase: str, scan: HomeScan) -> list[str]:
+    """The files whose words hold the phrase's meaningful words: every one of them, or (when no
+    file holds them all) at least two and two thirds of them, the best such files only ("the
+    older monthly stocks file" names stocks_monthly)."""
+    wanted = {word for word in phrase_terms(phrase) if word not in _FILE_WORDS}
+    if not wanted:
+        return []
+    covered = {item.path: len(_covered_by(wanted, expand(file_terms(item)))) for item in scan.files}
+    whole = [path for path, count in covered.items() if count == len(wanted)]
+    if whole:
+        return whole
+    best = max(covered.values(), default=0)
+    if best >= 2 and best * 3 >= len(wanted) * 2:
+        return [path for path, count in covered.items() if count == best]
+    return []
 
 
 def _covered_by(wanted: set[str], have: set[str]) -> set[str]:
@@ -97,7 +117,10 @@ def near(one: str, other: str) -> bool:
     if one == other:
         return True
     short, long = sorted((one, other), key=len)
-    return len(short) >= 4 and long.startswith(short)
+    # a compound holds its last word: "superstore" is a store, "wastewater" water
+    return (len(short) >= 4 and long.startswith(short)) or (
+        len(short) >= 5 and long.endswith(short)
+    )
 
 
 def _names_path(phrase: str, path: str) -> bool:
@@ -121,6 +144,7 @@ class ColumnHit:
     column: str
     matched: int
     share: float
+    words: frozenset[str] = frozenset()  # the column's words the clause named
 
     @property
     def score(self) -> float:
@@ -130,7 +154,7 @@ class ColumnHit:
 
 def column_words(column: ColumnProfile) -> tuple[set[str], set[str]]:
     """A column's words: its header's, and its label's (from the description), stems."""
-    name = {stem(word.lower()) for word in split_name(column.name)} - {""}
+    name = {stem(word.lower()) for word in split_name(column.name)} - {""} - FILLER
     label = set(terms(column.label)) if column.label and column.label != column.name else set()
     return name, label
 
@@ -142,31 +166,41 @@ def column_hits(clause: str, table: TableProfile, roles: tuple[str, ...]) -> lis
     for column in table.columns:
         if column.role not in roles:
             continue
-        name, label = column_words(column)
-        best = max((_match(said, words) for words in (name, label) if words), default=(0, 0.0))
-        if best[0]:
-            hits.append(ColumnHit(table.file, column.name, best[0], best[1]))
+        best: ColumnHit | None = None
+        for words in column_words(column):
+            found = _matched(said, words)
+            if found is None:
+                continue
+            hit = ColumnHit(table.file, column.name, len(found[0]), found[1], frozenset(found[0]))
+            if best is None or hit.score > best.score:
+                best = hit
+        if best is not None:
+            hits.append(best)
     return sorted(hits, key=lambda hit: -hit.score)
 
 
-def _match(said: set[str], words: set[str]) -> tuple[int, float]:
+def _matched(said: set[str], words: set[str]) -> tuple[set[str], float] | None:
+    """The words of a name that were said, and their share of the name (None: none said)."""
     meaningful = {w for w in words if len(w) > 2 or (len(w) == 2 and not w.isdigit())}
-    if not meaningful:
-        return 0, 0.0
-    hits = sum(1 for word in meaningful if any(near(word, other) for other in said))
-    return hits, hits / len(meaningful)
+    found = {word for word in meaningful if any(near(word, other) for other in said)}
+    if not found:
+        return None
+    return found, len(found) / len(meaningful)
 
 
 def values_named(clause: str, table: TableProfile) -> dict[str, list[str]]:
     """The category values a clause mentions, by column ("Queensland", "Korea, Rep.")."""
     lowered = f" {clause.lower()} "
     said = set(phrase_terms(clause))
+    measures = {c.name.lower() for c in table.columns if c.role == "measure"}
     found: dict[str, list[str]] = {}
     for column, values in table.categories.items():
         for value in values:
             text = value.lower().strip()
             if len(text) < 2:
                 continue
+            if text in measures:
+                continue  # "votes for Joly": Joly is a column here, not a winner's name
             if re.search(rf"(?<![\w]){re.escape(text)}(?![\w])", lowered) or (
                 _words_of_value(value) and _words_of_value(value) <= said
             ):
@@ -177,4 +211,4 @@ def values_named(clause: str, table: TableProfile) -> dict[str, list[str]]:
 def _words_of_value(value: str) -> set[str]:
     """The meaningful words of a category value ("Korea, Rep." → korea), for Korean requests."""
     words = {stem(w.lower()) for w in split_name(value)}
-    return {w for w in words if len(w) >= 3 and w not in {"rep", "the", "and"}}
+    return {w for w in words if len(w) >= 3 and not w.isdigit() and w not in {"rep", "the", "and"}}

@@ -150,13 +150,20 @@ def preview(drawn: ChartData) -> list[str]:
     shown: list[str] = []
     for index, label in enumerate(drawn.labels[:PREVIEW_POINTS]):
         values = [
-            f"{series.name} {format_number(series.values[index])}"
+            f"{series.name} {_number(series.values[index])}"
             if len(drawn.series) > 1
-            else format_number(series.values[index])
+            else _number(series.values[index])
             for series in drawn.series
         ]
         shown.append(f"{label}: {', '.join(values)}")
     return shown
+
+
+def _number(value: float | None) -> str:
+    """A chart value as the chart prints it: whole numbers without decimals."""
+    if value is not None and float(value).is_integer():
+        return format_number(value, 0)
+    return format_number(value)
 
 
 def _question(

@@ -21,14 +21,16 @@ from pydantic import Field
 from multiverse.documents import source_text
 from multiverse.home import Home
 from multiverse.spec.model import Plain
-from multiverse.tabular import TABLE_SUFFIXES, TableProfile, profile
+from multiverse.tabular import TableProfile, profile
 from multiverse.unread import look, why_unread
 
 log = structlog.get_logger(__name__)
 
 TITLE_LIMIT = 120
+ABOUT_LIMIT = 600  # characters of a file's first meaningful lines
 GUIDELINE_LIMIT = 20_000  # characters of one guideline kept for its format rules
 DESCRIPTION_LIMIT = 60_000  # characters of a description given to a table's profile
+TABLE_SUFFIXES = (".csv", ".tsv", ".tab", ".xlsx", ".xlsm", ".json")
 DOCUMENT_SUFFIXES = (".md", ".markdown", ".txt", ".docx", ".pdf", ".pptx", ".html", ".htm")
 
 Kind = Literal["table", "document", "other"]
@@ -40,6 +42,7 @@ class ScannedFile(Plain):
     path: str  # home-relative, posix
     kind: Kind
     title: str = ""
+    about: str = ""  # the first meaningful lines of the file (of its description, for a table)
     describes: list[str] = Field(default_factory=list)  # the tables this document describes
     profile: TableProfile | None = None
     note: str = ""  # why a table or document could not be read
@@ -80,7 +83,12 @@ def scan_home(home: Home, search_provider: str | None = None) -> HomeScan:
     paths = sorted(_files(home.assets))
     texts = {path: _text(home, path) for path in paths if path.suffix.lower() in DOCUMENT_SUFFIXES}
     documents = [
-        ScannedFile(path=home.relative(path), kind="document", title=_title(text or "", path))
+        ScannedFile(
+            path=home.relative(path),
+            kind="document",
+            title=_title(text or "", path),
+            about=first_lines(text or ""),
+        )
         for path, text in texts.items()
     ]
     tables = [path for path in paths if path.suffix.lower() in TABLE_SUFFIXES]
@@ -90,7 +98,9 @@ def scan_home(home: Home, search_provider: str | None = None) -> HomeScan:
         readers = [path for path in texts if _describes(path, texts[path] or "", table)]
         for reader in readers:
             described.setdefault(home.relative(reader), []).append(home.relative(table))
-        files.append(_table(home, table, [texts[reader] or "" for reader in readers]))
+        found = _table(home, table, [texts[reader] or "" for reader in readers])
+        about = " ".join(first_lines(texts[reader] or "") for reader in readers)
+        files.append(found.model_copy(update={"about": about[:ABOUT_LIMIT]}))
     files += [
         document.model_copy(update={"describes": described.get(document.path, [])})
         for document in documents
@@ -167,3 +177,22 @@ def _describes(document: Path, text: str, table: Path) -> bool:
 
 def _stem(path: Path) -> str:
     return re.sub(r"[^0-9a-z가-힣]+", "", path.stem.lower())
+
+
+_NOISE = re.compile(r"https?://\S+|<[^>]+>|`[^`]*`|^\s*\|.*$|^[\s|:-]+$|^\s*```.*$", re.MULTILINE)
+
+
+def first_lines(text: str) -> str:
+    """A text's first meaningful lines: headings and prose, without links, code or table rows
+    (never altered otherwise), at most ABOUT_LIMIT characters."""
+    kept: list[str] = []
+    size = 0
+    for line in _NOISE.sub(" ", text).splitlines():
+        words = " ".join(line.strip().lstrip("#>*- ").split())
+        if len(words) < 3:
+            continue
+        kept.append(words)
+        size += len(words) + 1
+        if size >= ABOUT_LIMIT:
+            break
+    return " ".join(kept)[:ABOUT_LIMIT]

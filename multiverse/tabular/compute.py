@@ -87,8 +87,8 @@ class Setup:
 
     def fact(self, values: Values, keys: list[object], **fields: Any) -> Fact:
         """A fact with the query's measure, label, unit, aggregation and citation."""
-        aggregated = values.aggregated or (values.grain is not None and values.grain != native_grain(
-            self.analysis))
+        coarser = values.grain is not None and values.grain != native_grain(self.analysis)
+        aggregated = values.aggregated or coarser
         return Fact(kind=self.query.kind, measure=self.query.measure, label=self.label,
                     unit=self.unit, category=fields.pop("category", self.value),
                     citation=values.citation(self.analysis, keys),
@@ -200,14 +200,15 @@ def _change(setup: Setup, values: Values, start: Point, end: Point) -> Fact:
         raise Unanswerable(f"{kind} needs two periods; {start.label} is the only one")
     percent = (end.value - start.value) / abs(start.value) * 100 if start.value else None
     years = years_between(setup.grain or "year", int(start.key), int(end.key))  # type: ignore[call-overload]
+    # The two values keep the source's precision (None: computed means); percents are computed.
+    places = None if start.decimals is None or end.decimals is None else max(
+        start.decimals, end.decimals)
     common = {"period": f"{start.label}–{end.label}", "start": start.label, "end": end.label,
-              "start_value": start.value, "end_value": end.value, "years": years}
+              "start_value": start.value, "end_value": end.value, "years": years,
+              "decimals": places}
     keys = [start.key, end.key]
     if kind == "change":
-        places = None if start.decimals is None or end.decimals is None else max(
-            start.decimals, end.decimals)
-        return setup.fact(values, keys, value=end.value - start.value, percent=percent,
-                          decimals=places, **common)
+        return setup.fact(values, keys, value=end.value - start.value, percent=percent, **common)
     if percent is None:
         raise Unanswerable(f"{setup.label} was 0 in {start.label}: a growth from 0 has no percent")
     if kind == "growth":

@@ -211,8 +211,8 @@ def _in_periods(analysis: Analysis, frame: pd.DataFrame, key: str, wanted: list[
         ends = time_range(text) or (text, text)
         first, last = parse_label(ends[0]), parse_label(ends[1])
         if first is None or last is None:
-            raise Unanswerable(f"{text!r} is not a period {key} can hold (e.g. "
-                               f"{analysis.profile.time.first if analysis.profile.time else '2001'})",
+            example = analysis.profile.time.first if analysis.profile.time else "2001"
+            raise Unanswerable(f"{text!r} is not a period {key} can hold (e.g. {example})",
                                column=key)
         at = first.grain if first.grain in ("year", "quarter", "month") else "day"
         if RANK[at] > RANK[grain]:

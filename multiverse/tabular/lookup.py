@@ -204,7 +204,8 @@ def _cells(analysis: Analysis, rows: pd.DataFrame, query: LookupQuery) -> list[N
     for _, row in rows.iterrows():
         selectors = {c: str(row[c]) for c in labels if str(row[c])}
         if bool(row["_t"]):
-            moment = Moment(grain, "", int(row["_y"]), int(row["_m"]), int(row["_d"]), int(row["_s"]))
+            moment = Moment(grain, "", int(row["_y"]), int(row["_m"]), int(row["_d"]),
+                            int(row["_s"]))
             selectors[time_key] = label_of(grain, key_of(moment, grain))
         if analysis.profile.wide is not None and analysis.profile.wide.axis == "category":
             selectors[analysis.profile.wide.name] = str(row["_source"])

@@ -236,7 +236,9 @@ class Fact(_Plain):
     end_value: float | None = None
     percent: float | None = None
     years: float | None = None
-    decimals: int | None = None  # None: a computed value (two decimals)
+    # The precision of the measure's values as printed (the value, or the two values of a
+    # change); None: computed (two decimals). Percents are always computed.
+    decimals: int | None = None
     column: str | None = None  # the category column of largest/smallest/fastest_growing
 
     def sentence(self, lang: str = "en") -> str:

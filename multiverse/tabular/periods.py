@@ -4,7 +4,7 @@ each value comes from: what computed facts are made of."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from multiverse.tabular.aggregate import Combined, combine
 from multiverse.tabular.dataset import Unanswerable, frame_times
@@ -104,11 +104,11 @@ def _several(frame: pd.DataFrame) -> bool:
     return bool(len(filled)) and int(filled.groupby("_key").size().max()) > 1
 
 
-def _point(analysis: Analysis, combined: Combined, row: dict[str, object], label: str, how: str,
+def _point(analysis: Analysis, combined: Combined, row: dict[Any, Any], label: str, how: str,
            decimals: int) -> Point:
     """One group's point, with the precision its number is printed at."""
-    cells = int(row["cells"])  # type: ignore[call-overload]
-    value = float(row["value"])  # type: ignore[arg-type]
+    cells = int(row["cells"])
+    value = float(row["value"])
     if cells == 1:
         used = combined.used[combined.used["_key"] == row["_key"]].iloc[0]
         text = str(analysis.table.cells(str(used["_source"])).iloc[int(used["_row"])])

@@ -78,4 +78,6 @@ def _fastest(setup: Setup) -> Fact:
     return setup.fact(best_values, [start.key, end.key], value=growth, percent=growth,
                       period=f"{start.label}–{end.label}", category=category,
                       start=start.label, end=end.label, start_value=start.value,
-                      end_value=end.value, column=_column_name(setup))
+                      end_value=end.value, column=_column_name(setup),
+                      decimals=None if start.decimals is None or end.decimals is None
+                      else max(start.decimals, end.decimals))

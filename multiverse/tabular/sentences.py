@@ -35,7 +35,9 @@ def has_coda(word: str) -> bool:
     if last.isascii() and last.isalpha():
         if last.isupper() and len(text) > 1 and text[-2].isupper():
             return last in "LMNR"  # an acronym is read letter by letter: 엘 엠 엔 알
-        return last.lower() in "lmnkpt"
+        # Loanwords end most consonants in a vowel (`rate` 레이트, `product` 프로덕트);
+        # l, m, n (and ng) stay a final consonant.
+        return last.lower() in "lmn"
     return False
 
 
@@ -145,13 +147,14 @@ def _fact_ko(fact: Fact, value: str, start: str, end: str, percent: str, cite: s
     up = fact.percent is not None and fact.percent >= 0
     change = _signed(fact)
     years = format_number(fact.years, _places(fact.years))
+    was = f"{josa(value, '이었', '였')}습니다"
     text = {
-        "first": f"데이터의 첫 시점인 {p}의 {josa(s, '은', '는')} {josa(value, '이었', '였')}습니다",
-        "last": f"가장 최근 시점인 {p}의 {josa(s, '은', '는')} {josa(value, '이었', '였')}습니다",
+        "first": f"데이터의 첫 시점인 {p}의 {josa(s, '은', '는')} {was}",
+        "last": f"가장 최근 시점인 {p}의 {josa(s, '은', '는')} {was}",
         "min": f"{josa(s, '은', '는')} {p}에 {josa(value, '으로', '로')} 가장 낮았습니다",
         "max": f"{josa(s, '은', '는')} {p}에 {josa(value, '으로', '로')} 가장 높았습니다",
-        "mean": f"{p} {josa(s, '은', '는')} {josa(value, '이었', '였')}습니다" if fact.start ==
-                fact.end else f"{p0}부터 {p1}까지 {s}의 평균은 {josa(value, '이었', '였')}습니다",
+        "mean": f"{p} {josa(s, '은', '는')} {was}" if fact.start == fact.end else
+                f"{p0}부터 {p1}까지 {s}의 평균은 {was}",
         "change": f"{josa(s, '은', '는')} {p0} {start}에서 {p1} {josa(end, '으로', '로')} "
                   f"{change}" + (f"({'+' if up else '-'}{percent} %)"
                                        if fact.percent is not None else "") + " 변했습니다",
@@ -181,7 +184,8 @@ def lookup_words(answer: LookupAnswer, lang: str = "en") -> str:
         if lang == "ko":
             owner = f"{', '.join(where)}의 " if where else ""
             period = f"{_period_ko(answer.period)} " if answer.period else ""
-            return f"{period}{owner}{josa(label, '은', '는')} {josa(value, '이었', '였')}습니다 ({cite})."
+            was = f"{josa(value, '이었', '였')}습니다"
+            return f"{period}{owner}{josa(label, '은', '는')} {was} ({cite})."
         owner = f" for {', '.join(where)}" if where else ""
         period = f" in {answer.period}" if answer.period else ""
         return f"{upper_first(label)}{owner}{period} was {value} ({cite})."

@@ -38,8 +38,8 @@ def _candidates(analysis: Analysis, query: ChartQuery, problem: Unanswerable) ->
             k: v for k, v in query.filters.items() if k != bad}}))
     elif bad is not None and (bad in query.measures or (bad in labels and bad in query.measures)):
         others = [m for m in query.measures if m != bad]
-        for near in _close(bad, measures) or measures[:3]:
-            out.append(query.model_copy(update={"measures": [*others, near]}))
+        for closest in _close(bad, measures) or measures[:3]:
+            out.append(query.model_copy(update={"measures": [*others, closest]}))
         if bad in labels:
             out.append(query.model_copy(update={"aggregation": "count", "dimension": bad}))
     elif bad is not None and bad == query.series_by:

@@ -31,7 +31,8 @@ MONTHS = {
     for name in names
 }
 _MON = r"(?P<mon>[a-z]{3,9})\.?"
-_CLOCK = r"(?:[t ]+(?P<H>\d{1,2}):(?P<M>\d{2})(?::(?P<S>\d{2})(?:\.\d+)?)?)?\s*(?:z|utc|[+-]\d{2}:?\d{2})?"
+_CLOCK = (r"(?:[t ]+(?P<H>\d{1,2}):(?P<M>\d{2})(?::(?P<S>\d{2})(?:\.\d+)?)?)?"
+          r"\s*(?:z|utc|[+-]\d{2}:?\d{2})?")
 _FORMS: list[tuple[str, re.Pattern[str]]] = [
     (form, re.compile(pattern, re.IGNORECASE))
     for form, pattern in [
@@ -109,7 +110,8 @@ def _moment(form: str, parts: dict[str, str | None], dayfirst: bool | None) -> M
         return Moment("month", form, year, month)
     if day > calendar.monthrange(year, month)[1]:
         return None
-    clock = int(parts.get("H") or 0) * 3600 + int(parts.get("M") or 0) * 60 + int(parts.get("S") or 0)
+    hours, minutes = int(parts.get("H") or 0), int(parts.get("M") or 0)
+    clock = hours * 3600 + minutes * 60 + int(parts.get("S") or 0)
     if clock >= 86_400:
         return None
     return Moment("second" if parts.get("H") else "day", form, year, month, day, clock)
