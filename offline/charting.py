@@ -110,9 +110,13 @@ def chart_sentence(
     parts = _parts(sentence.split(":", 1)[-1]) if several else _chart_parts(sentence)
     charts = [chart for part in parts if (chart := _chart(part, sentence, scan, excluded, reading))]
     if not charts and context:
-        whole = f"{context} {sentence}"
-        found = _chart(whole, whole, scan, excluded, reading)
-        charts = [found] if found is not None else []
+        if several:  # "…: spending, population and the saving rate. Give each its own chart."
+            parts = _parts(context.split(":", 1)[-1])
+            charts = [c for part in parts if (c := _chart(part, part, scan, excluded, reading))]
+        else:
+            whole = f"{context} {sentence}"
+            found = _chart(whole, whole, scan, excluded, reading)
+            charts = [found] if found is not None else []
     if not charts:
         return [
             Chart(
@@ -174,11 +178,27 @@ _OBJECT_END = re.compile(
 
 def chart_object(sentence: str) -> str:
     """The words naming what a chart draws (the whole sentence when none stand out)."""
+    sentence = re.sub(r"(?<=\d),(?=\d{3}\b)", "", sentence)  # "1,000": one number, not a list
     match = _OBJECT.search(sentence)
     if match is None:
         return sentence
     found = next(group for group in match.groups() if group)
-    return _OBJECT_END.split(found, maxsplit=1)[0].strip() or sentence
+    pieces = re.split(r"(,)", found)
+    kept = _OBJECT_END.split(pieces[0], maxsplit=1)[0]
+    # "computer science, engineering and physical sciences": a list goes on after commas
+    for piece in pieces[2::2]:
+        item = _OBJECT_END.split(piece, maxsplit=1)[0]
+        if len(item.split()) > 8 or _LIST_BREAK.match(item) or item.strip() in ("", "and", "or"):
+            break
+        kept += "," + item
+        if item != piece:
+            break
+    return kept.strip() or sentence
+
+
+_LIST_BREAK = re.compile(
+    r"\s*(?:please|would|could|and (?:write|tell|say|send)|it|that|which|so)\b", re.I
+)
 
 
 def _chart(
@@ -201,7 +221,7 @@ def _chart(
         measures=measures,
         dimension=dimension,
         frequency=frequency,
-        aggregation=_aggregation(sentence),
+        aggregation=_aggregation(part),
         filters=filters,
         series_by=series_by,
         top_n=_top(sentence),
@@ -298,7 +318,7 @@ def _dimension(sentence: str, table: TableProfile) -> tuple[str, Frequency | Non
     """(dimension, frequency, series_by) the words ask of this table."""
     frequency = next((grain for grain, pattern in _TIME_WORDS if pattern.search(sentence)), None)
     series_by = _series(sentence, table)
-    by = _by_column(sentence, table)
+    by = _by_column(sentence, table) or _top_category(sentence, table)
     if by is not None and table.time is not None and _TREND.search(sentence):
         return "time", frequency, by  # how it changed by category: one series per category
     if by is not None:
@@ -307,6 +327,22 @@ def _dimension(sentence: str, table: TableProfile) -> tuple[str, Frequency | Non
         return "time", frequency, series_by
     categories = [c.name for c in table.columns if c.role == "category"]
     return (categories[0] if len(categories) == 1 else "time"), None, series_by
+
+
+_TOP_OF = re.compile(
+    r"\b(?:top|which|the)\s+(?:\d+|three|four|five|six|seven|eight|nine|ten|twenty)\s+"
+    r"(?P<words>[\w-]+(?:\s[\w-]+)?)|상위\s?\d+\s?개?\s?(?P<ko>[가-힣]+)",
+    re.IGNORECASE,
+)
+
+
+def _top_category(sentence: str, table: TableProfile) -> str | None:
+    """The categories a top-N ranks ("which five sub-categories…", "the ten states…")."""
+    match = _TOP_OF.search(sentence)
+    if match is None:
+        return None
+    hits = column_hits(match.group("words") or match.group("ko") or "", table, ("category",))
+    return hits[0].column if hits else None
 
 
 def _by_column(sentence: str, table: TableProfile) -> str | None:

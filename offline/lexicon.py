@@ -114,7 +114,7 @@ _KOREAN_KEYS = sorted(KOREAN, key=len, reverse=True)
 _SYNONYMS = (
     {"revenue", "sales", "turnover", "takings", "income"},
     {"price", "prices", "cost"},
-    {"people", "person", "population", "capita", "pop"},
+    {"people", "person", "capita"},
     {"percent", "percentage", "pct", "share"},
     {"rate", "ratio"},
     {"average", "mean", "avg"},
