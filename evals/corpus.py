@@ -1,5 +1,6 @@
 """The corpus of real public data (tests/corpus): each request read into a spec and checked
-against what it must be, offline. `python -m evals corpus` prints the table of results.
+against what it must be, offline. `python -m evals corpus` (`make eval-corpus`) prints the
+results and writes them into EVALS.md.
 
 A case's assets are copied into a fresh home (descriptions as .docx/.pdf built from their real
 text where the case names them); its request and MODIFY texts are read by the offline rules
@@ -223,8 +224,33 @@ def report(verdicts: list[Verdict]) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
-    """Print the corpus results."""
+EVALS_MD = CORPUS.parent.parent / "EVALS.md"
+BEGIN, END = "<!-- corpus results: make eval-corpus -->", "<!-- end of corpus results -->"
+
+
+def write(text: str, revision: str) -> None:
+    """Put the results into EVALS.md between their markers (added at the end the first time)."""
+    block = (
+        f"{BEGIN}\n## The corpus, offline (`make eval-corpus`, {revision})\n\n"
+        "Each request of tests/corpus read by the offline rules into a checked spec and judged "
+        "against its expectations: charts (table, measures, dimension, filter, series, top-N, "
+        "drawable), files left out (used nowhere), lookups and computations (the figure in the "
+        "answer), language, length, mode.\n\n"
+        f"{text}\n{END}"
+    )
+    current = EVALS_MD.read_text(encoding="utf-8") if EVALS_MD.exists() else "# Evaluations\n"
+    if BEGIN in current and END in current:
+        head, _, rest = current.partition(BEGIN)
+        _, _, tail = rest.partition(END)
+        updated = head + block + tail
+    else:
+        updated = current.rstrip("\n") + "\n\n" + block + "\n"
+    EVALS_MD.write_text(updated, encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the corpus results (and with --write, record them in EVALS.md)."""
+    import subprocess
     import sys
 
     sys.path.insert(0, str(CORPUS))
@@ -233,8 +259,18 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         documents = Path(folder)
         build(documents)
-        print(report(evaluate(documents)))
+        text = report(evaluate(documents))
+    print(text)
+    if argv and "--write" in argv:
+        revision = subprocess.run(
+            ["git", "-C", str(CORPUS), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout.strip()
+        write(text, f"at {revision}" if revision else "this checkout")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main(__import__("sys").argv[1:]))
