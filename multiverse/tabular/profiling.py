@@ -1,0 +1,171 @@
+"""A table's profile: each column's role, kind and unit, its time axis, and its shape.
+
+`analyse` keeps what the profile was computed from (the numbers, each row's period), so a chart,
+a lookup or a fact reuses the very reading the proposal's preview was made from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+from multiverse.tabular.columns import (
+    Numbers,
+    category_or_text,
+    filled_mask,
+    identifies_rows,
+    measure_kind,
+    measure_unit,
+    read_numbers,
+)
+from multiverse.tabular.descriptions import Definition, find_definitions, prose_units
+from multiverse.tabular.models import ColumnProfile, Kind, TableProfile, TimeAxis, WideGroup
+from multiverse.tabular.reading import Table, read_table
+from multiverse.tabular.timeaxis import Found, RowTimes, detect
+from multiverse.tabular.vocabulary import identifier_name
+from multiverse.tabular.widetables import WideTime, category_group, time_columns
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+MAX_CATEGORY_VALUES = 50
+_EXAMPLES = 5
+
+
+@dataclass
+class Analysis:
+    """A table, its profile and the readings behind it."""
+
+    table: Table
+    profile: TableProfile
+    numbers: dict[str, Numbers]  # the numeric columns
+    times: RowTimes | None  # each row's period (None: no time axis in the rows)
+    wide_time: WideTime | None = None  # periods named by columns
+    definitions: dict[str, Definition] = field(default_factory=dict)
+
+
+def profile(path: Path, *, root: Path, descriptions: Sequence[str] = (),
+            sheet: str | None = None) -> TableProfile:
+    """Profile a table of the home: columns, time axis, shape, categories and a summary."""
+    return analyse(read_table(path, root=root, sheet=sheet), descriptions).profile
+
+
+def analyse(table: Table, descriptions: Sequence[str] = ()) -> Analysis:
+    """A table's profile and the readings behind it."""
+    cells = {name: table.cells(name) for name in table.columns}
+    definitions = find_definitions(descriptions, table.columns)
+    spoken = prose_units(descriptions, [c for c in table.columns if c not in definitions])
+    read = {name: read_numbers(column) for name, column in cells.items()}
+    numbers = {name: n for name, n in read.items() if n.numeric}
+    named = {name for name in table.columns if identifier_name(name)}
+    found = detect(cells, {n: v.values for n, v in numbers.items()}, named)
+    time_names = set(found.axis.columns) if found else set()
+    # Dates are distinct in every row too: codes are looked for once the time is known.
+    identifiers = named | {name for name in table.columns if name not in time_names
+                           and identifies_rows(name, cells[name], read[name])}
+    notes = list(table.notes)
+    measures = [n for n in numbers if n not in identifiers and n not in time_names]
+    wide_time = time_columns(measures, found)
+    axis = wide_time.axis if wide_time else (found.axis if found else None)
+    columns: list[ColumnProfile] = []
+    remarks: dict[str, list[str]] = {}
+    for name in table.columns:
+        role = ("identifier" if name in identifiers else "time" if name in time_names
+                else "measure" if name in numbers else category_or_text(cells[name]))
+        column, remarks[name] = _column(name, role, cells[name], read[name], definitions.get(name))
+        if column.role == "measure" and column.unit is None and name in spoken:
+            column = column.model_copy(update={"unit": spoken[name]})
+        columns.append(column)
+    wide = _wide_group(wide_time, columns, found, definitions)
+    for name in table.columns:
+        if wide is None or name not in wide.columns:
+            notes.extend(remarks[name])
+    if wide is not None:
+        notes.append(f"{len(wide.columns)} columns ({wide.columns[0]} … {wide.columns[-1]}) read "
+                     f"as {'periods' if wide.axis == 'time' else 'categories'} of one measure "
+                     f"(a wide table)")
+        if any(r.startswith("aggregation of") for n in wide.columns for r in remarks[n]):
+            notes.append(f"aggregation of the values in {wide.columns[0]} … {wide.columns[-1]} "
+                         f"assumed {wide.aggregation}: their kind is not stated")
+    shape = _shape(columns, wide, found)
+    categories = {c.name: _distinct(cells[c.name])[:MAX_CATEGORY_VALUES]
+                  for c in columns if c.role == "category"}
+    result = TableProfile(
+        file=table.file, sheet=table.sheet, format=table.kind, rows=table.rows, columns=columns,
+        time=axis, shape=shape, wide=wide, categories=categories, notes=notes,
+    )
+    return Analysis(table, result, numbers, found.times if found else None, wide_time, definitions)
+
+
+def _wide_group(wide_time: WideTime | None, columns: list[ColumnProfile], found: Found | None,
+                definitions: dict[str, Definition]) -> WideGroup | None:
+    """The columns that are periods or categories of one measure, if the table has them."""
+    if wide_time is not None:
+        members = wide_time.columns
+    else:
+        measures = [c for c in columns if c.role == "measure"]
+        members = category_group(measures, bool(found) or any(
+            c.role == "category" for c in columns), definitions)
+    if not members:
+        return None
+    first = next(c for c in columns if c.name == members[0])
+    kinds = {c.kind for c in columns if c.name in members}
+    kind = cast(Kind, first.kind if len(kinds) == 1 and first.kind else "other")
+    aggregation = first.aggregation if len(kinds) == 1 and first.aggregation else "mean"
+    return WideGroup(columns=members, axis="time" if wide_time else "category",
+                     name="time" if wide_time else "series", label="value", kind=kind,
+                     aggregation=aggregation, unit=first.unit)
+
+
+def _shape(columns: list[ColumnProfile], wide: WideGroup | None, found: Found | None) -> str:
+    """`wide` (a measure spread over columns), `long` (categories repeat periods), or `single`."""
+    if wide is not None:
+        return "wide"
+    has_categories = any(c.role == "category" for c in columns)
+    if found is not None and has_categories and found.axis.periods < int(found.times.valid.sum()):
+        return "long"
+    categories = [c for c in columns if c.role == "category"]
+    if found is None and categories and any(c.distinct < c.distinct + c.missing for c in categories):
+        return "long" if len(categories) >= 2 else "single"
+    return "single"
+
+
+def _distinct(cells: pd.Series) -> list[str]:
+    """Distinct filled values in order of appearance."""
+    texts = cells.astype(str).str.strip()
+    return [str(v) for v in texts[texts != ""].unique()]
+
+
+def _column(name: str, role: str, cells: pd.Series, numbers: Numbers,
+            definition: Definition | None) -> tuple[ColumnProfile, list[str]]:
+    """The profile of one column, and the notes it gives the table."""
+    notes: list[str] = []
+    filled = filled_mask(cells)
+    distinct = _distinct(cells[filled])
+    described = definition is not None and definition.label and role != "time"
+    label = definition.label if described and definition else name.replace("_", " ")
+    base: dict[str, object] = {
+        "name": name, "role": role, "label": label, "distinct": len(distinct),
+        "missing": int((~filled).sum()), "examples": distinct[:_EXAMPLES],
+    }
+    if role in ("measure", "time") and numbers.numeric:
+        values = numbers.values.dropna()
+        base.update(minimum=float(values.min()), maximum=float(values.max()))
+    if role == "measure":
+        kind, aggregation, decided = measure_kind(name, definition, numbers, numbers.values)
+        base.update(kind=kind, aggregation=aggregation, decimals=numbers.decimals,
+                    unit=measure_unit(name, definition, numbers))
+        base["missing"] = int(len(cells) - numbers.parsed)
+        if not decided:
+            notes.append(f"aggregation of {name} assumed {aggregation}: its kind is not stated")
+        if numbers.filled > numbers.parsed:
+            notes.append(f"{name}: {numbers.filled - numbers.parsed} cells that are not numbers "
+                         f"read as missing")
+        if numbers.decimal_comma:
+            notes.append(f"{name}: decimals written with a comma")
+    return ColumnProfile.model_validate(base), notes
+
+
+__all__ = ["Analysis", "TimeAxis", "analyse", "profile"]

@@ -1,0 +1,197 @@
+"""A data file of the home read into a table of cell texts, each row with its line in the file.
+
+Cells stay text as written: numbers are read from them later (`numbers.parse_number`), so a
+citation can quote a cell exactly and say which line of the file holds it.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import io
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from multiverse.errors import UserError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+MAX_BYTES = 64 * 1024 * 1024  # a larger file is refused with its size: the caller reports it
+_SNIFF_CHARS = 64 * 1024
+_DELIMITERS = (",", ";", "\t", "|")
+FORMATS = {
+    ".csv": "CSV", ".tsv": "TSV", ".tab": "TSV", ".txt": "text", ".xlsx": "Excel",
+    ".xlsm": "Excel", ".json": "JSON",
+}
+
+
+class TabularError(UserError):
+    """A data table that cannot be read: the message says which file and why."""
+
+
+class TableTooLarge(TabularError):
+    """A data file larger than MAX_BYTES."""
+
+    def __init__(self, file: str, size: int, limit: int = MAX_BYTES) -> None:
+        self.file = file
+        self.size = size
+        self.limit = limit
+        super().__init__(
+            f"{file} is {size / 2**20:,.1f} MiB; tables over {limit / 2**20:,.0f} MiB are not read"
+        )
+
+
+@dataclass(frozen=True)
+class Grid:
+    """Cell texts of a file, before they become a dataframe."""
+
+    names: list[str]
+    rows: list[list[str]]
+    lines: list[int]  # per row, its line in the file (the sheet's row for a spreadsheet)
+    notes: list[str] = field(default_factory=list)
+
+
+class Table:
+    """A data table of the home: column names as written, cells as text, each row's line."""
+
+    def __init__(self, file: str, grid: Grid, *, kind: str, sheet: str | None = None) -> None:
+        import pandas as pd
+
+        self.file = file
+        self.sheet = sheet
+        self.kind = kind
+        self.columns: list[str] = list(grid.names)
+        self.notes: list[str] = list(grid.notes)
+        width = len(self.columns)
+        cells = [row[:width] + [""] * (width - len(row)) for row in grid.rows]
+        by_column = list(zip(*cells, strict=True)) if cells else [() for _ in range(width)]
+        # Positional labels: two columns may share a name, and names are looked up by `column`.
+        self._frame: pd.DataFrame = pd.DataFrame(
+            {index: pd.Series(list(values), dtype=object) for index, values in enumerate(by_column)}
+        )
+        self._lines: list[int] = list(grid.lines)
+
+    @property
+    def rows(self) -> int:
+        """Rows of data (the header not counted)."""
+        return len(self._lines)
+
+    def cells(self, name: str) -> pd.Series:
+        """A column's cell texts by its name."""
+        return self._frame[self.columns.index(name)]
+
+    def __repr__(self) -> str:
+        return f"Table({self.file!r}, {self.rows} rows, columns={self.columns!r})"
+
+
+def home_relative(path: Path, root: Path) -> tuple[Path, str]:
+    """The absolute path of a home file and its home-relative posix name."""
+    absolute = path if path.is_absolute() else root / path
+    try:
+        relative = absolute.resolve().relative_to(root.resolve())
+    except ValueError:
+        raise TabularError(f"{path} is not inside the home {root}") from None
+    return absolute, relative.as_posix()
+
+
+def read_table(path: Path, *, root: Path, sheet: str | None = None) -> Table:
+    """Read a CSV/TSV/text, Excel or JSON table of the home, keeping cells as written."""
+    absolute, file = home_relative(path, root)
+    suffix = absolute.suffix.lower()
+    if suffix not in FORMATS:
+        raise TabularError(f"{file} is not a table this reader knows (csv, tsv, txt, xlsx, json)")
+    try:
+        size = absolute.stat().st_size
+    except OSError as error:
+        raise TabularError(f"cannot read {file}: {error.strerror or error}") from None
+    if size > MAX_BYTES:
+        raise TableTooLarge(file, size)
+    if suffix in (".xlsx", ".xlsm"):
+        from multiverse.tabular.sheets import read_xlsx
+
+        grid, sheet = read_xlsx(absolute, file, sheet)
+    elif suffix == ".json":
+        from multiverse.tabular.sheets import read_json
+
+        grid = read_json(decode(absolute.read_bytes()), file)
+    else:
+        grid = read_delimited(decode(absolute.read_bytes()), suffix)
+    return Table(file, unique_names(grid), kind=FORMATS[suffix], sheet=sheet)
+
+
+def decode(data: bytes) -> str:
+    """A file's text: UTF-8 (with or without BOM), UTF-16 with BOM, else CP949 (Korean)."""
+    if data.startswith(codecs.BOM_UTF8):
+        return data[len(codecs.BOM_UTF8) :].decode("utf-8", errors="replace")
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return data.decode("utf-16", errors="replace")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    try:
+        return data.decode("cp949")
+    except UnicodeDecodeError:
+        # Neither: every byte still reads as some character, and the cells stay citable.
+        return data.decode("latin-1")
+
+
+def sniff_delimiter(text: str, suffix: str = ".csv") -> str:
+    """The delimiter whose split of the first lines gives the header's width on every row."""
+    sample = text[:_SNIFF_CHARS]
+    if len(text) > _SNIFF_CHARS:
+        sample = sample.rpartition("\n")[0]  # a cut last line would count wrong
+    preferred = "\t" if suffix in (".tsv", ".tab") else ","
+    order = [preferred, *(d for d in _DELIMITERS if d != preferred)]
+    best, best_score = preferred, (False, 0.0, 1)
+    for delimiter in order:
+        widths = [len(r) for r in csv.reader(io.StringIO(sample, newline=""), delimiter=delimiter)
+                  if r][:200]
+        if not widths or widths[0] < 2:
+            continue
+        steady = sum(w == widths[0] for w in widths) / len(widths)
+        score = (steady >= 0.9, steady, widths[0])
+        if score > best_score:
+            best, best_score = delimiter, score
+    return best
+
+
+def read_delimited(text: str, suffix: str = ".csv") -> Grid:
+    """Rows of a delimited text, each with the line it starts on (a quoted cell may span lines)."""
+    delimiter = sniff_delimiter(text, suffix)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    names: list[str] | None = None
+    rows: list[list[str]] = []
+    lines: list[int] = []
+    blank = 0
+    start = 1
+    for record in reader:
+        cells = [cell.strip() for cell in record]
+        if not any(cells):
+            blank += bool(record) and names is not None
+        elif names is None:
+            names = cells
+        else:
+            rows.append(cells)
+            lines.append(start)
+        start = reader.line_num + 1
+    notes = [f"{blank} rows with no values skipped"] if blank else []
+    return Grid(names or [], rows, lines, notes)
+
+
+def unique_names(grid: Grid) -> Grid:
+    """The grid with every column named once: an empty or repeated name gets its position."""
+    width = max([len(grid.names), *(len(row) for row in grid.rows)], default=0)
+    names: list[str] = []
+    notes = list(grid.notes)
+    for index in range(width):
+        name = grid.names[index] if index < len(grid.names) else ""
+        if not name or name in names:
+            renamed = f"column {index + 1}"
+            notes.append(f"column {index + 1} has {'no name' if not name else 'a repeated name'}:"
+                         f" called {renamed!r}")
+            name = renamed
+        names.append(name)
+    return Grid(names, grid.rows, grid.lines, notes)

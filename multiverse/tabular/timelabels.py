@@ -1,0 +1,179 @@
+"""Time labels in every common form read into moments, and periods keyed and labelled.
+
+A moment is a year, month, day and second of day with the grain its text states; a period is
+an integer key at a grain (a year, `year*4 + quarter`, `year*12 + month`, a day number), so
+aggregating to a coarser grain is a key computation and labels sort by their keys.
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+import re
+from dataclasses import dataclass
+
+# Coarse to fine. A week is reported as a frequency but keyed and labelled by its day.
+GRAINS = ("year", "quarter", "month", "week", "day", "hour", "second")
+RANK = {grain: index for index, grain in enumerate(GRAINS)}
+PER_YEAR = {"year": 1.0, "quarter": 4.0, "month": 12.0, "week": 365.25, "day": 365.25,
+            "hour": 8766.0, "second": 31_557_600.0}
+EPOCH = dt.date(1970, 1, 1)
+YEARS = (1000, 2200)  # the years a time label may name
+
+MONTHS = {
+    name: number
+    for number, names in enumerate(
+        [("jan", "january"), ("feb", "february"), ("mar", "march"), ("apr", "april"), ("may",),
+         ("jun", "june"), ("jul", "july"), ("aug", "august"), ("sep", "sept", "september"),
+         ("oct", "october"), ("nov", "november"), ("dec", "december")],
+        start=1,
+    )
+    for name in names
+}
+_MON = r"(?P<mon>[a-z]{3,9})\.?"
+_CLOCK = r"(?:[t ]+(?P<H>\d{1,2}):(?P<M>\d{2})(?::(?P<S>\d{2})(?:\.\d+)?)?)?\s*(?:z|utc|[+-]\d{2}:?\d{2})?"
+_FORMS: list[tuple[str, re.Pattern[str]]] = [
+    (form, re.compile(pattern, re.IGNORECASE))
+    for form, pattern in [
+        ("year", r"(?:fy\s?)?(?P<y>\d{4})\s*년?"),
+        ("quarter", r"(?P<y>\d{4})\s*[-/ ]?\s*q(?P<q>[1-4])"),
+        ("quarter", r"q(?P<q>[1-4])\s*[-/ ]?\s*(?P<y>\d{4})"),
+        ("quarter", r"(?P<q>[1-4])q\s*[-/ ]?\s*(?P<y>\d{4})"),
+        ("quarter", r"(?P<y>\d{4})\s*년?\s*(?P<q>[1-4])\s*분기"),
+        ("date", r"(?P<y>\d{4})([-/.])(?P<m>\d{1,2})\2(?P<d>\d{1,2})" + _CLOCK),
+        ("date", r"(?P<y>\d{4})\s*년\s*(?P<m>\d{1,2})\s*월\s*(?P<d>\d{1,2})\s*일"),
+        ("year-month", r"(?P<y>\d{4})[-/.](?P<m>\d{1,2})"),
+        ("year-month", r"(?P<y>\d{4})m(?P<m>\d{1,2})"),
+        ("year-month", r"(?P<y>\d{4})\s*년\s*(?P<m>\d{1,2})\s*월"),
+        ("month name", _MON + r"[\s,'-]+(?P<y>\d{4})"),
+        ("month name", _MON + r"[\s-]+(?P<d>\d{1,2})(?:st|nd|rd|th)?,?[\s-]+(?P<y>\d{4})" + _CLOCK),
+        ("month name", r"(?P<d>\d{1,2})[\s-]+" + _MON + r",?[\s-]+(?P<y>\d{4})"),
+        ("numeric date", r"(?P<a>\d{1,2})([/.-])(?P<b>\d{1,2})\2(?P<y>\d{4})" + _CLOCK),
+        ("compact", r"(?P<y>\d{4})(?P<m>\d{2})"),
+        ("compact", r"(?P<y>\d{4})(?P<m>\d{2})(?P<d>\d{2})"),
+    ]
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Moment:
+    """A point in time read from a label, with the grain the label states."""
+
+    grain: str  # year | quarter | month | day | second
+    form: str
+    year: int
+    month: int = 1
+    day: int = 1
+    second: int = 0
+
+
+def parse_label(text: str, *, dayfirst: bool | None = None, compact: bool = False,
+                year: bool = True) -> Moment | None:
+    """The moment a time label names (`1959Q1`, `2001-03`, `Jan 1 2000`, ...), or None.
+
+    `dayfirst` orders `3/4/2001` (None: month first, as in the US, unless the day shows it);
+    `compact` admits `YYYYMM`/`YYYYMMDD`, read only when a column's name says it is a date.
+    """
+    cell = text.strip()
+    for form, pattern in _FORMS:
+        if (form == "compact" and not compact) or (form == "year" and not year):
+            continue
+        match = pattern.fullmatch(cell)
+        if match is not None:
+            moment = _moment(form, match.groupdict(), dayfirst)
+            if moment is not None:
+                return moment
+    return None
+
+
+def _moment(form: str, parts: dict[str, str | None], dayfirst: bool | None) -> Moment | None:
+    """A moment from a label's parts, or None when they name no real day."""
+    year = int(parts["y"] or 0)
+    if not YEARS[0] <= year <= YEARS[1]:
+        return None
+    if parts.get("q"):
+        return Moment("quarter", form, year, 3 * int(parts["q"] or 1) - 2)
+    if parts.get("a"):
+        first, second = int(parts["a"] or 0), int(parts["b"] or 0)
+        swap = dayfirst if dayfirst is not None else first > 12
+        month, day = (second, first) if swap else (first, second)
+    else:
+        month = MONTHS.get((parts.get("mon") or "").lower(), 0) if parts.get("mon") else int(
+            parts.get("m") or 0)
+        day = int(parts.get("d") or 0)
+    if form == "year":
+        return Moment("year", form, year)
+    if not 1 <= month <= 12:
+        return None
+    if not day:
+        return Moment("month", form, year, month)
+    if day > calendar.monthrange(year, month)[1]:
+        return None
+    clock = int(parts.get("H") or 0) * 3600 + int(parts.get("M") or 0) * 60 + int(parts.get("S") or 0)
+    if clock >= 86_400:
+        return None
+    return Moment("second" if parts.get("H") else "day", form, year, month, day, clock)
+
+
+def month_number(text: str) -> int | None:
+    """A month written as a number, an English name or `3월`, or None."""
+    cell = text.strip().lower().rstrip(".").removesuffix("월").strip()
+    if cell.isdigit():
+        number = int(cell)
+        return number if 1 <= number <= 12 else None
+    return MONTHS.get(cell)
+
+
+def quarter_number(text: str) -> int | None:
+    """A quarter written as `3`, `Q3`, `3Q` or `3분기`, or None."""
+    cell = text.strip().lower().removesuffix("분기").strip("q ")
+    return int(cell) if cell in ("1", "2", "3", "4") else None
+
+
+def day_number(year: int, month: int, day: int) -> int:
+    """Days since 1970-01-01."""
+    return (dt.date(year, month, day) - EPOCH).days
+
+
+def key_of(moment: Moment, grain: str) -> int:
+    """The key of the period at `grain` holding the moment."""
+    if grain == "year":
+        return moment.year
+    if grain == "quarter":
+        return moment.year * 4 + (moment.month - 1) // 3
+    if grain == "month":
+        return moment.year * 12 + moment.month - 1
+    days = day_number(moment.year, moment.month, moment.day)
+    if grain == "hour":
+        return days * 24 + moment.second // 3600
+    if grain == "second":
+        return days * 86_400 + moment.second
+    return days
+
+
+def label_of(grain: str, key: int) -> str:
+    """A period's label: `1959`, `1959Q1`, `2001-03`, `2020-01-05`, `2020-01-05 13:00`."""
+    if grain == "year":
+        return str(key)
+    if grain == "quarter":
+        return f"{key // 4}Q{key % 4 + 1}"
+    if grain == "month":
+        return f"{key // 12}-{key % 12 + 1:02d}"
+    if grain == "hour":
+        return f"{(EPOCH + dt.timedelta(days=key // 24)).isoformat()} {key % 24:02d}:00"
+    if grain == "second":
+        day, clock = divmod(key, 86_400)
+        hours, rest = divmod(clock, 3600)
+        when = (EPOCH + dt.timedelta(days=day)).isoformat()
+        return f"{when} {hours:02d}:{rest // 60:02d}:{rest % 60:02d}"
+    return (EPOCH + dt.timedelta(days=key)).isoformat()
+
+
+def years_between(grain: str, start: int, end: int) -> float:
+    """Years from one period to another, counted from their keys (`2001`→`2017` is 16)."""
+    return (end - start) / PER_YEAR[grain]
+
+
+def coarser(grain: str, other: str) -> bool:
+    """Whether `grain` is coarser than (or as coarse as) `other`."""
+    return RANK[grain] <= RANK[other]
