@@ -92,7 +92,7 @@ class TableProfile(_Plain):
 
     def summary(self) -> str:
         """One line for the knowledge catalog: columns with units, the period, the rows."""
-        from multiverse.tabular.sentences import profile_summary
+        from multiverse.tabular.summary import profile_summary
 
         return profile_summary(self)
 
@@ -108,7 +108,7 @@ class Citation(_Plain):
 
     def text(self, lang: str = "en") -> str:
         """`assets/x.csv rows 94–97` / `assets/x.csv 94–97행`."""
-        from multiverse.tabular.sentences import citation_text
+        from multiverse.tabular.summary import citation_text
 
         return citation_text(self, lang)
 

@@ -1,17 +1,11 @@
-"""The words of the package: a profile's catalog line, citations, and each fact as a sentence.
-
-English and Korean say the same numbers in the same format (`format_number`), so a figure
-found in one can be found in the other.
-"""
+"""A profile's line for the knowledge catalog, and a citation in words."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from multiverse.tabular.numbers import format_number
-
 if TYPE_CHECKING:
-    from multiverse.tabular.models import Citation, ColumnProfile, Fact, LookupAnswer, TableProfile
+    from multiverse.tabular.models import Citation, ColumnProfile, TableProfile
 
 _SHOWN_VALUES = 5
 _FREQUENCY_WORDS = {"quarter": "quarterly", "month": "monthly", "week": "weekly", "day": "daily",
@@ -72,20 +66,3 @@ def citation_text(citation: Citation, lang: str = "en") -> str:
     noun = "row" if citation.first == citation.last else "rows"
     count = f" ({citation.rows} rows)" if gaps else ""
     return f"{citation.file}{sheet} {noun} {lines}{count}"
-
-
-def lookup_sentence(answer: LookupAnswer, lang: str = "en") -> str:
-    """A looked-up cell as a sentence, or what is nearest when it was not found."""
-    from multiverse.tabular.phrasing import lookup_words
-
-    return lookup_words(answer, lang)
-
-
-def fact_sentence(fact: Fact, lang: str = "en") -> str:
-    """A computed fact as a sentence with its citation."""
-    from multiverse.tabular.phrasing import fact_words
-
-    return fact_words(fact, lang)
-
-
-__all__ = ["citation_text", "fact_sentence", "format_number", "lookup_sentence", "profile_summary"]
