@@ -196,7 +196,7 @@ def _notes(analysis: Analysis, measures: list[str], time: bool, grain: str,
 def _unit_and_label(analysis: Analysis, measures: list[str]) -> tuple[str | None, str]:
     """The measures' common unit (None if they differ) and what to call their values."""
     wide = analysis.profile.wide
-    if wide is not None and (wide.axis == "time" and set(measures) <= set(wide.columns)
+    if wide is not None and ((wide.axis == "time" and set(measures) <= set(wide.columns))
                              or set(measures) == set(wide.columns)):
         return wide.unit, wide.label
     columns = [analysis.profile.column(m) for m in measures]

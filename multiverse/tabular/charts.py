@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Literal, cast
 
 from multiverse.tabular.aggregate import Combined, combine
 from multiverse.tabular.chartplan import Plan, plan_chart
@@ -18,8 +18,8 @@ from multiverse.tabular.chartwords import axis_labels, title
 from multiverse.tabular.dataset import Unanswerable, load, long_rows, select
 from multiverse.tabular.models import ChartAggregation, ChartData, ChartQuery, ChartRefusal, Series
 from multiverse.tabular.profiling import Analysis
-from multiverse.tabular.timelabels import label_of
 from multiverse.tabular.suggestions import chart_alternatives
+from multiverse.tabular.timelabels import label_of
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -79,17 +79,19 @@ def _draw(analysis: Analysis, plan: Plan) -> ChartData:
     labels = [label_of(plan.grain, cast(int, k)) if plan.time else str(k) for k in keys]
     series = [Series(name=_series_name(plan, name),
                      values=[grid.values[name].get(k) for k in keys]) for name in names]
-    kind = "line" if plan.time and (len(keys) > LINE_AFTER or plan.series_keys) else "bar"
+    lined = plan.time and (len(keys) > LINE_AFTER or bool(plan.series_keys))
+    kind: Literal["line", "bar"] = "line" if lined else "bar"
     kept = combined.used[combined.used["_key"].isin(keys)]
     if plan.series_keys:
-        kept = kept[[tuple(r) in set(names) for r in kept[plan.series_keys].itertuples(index=False)]]
+        wanted = set(names)
+        kept = kept[[tuple(r) in wanted for r in kept[plan.series_keys].itertuples(index=False)]]
     x_label, y_label = axis_labels(analysis, plan)
     return ChartData(
         query=plan.query, title=title(analysis, plan, labels, _combines(plan, grid)), kind=kind,
         x_label=x_label, y_label=y_label, labels=labels, series=series,
         aggregation=cast(ChartAggregation, plan.aggregation), unit=plan.unit,
         citation=combined.citation(analysis.table.file, analysis.table.sheet,
-                                   combined.used.index.isin(kept.index)),
+                                   combined.used.index.to_series().isin(kept.index)),
         notes=notes,
     )
 
@@ -144,7 +146,8 @@ def _grid(combined: Combined, plan: Plan) -> _Grid:
     return grid
 
 
-def _trim(grid: _Grid, plan: Plan, notes: list[str]) -> tuple[list[object], list[tuple[object, ...]]]:
+def _trim(grid: _Grid, plan: Plan,
+          notes: list[str]) -> tuple[list[object], list[tuple[object, ...]]]:
     """The dimension keys and series kept, in the chart's order (top-n, the bar cap)."""
     def total(key: object) -> float:
         return sum(grid.values[name].get(key, 0.0) for name in grid.names)

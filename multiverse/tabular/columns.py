@@ -50,6 +50,7 @@ def filled_mask(cells: pd.Series) -> pd.Series:
 
 def read_numbers(cells: pd.Series) -> Numbers:
     """A column's cells as numbers: plain ones at once, `1,234`, `9.7%`, `$5` one by one."""
+    import numpy as np
     import pandas as pd
 
     texts = cells.astype(str)
@@ -66,8 +67,8 @@ def read_numbers(cells: pd.Series) -> Numbers:
     if rest.any():
         codes, uniques = pd.factorize(texts[rest])
         read = [parse_number(str(u), decimal_comma=decimal_comma) for u in uniques]
-        values.loc[rest] = [read[c].value if read[c] is not None else float("nan")
-                            for c in codes]  # type: ignore[union-attr]
+        numbers = [cell.value if cell is not None else float("nan") for cell in read]
+        values.loc[rest] = np.asarray(numbers, dtype=float)[codes]
         for code in codes:
             cell = read[code]
             if cell is not None:
@@ -140,5 +141,5 @@ def category_or_text(cells: pd.Series) -> str:
     if filled.empty:
         return "category"
     length = filled.str.len().mean()
-    words = filled.str.split().str.len().mean()
+    words = filled.map(lambda text: len(str(text).split())).mean()
     return "text" if length > 40 or words > 5 else "category"

@@ -25,7 +25,7 @@ TIME = "time"
 _TIME_ALIASES = {"time", "date", "period", "when", "시간", "기간", "날짜"}
 
 
-class Unanswerable(Exception):  # noqa: N818  (a query's answer, not a fault: it becomes a refusal)
+class Unanswerable(Exception):
     """A query the table cannot answer, with the reason in plain words."""
 
     def __init__(self, reason: str, *, column: str | None = None) -> None:
@@ -211,8 +211,8 @@ def _in_periods(analysis: Analysis, frame: pd.DataFrame, key: str, wanted: list[
         ends = time_range(text) or (text, text)
         first, last = parse_label(ends[0]), parse_label(ends[1])
         if first is None or last is None:
-            raise Unanswerable(f"{text!r} is not a period {key} can hold (e.g. "
-                               f"{analysis.profile.time.first if analysis.profile.time else '2001'})",
+            example = analysis.profile.time.first if analysis.profile.time else "2001"
+            raise Unanswerable(f"{text!r} is not a period {key} can hold (e.g. {example})",
                                column=key)
         at = first.grain if first.grain in ("year", "quarter", "month") else "day"
         if RANK[at] > RANK[grain]:

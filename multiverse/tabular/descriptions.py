@@ -129,7 +129,8 @@ def _definition(body: str, unit: str | None) -> Definition:
 
 def unit_in(text: str) -> str | None:
     """The unit a definition states: a parenthesised unit first, else `in <unit>`."""
-    for group in re.findall(r"\(([^()]*(?:\([^()]*\)[^()]*)*)\)", text):
+    groups: list[str] = re.findall(r"\(([^()]*(?:\([^()]*\)[^()]*)*)\)", text)
+    for group in groups:
         if re.search(r"[*/+]|\bt-1\b|\bln\b", group) and "per" not in group:
             continue  # a formula, not a unit
         for part in (p.strip().rstrip(".") for p in group.split(",")):

@@ -1,6 +1,6 @@
 """Plain data of the tabular package: profiles, queries, charts, answers and facts.
 
-They do no I/O and import no pandas; sentences are rendered by `sentences` on demand.
+They do no I/O and import no pandas; `summary` and `sentences` render their words on demand.
 """
 
 from __future__ import annotations
@@ -187,15 +187,17 @@ class LookupAnswer(_Plain):
     unit: str | None = None
     label: str = ""
     decimals: int | None = None
+    period: str | None = None  # the matched row's period, as the data label it
+    where: dict[str, str] = Field(default_factory=dict)  # the matched categories, as written
     citation: Citation | None = None
     nearest: list[NearestCell] = Field(default_factory=list)
     note: str | None = None
 
     def sentence(self, lang: str = "en") -> str:
         """The answer as one sentence with its citation ("en" or "ko")."""
-        from multiverse.tabular.sentences import lookup_sentence
+        from multiverse.tabular.sentences import lookup_words
 
-        return lookup_sentence(self, lang)
+        return lookup_words(self, lang)
 
 
 class ComputeQuery(_Plain):
@@ -234,14 +236,16 @@ class Fact(_Plain):
     end_value: float | None = None
     percent: float | None = None
     years: float | None = None
-    decimals: int | None = None  # None: a computed value (two decimals)
+    # The precision of the measure's values as printed (the value, or the two values of a
+    # change); None: computed (two decimals). Percents are always computed.
+    decimals: int | None = None
     column: str | None = None  # the category column of largest/smallest/fastest_growing
 
     def sentence(self, lang: str = "en") -> str:
         """The fact as one natural sentence with its citation ("en" or "ko")."""
-        from multiverse.tabular.sentences import fact_sentence
+        from multiverse.tabular.sentences import fact_words
 
-        return fact_sentence(self, lang)
+        return fact_words(self, lang)
 
 
 class FactRefusal(_Plain):

@@ -60,7 +60,8 @@ def parse_number(text: str, *, decimal_comma: bool = False) -> CellNumber | None
     exponent = match["exp"] or ""
     value = float(digits + exponent)
     negative = (match["sign1"] or match["sign2"] or "") in ("-", "−") or bool(match["open"])
-    decimals = len(digits.partition(".")[2]) if not exponent else _exponent_decimals(digits, exponent)
+    decimals = (_exponent_decimals(digits, exponent) if exponent
+                else len(digits.partition(".")[2]))
     suffix = match["suffix"] or ""
     currency = (match["cur1"] or "").strip() or (suffix if suffix not in ("%", "‰") else "") or None
     if suffix == "‰":

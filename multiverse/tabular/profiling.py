@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Literal
 
 from multiverse.tabular.columns import (
     Numbers,
@@ -112,23 +112,21 @@ def _wide_group(wide_time: WideTime | None, columns: list[ColumnProfile], found:
         return None
     first = next(c for c in columns if c.name == members[0])
     kinds = {c.kind for c in columns if c.name in members}
-    kind = cast(Kind, first.kind if len(kinds) == 1 and first.kind else "other")
+    kind: Kind = first.kind if len(kinds) == 1 and first.kind else "other"
     aggregation = first.aggregation if len(kinds) == 1 and first.aggregation else "mean"
     return WideGroup(columns=members, axis="time" if wide_time else "category",
                      name="time" if wide_time else "series", label="value", kind=kind,
                      aggregation=aggregation, unit=first.unit)
 
 
-def _shape(columns: list[ColumnProfile], wide: WideGroup | None, found: Found | None) -> str:
+def _shape(columns: list[ColumnProfile], wide: WideGroup | None,
+           found: Found | None) -> Literal["long", "wide", "single"]:
     """`wide` (a measure spread over columns), `long` (categories repeat periods), or `single`."""
     if wide is not None:
         return "wide"
     has_categories = any(c.role == "category" for c in columns)
     if found is not None and has_categories and found.axis.periods < int(found.times.valid.sum()):
         return "long"
-    categories = [c for c in columns if c.role == "category"]
-    if found is None and categories and any(c.distinct < c.distinct + c.missing for c in categories):
-        return "long" if len(categories) >= 2 else "single"
     return "single"
 
 

@@ -17,7 +17,8 @@ def cell_text(value: Any) -> str:
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
     if isinstance(value, float):
-        return str(int(value)) if value.is_integer() and abs(value) < 1e15 else format(value, ".15g")
+        whole = value.is_integer() and abs(value) < 1e15
+        return str(int(value)) if whole else format(value, ".15g")
     if isinstance(value, dt.datetime):
         if value.time() == dt.time():
             return value.date().isoformat()
@@ -43,20 +44,21 @@ def read_xlsx(path: Path, file: str, sheet: str | None) -> tuple[Grid, str]:
         elif sheet in book.sheetnames:
             worksheet = book[sheet]
         else:
-            raise TabularError(f"{file} has no sheet {sheet!r}; its sheets: {', '.join(book.sheetnames)}")
-        names: list[str] | None = None
+            names = ", ".join(book.sheetnames)
+            raise TabularError(f"{file} has no sheet {sheet!r}; its sheets: {names}")
+        header: list[str] | None = None
         rows: list[list[str]] = []
         lines: list[int] = []
         for number, values in enumerate(worksheet.iter_rows(min_row=1, values_only=True), start=1):
             cells = [cell_text(value) for value in values]
             if not any(cells):
                 continue
-            if names is None:
-                names = cells
+            if header is None:
+                header = cells
             else:
                 rows.append(cells)
                 lines.append(number)
-        return _trimmed(Grid(names or [], rows, lines)), worksheet.title
+        return _trimmed(Grid(header or [], rows, lines)), worksheet.title
     finally:
         book.close()
 

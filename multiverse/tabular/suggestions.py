@@ -36,16 +36,16 @@ def _candidates(analysis: Analysis, query: ChartQuery, problem: Unanswerable) ->
             out.append(query.model_copy(update={"filters": {**query.filters, bad: near[:1]}}))
         out.append(query.model_copy(update={"filters": {
             k: v for k, v in query.filters.items() if k != bad}}))
-    elif bad is not None and (bad in query.measures or bad in labels and bad in query.measures):
+    elif bad is not None and (bad in query.measures or (bad in labels and bad in query.measures)):
         others = [m for m in query.measures if m != bad]
-        for near in _close(bad, measures) or measures[:3]:
-            out.append(query.model_copy(update={"measures": [*others, near]}))
+        for closest in _close(bad, measures) or measures[:3]:
+            out.append(query.model_copy(update={"measures": [*others, closest]}))
         if bad in labels:
             out.append(query.model_copy(update={"aggregation": "count", "dimension": bad}))
     elif bad is not None and bad == query.series_by:
         out.append(query.model_copy(update={"series_by": None}))
         out.extend(query.model_copy(update={"series_by": c}) for c in _close(bad, labels))
-    if bad is not None and bad == query.dimension or query.frequency is not None:
+    if (bad is not None and bad == query.dimension) or query.frequency is not None:
         out.append(query.model_copy(update={"frequency": None}))
         out.extend(query.model_copy(update={"dimension": d, "frequency": None}) for d in dimensions)
     out.extend(ChartQuery(file=query.file, sheet=query.sheet, measures=[m], dimension=d)

@@ -14,7 +14,8 @@ _FREQUENCY_WORDS = {"quarter": "quarterly", "month": "monthly", "week": "weekly"
 
 def profile_summary(profile: TableProfile) -> str:
     """`CSV table, 51 rows: year (2001–2017), source (3: …), net_generation (thousand MWh).`"""
-    kind = f"Excel sheet {profile.sheet}" if profile.format == "Excel" else f"{profile.format} table"
+    excel = profile.format == "Excel"
+    kind = f"Excel sheet {profile.sheet}" if excel else f"{profile.format} table"
     parts: list[str] = []
     time = profile.time
     wide = set(profile.wide.columns) if profile.wide else set()
@@ -28,7 +29,7 @@ def profile_summary(profile: TableProfile) -> str:
             parts.append(f"columns {profile.wide.columns[0]} … {profile.wide.columns[-1]} "
                          f"({len(wide)} periods of one measure, {span})")
     for column in profile.columns:
-        if time is not None and column.name in time.columns or column.name in wide:
+        if (time is not None and column.name in time.columns) or column.name in wide:
             continue
         parts.append(_column_words(column, profile.categories.get(column.name, [])))
     if profile.wide is not None and profile.wide.axis == "category":
@@ -60,9 +61,9 @@ def citation_text(citation: Citation, lang: str = "en") -> str:
     gaps = citation.rows != citation.last - citation.first + 1
     if lang == "ko":
         sheet = f" {citation.sheet} 시트" if citation.sheet else ""
-        count = f", {citation.rows}개 행" if gaps else ""
+        count = f" 중 {citation.rows}개 행" if gaps else ""
         return f"{citation.file}{sheet} {lines}행{count}"
     sheet = f", sheet {citation.sheet}," if citation.sheet else ""
     noun = "row" if citation.first == citation.last else "rows"
-    count = f" ({citation.rows} rows)" if gaps else ""
-    return f"{citation.file}{sheet} {noun} {lines}{count}"
+    count = f"{citation.rows} of " if gaps else ""
+    return f"{citation.file}{sheet} {count}{noun} {lines}"

@@ -12,9 +12,9 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
-from multiverse.tabular.models import TimeAxis
+from multiverse.tabular.models import AxisFrequency, TimeAxis
 from multiverse.tabular.timelabels import (
     RANK,
     YEARS,
@@ -55,18 +55,17 @@ class RowTimes:
 
         grain = grain or self.grain
         if grain == "year":
-            return self.year.copy()
-        if grain == "quarter":
-            return self.year * 4 + (self.month - 1) // 3
-        if grain == "month":
-            return self.year * 12 + self.month - 1
-        months = ((self.year - 1970) * 12 + self.month - 1).astype("datetime64[M]")
-        days = (months.astype("datetime64[D]") + (self.day - 1)).astype(np.int64)
-        if grain == "hour":
-            return days * 24 + self.second // 3600
-        if grain == "second":
-            return days * 86_400 + self.second
-        return days
+            keys = self.year.copy()
+        elif grain == "quarter":
+            keys = self.year * 4 + (self.month - 1) // 3
+        elif grain == "month":
+            keys = self.year * 12 + self.month - 1
+        else:
+            months = ((self.year - 1970) * 12 + self.month - 1).astype("datetime64[M]")
+            days = (months.astype("datetime64[D]") + (self.day - 1)).astype(np.int64)
+            keys = (days * 24 + self.second // 3600 if grain == "hour" else
+                    days * 86_400 + self.second if grain == "second" else days)
+        return np.asarray(keys, dtype=np.int64)
 
 
 @dataclass(frozen=True)
@@ -136,7 +135,7 @@ def detect(cells: dict[str, pd.Series], numbers: dict[str, pd.Series],
                                          name_tokens(name)[-1:] != ["count"]):
             found.append(_with_parts(name, cells, values, excluded))
     for name, column in cells.items():
-        if name in excluded or name in numbers and not says_date(name):
+        if name in excluded or (name in numbers and not says_date(name)):
             continue
         label = _label_column(name, column)
         if label is not None:
@@ -200,7 +199,7 @@ def _label_column(name: str, column: pd.Series) -> Found | None:
     if filled.nunique() < 2:
         return None
     distinct = [str(v) for v in filled.unique()]
-    numeric = [p.split("/")[0] for p in distinct if re.fullmatch(r"\d{1,2}[/.-]\d{1,2}[/.-]\d{4}.*", p)]
+    numeric = [p for p in distinct if re.fullmatch(r"\d{1,2}[/.-]\d{1,2}[/.-]\d{4}.*", p)]
     dayfirst = any(int(re.split(r"[/.-]", p)[0]) > 12 for p in numeric) or None
     compact = says_date(name)
 
@@ -241,8 +240,8 @@ def _found(columns: list[str], form: str, moments: list[Moment | None], grain: s
     keys = np.unique(times.keys()[times.valid])
     first, last = (label_of(grain, int(keys[0])), label_of(grain, int(keys[-1]))) if len(
         keys) else ("", "")
-    axis = TimeAxis(columns=columns, form=form, frequency=frequency, first=first, last=last,
-                    periods=len(keys))
+    axis = TimeAxis(columns=columns, form=form, frequency=cast(AxisFrequency, frequency),
+                    first=first, last=last, periods=len(keys))
     return Found(axis, times)
 
 

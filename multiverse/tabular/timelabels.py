@@ -31,7 +31,8 @@ MONTHS = {
     for name in names
 }
 _MON = r"(?P<mon>[a-z]{3,9})\.?"
-_CLOCK = r"(?:[t ]+(?P<H>\d{1,2}):(?P<M>\d{2})(?::(?P<S>\d{2})(?:\.\d+)?)?)?\s*(?:z|utc|[+-]\d{2}:?\d{2})?"
+_CLOCK = (r"(?:[t ]+(?P<H>\d{1,2}):(?P<M>\d{2})(?::(?P<S>\d{2})(?:\.\d+)?)?)?"
+          r"\s*(?:z|utc|[+-]\d{2}:?\d{2})?")
 _FORMS: list[tuple[str, re.Pattern[str]]] = [
     (form, re.compile(pattern, re.IGNORECASE))
     for form, pattern in [
@@ -109,7 +110,8 @@ def _moment(form: str, parts: dict[str, str | None], dayfirst: bool | None) -> M
         return Moment("month", form, year, month)
     if day > calendar.monthrange(year, month)[1]:
         return None
-    clock = int(parts.get("H") or 0) * 3600 + int(parts.get("M") or 0) * 60 + int(parts.get("S") or 0)
+    hours, minutes = int(parts.get("H") or 0), int(parts.get("M") or 0)
+    clock = hours * 3600 + minutes * 60 + int(parts.get("S") or 0)
     if clock >= 86_400:
         return None
     return Moment("second" if parts.get("H") else "day", form, year, month, day, clock)
@@ -167,6 +169,21 @@ def label_of(grain: str, key: int) -> str:
         when = (EPOCH + dt.timedelta(days=day)).isoformat()
         return f"{when} {hours:02d}:{rest // 60:02d}:{rest % 60:02d}"
     return (EPOCH + dt.timedelta(days=key)).isoformat()
+
+
+def coarsen(key: int, grain: str, to: str) -> int:
+    """A period's key at a coarser grain: the year of `2017Q3` is 2017."""
+    if grain == to:
+        return key
+    if grain in ("year", "quarter", "month"):
+        year, month = ((key, 1) if grain == "year" else (key // 4, 3 * (key % 4) + 1)
+                       if grain == "quarter" else (key // 12, key % 12 + 1))
+        return key_of(Moment(grain, "", year, month), to)
+    days = key // 24 if grain == "hour" else key // 86_400 if grain == "second" else key
+    when = EPOCH + dt.timedelta(days=days)
+    moment = Moment("day", "", when.year, when.month, when.day, 0)
+    return key_of(moment, to) if to != "hour" else days * 24 + (key % 24 if grain == "hour" else
+                                                                   key % 86_400 // 3600)
 
 
 def years_between(grain: str, start: int, end: int) -> float:

@@ -8,11 +8,12 @@ kind of quantity and no description defines, all non-negative, most of the table
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from multiverse.tabular.descriptions import Definition
-from multiverse.tabular.models import ColumnProfile, TimeAxis
+from multiverse.tabular.models import AxisFrequency, ColumnProfile, TimeAxis
 from multiverse.tabular.timeaxis import Found, RowTimes
 from multiverse.tabular.timelabels import (
     Moment,
@@ -57,7 +58,8 @@ def time_columns(measures: Sequence[str], found: Found | None) -> WideTime | Non
         moments = {n: m for n, m in parsed.items() if m is not None and m.grain == grain}
         keys = sorted({key_of(m, grain) for m in moments.values()})
         frequency = grain if grain in ("year", "quarter", "month", "day") else "irregular"
-        axis = TimeAxis(columns=list(moments), form=f"{grain} columns", frequency=frequency,
+        axis = TimeAxis(columns=list(moments), form=f"{grain} columns",
+                        frequency=cast(AxisFrequency, frequency),
                         first=label_of(grain, keys[0]), last=label_of(grain, keys[-1]),
                         periods=len(keys))
         return WideTime(list(moments), axis, grain, moments, {}, None)
@@ -69,9 +71,11 @@ def time_columns(measures: Sequence[str], found: Found | None) -> WideTime | Non
 def _part_columns(measures: Sequence[str], found: Found) -> WideTime | None:
     """Month or quarter columns (`JAN … DEC`, `Q1 … Q4`) beside a year column in the rows."""
     named = [n for n in measures if not n.strip().isdigit()]
-    for grain, reader, start in (("month", month_number, lambda k: k),
-                                 ("quarter", quarter_number, lambda k: 3 * k - 2)):
-        parts = {n: start(k) for n in named if (k := reader(n)) is not None}
+    readers: list[tuple[str, Callable[[str], int | None], int]] = [
+        ("month", month_number, 1), ("quarter", quarter_number, 3)]
+    for grain, reader, months in readers:
+        # A column's month: the month itself, or the first month of its quarter.
+        parts = {n: months * k - (months - 1) for n in named if (k := reader(n)) is not None}
         if len(parts) < _MIN_COLUMNS:
             continue
         years = found.times.year[found.times.valid]
@@ -80,7 +84,8 @@ def _part_columns(measures: Sequence[str], found: Found) -> WideTime | None:
         first = key_of(Moment(grain, "", int(years.min()), min(parts.values())), grain)
         last = key_of(Moment(grain, "", int(years.max()), max(parts.values())), grain)
         axis = TimeAxis(columns=[*found.axis.columns, *parts], form=f"year+{grain} columns",
-                        frequency=grain, first=label_of(grain, first), last=label_of(grain, last),
+                        frequency=cast(AxisFrequency, grain), first=label_of(grain, first),
+                        last=label_of(grain, last),
                         periods=len(set(years.tolist())) * len(parts))
         return WideTime(list(parts), axis, grain, {}, parts, found.times)
     return None
