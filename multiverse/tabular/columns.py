@@ -92,8 +92,10 @@ def identifies_rows(name: str, cells: pd.Series, numbers: Numbers) -> bool:
     if numbers.numeric and len(values) >= 3 and len(values) == len(cells):
         start = values.iloc[0]
         steps = values.diff().dropna()
-        if start in (0, 1) and (steps == 1).all() and kind_of(name) is None:
-            return True  # 1, 2, 3 ... n: a row number
+        generic = re.fullmatch(r"(?:index|idx|row|rownum|seq|sequence|number|n|unnamed.*|"
+                               r"column \d+|순번|번호)?", name.strip().lower())
+        if start in (0, 1) and (steps == 1).all() and generic:
+            return True  # 1, 2, 3 ... n under a name that says nothing else: a row number
     texts = [str(c) for c in cells.unique() if str(c).strip()]
     if texts and all(re.fullmatch(r"0\d+", t) for t in texts):
         return True  # zero-padded codes are labels, not numbers
