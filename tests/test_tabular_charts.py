@@ -9,10 +9,9 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_tabular_oracle import MEASURES, Gen, close, expected, key_of, label_of, tables
 
 from multiverse.tabular import ChartData, ChartQuery, ChartRefusal, chart_data
-
-from test_tabular_oracle import MEASURES, Gen, close, expected, key_of, label_of, tables
 
 GRAINS = ("year", "quarter", "month", "day")
 SETTINGS = settings(max_examples=60, deadline=None,

@@ -9,10 +9,9 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_tabular_oracle import MEASURES, Gen, close, expected, tables
 
 from multiverse.tabular import ComputeQuery, Fact, FactRefusal, compute, facts, numbers_in
-
-from test_tabular_oracle import MEASURES, Gen, close, expected, tables
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 GRAINS = ("year", "quarter", "month", "day")

@@ -8,10 +8,9 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_tabular_oracle import MONTH_NAMES, Gen, tables
 
 from multiverse.tabular import LookupQuery, lookup
-
-from test_tabular_oracle import MONTH_NAMES, Gen, tables
 
 
 def _selectors(gen: Gen, row: int, variant: int) -> dict[str, str]:

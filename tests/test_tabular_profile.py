@@ -12,10 +12,9 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from test_tabular_oracle import FORMS, MEASURES, Gen, key_of, label_of, tables
 
 from multiverse.tabular import ChartData, ChartQuery, chart_data, profile
-
-from test_tabular_oracle import FORMS, MEASURES, Gen, key_of, label_of, tables
 
 FORM_NAMES = {"year": {"year"}, "year+quarter": {"year+quarter"},
               "quarter label": {"quarter label"}, "year+month": {"year+month"},
@@ -100,7 +99,8 @@ def test_descriptions_give_labels_units_and_kinds(tmp_path: Path) -> None:
     ("실업률", "rate", "mean"), ("소비자물가지수", "index", "mean"), ("가격", "price", "mean"),
     ("방문자수", "count", "sum"), ("매출액", "amount", "sum"), ("인구", "stock", "last"),
     ("잔액", "stock", "last"), ("n_customers", "count", "sum"), ("total_sales", "amount", "sum"),
-    ("avg_sales", "amount", "mean"), ("temperature", "other", "mean"), ("pct_urban", "rate", "mean"),
+    ("avg_sales", "amount", "mean"), ("temperature", "other", "mean"),
+    ("pct_urban", "rate", "mean"),
     ("inventory", "stock", "last"), ("number of trips", "count", "sum"),
 ])
 def test_names_decide_kinds(tmp_path: Path, name: str, kind: str, aggregation: str) -> None:
@@ -151,8 +151,8 @@ def test_wide_tables_are_recognised(tmp_path: Path) -> None:
     assert monthly.time is not None and monthly.time.frequency == "month"
     assert (monthly.time.first, monthly.time.last) == ("2001-01", "2002-04")
     countries = ["Korea", "Japan", "China", "India", "Vietnam"]
-    spread = profile(_write(tmp_path, ["year", *countries], [[2000 + y, *range(5)] for y in range(3)],
-                            "c.csv"), root=tmp_path)
+    rows = [[2000 + y, *range(5)] for y in range(3)]
+    spread = profile(_write(tmp_path, ["year", *countries], rows, "c.csv"), root=tmp_path)
     assert spread.wide is not None and spread.wide.columns == countries
     assert spread.wide.axis == "category"
 

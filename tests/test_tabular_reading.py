@@ -27,8 +27,8 @@ def test_every_encoding_reads_the_same_cells(tmp_path: Path, encoding: str) -> N
 @pytest.mark.parametrize("delimiter", [",", ";", "\t", "|"])
 def test_the_delimiter_is_sniffed(tmp_path: Path, delimiter: str) -> None:
     """Comma, semicolon, tab and pipe files split into the same columns."""
-    text = "\n".join(delimiter.join(row) for row in
-                     [["year", "region", "sales"], ["2001", "North", "1.5"], ["2002", "South", "2"]])
+    rows = [["year", "region", "sales"], ["2001", "North", "1.5"], ["2002", "South", "2"]]
+    text = "\n".join(delimiter.join(row) for row in rows)
     (tmp_path / "t.txt").write_text(text + "\n", encoding="utf-8")
     table = read_table(Path("t.txt"), root=tmp_path)
     assert table.columns == ["year", "region", "sales"]
