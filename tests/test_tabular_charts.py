@@ -9,7 +9,17 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_tabular_oracle import MEASURES, Gen, close, expected, key_of, label_of, tables
+from test_tabular_oracle import (
+    MEASURES,
+    Gen,
+    Wide,
+    close,
+    expected,
+    key_of,
+    label_of,
+    tables,
+    wide_tables,
+)
 
 from multiverse.tabular import ChartData, ChartQuery, ChartRefusal, chart_data
 
@@ -90,6 +100,38 @@ def test_a_category_dimension_is_ordered_by_value_and_cut_to_top_n(gen: Gen,
     assert [totals[label] for label in chart.labels] == [totals[c] for c in ranked]
     assert all(close(v, totals[label]) for label, v in zip(chart.labels, chart.series[0].values,
                                                            strict=True))
+
+
+@SETTINGS
+@given(wide=wide_tables(), split=st.booleans())
+def test_wide_tables_melt_into_the_values_of_their_cells(wide: Wide, split: bool) -> None:
+    """Year columns chart over time (a series per region, or their mean); country columns give
+    one series per column; every value equals the cells."""
+    columns = wide.header[1:]
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        file = wide.write(root)
+        query = ChartQuery(file=file, measures=["value"] if wide.by_year else columns,
+                           series_by="region" if wide.by_year and split else None)
+        chart = chart_data(query, root=root)
+    if not wide.cells:
+        assert isinstance(chart, ChartRefusal)
+        return
+    assert isinstance(chart, ChartData), chart
+    labels = {row[0] for row in wide.rows}
+    if not wide.by_year:
+        assert [s.name for s in chart.series] == [c for c in columns
+                                                   if any((x, c) in wide.cells for x in labels)]
+        for series in chart.series:
+            for year, value in zip(chart.labels, series.values, strict=True):
+                assert close(value, wide.cells.get((year, series.name)))
+        return
+    for series in chart.series:
+        for year, value in zip(chart.labels, series.values, strict=True):
+            found = [v for (region, column), v in wide.cells.items() if column == year
+                     and (not split or region == series.name)]
+            assert close(value, sum(found) / len(found) if found else None)
+    assert chart.labels == sorted({column for _, column in wide.cells})
 
 
 def _write(root: Path, header: list[str], rows: list[list[object]], name: str = "t.csv") -> str:

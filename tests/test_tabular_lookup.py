@@ -8,7 +8,7 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_tabular_oracle import MONTH_NAMES, Gen, tables
+from test_tabular_oracle import MONTH_NAMES, Gen, Wide, tables, wide_tables
 
 from multiverse.tabular import LookupQuery, lookup
 
@@ -56,6 +56,28 @@ def test_a_lookup_returns_the_exact_cell_and_its_line(gen: Gen, data: st.DataObj
     assert answer.number == gen.values[measure][row]
     assert answer.citation is not None and answer.citation.first == gen.line(row)
     assert answer.text.replace(",", "") in answer.sentence("en").replace(",", "")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(wide=wide_tables(), data=st.data())
+def test_a_lookup_in_a_wide_table_returns_the_cell_and_its_line(wide: Wide,
+                                                                data: st.DataObject) -> None:
+    """A region and a year column, or a year and a country column, pick the cell as written."""
+    if not wide.cells:
+        return
+    label, column = data.draw(st.sampled_from(sorted(wide.cells)))
+    row = next(i for i, r in enumerate(wide.rows) if r[0] == label)
+    if wide.by_year:
+        query = {"selectors": {"region": label.upper(), "year": column}, "column": "value"}
+    else:
+        query = {"selectors": {"year": label}, "column": column}
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        answer = lookup(LookupQuery.model_validate({"file": wide.write(root), **query}),
+                        root=root)
+    assert answer.found, answer.note
+    assert answer.text == wide.rows[row][wide.header.index(column)]
+    assert answer.citation is not None and answer.citation.first == row + 2
 
 
 def _write(root: Path) -> str:

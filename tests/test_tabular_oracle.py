@@ -147,6 +147,46 @@ def tables(draw: st.DrawFn, forms: tuple[str, ...] = tuple(FORMS),
     return gen
 
 
+COUNTRIES = ["Korea", "Japan", "Chile", "Kenya", "Peru", "Norway", "Egypt", "Laos"]
+
+
+@dataclass
+class Wide:
+    """A wide table: a measure spread over columns named by years or by countries."""
+
+    header: list[str]
+    rows: list[list[str]]
+    cells: dict[tuple[str, str], float]  # (row label, column) → value, missing cells left out
+    by_year: bool  # columns are years (else countries, with a year per row)
+
+    def write(self, root: Path) -> str:
+        """Write the table as a CSV under root/assets and return its home-relative path."""
+        return Gen("wide", "year", self.header, self.rows).write(root, "wide.csv")
+
+
+@st.composite
+def wide_tables(draw: st.DrawFn) -> Wide:
+    """Years as columns (a row per region) or countries as columns (a row per year)."""
+    rng = draw(st.randoms(use_true_random=False))
+    by_year = draw(st.booleans())
+    start = draw(st.integers(1960, 2015))
+    years = [str(start + i) for i in range(draw(st.integers(3, 8)))]
+    if by_year:
+        labels, columns = rng.sample(CATEGORIES, rng.randint(1, 4)), years
+    else:
+        labels, columns = years, rng.sample(COUNTRIES, rng.randint(5, 8))
+    wide = Wide(["region" if by_year else "year", *columns], [], {}, by_year)
+    for label in labels:
+        row = [label]
+        for column in columns:
+            value, text = _value(rng)
+            row.append(text)
+            if value is not None:
+                wide.cells[(label, column)] = value
+        wide.rows.append(row)
+    return wide
+
+
 def _value(rng: random.Random) -> tuple[float | None, str]:
     """A measure's cell: a number with 0–2 decimals, now and then missing."""
     if rng.random() < 0.1:

@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
 TIME = "time"
-_TIME_ALIASES = {"time", "date", "period", "when", "시간", "기간", "날짜"}
+_TIME_ALIASES = {"time", "date", "period", "when", "year", "quarter", "month", "week", "day",
+                 "시간", "기간", "날짜", "연도", "년", "분기", "월", "일자"}
 
 
 class Unanswerable(Exception):
@@ -62,6 +63,9 @@ def is_time(analysis: Analysis, name: str) -> bool:
     axis = analysis.profile.time
     if axis is None:
         return False
+    column = analysis.profile.column(name)
+    if column is not None and column.role != "time":
+        return False  # a column of its own called `month` is not the time axis
     return plain(name) in _TIME_ALIASES or any(plain(c) == plain(name) for c in axis.columns
                                                  if analysis.wide_time is None
                                                  or c not in analysis.wide_time.columns)

@@ -66,14 +66,18 @@ def analyse(table: Table, descriptions: Sequence[str] = ()) -> Analysis:
     identifiers = named | {name for name in table.columns if name not in time_names
                            and identifies_rows(name, cells[name], read[name])}
     notes = list(table.notes)
-    measures = [n for n in numbers if n not in identifiers and n not in time_names]
-    wide_time = time_columns(measures, found)
+    # An empty column named by a period is still one of the periods of a wide table.
+    candidates = [n for n in table.columns if n not in identifiers and n not in time_names
+                  and (n in numbers or read[n].filled == 0)]
+    wide_time = time_columns(candidates, found)
+    members = set(wide_time.columns) if wide_time else set()
     axis = wide_time.axis if wide_time else (found.axis if found else None)
     columns: list[ColumnProfile] = []
     remarks: dict[str, list[str]] = {}
     for name in table.columns:
         role = ("identifier" if name in identifiers else "time" if name in time_names
-                else "measure" if name in numbers else category_or_text(cells[name]))
+                else "measure" if name in numbers or name in members
+                else category_or_text(cells[name]))
         column, remarks[name] = _column(name, role, cells[name], read[name], definitions.get(name))
         if column.role == "measure" and column.unit is None and name in spoken:
             column = column.model_copy(update={"unit": spoken[name]})
