@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from pathlib import Path
 
 import openpyxl
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from multiverse.tabular import MAX_BYTES, TableTooLarge, TabularError, read_table
-from multiverse.tabular.reading import decode, sniff_delimiter
+from multiverse.tabular.reading import decode, read_delimited, sniff_delimiter
 
 KOREAN = "지역,매출액\n서울,\"1,234\"\n부산,567\n"
 
@@ -47,6 +51,28 @@ def test_rows_remember_their_lines_across_blank_lines_and_quoted_newlines(tmp_pa
     table = read_table(tmp_path / "t.csv", root=tmp_path)
     assert table._lines == [2, 4, 6]
     assert table.cells("note").tolist() == ["plain", "two\nlines", "x"]
+
+
+@given(rows=st.lists(st.lists(st.text(alphabet="ab1 .-", max_size=4), min_size=3, max_size=3),
+                    max_size=8),
+       blanks=st.sets(st.integers(0, 8)))
+def test_quoted_and_unquoted_files_read_alike(rows: list[list[str]], blanks: set[int]) -> None:
+    """The fast reader of unquoted text and the csv module give the same cells and lines."""
+    texts = []
+    for quoting in (csv.QUOTE_MINIMAL, csv.QUOTE_ALL):
+        out = io.StringIO()
+        writer = csv.writer(out, quoting=quoting, lineterminator="\n")
+        writer.writerow(["x", "y", "z"])
+        for index, row in enumerate(rows):
+            if index in blanks:
+                out.write("\n")
+            writer.writerow(row)
+        texts.append(out.getvalue())
+    plain, quoted = (read_delimited(text) for text in texts)
+    assert plain.frame is not None and '"' in texts[1]
+    assert plain.names == quoted.names == ["x", "y", "z"]
+    assert plain.lines == quoted.lines
+    assert [list(r) for r in plain.frame.itertuples(index=False)] == quoted.rows
 
 
 def test_repeated_and_empty_names_are_told_apart(tmp_path: Path) -> None:

@@ -83,8 +83,10 @@ def _draw(analysis: Analysis, plan: Plan) -> ChartData:
     kind: Literal["line", "bar"] = "line" if lined else "bar"
     kept = combined.used[combined.used["_key"].isin(keys)]
     if plan.series_keys:
-        wanted = set(names)
-        kept = kept[[tuple(r) in wanted for r in kept[plan.series_keys].itertuples(index=False)]]
+        import pandas as pd
+
+        pairs = pd.MultiIndex.from_frame(kept[plan.series_keys])
+        kept = kept[pairs.isin(pd.MultiIndex.from_tuples(names, names=plan.series_keys))]
     x_label, y_label = axis_labels(analysis, plan)
     return ChartData(
         query=plan.query, title=title(analysis, plan, labels, _combines(plan, grid)), kind=kind,
@@ -150,6 +152,7 @@ def _trim(grid: _Grid, plan: Plan,
           notes: list[str]) -> tuple[list[object], list[tuple[object, ...]]]:
     """The dimension keys and series kept, in the chart's order (top-n, the bar cap)."""
     def total(key: object) -> float:
+        """A key's value summed over the series (its bar's height)."""
         return sum(grid.values[name].get(key, 0.0) for name in grid.names)
 
     keys, names = list(grid.keys), list(grid.names)
