@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from multiverse.tabular.numbers import format_number
+
 if TYPE_CHECKING:
     from multiverse.tabular.models import Citation, ColumnProfile, TableProfile
 
@@ -36,7 +38,7 @@ def profile_summary(profile: TableProfile) -> str:
         group = profile.wide.columns
         unit = f", {profile.wide.unit}" if profile.wide.unit else ""
         parts.append(f"{group[0]} … {group[-1]} ({len(group)} columns of one measure{unit})")
-    rows = f"{profile.rows:,} row{'s' if profile.rows != 1 else ''}"
+    rows = f"{format_number(profile.rows, 0)} row{'s' if profile.rows != 1 else ''}"
     return f"{kind}, {rows}: {', '.join(parts)}." if parts else f"{kind}, {rows}."
 
 
