@@ -98,6 +98,8 @@ def test_elnino_month_columns_beside_a_year_column(root: Path) -> None:
     assert found.shape == "wide" and found.time is not None
     assert (found.time.frequency, found.time.first, found.time.last) == (
         "month", "1950-01", "2010-12")
+    assert found.summary() == ("CSV table, 61 rows: YEAR × JAN … DEC (one measure, "
+                               "1950-01–2010-12, monthly).")
     rows = _rows("elnino.csv")
     chart = chart_data(ChartQuery(file="assets/elnino.csv", measures=["value"],
                                   frequency="year"), root=root)

@@ -25,7 +25,11 @@ def profile_summary(profile: TableProfile) -> str:
         span = f"{time.first}–{time.last}" if time.first != time.last else time.first
         often = _FREQUENCY_WORDS.get(time.frequency)
         named = [c for c in time.columns if c not in wide]
-        if named:
+        if named and profile.wide is not None and profile.wide.axis == "time":
+            group = profile.wide.columns  # a year per row, a month per column
+            parts.append(f"{', '.join(named)} × {group[0]} … {group[-1]} (one measure, {span}"
+                         f"{', ' + often if often else ''})")
+        elif named:
             parts.append(f"{', '.join(named)} ({span}{', ' + often if often else ''})")
         elif profile.wide is not None:
             parts.append(f"columns {profile.wide.columns[0]} … {profile.wide.columns[-1]} "
