@@ -184,15 +184,18 @@ def test_profile_and_chart_are_fast_on_a_thousand_rows(tmp_path: Path) -> None:
     rows = [[f"{2000 + i // 12}-{i % 12 + 1:02d}", rng.choice("ABCDE"), rng.random() * 100,
              rng.randint(0, 999)] for i in range(1000)]
     path = _write(tmp_path, ["month", "store", "price", "sales"], rows)
+    query = ChartQuery(file="assets/t.csv", measures=["sales"], frequency="year",
+                       series_by="store")
     profile(path, root=tmp_path)  # pandas imported and warm
-    started = time.perf_counter()
-    profile(path, root=tmp_path)
-    profiled = time.perf_counter() - started
-    started = time.perf_counter()
-    chart = chart_data(ChartQuery(file="assets/t.csv", measures=["sales"], frequency="year",
-                                  series_by="store"), root=tmp_path)
-    charted = time.perf_counter() - started
-    assert isinstance(chart, ChartData)
+    profiled = charted = float("inf")
+    for _ in range(3):  # the best of three: a busy machine slows one run, not the code
+        started = time.perf_counter()
+        profile(path, root=tmp_path)
+        profiled = min(profiled, time.perf_counter() - started)
+        started = time.perf_counter()
+        chart = chart_data(query, root=tmp_path)
+        charted = min(charted, time.perf_counter() - started)
+        assert isinstance(chart, ChartData)
     assert profiled < 0.2 and charted < 0.2, (profiled, charted)
 
 
