@@ -21,6 +21,7 @@ from multiverse.tabular.columns import (
 )
 from multiverse.tabular.descriptions import Definition, find_definitions, prose_units
 from multiverse.tabular.models import ColumnProfile, Kind, TableProfile, TimeAxis, WideGroup
+from multiverse.tabular.numbers import CellNumber, parse_number
 from multiverse.tabular.reading import Table, read_table
 from multiverse.tabular.timeaxis import Found, RowTimes, detect
 from multiverse.tabular.vocabulary import identifier_name
@@ -44,6 +45,12 @@ class Analysis:
     times: RowTimes | None  # each row's period (None: no time axis in the rows)
     wide_time: WideTime | None = None  # periods named by columns
     definitions: dict[str, Definition] = field(default_factory=dict)
+
+    def cell(self, column: str, row: int) -> tuple[str, CellNumber | None]:
+        """A cell as written and its number, read the way its column writes numbers."""
+        text = str(self.table.cells(column).iloc[row])
+        reading = self.readings.get(column)
+        return text, parse_number(text, decimal_comma=bool(reading and reading.decimal_comma))
 
 
 def profile(path: Path, *, root: Path, descriptions: Sequence[str] = (),

@@ -48,6 +48,8 @@ def profile_summary(profile: TableProfile) -> str:
 
 def _column_words(column: ColumnProfile, values: list[str]) -> str:
     """One column in a catalog line: a category's values, a measure's label and unit."""
+    if column.distinct == 0:
+        return f"{column.name} (empty)"
     if column.role == "category":
         shown = ", ".join(values[:_SHOWN_VALUES])
         more = ", …" if column.distinct > _SHOWN_VALUES else ""
