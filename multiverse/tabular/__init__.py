@@ -28,12 +28,13 @@ from multiverse.tabular.models import (
     TimeAxis,
     WideGroup,
 )
-from multiverse.tabular.numbers import format_number, numbers_in, parse_number
+from multiverse.tabular.numbers import CellNumber, format_number, numbers_in, parse_number
 from multiverse.tabular.profiling import profile
 from multiverse.tabular.reading import MAX_BYTES, Table, TableTooLarge, TabularError, read_table
 
 __all__ = [
     "MAX_BYTES",
+    "CellNumber",
     "ChartData",
     "ChartQuery",
     "ChartRefusal",

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 class Combined:
     """One value per group, with the lines each value was computed from."""
 
-    groups: pd.DataFrame  # keys, value, first/last line, rows, cells (one row per group)
+    groups: pd.DataFrame  # keys, value, first/last line, cells (one row per group)
     used: pd.DataFrame  # the long rows the values were computed from
 
     def citation(self, file: str, sheet: str | None, where: pd.Series | None = None) -> Citation:
@@ -43,7 +43,7 @@ def combine(frame: pd.DataFrame, keys: list[str], how: str, parts: Sequence[str]
         ordered = used.sort_values(["_order", "_row"], kind="stable")
         used = ordered.groupby(within, sort=False, dropna=False).tail(1)
     if used.empty:
-        empty = pd.DataFrame(columns=[*keys, "value", "first", "last", "rows", "cells"])
+        empty = pd.DataFrame(columns=[*keys, "value", "first", "last", "cells"])
         return Combined(empty, used)
     grouped = used.groupby(keys, sort=False, dropna=False)
     values = grouped["_value"]
@@ -53,6 +53,6 @@ def combine(frame: pd.DataFrame, keys: list[str], how: str, parts: Sequence[str]
         value = values.count().astype(float)
     else:
         value = values.mean()
-    lines = grouped["_line"].agg(first="min", last="max", rows="nunique", cells="count")
+    lines = grouped["_line"].agg(first="min", last="max", cells="count")
     groups = lines.assign(value=value).reset_index()
     return Combined(groups, used)

@@ -102,7 +102,8 @@ def resolve_measures(analysis: Analysis, names: list[str], *, counting: bool) ->
             raise Unanswerable(f"{file} has no column {name!r} (its measures: {measures})",
                                column=name)
         profile = analysis.profile.column(column)
-        if profile is not None and profile.role != "measure" and not counting:
+        empty = profile is not None and profile.distinct == 0  # no values: nothing to refuse
+        if profile is not None and profile.role != "measure" and not counting and not empty:
             shown = ", ".join(profile.examples[:3])
             raise Unanswerable(f"{column!r} in {file} is not a numeric measure (it holds "
                                f"{profile.role} values such as {shown})", column=column)

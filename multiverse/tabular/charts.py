@@ -17,6 +17,7 @@ from multiverse.tabular.chartplan import Plan, plan_chart
 from multiverse.tabular.chartwords import axis_labels, title
 from multiverse.tabular.dataset import Unanswerable, load, long_rows, select
 from multiverse.tabular.models import ChartAggregation, ChartData, ChartQuery, ChartRefusal, Series
+from multiverse.tabular.numbers import format_number
 from multiverse.tabular.profiling import Analysis
 from multiverse.tabular.suggestions import chart_alternatives
 from multiverse.tabular.timelabels import label_of
@@ -66,9 +67,10 @@ def _draw(analysis: Analysis, plan: Plan) -> ChartData:
         untimed = frame[~frame["_t"].astype(bool)]["_row"].nunique()
         frame = frame[frame["_t"].astype(bool)]
         if untimed:
-            notes.append(f"{untimed} rows without a readable {plan.time_words} skipped")
+            notes.append(f"{format_number(untimed, 0)} rows without a readable "
+                         f"{plan.time_words} skipped")
     if skipped:
-        notes.append(f"{skipped} rows with a missing value skipped")
+        notes.append(f"{format_number(skipped, 0)} rows with a missing value skipped")
     frame = _keyed(frame, plan)
     combined = _combined(frame, plan)
     grid = _grid(combined, plan)
@@ -83,8 +85,10 @@ def _draw(analysis: Analysis, plan: Plan) -> ChartData:
     kind: Literal["line", "bar"] = "line" if lined else "bar"
     kept = combined.used[combined.used["_key"].isin(keys)]
     if plan.series_keys:
-        wanted = set(names)
-        kept = kept[[tuple(r) in wanted for r in kept[plan.series_keys].itertuples(index=False)]]
+        import pandas as pd
+
+        pairs = pd.MultiIndex.from_frame(kept[plan.series_keys])
+        kept = kept[pairs.isin(pd.MultiIndex.from_tuples(names, names=plan.series_keys))]
     x_label, y_label = axis_labels(analysis, plan)
     return ChartData(
         query=plan.query, title=title(analysis, plan, labels, _combines(plan, grid)), kind=kind,
@@ -150,6 +154,7 @@ def _trim(grid: _Grid, plan: Plan,
           notes: list[str]) -> tuple[list[object], list[tuple[object, ...]]]:
     """The dimension keys and series kept, in the chart's order (top-n, the bar cap)."""
     def total(key: object) -> float:
+        """A key's value summed over the series (its bar's height)."""
         return sum(grid.values[name].get(key, 0.0) for name in grid.names)
 
     keys, names = list(grid.keys), list(grid.names)
@@ -161,7 +166,8 @@ def _trim(grid: _Grid, plan: Plan,
         keys = sorted(keys, key=total, reverse=True)[:top]
         notes.append(f"the {len(keys)} largest kept")
     if not plan.time and len(keys) > BAR_CAP:
-        notes.append(f"{len(keys)} {plan.dimension} values: the {BAR_CAP} largest kept")
+        notes.append(f"{format_number(len(keys), 0)} {plan.dimension} values: the {BAR_CAP} "
+                     f"largest kept")
         keys = sorted(keys, key=total, reverse=True)[:BAR_CAP]
     if plan.order == "time" and plan.time:
         keys.sort(key=lambda k: cast(int, k))

@@ -14,8 +14,9 @@ _GRAIN_NOUN = {"year": "year", "quarter": "quarter", "month": "month", "day": "d
 
 
 def lower_first(text: str) -> str:
-    """`Real GDP` → `real GDP`, but `GDP` stays: an acronym keeps its capitals."""
-    if len(text) > 1 and text[0].isupper() and not text[1].isupper():
+    """`Real GDP` → `real GDP` inside a sentence; one word (`GDP`, `Dp`, a column's own name)
+    keeps its capitals."""
+    if " " in text and text[0].isupper() and not text[1].isupper():
         return text[0].lower() + text[1:]
     return text
 

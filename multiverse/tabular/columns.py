@@ -18,6 +18,7 @@ from multiverse.tabular.vocabulary import (
 )
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
 
 _NUMERIC_SHARE = 0.9  # a numeric column: at least this share of its filled cells are numbers
@@ -26,9 +27,16 @@ _MAX_DECIMALS = 6
 
 @dataclass(frozen=True)
 class Numbers:
-    """A column's cells read as numbers."""
+    """A column's cells read once: each distinct text, and as numbers.
 
-    values: pd.Series  # float, NaN where a cell holds no number
+    Columns repeat their texts (labels, years, codes), so each distinct text is read once and
+    the rows index into them: `codes[i]` is row i's text in `texts`.
+    """
+
+    codes: np.ndarray  # per row, its text's index in `texts`
+    texts: list[str]  # distinct cell texts in order of appearance
+    blank: np.ndarray  # per distinct text, whether it is empty or a missing marker
+    values: pd.Series  # per row, its number; NaN where a cell holds none
     filled: int  # cells that are not empty or a missing marker
     parsed: int  # cells read as a number
     percent: int  # cells written with %
@@ -41,11 +49,18 @@ class Numbers:
         """Whether the column holds numbers (a few stray texts are read as missing)."""
         return self.parsed > 0 and self.parsed >= _NUMERIC_SHARE * self.filled
 
+    @property
+    def mask(self) -> np.ndarray:
+        """Per row, whether its cell holds a value."""
+        import numpy as np
 
-def filled_mask(cells: pd.Series) -> pd.Series:
-    """Cells that hold a value (not empty, not a missing marker such as `NA` or `..`)."""
-    lowered = cells.astype(str).str.strip().str.lower()
-    return ~lowered.isin(MISSING)
+        return np.asarray(~self.blank[self.codes], dtype=bool)
+
+    @property
+    def distinct(self) -> list[str]:
+        """The distinct filled texts in order of appearance."""
+        return [text for text, blank in zip(self.texts, self.blank.tolist(), strict=True)
+                if not blank]
 
 
 def read_numbers(cells: pd.Series) -> Numbers:
@@ -53,35 +68,43 @@ def read_numbers(cells: pd.Series) -> Numbers:
     import numpy as np
     import pandas as pd
 
-    texts = cells.astype(str)
-    filled = filled_mask(texts)
-    commas = texts[texts.str.contains(",", regex=False)].head(200).tolist()
+    codes, uniques = pd.factorize(cells.to_numpy(dtype=object))
+    texts = [str(u) for u in uniques]
+    counts = np.bincount(codes, minlength=len(texts))
+    blank = np.array([t.strip().lower() in MISSING for t in texts], dtype=bool)
+    commas = [t for t in texts if "," in t][:200]
     decimal_comma = bool(commas) and looks_decimal_comma(commas)
-    values = pd.to_numeric(texts.where(filled), errors="coerce") if not decimal_comma else (
-        pd.Series(float("nan"), index=texts.index))
-    values = values.astype(float)
-    rest = filled & values.isna()
-    percent = 0
+    numbers = np.full(len(texts), np.nan)
+    if not decimal_comma and len(texts):
+        candidates = pd.Series([None if b else t for t, b in zip(texts, blank, strict=True)],
+                               dtype=object)
+        numbers = pd.to_numeric(candidates, errors="coerce").to_numpy(dtype=float, copy=True)
+    places = np.zeros(len(texts), dtype=np.int64)
+    percent = np.zeros(len(texts), dtype=bool)
     currencies: Counter[str] = Counter()
-    decimals = 0
-    if rest.any():
-        codes, uniques = pd.factorize(texts[rest])
-        read = [parse_number(str(u), decimal_comma=decimal_comma) for u in uniques]
-        numbers = [cell.value if cell is not None else float("nan") for cell in read]
-        values.loc[rest] = np.asarray(numbers, dtype=float)[codes]
-        for code in codes:
-            cell = read[code]
-            if cell is not None:
-                percent += cell.percent
-                currencies.update([cell.currency] if cell.currency else [])
-        decimals = max((c.decimals for c in read if c is not None), default=0)
-    plain = texts[filled & ~rest]
-    if len(plain):
-        places = plain.str.extract(r"\.(\d+)$", expand=False).dropna().str.len()
-        decimals = max(decimals, int(places.max()) if len(places) else 0)
-    return Numbers(values, int(filled.sum()), int(values.notna().sum()), percent,
-                   currencies.most_common(1)[0][0] if currencies else None,
-                   min(decimals, _MAX_DECIMALS), decimal_comma)
+    for index in np.flatnonzero(~blank).tolist():
+        if not np.isnan(numbers[index]):
+            places[index] = _plain_decimals(texts[index])
+            continue
+        cell = parse_number(texts[index], decimal_comma=decimal_comma)
+        if cell is not None:
+            numbers[index], places[index], percent[index] = cell.value, cell.decimals, cell.percent
+            if cell.currency:
+                currencies[cell.currency] += int(counts[index])
+    read = ~np.isnan(numbers)
+    return Numbers(
+        codes, texts, blank, pd.Series(numbers[codes], index=cells.index, dtype=float),
+        int(counts[~blank].sum()), int(counts[read].sum()), int(counts[percent].sum()),
+        currencies.most_common(1)[0][0] if currencies else None,
+        min(int(places[read].max()) if read.any() else 0, _MAX_DECIMALS), decimal_comma,
+    )
+
+
+def _plain_decimals(text: str) -> int:
+    """Digits after the point of a plain number (`1.50` has 2; `1e-3` is read as 3)."""
+    mantissa, _, exponent = text.lower().partition("e")
+    places = len(mantissa.partition(".")[2])
+    return max(0, places - int(exponent)) if exponent.lstrip("+-").isdigit() else places
 
 
 def identifies_rows(name: str, cells: pd.Series, numbers: Numbers) -> bool:
@@ -92,9 +115,11 @@ def identifies_rows(name: str, cells: pd.Series, numbers: Numbers) -> bool:
     if numbers.numeric and len(values) >= 3 and len(values) == len(cells):
         start = values.iloc[0]
         steps = values.diff().dropna()
-        if start in (0, 1) and (steps == 1).all() and kind_of(name) is None:
-            return True  # 1, 2, 3 ... n: a row number
-    texts = [str(c) for c in cells.unique() if str(c).strip()]
+        generic = re.fullmatch(r"(?:index|idx|row|rownum|seq|sequence|number|n|unnamed.*|"
+                               r"column \d+|순번|번호)?", name.strip().lower())
+        if start in (0, 1) and (steps == 1).all() and generic:
+            return True  # 1, 2, 3 ... n under a name that says nothing else: a row number
+    texts = numbers.distinct
     if texts and all(re.fullmatch(r"0\d+", t) for t in texts):
         return True  # zero-padded codes are labels, not numbers
     if numbers.numeric or len(texts) < 20 or len(texts) < len(cells):
@@ -134,12 +159,11 @@ def measure_unit(name: str, definition: Definition | None, numbers: Numbers) -> 
     return numbers.currency
 
 
-def category_or_text(cells: pd.Series) -> str:
+def category_or_text(reading: Numbers) -> str:
     """`text` for prose (long cells of many words), else `category`."""
-    texts = cells.astype(str)
-    filled = texts[texts.str.strip() != ""].head(500)
-    if filled.empty:
+    sample = reading.distinct[:500]
+    if not sample:
         return "category"
-    length = filled.str.len().mean()
-    words = filled.map(lambda text: len(str(text).split())).mean()
+    length = sum(len(text) for text in sample) / len(sample)
+    words = sum(len(text.split()) for text in sample) / len(sample)
     return "text" if length > 40 or words > 5 else "category"

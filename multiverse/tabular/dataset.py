@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from multiverse.tabular.columns import filled_mask
 from multiverse.tabular.profiling import Analysis, analyse
 from multiverse.tabular.reading import read_table
 from multiverse.tabular.timeaxis import RowTimes
@@ -22,7 +21,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
 TIME = "time"
-_TIME_ALIASES = {"time", "date", "period", "when", "시간", "기간", "날짜"}
+_TIME_ALIASES = {"time", "date", "period", "when", "year", "quarter", "month", "week", "day",
+                 "시간", "기간", "날짜", "연도", "년", "분기", "월", "일자"}
 
 
 class Unanswerable(Exception):
@@ -62,6 +62,9 @@ def is_time(analysis: Analysis, name: str) -> bool:
     axis = analysis.profile.time
     if axis is None:
         return False
+    column = analysis.profile.column(name)
+    if column is not None and column.role != "time":
+        return False  # a column of its own called `month` is not the time axis
     return plain(name) in _TIME_ALIASES or any(plain(c) == plain(name) for c in axis.columns
                                                  if analysis.wide_time is None
                                                  or c not in analysis.wide_time.columns)
@@ -95,18 +98,20 @@ def long_rows(analysis: Analysis, measures: Sequence[str]) -> pd.DataFrame:
 
     table = analysis.table
     count = table.rows
-    labels = {name: table.cells(name).astype(str).str.strip().to_numpy() for name in
-              label_columns(analysis)}
+    # Object columns: pandas 3 would otherwise make them its (here slower) string dtype.
+    labels = {name: pd.Series(table.cells(name).to_numpy(dtype=object), dtype=object)
+              for name in label_columns(analysis)}
     pieces = []
     for measure in measures:
         times = _cell_times(analysis, measure)
         if measure in analysis.numbers:
             values = analysis.numbers[measure].values.to_numpy(dtype=float)
         else:  # a column of labels is only counted: each filled cell counts one
-            values = np.where(filled_mask(table.cells(measure)).to_numpy(), 1.0, np.nan)
+            values = np.where(analysis.readings[measure].mask, 1.0, np.nan)
         piece = pd.DataFrame({
             "_row": np.arange(count), "_line": np.asarray(table._lines, dtype=np.int64),
-            "_source": measure, "_value": values,
+            "_source": pd.Series(np.full(count, measure, dtype=object), dtype=object),
+            "_value": values,
             "_t": times.valid, "_y": times.year, "_m": times.month, "_d": times.day,
             "_s": times.second, **labels,
         })

@@ -23,7 +23,6 @@ from multiverse.tabular.dataset import (
     plain,
 )
 from multiverse.tabular.models import Citation, LookupAnswer, LookupQuery, NearestCell
-from multiverse.tabular.numbers import parse_number
 from multiverse.tabular.profiling import Analysis
 from multiverse.tabular.timelabels import RANK, Moment, key_of, label_of, parse_label
 
@@ -139,8 +138,7 @@ def _answer(analysis: Analysis, query: LookupQuery, row: pd.Series,
             categories: dict[str, str]) -> LookupAnswer:
     """The answer of the one matching cell."""
     source = str(row["_source"])
-    text = str(analysis.table.cells(source).iloc[int(row["_row"])])
-    number = parse_number(text)
+    text, number = analysis.cell(source, int(row["_row"]))
     column = analysis.profile.column(source)
     wide = analysis.profile.wide
     grouped = wide is not None and source in wide.columns and wide.axis == "time"
@@ -209,8 +207,7 @@ def _cells(analysis: Analysis, rows: pd.DataFrame, query: LookupQuery) -> list[N
             selectors[time_key] = label_of(grain, key_of(moment, grain))
         if analysis.profile.wide is not None and analysis.profile.wide.axis == "category":
             selectors[analysis.profile.wide.name] = str(row["_source"])
-        text = str(analysis.table.cells(str(row["_source"])).iloc[int(row["_row"])])
-        number = parse_number(text)
+        text, number = analysis.cell(str(row["_source"]), int(row["_row"]))
         cells.append(NearestCell(selectors=selectors, text=text,
                                  number=number.value if number else None, line=int(row["_line"])))
     return cells

@@ -253,4 +253,3 @@ class FactRefusal(_Plain):
 
     query: ComputeQuery
     reason: str
-    alternatives: list[ComputeQuery] = Field(default_factory=list)

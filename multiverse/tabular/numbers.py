@@ -20,7 +20,7 @@ _NUMBER = re.compile(
     r"""
     (?P<open>\()?
     (?P<sign1>[-+−])?
-    (?P<cur1>US\$|A\$|C\$|R\$|[$€£¥₩]|(?:USD|EUR|GBP|JPY|KRW|CNY)\s?)?
+    (?:(?P<cur1>US\$|A\$|C\$|R\$|[$€£¥₩]|USD|EUR|GBP|JPY|KRW|CNY)\s?)?
     (?P<sign2>[-+−])?
     (?P<digits>\d{1,3}(?:,\d{3})+(?:\.\d*)?|\d+(?:\.\d*)?|\.\d+)
     (?P<exp>[eE][-+]?\d+)?

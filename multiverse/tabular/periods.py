@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 from multiverse.tabular.aggregate import Combined, combine
 from multiverse.tabular.dataset import Unanswerable, frame_times
 from multiverse.tabular.models import Citation
-from multiverse.tabular.numbers import parse_number
 from multiverse.tabular.profiling import Analysis
 from multiverse.tabular.timelabels import RANK, coarsen, key_of, label_of, parse_label
 
@@ -111,8 +110,7 @@ def _point(analysis: Analysis, combined: Combined, row: dict[Any, Any], label: s
     value = float(row["value"])
     if cells == 1:
         used = combined.used[combined.used["_key"] == row["_key"]].iloc[0]
-        text = str(analysis.table.cells(str(used["_source"])).iloc[int(used["_row"])])
-        cell = parse_number(text)
+        _, cell = analysis.cell(str(used["_source"]), int(used["_row"]))
         places: int | None = cell.decimals if cell is not None else decimals
     elif how in ("sum", "last"):
         places = decimals

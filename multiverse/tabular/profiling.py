@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Literal
 from multiverse.tabular.columns import (
     Numbers,
     category_or_text,
-    filled_mask,
     identifies_rows,
     measure_kind,
     measure_unit,
@@ -22,6 +21,7 @@ from multiverse.tabular.columns import (
 )
 from multiverse.tabular.descriptions import Definition, find_definitions, prose_units
 from multiverse.tabular.models import ColumnProfile, Kind, TableProfile, TimeAxis, WideGroup
+from multiverse.tabular.numbers import CellNumber, parse_number
 from multiverse.tabular.reading import Table, read_table
 from multiverse.tabular.timeaxis import Found, RowTimes, detect
 from multiverse.tabular.vocabulary import identifier_name
@@ -41,9 +41,16 @@ class Analysis:
     table: Table
     profile: TableProfile
     numbers: dict[str, Numbers]  # the numeric columns
+    readings: dict[str, Numbers]  # every column, read once
     times: RowTimes | None  # each row's period (None: no time axis in the rows)
     wide_time: WideTime | None = None  # periods named by columns
     definitions: dict[str, Definition] = field(default_factory=dict)
+
+    def cell(self, column: str, row: int) -> tuple[str, CellNumber | None]:
+        """A cell as written and its number, read the way its column writes numbers."""
+        text = str(self.table.cells(column).iloc[row])
+        reading = self.readings.get(column)
+        return text, parse_number(text, decimal_comma=bool(reading and reading.decimal_comma))
 
 
 def profile(path: Path, *, root: Path, descriptions: Sequence[str] = (),
@@ -60,43 +67,54 @@ def analyse(table: Table, descriptions: Sequence[str] = ()) -> Analysis:
     read = {name: read_numbers(column) for name, column in cells.items()}
     numbers = {name: n for name, n in read.items() if n.numeric}
     named = {name for name in table.columns if identifier_name(name)}
-    found = detect(cells, {n: v.values for n, v in numbers.items()}, named)
+    found = detect(read, named)
     time_names = set(found.axis.columns) if found else set()
     # Dates are distinct in every row too: codes are looked for once the time is known.
     identifiers = named | {name for name in table.columns if name not in time_names
                            and identifies_rows(name, cells[name], read[name])}
     notes = list(table.notes)
-    measures = [n for n in numbers if n not in identifiers and n not in time_names]
-    wide_time = time_columns(measures, found)
+    # An empty column named by a period is still one of the periods of a wide table.
+    candidates = [n for n in table.columns if n not in identifiers and n not in time_names
+                  and (n in numbers or read[n].filled == 0)]
+    wide_time = time_columns(candidates, found)
+    members = set(wide_time.columns) if wide_time else set()
     axis = wide_time.axis if wide_time else (found.axis if found else None)
     columns: list[ColumnProfile] = []
     remarks: dict[str, list[str]] = {}
     for name in table.columns:
         role = ("identifier" if name in identifiers else "time" if name in time_names
-                else "measure" if name in numbers else category_or_text(cells[name]))
+                else "measure" if name in numbers or name in members
+                else category_or_text(read[name]))
         column, remarks[name] = _column(name, role, cells[name], read[name], definitions.get(name))
         if column.role == "measure" and column.unit is None and name in spoken:
             column = column.model_copy(update={"unit": spoken[name]})
         columns.append(column)
     wide = _wide_group(wide_time, columns, found, definitions)
-    for name in table.columns:
-        if wide is None or name not in wide.columns:
-            notes.extend(remarks[name])
-    if wide is not None:
-        notes.append(f"{len(wide.columns)} columns ({wide.columns[0]} … {wide.columns[-1]}) read "
-                     f"as {'periods' if wide.axis == 'time' else 'categories'} of one measure "
-                     f"(a wide table)")
-        if any(r.startswith("aggregation of") for n in wide.columns for r in remarks[n]):
-            notes.append(f"aggregation of the values in {wide.columns[0]} … {wide.columns[-1]} "
-                         f"assumed {wide.aggregation}: their kind is not stated")
+    notes += _notes(table.columns, remarks, wide)
     shape = _shape(columns, wide, found)
-    categories = {c.name: _distinct(cells[c.name])[:MAX_CATEGORY_VALUES]
+    categories = {c.name: read[c.name].distinct[:MAX_CATEGORY_VALUES]
                   for c in columns if c.role == "category"}
     result = TableProfile(
         file=table.file, sheet=table.sheet, format=table.kind, rows=table.rows, columns=columns,
         time=axis, shape=shape, wide=wide, categories=categories, notes=notes,
     )
-    return Analysis(table, result, numbers, found.times if found else None, wide_time, definitions)
+    return Analysis(table, result, numbers, read, found.times if found else None, wide_time,
+                    definitions)
+
+
+def _notes(names: list[str], remarks: dict[str, list[str]], wide: WideGroup | None) -> list[str]:
+    """The columns' notes; a wide group's members speak once, as a group."""
+    notes = [r for name in names if wide is None or name not in wide.columns
+             for r in remarks[name]]
+    if wide is not None:
+        first, last = wide.columns[0], wide.columns[-1]
+        what = "periods" if wide.axis == "time" else "categories"
+        notes.append(f"{len(wide.columns)} columns ({first} … {last}) read as {what} of one "
+                     f"measure (a wide table)")
+        if any(r.startswith("aggregation of") for n in wide.columns for r in remarks[n]):
+            notes.append(f"aggregation of the values in {first} … {last} assumed "
+                         f"{wide.aggregation}: their kind is not stated")
+    return notes
 
 
 def _wide_group(wide_time: WideTime | None, columns: list[ColumnProfile], found: Found | None,
@@ -130,23 +148,16 @@ def _shape(columns: list[ColumnProfile], wide: WideGroup | None,
     return "single"
 
 
-def _distinct(cells: pd.Series) -> list[str]:
-    """Distinct filled values in order of appearance."""
-    texts = cells.astype(str).str.strip()
-    return [str(v) for v in texts[texts != ""].unique()]
-
-
 def _column(name: str, role: str, cells: pd.Series, numbers: Numbers,
             definition: Definition | None) -> tuple[ColumnProfile, list[str]]:
     """The profile of one column, and the notes it gives the table."""
     notes: list[str] = []
-    filled = filled_mask(cells)
-    distinct = _distinct(cells[filled])
+    distinct = numbers.distinct
     described = definition is not None and definition.label and role != "time"
     label = definition.label if described and definition else name.replace("_", " ")
     base: dict[str, object] = {
         "name": name, "role": role, "label": label, "distinct": len(distinct),
-        "missing": int((~filled).sum()), "examples": distinct[:_EXAMPLES],
+        "missing": int(len(numbers.codes) - numbers.filled), "examples": distinct[:_EXAMPLES],
     }
     if role in ("measure", "time") and numbers.numeric:
         values = numbers.values.dropna()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from multiverse.tabular.aggregate import combine
 from multiverse.tabular.dataset import Unanswerable, frame_times
 from multiverse.tabular.models import Fact
-from multiverse.tabular.periods import Point
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -60,24 +60,30 @@ def _fastest(setup: Setup) -> Fact:
     if len(overall) < 2:
         raise Unanswerable(f"fastest_growing needs two periods of {setup.query.measure!r}")
     first, last = overall[0], overall[-1]
-    best: tuple[float, str, Point, Point] | None = None
-    best_values = None
-    for category in [str(v) for v in setup.frame[setup.column].unique()]:
-        values = setup.periods(setup.frame[setup.frame[setup.column] == category])
-        ends = {p.key: p for p in values.points if p.key in (first.key, last.key)}
-        if len(ends) < 2 or ends[first.key].value <= 0:
-            continue
-        start, end = ends[first.key], ends[last.key]
-        growth = (end.value - start.value) / start.value * 100
-        if best is None or growth > best[0]:
-            best, best_values = (growth, category, start, end), values
-    if best is None or best_values is None:
+    growth = _growth(setup, first.key, last.key)
+    if not growth:
         raise Unanswerable(f"no category of {setup.column} has positive values in both "
                            f"{first.label} and {last.label}")
-    growth, category, start, end = best
-    return setup.fact(best_values, [start.key, end.key], value=growth, percent=growth,
-                      period=f"{start.label}–{end.label}", category=category,
-                      start=start.label, end=end.label, start_value=start.value,
-                      end_value=end.value, column=_column_name(setup),
+    category = max(growth, key=lambda c: growth[c])
+    values = setup.periods(setup.frame[setup.frame[setup.column] == category])
+    start, end = (next(p for p in values.points if p.key == k) for k in (first.key, last.key))
+    return setup.fact(values, [start.key, end.key], value=growth[category],
+                      percent=growth[category], period=f"{start.label}–{end.label}",
+                      category=category, start=start.label, end=end.label,
+                      start_value=start.value, end_value=end.value, column=_column_name(setup),
                       decimals=None if start.decimals is None or end.decimals is None
                       else max(start.decimals, end.decimals))
+
+
+def _growth(setup: Setup, first: object, last: object) -> dict[str, float]:
+    """Each category's growth in percent from one period to another (both combined at once)."""
+    assert setup.column is not None and setup.grain is not None
+    frame = setup.frame[setup.frame["_t"].astype(bool)].copy()
+    frame["_key"] = frame_times(frame, frame.attrs.get("grain") or setup.grain).keys(setup.grain)
+    frame = frame[frame["_key"].isin([first, last])]
+    groups = combine(frame, ["_key", setup.column], setup.how, setup.parts).groups
+    at = {(row["_key"], str(row[setup.column])): float(row["value"])
+          for row in groups.to_dict("records") if row["value"] == row["value"]}
+    return {category: (at[(last, category)] - start) / start * 100
+            for (key, category), start in at.items()
+            if key == first and start > 0 and (last, category) in at}

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from multiverse.tabular.numbers import format_number
+
 if TYPE_CHECKING:
     from multiverse.tabular.models import Citation, ColumnProfile, TableProfile
 
@@ -23,7 +25,11 @@ def profile_summary(profile: TableProfile) -> str:
         span = f"{time.first}–{time.last}" if time.first != time.last else time.first
         often = _FREQUENCY_WORDS.get(time.frequency)
         named = [c for c in time.columns if c not in wide]
-        if named:
+        if named and profile.wide is not None and profile.wide.axis == "time":
+            group = profile.wide.columns  # a year per row, a month per column
+            parts.append(f"{', '.join(named)} × {group[0]} … {group[-1]} (one measure, {span}"
+                         f"{', ' + often if often else ''})")
+        elif named:
             parts.append(f"{', '.join(named)} ({span}{', ' + often if often else ''})")
         elif profile.wide is not None:
             parts.append(f"columns {profile.wide.columns[0]} … {profile.wide.columns[-1]} "
@@ -36,12 +42,14 @@ def profile_summary(profile: TableProfile) -> str:
         group = profile.wide.columns
         unit = f", {profile.wide.unit}" if profile.wide.unit else ""
         parts.append(f"{group[0]} … {group[-1]} ({len(group)} columns of one measure{unit})")
-    rows = f"{profile.rows:,} row{'s' if profile.rows != 1 else ''}"
+    rows = f"{format_number(profile.rows, 0)} row{'s' if profile.rows != 1 else ''}"
     return f"{kind}, {rows}: {', '.join(parts)}." if parts else f"{kind}, {rows}."
 
 
 def _column_words(column: ColumnProfile, values: list[str]) -> str:
     """One column in a catalog line: a category's values, a measure's label and unit."""
+    if column.distinct == 0:
+        return f"{column.name} (empty)"
     if column.role == "category":
         shown = ", ".join(values[:_SHOWN_VALUES])
         more = ", …" if column.distinct > _SHOWN_VALUES else ""

@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
+from multiverse.tabular.columns import Numbers
 from multiverse.tabular.models import AxisFrequency, TimeAxis
 from multiverse.tabular.timelabels import (
     RANK,
     YEARS,
-    Moment,
-    key_of,
     label_of,
     month_number,
     parse_label,
@@ -76,29 +75,19 @@ class Found:
     times: RowTimes
 
 
-def _moments(cells: pd.Series, read: Callable[[str], Moment | None]) -> list[Moment | None]:
-    """`read` applied once per distinct cell (a time column repeats its labels)."""
-    import pandas as pd
-
-    codes, uniques = pd.factorize(cells)
-    parsed = [read(str(value)) for value in uniques]
-    return [parsed[code] if code >= 0 else None for code in codes]
-
-
-def row_times(moments: Sequence[Moment | None], grain: str) -> RowTimes:
-    """Arrays of the rows' moments (an unread row holds 1970-01-01 and is not valid)."""
+def row_times(grain: str, valid: np.ndarray, year: np.ndarray, month: np.ndarray | None = None,
+              day: np.ndarray | None = None, second: np.ndarray | None = None) -> RowTimes:
+    """Rows' moments from arrays (a row whose time was not read holds 1970-01-01)."""
     import numpy as np
 
-    blank = Moment("year", "", 1970)
-    filled = [m or blank for m in moments]
-    return RowTimes(
-        grain,
-        np.array([m is not None for m in moments], dtype=bool),
-        np.array([m.year for m in filled], dtype=np.int64),
-        np.array([m.month for m in filled], dtype=np.int64),
-        np.array([m.day for m in filled], dtype=np.int64),
-        np.array([m.second for m in filled], dtype=np.int64),
-    )
+    def clean(values: np.ndarray | None, default: int) -> np.ndarray:
+        """Integer values where valid, `default` elsewhere."""
+        if values is None:
+            return np.full(len(valid), default, dtype=np.int64)
+        return np.where(valid, values, default).astype(np.int64)
+
+    return RowTimes(grain, valid, clean(year, 1970), clean(month, 1), clean(day, 1),
+                    clean(second, 0))
 
 
 def _integer_years(values: pd.Series) -> bool:
@@ -123,21 +112,20 @@ def _named(name: str, words: set[str]) -> bool:
     return bool(tokens) and (tokens[-1] in words or name.strip().lower() in words)
 
 
-def detect(cells: dict[str, pd.Series], numbers: dict[str, pd.Series],
-           excluded: set[str]) -> Found | None:
+def detect(readings: dict[str, Numbers], excluded: set[str]) -> Found | None:
     """The time axis of a table: the finest form its columns show, or None."""
     found: list[Found] = []
-    for name, values in numbers.items():
-        if name in excluded or not _integer_years(values):
+    for name, reading in readings.items():
+        if name in excluded or not reading.numeric or not _integer_years(reading.values):
             continue
         measured = bool(re.search(r"\d", name))  # `2017`, `var1`: a year column is not numbered
-        if _named(name, _YEAR_NAMES) or (not measured and _rising(values) and
+        if _named(name, _YEAR_NAMES) or (not measured and _rising(reading.values) and
                                          name_tokens(name)[-1:] != ["count"]):
-            found.append(_with_parts(name, cells, values, excluded))
-    for name, column in cells.items():
-        if name in excluded or (name in numbers and not says_date(name)):
+            found.append(_with_parts(name, readings, excluded))
+    for name, reading in readings.items():
+        if name in excluded or (reading.numeric and not says_date(name)):
             continue
-        label = _label_column(name, column)
+        label = _label_column(name, reading)
         if label is not None:
             found.append(label)
     if not found:
@@ -145,32 +133,51 @@ def detect(cells: dict[str, pd.Series], numbers: dict[str, pd.Series],
     return max(found, key=lambda f: RANK[f.times.grain])  # the finest; the first on a tie
 
 
-def _with_parts(year: str, cells: dict[str, pd.Series], values: pd.Series,
-                excluded: set[str]) -> Found:
+def _part(reading: Numbers, reader: Callable[[str], int | None]) -> np.ndarray:
+    """Per row, the number `reader` reads from its cell (0 where it reads none)."""
+    import numpy as np
+
+    per_text = np.array([reader(text) or 0 for text in reading.texts], dtype=np.int64)
+    return per_text[reading.codes] if len(per_text) else np.zeros(len(reading.codes), np.int64)
+
+
+def _with_parts(year: str, readings: dict[str, Numbers], excluded: set[str]) -> Found:
     """A year column with its quarter or month (and day) columns when the table has them."""
-    parts = {part: next((n for n in cells if n not in excluded and n != year and _named(n, words)
-                         and _all_read(cells[n], reader)), None)
+    import numpy as np
+
+    parts = {part: next((n for n, r in readings.items() if n not in excluded and n != year
+                         and _named(n, words) and _all_read(r, reader)), None)
              for part, words, reader in (("quarter", _QUARTER_NAMES, quarter_number),
                                          ("month", _MONTH_NAMES, month_number),
                                          ("day", _DAY_NAMES, _day_of_month))}
-    years = [None if v != v else int(v) for v in values]  # NaN is not equal to itself
+    values = readings[year].values.to_numpy(dtype=float)
+    valid = ~np.isnan(values)
+    years = np.where(valid, values, 1970)
     quarter, month, day = parts["quarter"], parts["month"], parts["day"]
     if quarter:
-        q = [quarter_number(str(c)) for c in cells[quarter]]
-        moments = [Moment("quarter", "year+quarter", y, 3 * n - 2) if y and n else None
-                   for y, n in zip(years, q, strict=True)]
-        return _found([year, quarter], "year+quarter", moments, "quarter")
+        q = _part(readings[quarter], quarter_number)
+        times = row_times("quarter", valid & (q > 0), years, 3 * q - 2)
+        return _found([year, quarter], "year+quarter", times)
     if month:
-        m = [month_number(str(c)) for c in cells[month]]
+        m = _part(readings[month], month_number)
+        valid &= m > 0
         if day:
-            d = [_day_of_month(str(c)) for c in cells[day]]
-            moments = [_safe_day(y, n, e) for y, n, e in zip(years, m, d, strict=True)]
-            return _found([year, month, day], "year+month+day", moments, "day")
-        moments = [Moment("month", "year+month", y, n) if y and n else None
-                   for y, n in zip(years, m, strict=True)]
-        return _found([year, month], "year+month", moments, "month")
-    moments = [Moment("year", "year", y) if y else None for y in years]
-    return _found([year], "year", moments, "year")
+            d = _part(readings[day], _day_of_month)
+            valid &= (d > 0) & (d <= _days_in_month(years, m))
+            times = row_times("day", valid, years, m, d)
+            return _found([year, month, day], "year+month+day", times)
+        return _found([year, month], "year+month", row_times("month", valid, years, m))
+    return _found([year], "year", row_times("year", valid, years))
+
+
+def _days_in_month(years: np.ndarray, months: np.ndarray) -> np.ndarray:
+    """Per row, the days its year's month has."""
+    import numpy as np
+
+    first = ((years.astype(np.int64) - 1970) * 12 + np.clip(months, 1, 12) - 1).astype(
+        "datetime64[M]")
+    return np.asarray(((first + 1).astype("datetime64[D]") - first.astype("datetime64[D]"))
+                      .astype(np.int64))
 
 
 def _day_of_month(text: str) -> int | None:
@@ -179,44 +186,45 @@ def _day_of_month(text: str) -> int | None:
     return int(cell) if cell.isdigit() and 1 <= int(cell) <= 31 else None
 
 
-def _safe_day(year: int | None, month: int | None, day: int | None) -> Moment | None:
-    """The moment of a year, month and day, or None when they name no real day."""
-    if not (year and month and day):
-        return None
-    return parse_label(f"{year:04d}-{month:02d}-{day:02d}")
-
-
-def _all_read(column: pd.Series, reader: Callable[[str], int | None]) -> bool:
+def _all_read(reading: Numbers, reader: Callable[[str], int | None]) -> bool:
     """Whether every filled cell of a column reads with `reader`."""
-    filled = [str(c) for c in column.unique() if str(c).strip()]
+    filled = reading.distinct
     return bool(filled) and all(reader(c) is not None for c in filled)
 
 
-def _label_column(name: str, column: pd.Series) -> Found | None:
+def _label_column(name: str, reading: Numbers) -> Found | None:
     """A column of time labels, when nearly all its filled cells read as one kind of moment."""
-    texts = column.astype(str).str.strip()
-    filled = texts[texts != ""]
-    if filled.nunique() < 2:
+    import numpy as np
+
+    distinct = reading.distinct
+    if len(distinct) < 2:
         return None
-    distinct = [str(v) for v in filled.unique()]
     numeric = [p for p in distinct if re.fullmatch(r"\d{1,2}[/.-]\d{1,2}[/.-]\d{4}.*", p)]
     dayfirst = any(int(re.split(r"[/.-]", p)[0]) > 12 for p in numeric) or None
     compact = says_date(name)
-
-    def read(text: str) -> Moment | None:
-        return parse_label(text, dayfirst=dayfirst, compact=compact, year=_named(name, _YEAR_NAMES)
-                           or compact)
-
-    moments = _moments(texts, read)
-    kinds = Counter(m.grain for m in moments if m is not None)
+    years = _named(name, _YEAR_NAMES) or compact
+    moments = [None if blank else parse_label(text, dayfirst=dayfirst, compact=compact,
+                                              year=years)
+               for text, blank in zip(reading.texts, reading.blank.tolist(), strict=True)]
+    counts = np.bincount(reading.codes, minlength=len(moments))
+    kinds: Counter[str] = Counter()
+    for moment, count in zip(moments, counts.tolist(), strict=True):
+        if moment is not None:
+            kinds[moment.grain] += count
     if not kinds:
         return None
-    grain = kinds.most_common(1)[0][0]
-    kept = [m if m is not None and m.grain == grain else None for m in moments]
-    if sum(m is not None for m in kept) < _PARSED_SHARE * len(filled):
+    grain, share = kinds.most_common(1)[0]
+    if share < _PARSED_SHARE * reading.filled:
         return None
-    form = Counter(m.form for m in kept if m is not None).most_common(1)[0][0]
-    return _found([name], _form_name(form, grain), kept, grain)
+    kept = [m if m is not None and m.grain == grain else None for m in moments]
+    forms = Counter(m.form for m in kept if m is not None)
+    per_text = row_times(grain, np.array([m is not None for m in kept], dtype=bool),
+                         *(np.array([getattr(m, f) if m else 0 for m in kept], dtype=np.int64)
+                           for f in ("year", "month", "day", "second")))
+    codes = reading.codes
+    times = RowTimes(grain, per_text.valid[codes], per_text.year[codes],
+                     per_text.month[codes], per_text.day[codes], per_text.second[codes])
+    return _found([name], _form_name(forms.most_common(1)[0][0], grain), times)
 
 
 def _form_name(form: str, grain: str) -> str:
@@ -230,11 +238,10 @@ def _form_name(form: str, grain: str) -> str:
     return form
 
 
-def _found(columns: list[str], form: str, moments: list[Moment | None], grain: str) -> Found:
-    """The axis of some moments: the grain their spacing shows, their first and last period."""
+def _found(columns: list[str], form: str, times: RowTimes) -> Found:
+    """The axis of the rows' moments: the grain their spacing shows, their first and last."""
     import numpy as np
 
-    times = row_times(moments, grain)
     frequency, grain = _spacing(times)
     times = RowTimes(grain, times.valid, times.year, times.month, times.day, times.second)
     keys = np.unique(times.keys()[times.valid])
@@ -276,22 +283,3 @@ def _lossless(times: RowTimes, grain: str, points: int) -> bool:
     import numpy as np
 
     return len(np.unique(times.keys(grain)[times.valid])) == points
-
-
-def time_labels(times: RowTimes, grain: str | None = None) -> list[str]:
-    """Each row's period label at `grain` ('' where the row's time was not read)."""
-    grain = grain or times.grain
-    keys = times.keys(grain)
-    cache: dict[int, str] = {}
-    labels: list[str] = []
-    for key, ok in zip(keys.tolist(), times.valid.tolist(), strict=True):
-        if not ok:
-            labels.append("")
-            continue
-        if key not in cache:
-            cache[key] = label_of(grain, key)
-        labels.append(cache[key])
-    return labels
-
-
-__all__ = ["Found", "RowTimes", "detect", "key_of", "row_times", "time_labels"]

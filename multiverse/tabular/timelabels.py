@@ -189,8 +189,3 @@ def coarsen(key: int, grain: str, to: str) -> int:
 def years_between(grain: str, start: int, end: int) -> float:
     """Years from one period to another, counted from their keys (`2001`→`2017` is 16)."""
     return (end - start) / PER_YEAR[grain]
-
-
-def coarser(grain: str, other: str) -> bool:
-    """Whether `grain` is coarser than (or as coarse as) `other`."""
-    return RANK[grain] <= RANK[other]

@@ -66,7 +66,7 @@ def kind_of(text: str) -> str | None:
     lowered = " ".join(words)
     hangul = "".join(w for w in words if re.search(r"[가-힣]", w))
     for kind, vocabulary in _WORDS:
-        if any(word in vocabulary or _ends_with(word, vocabulary) for word in words):
+        if any(word in vocabulary or _run_together(word) == kind for word in words):
             return kind
         if any(k == kind and f" {p} " in f" {lowered} " for k, p in _PHRASES):
             return kind
@@ -78,13 +78,21 @@ def kind_of(text: str) -> str | None:
     return None
 
 
-def _ends_with(word: str, vocabulary: set[str]) -> bool:
-    """Whether a run-together name ends in a word of the vocabulary (`realgdp`, `tbilrate`)."""
-    return len(word) > 4 and any(
-        len(known) >= 3 and known not in _SHORT and word.endswith(known) for known in vocabulary)
+# Endings that mark a run-together name (`realgdp`, `unitprice`): none ends a common word.
+_ENDINGS = {"gdp": "amount", "gnp": "amount", "sales": "amount", "cpi": "index", "ppi": "index",
+            "index": "index", "price": "price", "prices": "price"}
 
 
-_SHORT = {"pop", "num", "idx", "fare", "level", "cost"}  # too often the end of another word
+def _run_together(word: str) -> str | None:
+    """The kind a run-together name's ending says (`tbilrate` is a rate, `separate` is not)."""
+    for ending, kind in _ENDINGS.items():
+        if len(word) > len(ending) and word.endswith(ending):
+            return kind
+    head = word.removesuffix("rate")
+    # `tbil`+`rate` is an abbreviation; `sepa`+`rate`, `corpo`+`rate` are words of their own.
+    if head != word and head and sum(head.count(v) for v in "aeiou") <= 1 and len(head) >= 3:
+        return "rate"
+    return None
 
 
 def averaged(text: str) -> bool:
