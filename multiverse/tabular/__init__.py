@@ -7,9 +7,9 @@ computed from. pandas is imported only when a table is read: importing this pack
 
 from __future__ import annotations
 
+from multiverse.tabular.cells import CellNumber, format_number, numbers_in, parse_number
 from multiverse.tabular.charts import chart_data
-from multiverse.tabular.compute import compute
-from multiverse.tabular.facts import facts
+from multiverse.tabular.compute import compute, facts
 from multiverse.tabular.lookup import lookup
 from multiverse.tabular.models import (
     ChartData,
@@ -28,7 +28,6 @@ from multiverse.tabular.models import (
     TimeAxis,
     WideGroup,
 )
-from multiverse.tabular.numbers import CellNumber, format_number, numbers_in, parse_number
 from multiverse.tabular.profiling import profile
 from multiverse.tabular.reading import MAX_BYTES, Table, TableTooLarge, TabularError, read_table
 

@@ -1,8 +1,5 @@
-"""Computed facts of a measure, each with its citation: first, last, min, max, change, growth,
-compound annual growth, mean, and the largest, smallest or fastest-growing category.
-
-Values are first combined per period with the measure's aggregation (a quarterly rate is
-averaged per year before the year of its maximum is named), and the fact says so.
+"""A measure's values per period (and per category), combined by its aggregation, with the lines
+each value comes from: what computed facts are made of.
 """
 
 from __future__ import annotations
@@ -12,10 +9,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from multiverse.tabular.chartplan import measure_aggregation, native_grain, resolve_measures
+from multiverse.tabular.cells import (
+    RANK,
+    coarsen,
+    key_of,
+    label_of,
+    numbers_in,
+    parse_label,
+    years_between,
+)
+from multiverse.tabular.charts import measure_aggregation, native_grain, resolve_measures
 from multiverse.tabular.dataset import (
+    Combined,
     Unanswerable,
+    combine,
     find_column,
+    frame_times,
     label_columns,
     load,
     long_rows,
@@ -23,11 +32,200 @@ from multiverse.tabular.dataset import (
     plain,
     select,
 )
-from multiverse.tabular.models import ComputeQuery, Fact, FactRefusal
-from multiverse.tabular.numbers import numbers_in
-from multiverse.tabular.periods import Point, Values, per_category, per_period
+from multiverse.tabular.models import (
+    Citation,
+    ComputeKind,
+    ComputeQuery,
+    Fact,
+    FactRefusal,
+    Frequency,
+    TableProfile,
+)
 from multiverse.tabular.profiling import Analysis
-from multiverse.tabular.timelabels import RANK, years_between
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+@dataclass(frozen=True)
+class Point:
+    """One period's (or one category's) value."""
+
+    key: object  # a period key, or a category value
+    label: str
+    value: float
+    cells: int  # how many cells it combines
+    decimals: int | None  # the source's precision; None for a computed mean
+
+
+@dataclass(frozen=True)
+class Values:
+    """Points in order and the long rows behind them."""
+
+    points: list[Point]
+    combined: Combined
+    how: str
+    grain: str | None
+    aggregated: bool  # some value stands for several cells (its sentence says how)
+
+    def citation(self, analysis: Analysis, keys: list[object]) -> Citation:
+        """The lines behind the points of `keys`."""
+        used = self.combined.used
+        return self.combined.citation(analysis.table.file, analysis.table.sheet,
+                                      used["_key"].isin(keys))
+
+    def between(self, start: str | None, end: str | None) -> list[Point]:
+        """The points from the period `start` names to the one `end` names (both included)."""
+        if self.grain is None:
+            return list(self.points)
+        low = _bound(start, self.grain, last=False)
+        high = _bound(end, self.grain, last=True)
+        return [p for p in self.points if _within(p, self.grain, low, high)]
+
+
+def _bound(text: str | None, grain: str, *, last: bool) -> tuple[str, int] | None:
+    """A period bound as (its grain, its key), or None for an open end."""
+    if text is None or not text.strip():
+        return None
+    moment = parse_label(text)
+    if moment is None:
+        raise Unanswerable(f"{text!r} is not a period (a year such as 2001, 2001Q3, 2001-03)")
+    at = "day" if moment.grain == "second" else moment.grain
+    if RANK[at] > RANK[grain]:
+        raise Unanswerable(f"{text!r} is finer than the {grain} the values are combined to")
+    return at, key_of(moment, at)
+
+
+def _within(point: Point, grain: str, low: tuple[str, int] | None,
+            high: tuple[str, int] | None) -> bool:
+    """Whether a point's period lies between two bounds."""
+    key = int(point.key)  # type: ignore[call-overload]
+    if low is not None and coarsen(key, grain, low[0]) < low[1]:
+        return False
+    return high is None or coarsen(key, grain, high[0]) <= high[1]
+
+
+def per_period(analysis: Analysis, frame: pd.DataFrame, grain: str, how: str,
+               parts: list[str], decimals: int) -> Values:
+    """The values of each period at `grain`, in time order."""
+    frame = frame[frame["_t"].astype(bool)].copy()
+    frame["_key"] = frame_times(frame, frame.attrs.get("grain") or grain).keys(grain)
+    combined = combine(frame, ["_key"], how, parts)
+    groups = combined.groups.sort_values("_key")
+    points = [_point(analysis, combined, row, label_of(grain, int(row["_key"])), how, decimals)
+              for row in groups.to_dict("records") if row["value"] == row["value"]]
+    return Values(points, combined, how, grain, _several(frame))
+
+
+def per_category(analysis: Analysis, frame: pd.DataFrame, column: str, how: str,
+                 parts: list[str], decimals: int) -> Values:
+    """The values of each category (of `column`) over the rows given."""
+    frame = frame.copy()
+    frame["_key"] = frame[column].astype(str)
+    combined = combine(frame, ["_key"], how, parts)
+    points = [_point(analysis, combined, row, str(row["_key"]), how, decimals)
+              for row in combined.groups.to_dict("records") if row["value"] == row["value"]]
+    return Values(points, combined, how, None, _several(frame))
+
+
+def _several(frame: pd.DataFrame) -> bool:
+    """Whether some key has more than one cell with a value (so its value combines them)."""
+    filled = frame[frame["_value"].notna()]
+    return bool(len(filled)) and int(filled.groupby("_key").size().max()) > 1
+
+
+def _point(analysis: Analysis, combined: Combined, row: dict[Any, Any], label: str, how: str,
+           decimals: int) -> Point:
+    """One group's point, with the precision its number is printed at."""
+    cells = int(row["cells"])
+    value = float(row["value"])
+    if cells == 1:
+        used = combined.used[combined.used["_key"] == row["_key"]].iloc[0]
+        _, cell = analysis.cell(str(used["_source"]), int(used["_row"]))
+        places: int | None = cell.decimals if cell is not None else decimals
+    elif how in ("sum", "last"):
+        places = decimals
+    elif how == "count":
+        places = 0
+    else:
+        places = None
+    return Point(row["_key"], label, value, cells, places)
+
+
+def by_category(setup: Setup) -> Fact:
+    """The largest, smallest or fastest-growing category of the setup's column."""
+    if setup.query.kind == "fastest_growing":
+        return _fastest(setup)
+    frame, period = _in_period(setup)
+    values = setup.categories(frame)
+    if not values.points:
+        raise Unanswerable(f"no category of {setup.column} has a value of {setup.query.measure}"
+                           + (f" in {period}" if period else ""))
+    largest = setup.query.kind == "largest"
+    pick = (max if largest else min)(values.points, key=lambda p: p.value)
+    return setup.fact(values, [pick.key], value=pick.value, period=period or "",
+                      category=pick.label, decimals=pick.decimals, column=_column_name(setup))
+
+
+def _column_name(setup: Setup) -> str | None:
+    """The compared column as a reader knows it."""
+    if setup.column == "_source":
+        wide = setup.analysis.profile.wide
+        return wide.name if wide else "column"
+    return setup.column
+
+
+def _in_period(setup: Setup) -> tuple[pd.DataFrame, str | None]:
+    """The rows of the period compared (the query's end or start, else the latest)."""
+    if setup.grain is None:
+        return setup.frame, None
+    values = setup.periods()
+    wanted = setup.query.end or setup.query.start
+    points = values.between(wanted, wanted) if wanted else values.points[-1:]
+    if not points:
+        raise Unanswerable(f"{setup.query.measure!r} has no value in {wanted}")
+    point = points[-1]
+    frame = setup.frame[setup.frame["_t"].astype(bool)]
+    keys = frame_times(frame, frame.attrs.get("grain") or setup.grain).keys(setup.grain)
+    return frame[keys == point.key], point.label
+
+
+def _fastest(setup: Setup) -> Fact:
+    """The category whose value grew the most (in percent) between the same two periods: the
+    first and last the query's range holds (a category without both is left out)."""
+    assert setup.column is not None
+    overall = setup.periods().between(setup.query.start, setup.query.end)
+    if len(overall) < 2:
+        raise Unanswerable(f"fastest_growing needs two periods of {setup.query.measure!r}")
+    first, last = overall[0], overall[-1]
+    growth = _growth(setup, first.key, last.key)
+    if not growth:
+        raise Unanswerable(f"no category of {setup.column} has positive values in both "
+                           f"{first.label} and {last.label}")
+    category = max(growth, key=lambda c: growth[c])
+    values = setup.periods(setup.frame[setup.frame[setup.column] == category])
+    start, end = (next(p for p in values.points if p.key == k) for k in (first.key, last.key))
+    return setup.fact(values, [start.key, end.key], value=growth[category],
+                      percent=growth[category], period=f"{start.label}–{end.label}",
+                      category=category, start=start.label, end=end.label,
+                      start_value=start.value, end_value=end.value, column=_column_name(setup),
+                      decimals=None if start.decimals is None or end.decimals is None
+                      else max(start.decimals, end.decimals))
+
+
+def _growth(setup: Setup, first: object, last: object) -> dict[str, float]:
+    """Each category's growth in percent from one period to another (both combined at once)."""
+    assert setup.column is not None and setup.grain is not None
+    frame = setup.frame[setup.frame["_t"].astype(bool)].copy()
+    frame["_key"] = frame_times(frame, frame.attrs.get("grain") or setup.grain).keys(setup.grain)
+    frame = frame[frame["_key"].isin([first, last])]
+    groups = combine(frame, ["_key", setup.column], setup.how, setup.parts).groups
+    at = {(row["_key"], str(row[setup.column])): float(row["value"])
+          for row in groups.to_dict("records") if row["value"] == row["value"]}
+    return {category: (at[(last, category)] - start) / start * 100
+            for (key, category), start in at.items()
+            if key == first and start > 0 and (last, category) in at}
+
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -46,7 +244,7 @@ def compute_in(analysis: Analysis, query: ComputeQuery) -> Fact | FactRefusal:
     try:
         setup = _setup(analysis, query)
         if query.kind in _BY_CATEGORY:
-            from multiverse.tabular.ranking import by_category
+            from multiverse.tabular.compute import by_category
 
             fact = by_category(setup)
         else:
@@ -217,3 +415,93 @@ def _change(setup: Setup, values: Values, start: Point, end: Point) -> Fact:
         raise Unanswerable("a compound annual growth needs positive values a year or more apart")
     cagr = ((end.value / start.value) ** (1 / years) - 1) * 100
     return setup.fact(values, keys, value=cagr, percent=cagr, **common)
+
+
+MAIN_MEASURES = 3
+_DECADES_AFTER = 20  # years: a longer span gets a mean per decade, a shorter one a mean overall
+_YEARLY_AFTER = 3  # years: finer data spanning more are combined per year first
+
+
+def facts(profile_or_path: TableProfile | Path, *, root: Path, descriptions: Sequence[str] = (),
+          measures: Sequence[str] | None = None, category: str | None = None,
+          limit: int = 12) -> list[Fact]:
+    """The standard facts of a table for a brief, the most telling first, at most `limit`."""
+    if isinstance(profile_or_path, TableProfile):
+        analysis = load(profile_or_path.file, profile_or_path.sheet, root, descriptions)
+    else:
+        analysis = load(str(profile_or_path), None, root, descriptions)
+    chosen = list(measures) if measures else main_measures(analysis)
+    lists = [_measure_facts(analysis, measure, category) for measure in chosen]
+    picked: list[tuple[int, int, Fact]] = []
+    for rank in range(max((len(found) for found in lists), default=0)):
+        for index, found in enumerate(lists):
+            if rank < len(found) and len(picked) < limit:
+                picked.append((index, rank, found[rank]))
+    return [fact for _, _, fact in sorted(picked, key=lambda item: item[:2])]
+
+
+def main_measures(analysis: Analysis) -> list[str]:
+    """The measures a brief speaks of: a wide table's values, then measures whose kind is
+    known, in table order."""
+    profile = analysis.profile
+    wide = profile.wide
+    chosen: list[str] = [wide.name] if wide is not None else []
+    grouped = set(wide.columns) if wide is not None else set()
+    measures = [c for c in profile.role("measure") if c.name not in grouped]
+    assumed = [c for c in measures if any(n.startswith(f"aggregation of {c.name} ")
+                                           for n in profile.notes)]
+    chosen += [c.name for c in measures if c not in assumed] + [c.name for c in assumed]
+    return chosen[:MAIN_MEASURES]
+
+
+def _standard_grain(analysis: Analysis) -> Frequency | None:
+    """Yearly when finer data span several years, else the data's own grain."""
+    native = native_grain(analysis)
+    axis = analysis.profile.time
+    if native is None or axis is None:
+        return None
+    first, last = parse_label(axis.first), parse_label(axis.last)
+    if RANK[native] > RANK["year"] and first and last and last.year - first.year >= _YEARLY_AFTER:
+        return "year"
+    return native if native in ("year", "quarter", "month", "day") else None  # type: ignore[return-value]
+
+
+def _measure_facts(analysis: Analysis, measure: str, category: str | None) -> list[Fact]:
+    """One measure's facts, the most telling first."""
+    profile = analysis.profile
+    wide = profile.wide
+    grain = _standard_grain(analysis)
+    by_column = wide is not None and wide.axis == "category" and measure == wide.name
+    has_categories = bool(profile.role("category")) and (profile.shape == "long" or grain is None)
+    kinds: list[ComputeKind] = []
+    if not by_column and grain is not None:
+        kinds += ["last", "max", "min", "change", "cagr", "first"]
+    if by_column or (has_categories and (category is None or analysis.profile.column(category))):
+        kinds += ["largest", "fastest_growing"] if grain is not None else ["largest", "smallest"]
+    queries = [ComputeQuery(kind=kind, file=profile.file, sheet=profile.sheet, measure=measure,
+                            category=category or (wide.name if by_column and wide else None),
+                            frequency=grain) for kind in kinds]
+    if not by_column and grain is not None:
+        queries += _means(analysis, measure, category, grain)
+    found: list[Fact] = []
+    for query in queries:
+        fact = compute_in(analysis, query)
+        if isinstance(fact, Fact):
+            found.append(fact)
+    return found
+
+
+def _means(analysis: Analysis, measure: str, category: str | None,
+           grain: Frequency) -> list[ComputeQuery]:
+    """Means per decade over a long span, else one mean over the whole span."""
+    axis = analysis.profile.time
+    assert axis is not None
+    first, last = parse_label(axis.first), parse_label(axis.last)
+    profile = analysis.profile
+    base = {"kind": "mean", "file": profile.file, "sheet": profile.sheet, "measure": measure,
+            "category": category, "frequency": grain}
+    if first is None or last is None or last.year - first.year <= _DECADES_AFTER:
+        return [ComputeQuery.model_validate(base)]
+    return [ComputeQuery.model_validate({**base, "start": str(max(decade, first.year)),
+                                         "end": str(min(decade + 9, last.year))})
+            for decade in range(first.year // 10 * 10, last.year + 1, 10)]

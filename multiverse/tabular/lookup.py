@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from multiverse.tabular.cells import RANK, Moment, key_of, label_of, parse_label
 from multiverse.tabular.dataset import (
     Unanswerable,
     find_column,
@@ -24,7 +25,6 @@ from multiverse.tabular.dataset import (
 )
 from multiverse.tabular.models import Citation, LookupAnswer, LookupQuery, NearestCell
 from multiverse.tabular.profiling import Analysis
-from multiverse.tabular.timelabels import RANK, Moment, key_of, label_of, parse_label
 
 if TYPE_CHECKING:
     import pandas as pd

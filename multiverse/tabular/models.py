@@ -92,7 +92,7 @@ class TableProfile(_Plain):
 
     def summary(self) -> str:
         """One line for the knowledge catalog: columns with units, the period, the rows."""
-        from multiverse.tabular.summary import profile_summary
+        from multiverse.tabular.words import profile_summary
 
         return profile_summary(self)
 
@@ -108,7 +108,7 @@ class Citation(_Plain):
 
     def text(self, lang: str = "en") -> str:
         """`assets/x.csv rows 94–97` / `assets/x.csv 94–97행`."""
-        from multiverse.tabular.summary import citation_text
+        from multiverse.tabular.words import citation_text
 
         return citation_text(self, lang)
 
@@ -195,7 +195,7 @@ class LookupAnswer(_Plain):
 
     def sentence(self, lang: str = "en") -> str:
         """The answer as one sentence with its citation ("en" or "ko")."""
-        from multiverse.tabular.sentences import lookup_words
+        from multiverse.tabular.words import lookup_words
 
         return lookup_words(self, lang)
 
@@ -243,7 +243,7 @@ class Fact(_Plain):
 
     def sentence(self, lang: str = "en") -> str:
         """The fact as one natural sentence with its citation ("en" or "ko")."""
-        from multiverse.tabular.sentences import fact_words
+        from multiverse.tabular.words import fact_words
 
         return fact_words(self, lang)
 

@@ -11,21 +11,29 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from multiverse.tabular.cells import CellNumber, parse_number
 from multiverse.tabular.columns import (
+    Definition,
     Numbers,
     category_or_text,
+    find_definitions,
+    identifier_name,
     identifies_rows,
     measure_kind,
     measure_unit,
+    prose_units,
     read_numbers,
 )
-from multiverse.tabular.descriptions import Definition, find_definitions, prose_units
 from multiverse.tabular.models import ColumnProfile, Kind, TableProfile, TimeAxis, WideGroup
-from multiverse.tabular.numbers import CellNumber, parse_number
 from multiverse.tabular.reading import Table, read_table
-from multiverse.tabular.timeaxis import Found, RowTimes, detect
-from multiverse.tabular.vocabulary import identifier_name
-from multiverse.tabular.widetables import WideTime, category_group, time_columns
+from multiverse.tabular.timeaxis import (
+    Found,
+    RowTimes,
+    WideTime,
+    category_group,
+    detect,
+    time_columns,
+)
 
 if TYPE_CHECKING:
     import pandas as pd

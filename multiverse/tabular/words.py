@@ -1,17 +1,155 @@
-"""Facts and looked-up cells as natural sentences, in English and Korean.
-
-Both languages print the same numbers through `format_number` (thousands separators, the
-source's precision for cells, two decimals for computed means and percents), and period labels
-as the data write them, so a figure found in one sentence is found in the other.
-"""
+"""Words about a table: chart titles, axis labels, citations and the sentences stating a fact."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from multiverse.tabular.chartwords import lower_first, upper_first
-from multiverse.tabular.numbers import format_number
-from multiverse.tabular.summary import citation_text
+from multiverse.tabular.cells import format_number
+from multiverse.tabular.profiling import Analysis
+
+if TYPE_CHECKING:
+    from multiverse.tabular.charts import Plan
+
+_GRAIN_NOUN = {"year": "year", "quarter": "quarter", "month": "month", "day": "date",
+               "hour": "hour", "second": "time"}
+
+
+def lower_first(text: str) -> str:
+    """`Real GDP` → `real GDP` inside a sentence; one word (`GDP`, `Dp`, a column's own name)
+    keeps its capitals."""
+    if " " in text and text[0].isupper() and not text[1].isupper():
+        return text[0].lower() + text[1:]
+    return text
+
+
+def upper_first(text: str) -> str:
+    """The first letter capitalised, the rest as written."""
+    return text[:1].upper() + text[1:]
+
+
+def with_unit(label: str, unit: str | None) -> str:
+    """`unemployment rate (%)`."""
+    return f"{label} ({unit})" if unit else label
+
+
+def _head(plan: Plan, combined: bool) -> str:
+    """The measure with its aggregation in words: `Mean unemployment rate (%)`."""
+    label = with_unit(lower_first(plan.label), plan.unit)
+    if plan.aggregation == "count":
+        return f"Number of {label} values"
+    if not combined:
+        return upper_first(label)  # one value a period: nothing was combined
+    if plan.aggregation == "sum":
+        return f"Total {label}"
+    if plan.aggregation == "last":
+        period = _GRAIN_NOUN.get(plan.grain, "period") if plan.time else "period"
+        return f"{upper_first(label)} (last value of each {period})"
+    return f"Mean {label}"
+
+
+def dimension_label(analysis: Analysis, plan: Plan) -> str:
+    """What the chart's categories are called."""
+    if plan.time:
+        return _GRAIN_NOUN.get(plan.grain, "time")
+    if plan.dimension == "_source":
+        return analysis.profile.wide.name if analysis.profile.wide else "column"
+    column = analysis.profile.column(plan.dimension or "")
+    return column.label if column else (plan.dimension or "")
+
+
+def title(analysis: Analysis, plan: Plan, labels: list[str], combined: bool) -> str:
+    """`Mean unemployment rate (%) by year, 1959–2009`, `Total sales by region`."""
+    text = f"{_head(plan, combined)} by {dimension_label(analysis, plan)}"
+    series = plan.query.series_by
+    if series:
+        column = analysis.profile.column(series)
+        text += f" and {column.label if column else series}"
+    if plan.time and labels:
+        text += f", {labels[0]}–{labels[-1]}" if labels[0] != labels[-1] else f", {labels[0]}"
+    kept = [f"{key}: {', '.join(values)}" for key, values in plan.query.filters.items() if values]
+    if kept:
+        text += f" ({'; '.join(kept)})"
+    return text
+
+
+def axis_labels(analysis: Analysis, plan: Plan) -> tuple[str, str]:
+    """The x axis names the dimension; the y axis the measure with its unit."""
+    x_label = upper_first(dimension_label(analysis, plan))
+    if plan.aggregation == "count":
+        return x_label, "Number of values"
+    return x_label, upper_first(with_unit(plan.label, plan.unit))
+
+
+if TYPE_CHECKING:
+    from multiverse.tabular.models import Citation, ColumnProfile, TableProfile
+
+_SHOWN_VALUES = 5
+_FREQUENCY_WORDS = {"quarter": "quarterly", "month": "monthly", "week": "weekly", "day": "daily",
+                    "hour": "hourly", "irregular": "irregular"}
+
+
+def profile_summary(profile: TableProfile) -> str:
+    """`CSV table, 51 rows: year (2001–2017), source (3: …), net_generation (thousand MWh).`"""
+    excel = profile.format == "Excel"
+    kind = f"Excel sheet {profile.sheet}" if excel else f"{profile.format} table"
+    parts: list[str] = []
+    time = profile.time
+    wide = set(profile.wide.columns) if profile.wide else set()
+    if time is not None:
+        span = f"{time.first}–{time.last}" if time.first != time.last else time.first
+        often = _FREQUENCY_WORDS.get(time.frequency)
+        named = [c for c in time.columns if c not in wide]
+        if named and profile.wide is not None and profile.wide.axis == "time":
+            group = profile.wide.columns  # a year per row, a month per column
+            parts.append(f"{', '.join(named)} × {group[0]} … {group[-1]} (one measure, {span}"
+                         f"{', ' + often if often else ''})")
+        elif named:
+            parts.append(f"{', '.join(named)} ({span}{', ' + often if often else ''})")
+        elif profile.wide is not None:
+            parts.append(f"columns {profile.wide.columns[0]} … {profile.wide.columns[-1]} "
+                         f"({len(wide)} periods of one measure, {span})")
+    for column in profile.columns:
+        if (time is not None and column.name in time.columns) or column.name in wide:
+            continue
+        parts.append(_column_words(column, profile.categories.get(column.name, [])))
+    if profile.wide is not None and profile.wide.axis == "category":
+        group = profile.wide.columns
+        unit = f", {profile.wide.unit}" if profile.wide.unit else ""
+        parts.append(f"{group[0]} … {group[-1]} ({len(group)} columns of one measure{unit})")
+    rows = f"{format_number(profile.rows, 0)} row{'s' if profile.rows != 1 else ''}"
+    return f"{kind}, {rows}: {', '.join(parts)}." if parts else f"{kind}, {rows}."
+
+
+def _column_words(column: ColumnProfile, values: list[str]) -> str:
+    """One column in a catalog line: a category's values, a measure's label and unit."""
+    if column.distinct == 0:
+        return f"{column.name} (empty)"
+    if column.role == "category":
+        shown = ", ".join(values[:_SHOWN_VALUES])
+        more = ", …" if column.distinct > _SHOWN_VALUES else ""
+        return f"{column.name} ({column.distinct}: {shown}{more})"
+    if column.role in ("identifier", "text"):
+        return f"{column.name} ({column.role})"
+    words = [column.label] if column.label.replace(" ", "_") != column.name else []
+    if column.unit:
+        words.append(column.unit)
+    return f"{column.name} ({', '.join(words)})" if words else column.name
+
+
+def citation_text(citation: Citation, lang: str = "en") -> str:
+    """`assets/x.csv rows 94–97` / `assets/x.csv 94–97행`."""
+    lines = (str(citation.first) if citation.first == citation.last
+             else f"{citation.first}–{citation.last}")
+    gaps = citation.rows != citation.last - citation.first + 1
+    if lang == "ko":
+        sheet = f" {citation.sheet} 시트" if citation.sheet else ""
+        count = f" 중 {citation.rows}개 행" if gaps else ""
+        return f"{citation.file}{sheet} {lines}행{count}"
+    sheet = f", sheet {citation.sheet}," if citation.sheet else ""
+    noun = "row" if citation.first == citation.last else "rows"
+    count = f"{citation.rows} of " if gaps else ""
+    return f"{citation.file}{sheet} {count}{noun} {lines}"
+
 
 if TYPE_CHECKING:
     from multiverse.tabular.models import Fact, LookupAnswer
