@@ -175,7 +175,9 @@ def find_definitions(texts: Sequence[str], columns: Sequence[str]) -> dict[str, 
     known = {column.strip().lower(): column for column in columns}
     found: dict[str, tuple[str, str | None]] = {}
     for text in texts:
-        for name, body, unit in _table_rows(text, known) + _definition_lines(text, known):
+        for name, body, unit in _table_rows(text, known) + _definition_lines(text, known) + _definition_blocks(
+            text, known
+        ):
             found.setdefault(name, (body, unit))
     return {name: _definition(body, unit) for name, (body, unit) in found.items()}
 
@@ -197,6 +199,30 @@ def prose_units(texts: Sequence[str], columns: Sequence[str]) -> dict[str, str]:
                     if unit:
                         units.setdefault(column, unit)
     return units
+
+
+def _definition_blocks(text: str, known: dict[str, str]) -> list[tuple[str, str, str | None]]:
+    """A name alone on its line, its definition in the paragraph below it (R documentation,
+    definition lists): `pce` / (blank) / `personal consumption expenditures, in billions…`."""
+    result: list[tuple[str, str, str | None]] = []
+    lines = text.splitlines()
+    for index, line in enumerate(lines):
+        name = line.strip().strip("`*'\":").strip()
+        if name.lower() not in known or len(line.strip()) > len(name) + 6:
+            continue
+        body: list[str] = []
+        for following in lines[index + 1 : index + 12]:
+            stripped = following.strip()
+            if not stripped:
+                if body:
+                    break
+                continue
+            if stripped.strip("`*'\":").strip().lower() in known:
+                break
+            body.append(stripped)
+        if body:
+            result.append((known[name.lower()], " ".join(body), None))
+    return result
 
 
 def _definition_lines(text: str, known: dict[str, str]) -> list[tuple[str, str, str | None]]:
