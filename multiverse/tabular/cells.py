@@ -153,6 +153,7 @@ _FORMS: list[tuple[str, re.Pattern[str]]] = [
         ("year-month", r"(?P<y>\d{4})m(?P<m>\d{1,2})"),
         ("year-month", r"(?P<y>\d{4})\s*년\s*(?P<m>\d{1,2})\s*월"),
         ("month name", _MON + r"[\s,'-]+(?P<y>\d{4})"),
+        ("month name", r"(?P<y>\d{4})[\s,'-]+" + _MON),  # `1987 Jan` (R's yearmon)
         ("month name", _MON + r"[\s-]+(?P<d>\d{1,2})(?:st|nd|rd|th)?,?[\s-]+(?P<y>\d{4})" + _CLOCK),
         ("month name", r"(?P<d>\d{1,2})[\s-]+" + _MON + r",?[\s-]+(?P<y>\d{4})"),
         ("numeric date", r"(?P<a>\d{1,2})([/.-])(?P<b>\d{1,2})\2(?P<y>\d{4})" + _CLOCK),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -25,11 +26,12 @@ _WORDS: list[tuple[str, set[str]]] = [
     ("stock", {"population", "pop", "stock", "stocks", "level", "levels", "balance", "inventory",
                "inventories", "debt", "reserves", "holdings", "outstanding"}),
     ("count", {"count", "counts", "num", "cases", "visitors", "visits", "users", "deaths",
-               "births", "arrivals", "passengers", "customers", "orders", "students"}),
+               "births", "arrivals", "passengers", "customers", "orders", "students",
+               "quantity", "qty", "votes", "ballots"}),
     ("amount", {"total", "amount", "amounts", "sales", "revenue", "revenues", "cost", "costs",
                 "spending", "expenditure", "expenditures", "income", "gdp", "gnp", "consumption",
                 "investment", "exports", "imports", "production", "generation", "output",
-                "profit", "profits", "earnings", "precipitation", "rainfall", "turnover",
+                "profit", "profits", "earnings", "takings", "precipitation", "rainfall", "turnover",
                 "budget", "payments", "emissions"}),
 ]
 _PHRASES = [("count", "number of"), ("amount", "domestic product"), ("amount", "national product")]
@@ -42,11 +44,13 @@ _KOREAN: list[tuple[str, str]] = [
 # Quantities of one moment that are averaged over a period, decided by their words.
 _INTENSIVE = {"temperature", "temp", "humidity", "pressure", "speed", "wind", "density", "age",
               "height", "weight", "score", "rating", "average", "avg", "mean", "median",
-              "capita", "per", "기온", "온도", "습도", "평균"}
+              "capita", "per", "percap", "percapita", "log", "logarithm", "ln", "기온", "온도",
+              "습도", "평균"}  # a logarithm or a per-head value is never summed
 _ANNUAL_RATE = re.compile(r"\b(?:seasonally adjusted )?(?:at an? )?annual(?:ized)? rates?\b|"
                           r"\bann\.? rate\b|\bsaar\b", re.IGNORECASE)
-_IDENTIFIER = {"id", "ids", "uid", "uuid", "guid", "code", "codes", "zip", "zipcode", "postcode",
-               "postal", "fips", "isbn", "sku", "serial", "key", "phone", "tel", "번호", "코드"}
+_IDENTIFIER = {"id", "ids", "iso", "uid", "uuid", "guid", "code", "codes", "zip", "zipcode",
+               "postcode", "postal", "fips", "isbn", "sku", "serial", "key", "phone", "tel",
+               "번호", "코드"}
 _DATE_WORDS = {"date", "dates", "month", "months", "period", "time", "day", "ym", "yyyymm",
                "yyyymmdd", "yearmonth", "timestamp", "datetime", "일자", "날짜", "월", "기간"}
 _UNIT_WORDS = {"pct": "%", "percent": "%", "percentage": "%", "usd": "US$", "krw": "KRW",
@@ -76,6 +80,9 @@ def kind_of(text: str) -> str | None:
             return kind
     if words[:1] == ["n"] and len(words) > 1:
         return "count"  # `n_customers`
+    if any(w == "per" and (n.isdigit() or n in ("capita", "head", "person")) for w, n in
+           itertools.pairwise(words)):
+        return "rate"  # `divorces_per_1000`, "per capita"
     return None
 
 
@@ -175,11 +182,18 @@ def find_definitions(texts: Sequence[str], columns: Sequence[str]) -> dict[str, 
     known = {column.strip().lower(): column for column in columns}
     found: dict[str, tuple[str, str | None]] = {}
     for text in texts:
-        for name, body, unit in _table_rows(text, known) + _definition_lines(text, known) + _definition_blocks(
-            text, known
-        ):
+        rows = _table_rows(text, known) + _definition_lines(text, known)
+        for name, body, unit in rows + _definition_blocks(text, known):
             found.setdefault(name, (body, unit))
     return {name: _definition(body, unit) for name, (body, unit) in found.items()}
+
+
+_COUNTS = re.compile(r"\b(?:counts? of|number of|numbers of)\b|\b\w+ counts\b", re.IGNORECASE)
+
+
+def says_counts(texts: Sequence[str]) -> bool:
+    """Whether a table's description opens by saying its values are counts (its first lines)."""
+    return any(_COUNTS.search(text[:800]) for text in texts)
 
 
 def prose_units(texts: Sequence[str], columns: Sequence[str]) -> dict[str, str]:
@@ -193,12 +207,31 @@ def prose_units(texts: Sequence[str], columns: Sequence[str]) -> dict[str, str]:
             continue
         pattern = re.compile(rf"(?<!\w){re.escape(words)}(?!\w)", re.IGNORECASE)
         for text in texts:
-            for sentence in re.split(r"(?<=[.!?])\s+", text):
-                if pattern.search(sentence):
-                    unit = unit_in(sentence[pattern.search(sentence).start():])  # type: ignore[union-attr]
-                    if unit:
-                        units.setdefault(column, unit)
+            for sentence in re.split(r"(?<=[.!?])\s+", " ".join(text.split())):
+                found = pattern.search(sentence)
+                if found is None:
+                    continue
+                said = sentence[found.start():]
+                unit = unit_in(said)
+                if unit is None and re.match(rf"{re.escape(words)}\s+(?:is|are)\s+(?:a|the)?\s*"
+                                             r"(?:percentage|per ?cent|share)\b", said, re.I):
+                    unit = "%"  # "Occupancy is a percentage of rooms occupied"
+                if unit:
+                    units.setdefault(column, unit)
     return units
+
+
+_CURRENCY = re.compile(r"\$|€|£|¥|₩|원|\b(?:dollars?|euros?|pounds?|yen|won|usd|eur|gbp|jpy|krw|"
+                       r"aud|cad|chf|cny|rupees?|francs?)\b", re.IGNORECASE)
+
+
+def kind_of_unit(unit: str | None) -> str | None:
+    """The kind a unit says by itself: money is an amount, a percentage a rate."""
+    if not unit:
+        return None
+    if unit.strip() == "%" or re.search(r"\bper ?cent|percentage", unit, re.IGNORECASE):
+        return "rate"
+    return "amount" if _CURRENCY.search(unit) else None
 
 
 def _definition_blocks(text: str, known: dict[str, str]) -> list[tuple[str, str, str | None]]:
@@ -428,12 +461,22 @@ def identifies_rows(name: str, cells: pd.Series, numbers: Numbers) -> bool:
 
 
 def measure_kind(name: str, definition: Definition | None, numbers: Numbers,
-                 values: pd.Series) -> tuple[str, str, bool]:
-    """A measure's kind, its aggregation, and whether words or values decided the aggregation."""
+                 values: pd.Series, *, counted: bool = False) -> tuple[str, str, bool]:
+    """A measure's kind, its aggregation, and whether words or values decided the aggregation.
+
+    `counted`: the table's description says its values are counts ("monthly casualty counts"),
+    which decides a whole-number measure its own words leave open.
+    """
     text = definition.text if definition else ""
     # The definition's head first: a formula in its parentheses may name other measures.
     label = definition.label if definition else ""
     kind = (kind_of(label) if label else None) or (kind_of(text) if text else None) or kind_of(name)
+    if kind is None and re.search(r"^\s*%|\bper ?cent", label or text, re.IGNORECASE):
+        kind = "rate"  # "% of individuals below the poverty line"
+    if kind is None and counted:
+        filled = values.dropna()
+        if len(filled) and (filled % 1 == 0).all() and (filled >= 0).all():
+            kind = "count"
     if kind is None and numbers.percent >= 0.5 * max(numbers.parsed, 1):
         filled = values.dropna()
         kind = "share" if len(filled) and filled.between(0, 100).all() else "rate"

@@ -75,7 +75,7 @@ class TableProfile(_Plain):
     time: TimeAxis | None = None
     shape: Literal["long", "wide", "single"]
     wide: WideGroup | None = None
-    categories: dict[str, list[str]] = Field(default_factory=dict)  # at most 50 each
+    categories: dict[str, list[str]] = Field(default_factory=dict)  # at most 500 each
     notes: list[str] = Field(default_factory=list)
 
     def column(self, name: str) -> ColumnProfile | None:

@@ -13,16 +13,19 @@ from typing import TYPE_CHECKING, Literal
 
 from multiverse.tabular.cells import CellNumber, parse_number
 from multiverse.tabular.columns import (
+    AGGREGATION,
     Definition,
     Numbers,
     category_or_text,
     find_definitions,
     identifier_name,
     identifies_rows,
+    kind_of_unit,
     measure_kind,
     measure_unit,
     prose_units,
     read_numbers,
+    says_counts,
 )
 from multiverse.tabular.models import ColumnProfile, Kind, TableProfile, TimeAxis, WideGroup
 from multiverse.tabular.reading import Table, read_table
@@ -30,6 +33,7 @@ from multiverse.tabular.timeaxis import (
     Found,
     RowTimes,
     WideTime,
+    calendar_parts,
     category_group,
     detect,
     time_columns,
@@ -38,7 +42,7 @@ from multiverse.tabular.timeaxis import (
 if TYPE_CHECKING:
     import pandas as pd
 
-MAX_CATEGORY_VALUES = 50
+MAX_CATEGORY_VALUES = 500  # every country of the world: a filter names only values kept here
 _EXAMPLES = 5
 
 
@@ -77,6 +81,8 @@ def analyse(table: Table, descriptions: Sequence[str] = ()) -> Analysis:
     named = {name for name in table.columns if identifier_name(name)}
     found = detect(read, named)
     time_names = set(found.axis.columns) if found else set()
+    restated = calendar_parts(read, found)
+    counted = says_counts(descriptions)
     # Dates are distinct in every row too: codes are looked for once the time is known.
     identifiers = named | {name for name in table.columns if name not in time_names
                            and identifies_rows(name, cells[name], read[name])}
@@ -91,11 +97,18 @@ def analyse(table: Table, descriptions: Sequence[str] = ()) -> Analysis:
     remarks: dict[str, list[str]] = {}
     for name in table.columns:
         role = ("identifier" if name in identifiers else "time" if name in time_names
+                else "category" if name in restated
                 else "measure" if name in numbers or name in members
                 else category_or_text(read[name]))
-        column, remarks[name] = _column(name, role, cells[name], read[name], definitions.get(name))
+        column, remarks[name] = _column(name, role, cells[name], read[name], definitions.get(name),
+                                        counted)
         if column.role == "measure" and column.unit is None and name in spoken:
             column = column.model_copy(update={"unit": spoken[name]})
+            kind = kind_of_unit(spoken[name])
+            if column.kind == "other" and kind is not None:
+                # Prose that gives the unit decides a kind the column's own words left open.
+                column = column.model_copy(update={"kind": kind, "aggregation": AGGREGATION[kind]})
+                remarks[name] = [r for r in remarks[name] if not r.startswith("aggregation of")]
         columns.append(column)
     wide = _wide_group(wide_time, columns, found, definitions)
     notes += _notes(table.columns, remarks, wide)
@@ -157,7 +170,7 @@ def _shape(columns: list[ColumnProfile], wide: WideGroup | None,
 
 
 def _column(name: str, role: str, cells: pd.Series, numbers: Numbers,
-            definition: Definition | None) -> tuple[ColumnProfile, list[str]]:
+            definition: Definition | None, counted: bool) -> tuple[ColumnProfile, list[str]]:
     """The profile of one column, and the notes it gives the table."""
     notes: list[str] = []
     distinct = numbers.distinct
@@ -171,7 +184,8 @@ def _column(name: str, role: str, cells: pd.Series, numbers: Numbers,
         values = numbers.values.dropna()
         base.update(minimum=float(values.min()), maximum=float(values.max()))
     if role == "measure":
-        kind, aggregation, decided = measure_kind(name, definition, numbers, numbers.values)
+        kind, aggregation, decided = measure_kind(name, definition, numbers, numbers.values,
+                                                    counted=counted)
         base.update(kind=kind, aggregation=aggregation, decimals=numbers.decimals,
                     unit=measure_unit(name, definition, numbers))
         base["missing"] = int(len(cells) - numbers.parsed)

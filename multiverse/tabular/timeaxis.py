@@ -114,6 +114,36 @@ def _named(name: str, words: set[str]) -> bool:
     return bool(tokens) and (tokens[-1] in words or name.strip().lower() in words)
 
 
+# A calendar part's name and the whole numbers it takes: `month` 1–12, `day_of_year` 1–366.
+_PART_RANGES: list[tuple[set[str], int, int]] = [
+    (_YEAR_NAMES, YEARS[0], YEARS[1]), (_QUARTER_NAMES, 1, 4), (_MONTH_NAMES, 1, 12),
+    ({"week", "wk", "weekofyear", "주"}, 0, 53), ({"wday", "weekday", "dow", "요일"}, 0, 7),
+    ({"hour", "hr", "시"}, 0, 23), (_DAY_NAMES | {"mday", "dom", "dayofmonth"}, 1, 31),
+    ({"yday", "doy", "dayofyear"}, 1, 366),
+]
+
+
+def calendar_parts(readings: dict[str, Numbers], axis: Found | None) -> set[str]:
+    """Numeric columns that restate a part of the time axis (`year`, `month`, `day_of_year`
+    beside a date column): labels of the rows' time, never measures to sum or chart."""
+    if axis is None:
+        return set()
+    parts = set()
+    for name, reading in readings.items():
+        if name in axis.axis.columns or not reading.numeric:
+            continue
+        tokens = name_tokens(name)
+        joined = "".join(tokens)
+        values = reading.values.dropna()
+        for words, low, high in _PART_RANGES:
+            if (joined in words or (tokens and tokens[-1] in words and len(tokens) <= 3)) and len(
+                values
+            ) and (values % 1 == 0).all() and values.between(low, high).all():
+                parts.add(name)
+                break
+    return parts
+
+
 def detect(readings: dict[str, Numbers], excluded: set[str]) -> Found | None:
     """The time axis of a table: the finest form its columns show, or None."""
     found: list[Found] = []
