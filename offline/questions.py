@@ -1,16 +1,21 @@
 """Questions a request asks of its tables, read by rules: one cell (a lookup) or a figure
 computed over cells (a change, a growth, a mean, the largest or fastest-growing category).
 
-A question names a measure (a column, in the request's words), and periods or categories that
-pick rows. Which computation is meant is read from its words; a question none of whose words
-name a column is not read (`None`): it is said as not understood by the caller.
+A question names a measure in the request's words; the table is found by the same matcher the
+charts use (`offline.resolve.table_and_measures`), so a question and a chart of one sentence
+read one table. A question that names no measure of its own ("and by how many percent?")
+continues the one before it: same table, measure, rows and periods. Which computation is meant
+is read from its words; a question whose words name no table is not read (it is said as not
+understood by the caller).
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from multiverse.spec import (
+    Aggregation,
     Computation,
     ComputeKind,
     Frequency,
@@ -22,38 +27,29 @@ from multiverse.spec import (
 )
 from multiverse.tabular import TableProfile
 from offline.periods import Period, periods_in, span_in
-from offline.resolve import ColumnHit, column_hits, values_named
+from offline.resolve import column_hits, table_and_measures, values_named
 
 _QUESTION = re.compile(
     r"\?|？|^\s*(?:what|which|how|when|who|where|is|are|was|were|did|does|do)\b"
-    r"|\b(?:tell me|work out|find out|calculate|compute|give me the)\b"
-    r"|얼마|몇|어디|어느|언제|무엇|무슨|알려\s?주|계산해|구해",
+    r"|\b(?:tell me|work out|find out|calculate|compute|give me the|include the)\b"
+    r"|얼마|몇|어디|어느|언제|무엇|무슨|알려\s?주|계산해|구해|구하",
     re.IGNORECASE,
 )
 _KINDS: tuple[tuple[ComputeKind, re.Pattern[str]], ...] = (
     (
         "cagr",
         re.compile(
-            r"compound annual|\bcagr\b|annual(?:ized)? growth rate"
-            r"|연평균\s?(?:성장|증가)",
+            r"compound annual|\bcagr\b|annual(?:ized)? growth rate|연평균\s?(?:성장|증가)",
             re.I,
         ),
     ),
     (
         "fastest_growing",
-        re.compile(
-            r"fastest|quickest|grew (?:the )?most"
-            r"|가장 빠르게|가장 많이 늘",
-            re.I,
-        ),
+        re.compile(r"fastest|quickest|grew (?:the )?most|가장 빠르게|가장 많이 늘", re.I),
     ),
     (
         "growth",
-        re.compile(
-            r"\bin percent\b|\bpercent(?:age)?\b|%"
-            r"|퍼센트|몇\s?%|증가율|성장률",
-            re.I,
-        ),
+        re.compile(r"\bin percent\b|\bpercent(?:age)?\b|%|퍼센트|몇\s?%|증가율|성장률", re.I),
     ),
     (
         "change",
@@ -69,60 +65,56 @@ _KINDS: tuple[tuple[ComputeKind, re.Pattern[str]], ...] = (
     (
         "largest",
         re.compile(
-            r"\b(?:most|largest|biggest|highest|greatest|top|leading)\b|"
-            r"가장\s?(?:큰|많|높)",
+            r"\b(?:most|largest|biggest|highest|greatest|top|leading|peak)\b|가장\s?(?:큰|많|높)",
             re.I,
         ),
     ),
     (
         "smallest",
-        re.compile(
-            r"\b(?:least|smallest|lowest|fewest|bottom)\b|"
-            r"가장\s?(?:작|적|낮)",
-            re.I,
-        ),
+        re.compile(r"\b(?:least|smallest|lowest|fewest|bottom)\b|가장\s?(?:작|적|낮)", re.I),
     ),
     ("first", re.compile(r"\bfirst (?:value|year|figure|record)", re.I)),
     ("last", re.compile(r"\blatest\b|\bmost recent\b|\blast (?:value|year|figure)", re.I)),
 )
-# "which state/firm/field/of these stocks": the category compared, in the request's words.
+_COMPARING: frozenset[ComputeKind] = frozenset({"largest", "smallest", "fastest_growing"})
+# "which state", "which of these stocks", "어느 주", "어떤 분야".
 _WHICH = re.compile(
-    r"\bwhich\s+(?:of\s+(?:these|the)\s+)?(?P<en>[\w-]+(?:\s[\w-]+)?)|(?P<ko>[가-힣]+)\s?(?:중|가운데)?\s?"
-    r"(?:어디|어느|무엇)",
+    r"\b(?:which|what)\s+(?:of\s+(?:these|the)\s+)?(?P<en>[\w-]+(?:\s(?!was|were|had|did|is|"
+    r"has)[\w-]+){0,3})|(?:어느|어떤|무슨)\s?(?P<ko>[가-힣]+)|(?P<ko2>[가-힣]+)\s?(?:중|가운데)?\s?"
+    r"(?:어디|어느)",
+    re.IGNORECASE,
+)
+_TIME_WORD = re.compile(
+    r"^(?:years?|months?|quarters?|days?|dates?|weeks?|periods?|time|해|연도|년도|달|월|분기|날|"
+    r"날짜|주|시기)$",
     re.IGNORECASE,
 )
 _WHEN = re.compile(
-    r"\b(?:lowest|highest|worst|best|biggest|largest|smallest|most|least)\s+(?:year|month|quarter|"
-    r"day|week)\b|\bwhich (?:year|month|quarter|day|date|week)\b|\bwhen\b|\bwhat year\b"
-    r"|언제|몇\s?년",
+    r"\b(?:year|month|quarter|day|week|date)\b.*\b(?:most|largest|biggest|highest|lowest|least|"
+    r"smallest|peak)\b|\b(?:lowest|highest|biggest|largest|smallest|most|least|peak)\s+(?:year|"
+    r"month|quarter|day|week)\b|\bwhen\b|\bwhat year\b|언제|몇\s?년|(?:던|인|한)\s?(?:달|해|연도|"
+    r"년도|분기|날|시기)",
     re.IGNORECASE,
 )
-
-
 _SPLIT = re.compile(
-    r",?\s+and\s+(?=(?:what|which|how|who|when|where|is|was|were|did|does)\b)"
-    r"|;\s*|,\s*(?=(?:what|which|how|when)\b)|(?<=[요까죠])[,.]?\s+|(?<=\?)\s*",
+    r",?\s+and\s+(?=(?:what|which|how|who|when|where|is|was|were|did|does|work out|tell|"
+    r"calculate|compute)\b)|;\s*|,\s*(?=(?:what|which|how|when)\b)|(?<=[요까죠])[,.]?\s+|"
+    r"(?<=\?)\s*|,?\s*그리고\s+|(?<=[고며])[,]\s+",
     re.IGNORECASE,
 )
 _JUDGED = re.compile(r"\b(?:worst|best|better|worse)\b|가장\s?(?:좋|나쁜|나빴)", re.IGNORECASE)
+_WHOLE = re.compile(r"\bas a whole\b|\bfor the (?:whole|full|entire) (?:year|quarter)\b|"
+                    r"\bin total\b|\boverall\b|전체|연간", re.IGNORECASE)
+_AGGREGATION: tuple[tuple[Aggregation, re.Pattern[str]], ...] = (
+    ("sum", re.compile(r"\btotal\b|\bin all\b|\bsum\b|합계|총", re.I)),
+    ("last", re.compile(r"\bend[- ]of[- ](?:the[- ])?(?:year|quarter|month)\b|연말", re.I)),
+)
+_GRAIN_RANK = {"year": 0, "quarter": 1, "month": 2, "week": 3, "day": 4}
 
 
 def question_parts(sentence: str) -> list[str]:
-    """The questions of one sentence ("… in 1950, and what was the rate that year?"): each
-    part that names no period of its own takes the last period named before it."""
-    parts = [part.strip() for part in _SPLIT.split(sentence) if part and part.strip()]
-    carried: list[str] = []
-    last = ""
-    for part in parts:
-        found = periods_in(part)
-        if found:
-            last = " ".join(p.label for p in found)
-        elif last and re.search(
-            r"\bthat (?:year|month|quarter|day)\b|그해|그 해|같은 해", part, re.I
-        ):
-            part = f"{part} ({last})"
-        carried.append(part)
-    return carried
+    """The questions of one sentence ("… in 1950, and what was the rate that year?")."""
+    return [part.strip() for part in _SPLIT.split(sentence) if part and part.strip()]
 
 
 def is_judgement(sentence: str) -> bool:
@@ -135,130 +127,313 @@ def is_question(sentence: str) -> bool:
     return _QUESTION.search(sentence) is not None
 
 
-def question_of(
-    sentence: str, scan: HomeScan, excluded: set[str], reading: Reading
-) -> Question | None:
-    """The lookup or computation a question asks of the best-matching table, if any."""
-    best = _best_measure(sentence, scan, excluded)
-    if best is None:
-        return None
-    item, table, hit = best
-    timed = table.time is not None or (table.wide is not None and table.wide.axis == "time")
-    periods = periods_in(sentence) if timed else []
-    span = span_in(sentence) if timed else None
-    values = values_named(sentence, table)
-    kind = _kind(sentence, periods, values)
-    category = (
-        _category(sentence, table, values)
-        if kind in ("largest", "smallest", "fastest_growing")
-        else None
-    )
-    filters = {column: found for column, found in values.items() if column != category}
+@dataclass(frozen=True)
+class _Target:
+    """What a question is about: a table, its measure(s), and rows and periods said before."""
+
+    item: ScannedFile
+    table: TableProfile
+    measures: list[str]
+    filters: dict[str, list[str]]
+    periods: list[Period]
+    span: tuple[str | None, str | None] | None
+
+
+def questions_of(
+    part: str,
+    scan: HomeScan,
+    excluded: set[str],
+    reading: Reading,
+    previous: Question | None = None,
+) -> list[Question]:
+    """The lookups or computations one question asks (several for "the average for 1983 and
+    for 2016"); none when its words name no table and nothing before it does."""
+    target = _target(part, scan, excluded, previous)
+    if target is None:
+        return []
+    kind = _kind(part, target)
+    category, filters = _compared(part, target, kind)
+    if kind in _COMPARING and category is None:
+        if kind == "fastest_growing":
+            return []
+        kind = "max" if kind == "largest" else "min"  # nothing compared: the peak over time
+    measure = _measure(target, category)
     if kind is None:
-        if not periods and not filters:
-            return None
-        selectors = {column: found[0] for column, found in filters.items()}
-        if periods and table.time is not None:
-            selectors[table.time.columns[0]] = periods[0].label
-        return Question(
-            reading=reading, lookup=Lookup(file=item.path, selectors=selectors, column=hit.column)
+        return _lookups(part, target, measure, filters, reading)
+    if kind in ("mean", "first", "last") and len(target.periods) > 1 and target.span is None:
+        return [
+            _computation(part, target, kind, measure, category, filters, (p.label,) * 2, reading)
+            for p in target.periods
+        ]
+    return [
+        _computation(
+            part, target, kind, measure, category, filters, _range(target, kind), reading
         )
-    start, end = _range(span, periods, kind)
-    return Question(
-        reading=reading,
-        compute=Computation(
-            kind=kind,
-            file=item.path,
-            measure=hit.column,
-            category=category,
-            filters=filters,
-            start=start,
-            end=end,
-            frequency=_frequency(sentence),
-        ),
+    ]
+
+
+def _target(
+    part: str, scan: HomeScan, excluded: set[str], previous: Question | None
+) -> _Target | None:
+    found = table_and_measures(part, scan, excluded)
+    before = _before(previous, scan, excluded)
+    if found is None and before is None:
+        return None
+    if found is not None and (before is None or found[0].path != before.item.path):
+        item, table, measures = found
+        timed = _timed(table)
+        return _Target(
+            item,
+            table,
+            measures,
+            values_named(part, table),
+            periods_in(part) if timed else [],
+            span_in(part) if timed else None,
+        )
+    assert before is not None
+    # The question goes on about the table of the one before: what it does not say, it keeps.
+    table = before.table
+    timed = _timed(table)
+    periods = periods_in(part) if timed else []
+    span = span_in(part) if timed else None
+    own = values_named(part, table)
+    return _Target(
+        before.item,
+        table,
+        found[2] if found is not None else before.measures,
+        {**before.filters, **own},
+        periods if periods or span else before.periods,
+        span if periods or span else before.span,
     )
 
 
-def _best_measure(
-    sentence: str, scan: HomeScan, excluded: set[str]
-) -> tuple[ScannedFile, TableProfile, ColumnHit] | None:
-    found = []
-    for item in scan.tables():
-        if item.path in excluded or item.profile is None:
-            continue
-        hits = column_hits(sentence, item.profile, ("measure",))
-        if hits:
-            found.append(
-                (
-                    hits[0].score + 0.25 * bool(values_named(sentence, item.profile)),
-                    item,
-                    item.profile,
-                    hits[0],
-                )
-            )
-    if not found:
+def _before(previous: Question | None, scan: HomeScan, excluded: set[str]) -> _Target | None:
+    """The target of the question before, as the next one continues it."""
+    if previous is None:
         return None
-    _, item, table, hit = max(found, key=lambda entry: entry[0])
-    return item, table, hit
+    asked = previous.compute or previous.lookup
+    item = scan.get(asked.file) if asked is not None else None
+    if item is None or item.profile is None or item.path in excluded:
+        return None
+    if previous.compute is not None:
+        ask = previous.compute
+        periods = [Period(label, _grain_of(label), 0, 0) for label in (ask.start, ask.end) if label]
+        span = (ask.start, ask.end) if ask.start != ask.end else None
+        return _Target(item, item.profile, [ask.measure], dict(ask.filters), periods, span)
+    assert previous.lookup is not None
+    look = previous.lookup
+    time = item.profile.time
+    times = [v for k, v in look.selectors.items() if time is not None and k in time.columns]
+    filters = {k: [v] for k, v in look.selectors.items() if k not in (time.columns if time else [])}
+    periods = [Period(label, _grain_of(label), 0, 0) for label in times]
+    return _Target(item, item.profile, [look.column], filters, periods, None)
 
 
-def _kind(sentence: str, periods: list[Period], values: dict[str, list[str]]) -> ComputeKind | None:
+def _timed(table: TableProfile) -> bool:
+    return table.time is not None or (table.wide is not None and table.wide.axis == "time")
+
+
+def _kind(part: str, target: _Target) -> ComputeKind | None:
+    ranged = len(target.periods) >= 2 or target.span is not None
     for kind, pattern in _KINDS:
-        if pattern.search(sentence):
-            if kind == "largest" and _WHEN.search(sentence):
-                return "max"  # "which year had the most sunspots": the measure's maximum
-            if kind == "smallest" and _WHEN.search(sentence):
-                return "min"
-            if kind in ("change", "growth") and len(periods) < 2 and span_in(sentence) is None:
-                continue  # "the growth rate in 2009" is a cell, not a change
-            return kind
-    if _WHEN.search(sentence) and not periods:
+        if not pattern.search(part):
+            continue
+        if kind in ("change", "growth", "cagr") and not ranged:
+            continue  # "the growth rate in 2009" is a cell, not a change
+        if kind in ("largest", "smallest") and _asks_when(part):
+            return "max" if kind == "largest" else "min"  # "which year had the most sunspots"
+        return kind
+    if _asks_when(part) and not target.periods and _timed(target.table):
         return "max"
     return None
 
 
-def _category(sentence: str, table: TableProfile, values: dict[str, list[str]]) -> str | None:
-    """The column whose categories a "which …" question compares."""
-    match = _WHICH.search(sentence)
-    words = (match.group("en") or match.group("ko") or "") if match else ""
-    if words:
+def _asks_when(part: str) -> bool:
+    """Whether a question asks for a period ("which month was the biggest", "언제")."""
+    match = _WHICH.search(part)
+    words = (match.group("en") or match.group("ko") or match.group("ko2") or "") if match else ""
+    if words and _TIME_WORD.match(words.split()[0]):
+        return True
+    return _WHEN.search(part) is not None
+
+
+def _compared(
+    part: str, target: _Target, kind: ComputeKind | None
+) -> tuple[str | None, dict[str, list[str]]]:
+    """The column whose categories a ranking compares, and the rows kept: values named in the
+    compared column are the ones compared ("which of Japan, China and Korea")."""
+    table = target.table
+    filters = dict(target.filters)
+    if kind not in _COMPARING:
+        return None, filters
+    wide = table.wide
+    if wide is not None and wide.axis == "category" and len(target.measures) > 1 and set(
+        target.measures
+    ) <= set(wide.columns):
+        return wide.name, filters  # "which field": the columns of one measure compared
+    column = _which_column(part, table)
+    if column is None:
+        named = [c for c, values in filters.items() if len(values) > 1]
+        categories = [c.name for c in table.columns if c.role == "category"]
+        if named:
+            column = named[0]
+        elif kind == "fastest_growing" or (not _timed(table) and len(categories) == 1):
+            column = categories[0] if len(categories) == 1 else None
+    if column is not None and len(filters.get(column, [])) < 2:
+        filters.pop(column, None)  # the one value said is the answer's, not a row to keep
+    return column, filters
+
+
+def _which_column(part: str, table: TableProfile) -> str | None:
+    """The category column a "which …" names ("which day of the week" → wday)."""
+    for match in _WHICH.finditer(part):
+        words = match.group("en") or match.group("ko") or match.group("ko2") or ""
+        if not words or _TIME_WORD.match(words.split()[0]):
+            continue
         hits = column_hits(words, table, ("category", "identifier"))
         if hits:
             return hits[0].column
-    categories = [column.name for column in table.columns if column.role == "category"]
-    return categories[0] if len(categories) == 1 else None
+    return None
 
 
-def _range(
-    span: tuple[str | None, str | None] | None, periods: list[Period], kind: ComputeKind
-) -> tuple[str | None, str | None]:
-    if span is not None:
-        return span
+def _measure(target: _Target, category: str | None) -> str:
+    """The one measure a question computes: a wide table's values by their group's label."""
+    wide = target.table.wide
+    if wide is not None and set(target.measures) <= set(wide.columns) and (
+        wide.axis == "time" or category == wide.name
+    ):
+        return wide.label
+    return target.measures[0]
+
+
+def _lookups(
+    part: str,
+    target: _Target,
+    measure: str,
+    filters: dict[str, list[str]],
+    reading: Reading,
+) -> list[Question]:
+    """One cell per period named; a period coarser than the table's ("2009 as a whole" of a
+    monthly table) is that period's value, combined as the measure combines."""
+    table = target.table
+    if not target.periods and not filters:
+        return []
+    time = table.time
+    native = time.frequency if time is not None else None
+    found: list[Question] = []
+    for period in target.periods or [None]:  # type: ignore[list-item]
+        coarser = (
+            period is not None
+            and native in _GRAIN_RANK
+            and period.grain in _GRAIN_RANK
+            and _GRAIN_RANK[period.grain] < _GRAIN_RANK[str(native)]
+        )
+        if coarser or (period is not None and _WHOLE.search(part) and native != period.grain):
+            found.append(
+                Question(
+                    reading=reading,
+                    compute=Computation(
+                        kind="first",
+                        file=target.item.path,
+                        measure=measure,
+                        filters=filters,
+                        start=period.label,
+                        end=period.label,
+                        frequency=period.grain,  # type: ignore[arg-type]
+                        aggregation=_aggregation(part),
+                    ),
+                )
+            )
+            continue
+        selectors = {column: values[0] for column, values in filters.items()}
+        if period is not None and time is not None:
+            selectors[time.columns[0]] = period.label
+        found.append(
+            Question(
+                reading=reading,
+                lookup=Lookup(file=target.item.path, selectors=selectors, column=measure),
+            )
+        )
+    return found
+
+
+def _computation(
+    part: str,
+    target: _Target,
+    kind: ComputeKind,
+    measure: str,
+    category: str | None,
+    filters: dict[str, list[str]],
+    bounds: tuple[str | None, str | None],
+    reading: Reading,
+) -> Question:
+    return Question(
+        reading=reading,
+        compute=Computation(
+            kind=kind,
+            file=target.item.path,
+            measure=measure,
+            category=category,
+            filters=filters,
+            start=bounds[0],
+            end=bounds[1],
+            frequency=_frequency(part, target),
+            aggregation=_aggregation(part),
+        ),
+    )
+
+
+def _range(target: _Target, kind: ComputeKind) -> tuple[str | None, str | None]:
+    if target.span is not None:
+        return target.span
+    periods = target.periods
     if len(periods) >= 2:
         return periods[0].label, periods[-1].label
     if len(periods) == 1:
-        return (
-            (periods[0].label, periods[0].label)
-            if kind in ("largest", "smallest", "mean")
-            else (None, periods[0].label)
-        )
+        if kind in ("change", "growth", "cagr"):
+            return None, periods[0].label
+        return periods[0].label, periods[0].label
     return None, None
 
 
-def _frequency(sentence: str) -> Frequency | None:
-    lowered = sentence.lower()
+def _frequency(part: str, target: _Target) -> Frequency | None:
+    """The grain values are compared at: the periods' own when they are coarser than the
+    table's (years named of a monthly table: yearly values), else what the words say."""
+    time = target.table.time
+    native = time.frequency if time is not None else None
+    grains = {p.grain for p in target.periods if p.grain in _GRAIN_RANK}
+    grains |= {_grain_of(label) for label in (target.span or ()) if label}
+    grains.discard("")
+    if grains and native in _GRAIN_RANK:
+        finest = max(grains, key=lambda grain: _GRAIN_RANK[grain])
+        if _GRAIN_RANK[finest] < _GRAIN_RANK[str(native)]:
+            return finest  # type: ignore[return-value]
+        return None
+    lowered = part.lower()
     words: tuple[tuple[str, Frequency], ...] = (
-        ("year", "year"),
         ("annual", "year"),
-        ("quarter", "quarter"),
-        ("month", "month"),
-        ("week", "week"),
-        ("연도", "year"),
+        ("yearly", "year"),
+        ("quarterly", "quarter"),
+        ("monthly", "month"),
+        ("weekly", "week"),
         ("연간", "year"),
-        ("분기", "quarter"),
-        ("월", "month"),
+        ("연도별", "year"),
+        ("분기별", "quarter"),
+        ("월별", "month"),
     )
-    for word, frequency in words:
-        if word in lowered:
-            return frequency
-    return None
+    return next((frequency for word, frequency in words if word in lowered), None)
+
+
+def _grain_of(label: str) -> str:
+    """The grain of a period label: `2009`, `2009Q3`, `2009-03`, `2009-03-01`."""
+    if re.fullmatch(r"\d{4}", label):
+        return "year"
+    if re.fullmatch(r"\d{4}Q[1-4]", label):
+        return "quarter"
+    if re.fullmatch(r"\d{4}-\d{2}", label):
+        return "month"
+    return "day" if re.fullmatch(r"\d{4}-\d{2}-\d{2}", label) else ""
+
+
+def _aggregation(part: str) -> Aggregation | None:
+    return next((name for name, pattern in _AGGREGATION if pattern.search(part)), None)

@@ -30,7 +30,7 @@ from multiverse.spec import (
 )
 from offline import asks
 from offline.charting import chart_sentence, drop_charts, is_chart_sentence, with_scope
-from offline.questions import is_judgement, is_question, question_of, question_parts
+from offline.questions import is_judgement, is_question, question_parts, questions_of
 from offline.resolve import files_named
 
 LANGUAGE_CODES = {"English": "en", "Korean": "ko"}
@@ -196,9 +196,12 @@ def _question(draft: Draft, part: str, scan: HomeScan, origin: str, done: list[s
             )
         )
         return
-    question = question_of(part, scan, draft.excluded(), Reading(phrase=part, origin=origin))
-    if question is not None:
-        draft.questions.append(question)
+    previous = draft.questions[-1] if draft.questions else None
+    found = questions_of(
+        part, scan, draft.excluded(), Reading(phrase=part, origin=origin), previous
+    )
+    if found:
+        draft.questions += found
         done.append(f"question: {part}")
 
 

@@ -212,3 +212,82 @@ def _words_of_value(value: str) -> set[str]:
     """The meaningful words of a category value ("Korea, Rep." → korea), for Korean requests."""
     words = {stem(w.lower()) for w in split_name(value)}
     return {w for w in words if len(w) >= 3 and not w.isdigit() and w not in {"rep", "the", "and"}}
+
+
+def table_and_measures(
+    part: str, scan: HomeScan, excluded: set[str]
+) -> tuple[ScannedFile, TableProfile, list[str]] | None:
+    """The table whose measure columns the words name best, and those columns.
+
+    A table the words name by its file (its name's or title's words: "Iowa's electricity")
+    is preferred; named but with no measure named, its one measure is drawn (or its wide
+    group's). A match on a word every analysis uses ("change", "total") weighs little.
+    """
+    candidates: list[tuple[float, ScannedFile, TableProfile, list[str]]] = []
+    said = set(phrase_terms(part))
+    for item in scan.tables():
+        if item.path in excluded or item.profile is None:
+            continue
+        table = item.profile
+        hits = [hit for hit in column_hits(part, table, ("measure",))]
+        named = _names_table(said, item)
+        weight = 0.75 * named + 0.25 * bool(values_named(part, table))
+        if hits:
+            score = hits[0].score * (0.3 if hits[0].words <= _GENERIC_WORDS else 1.0)
+            candidates.append((score + weight, item, table, chosen_measures(hits)))
+            continue
+        wide = _wide_measures(part, table)
+        if wide:
+            candidates.append((1.0 + weight, item, table, wide))
+        elif named:
+            only = _only_measure(table)
+            if only:
+                candidates.append((weight, item, table, only))
+    if not candidates:
+        return None
+    _, item, table, measures = max(candidates, key=lambda entry: entry[0])
+    return item, table, measures
+
+
+# Words every analysis uses: a column named by one of these alone is a weak match.
+_GENERIC_WORDS = frozenset(
+    {"change", "total", "value", "number", "count", "rate", "growth", "average", "mean", "level"}
+)
+
+
+def _names_table(said: set[str], item: ScannedFile) -> bool:
+    """Whether the words name the table by its file name or title (two words, or its name)."""
+    stem_words = {w.lower() for w in re.split(r"[^0-9A-Za-z가-힣]+", item.path.rsplit("/", 1)[-1])}
+    stem_words -= {"csv", "tsv", "json", "xlsx", "txt", ""}
+    name_hits = {word for word in said if any(near(word, other) for other in stem_words)}
+    return len(name_hits) >= min(2, len(stem_words))
+
+
+def _only_measure(table: TableProfile) -> list[str]:
+    """The measure a table charts when none is named: its wide group, or its one measure."""
+    if table.wide is not None:
+        return list(table.wide.columns)
+    measures = [column.name for column in table.columns if column.role == "measure"]
+    return measures if len(measures) == 1 else []
+
+
+def chosen_measures(hits: list[ColumnHit]) -> list[str]:
+    """The columns a chart draws: every column whose name the words name whole, less those
+    whose words another chosen column holds too ("marriages" beside "marriages per 1000");
+    else the best partial match."""
+    whole = [hit for hit in hits if hit.share >= 1.0]
+    if not whole:
+        return [hits[0].column]
+    kept = [hit for hit in whole if not any(hit.words < other.words for other in whole)]
+    return list(dict.fromkeys(hit.column for hit in kept))
+
+
+def _wide_measures(part: str, table: TableProfile) -> list[str]:
+    """In a wide table, the value columns a sentence names ("Apple and Netflix")."""
+    group = table.wide.columns if table.wide is not None else []
+    said = set(phrase_terms(part))
+    return [
+        column
+        for column in group
+        if column.lower() in part.lower() or any(near(column.lower(), word) for word in said)
+    ]

@@ -180,14 +180,18 @@ def _question(
             update={"answerable": False, "reason": f"{file} is left out, as you asked"}
         )
     if question.lookup is not None:
-        return _looked_up(question, question.lookup, root, language)
+        return _looked_up(question, question.lookup, descriptions.of(file), root, language)
     assert question.compute is not None
     return _computed(question, question.compute, descriptions.of(file), root, language)
 
 
-def _looked_up(question: Question, ask: Lookup, root: Path, language: str) -> Question:
+def _looked_up(
+    question: Question, ask: Lookup, descriptions: list[str], root: Path, language: str
+) -> Question:
     answer = lookup(
-        LookupQuery(file=ask.file, selectors=ask.selectors, column=ask.column), root=root
+        LookupQuery(file=ask.file, selectors=ask.selectors, column=ask.column),
+        root=root,
+        descriptions=descriptions,
     )
     return question.model_copy(
         update={
@@ -209,6 +213,7 @@ def _computed(
         start=ask.start,
         end=ask.end,
         frequency=ask.frequency if ask.frequency != "week" else None,
+        aggregation=ask.aggregation if ask.aggregation != "count" else None,
         filters=ask.filters,
     )
     fact = compute(query, root=root, descriptions=descriptions)

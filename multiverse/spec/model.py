@@ -107,6 +107,7 @@ class Computation(Plain):
     start: str | None = None  # a period label ("1970", "2009Q3", "2012-06")
     end: str | None = None
     frequency: Frequency | None = None
+    aggregation: Aggregation | None = None  # None: the measure's kind decides
 
 
 class Question(Plain):

@@ -20,6 +20,7 @@ from multiverse.tabular.dataset import (
     long_rows,
     plain,
     select,
+    series_parts,
 )
 from multiverse.tabular.models import ChartAggregation, ChartData, ChartQuery, ChartRefusal, Series
 from multiverse.tabular.profiling import Analysis
@@ -78,9 +79,7 @@ def plan_chart(analysis: Analysis, query: ChartQuery) -> Plan:
     by_aggregation: dict[str, list[str]] = {}
     for measure, how in hows.items():
         by_aggregation.setdefault(how, []).append(measure)
-    parts = [c for c in label_columns(analysis) if c not in (dimension, series_by)
-             and analysis.profile.column(c) is not None
-             and analysis.profile.column(c).role != "text"]  # type: ignore[union-attr]
+    parts = series_parts(analysis, (dimension, series_by))
     if not wide_time:
         parts.append("_source")
     order = query.order or ("time" if time else "value_desc")

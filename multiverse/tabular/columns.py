@@ -336,7 +336,8 @@ def _short_unit(unit: str) -> str:
 
 def _label(body: str) -> str:
     """A short readable name from a definition: its first clause without qualifiers."""
-    head = re.split(r"\s*\(|:\s|;\s|\.\s|\.$", body, maxsplit=1)[0].strip()
+    head = re.split(r"\s*\(|:\s|;\s|\.\s|\.$|,\s+(?:in|measured in|as)\s|,\s*<?https?://", body,
+                    maxsplit=1)[0].strip()
     while (stripped := _QUALIFIERS.sub("", head)) != head:
         head = stripped
     head = re.sub(r"\s+", " ", head).strip(" ,.-")

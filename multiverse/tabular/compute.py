@@ -31,6 +31,7 @@ from multiverse.tabular.dataset import (
     matching_values,
     plain,
     select,
+    series_parts,
 )
 from multiverse.tabular.models import (
     Citation,
@@ -310,8 +311,7 @@ def _setup(analysis: Analysis, query: ComputeQuery) -> Setup:
     frame = select(analysis, long_rows(analysis, measures), filters)
     grain = _grain(analysis, query)
     how = query.aggregation or measure_aggregation(analysis, measures[0])
-    parts = [c for c in label_columns(analysis) if c != column and analysis.profile.column(c)
-             and analysis.profile.column(c).role != "text"]  # type: ignore[union-attr]
+    parts = series_parts(analysis, (column,))
     if not (analysis.wide_time and set(measures) <= set(analysis.wide_time.columns)):
         parts.append("_source")
     source = analysis.profile.column(measures[0])
@@ -369,6 +369,8 @@ def _grain(analysis: Analysis, query: ComputeQuery) -> str | None:
 
 def _over_time(setup: Setup) -> Fact:
     """first, last, min, max, change, growth, cagr or mean of the measure's periods."""
+    if setup.grain is None and setup.query.kind == "mean":
+        return _mean_of_rows(setup)
     values = setup.periods()
     query = setup.query
     points = values.between(query.start, query.end)
@@ -381,7 +383,7 @@ def _over_time(setup: Setup) -> Fact:
                 "min": min(points, key=lambda p: p.value),
                 "max": max(points, key=lambda p: p.value)}[kind]
         return setup.fact(values, [pick.key], value=pick.value, period=pick.label,
-                          decimals=pick.decimals)
+                          decimals=pick.decimals, start=query.start, end=query.end)
     if kind == "mean":
         mean = sum(p.value for p in points) / len(points)
         period = points[0].label if len(points) == 1 else f"{points[0].label}–{points[-1].label}"
@@ -389,6 +391,17 @@ def _over_time(setup: Setup) -> Fact:
         return setup.fact(values, [p.key for p in points], value=mean, period=period,
                           decimals=single, start=points[0].label, end=points[-1].label)
     return _change(setup, values, points[0], points[-1])
+
+
+def _mean_of_rows(setup: Setup) -> Fact:
+    """The mean of a measure over the rows kept, in a table without time ("the average murder
+    rate across the states"): each row's value counts once."""
+    values = per_category(setup.analysis, setup.frame, "_row", "mean", setup.parts,
+                          setup.decimals)
+    if not values.points:
+        raise Unanswerable(f"{setup.query.measure!r} has no value in the rows kept")
+    mean = sum(p.value for p in values.points) / len(values.points)
+    return setup.fact(values, [p.key for p in values.points], value=mean, period="")
 
 
 def _change(setup: Setup, values: Values, start: Point, end: Point) -> Fact:

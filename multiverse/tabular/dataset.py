@@ -9,7 +9,7 @@ population of a continent in a year is the sum of its countries' last values of 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -137,6 +137,26 @@ def label_columns(analysis: Analysis) -> list[str]:
     """The columns that name rows: categories, identifiers and texts."""
     return [c.name for c in analysis.profile.columns
             if c.role in ("category", "identifier", "text")]
+
+
+def series_parts(analysis: Analysis, taken: Collection[str | None]) -> list[str]:
+    """The label columns that split a measure into series whose values combine by adding
+    (the sum of each country's last population): not texts, not the columns `taken`, not a
+    column restating the time (`month` beside a date), and not a label unique to each row of
+    a table whose rows are its periods (a row number is no series)."""
+    profile = analysis.profile
+    time = profile.time
+    restated = set(time.restated) if time is not None else set()
+    row_timed = time is not None and analysis.wide_time is None
+    parts = []
+    for name in label_columns(analysis):
+        column = profile.column(name)
+        if name in taken or name in restated or column is None or column.role == "text":
+            continue
+        if row_timed and column.distinct >= profile.rows > 1:
+            continue
+        parts.append(name)
+    return parts
 
 
 def long_rows(analysis: Analysis, measures: Sequence[str]) -> pd.DataFrame:

@@ -50,6 +50,7 @@ class TimeAxis(_Plain):
     first: str
     last: str
     periods: int
+    restated: list[str] = Field(default_factory=list)  # label columns repeating a part of it
 
 
 class WideGroup(_Plain):

@@ -93,6 +93,8 @@ def analyse(table: Table, descriptions: Sequence[str] = ()) -> Analysis:
     wide_time = time_columns(candidates, found)
     members = set(wide_time.columns) if wide_time else set()
     axis = wide_time.axis if wide_time else (found.axis if found else None)
+    if axis is not None and restated:
+        axis = axis.model_copy(update={"restated": [n for n in table.columns if n in restated]})
     columns: list[ColumnProfile] = []
     remarks: dict[str, list[str]] = {}
     for name in table.columns:

@@ -242,13 +242,15 @@ def fact_words(fact: Fact, lang: str = "en") -> str:
         return _fact_ko(fact, value, start, end, percent, cite)
     s = subject(fact, "en")
     p = fact.period
+    bounded = fact.start is not None or fact.end is not None  # a range asked: not the data's
     up = fact.percent is not None and fact.percent >= 0
     text = {
-        "first": f"{s} was {value} in {p}, the first period of the data",
-        "last": f"{s} was {value} in {p}, the latest period of the data",
+        "first": f"{s} was {value} in {p}" + ("" if bounded else ", the first period of the data"),
+        "last": f"{s} was {value} in {p}" + ("" if bounded else ", the latest period of the data"),
         "min": f"{s} was lowest in {p}, at {value}",
         "max": f"{s} was highest in {p}, at {value}",
-        "mean": f"{s} was {value} in {p}" if fact.start == fact.end else
+        "mean": f"{s} averaged {value} across {fact.citation.rows} rows" if not p else
+                f"{s} was {value} in {p}" if fact.start == fact.end else
                 f"{s} averaged {value} over {p}",
         "change": f"{s} went from {start} in {fact.start} to {end} in {fact.end}, a change of "
                   f"{_signed(fact)}" + (f" ({'+' if up else '-'}{percent} %)"
@@ -281,17 +283,21 @@ def _fact_ko(fact: Fact, value: str, start: str, end: str, percent: str, cite: s
     """A fact as one Korean sentence."""
     s = subject(fact, "ko")
     p = _period_ko(fact.period)
+    bounded = fact.start is not None or fact.end is not None
     p0, p1 = _period_ko(fact.start), _period_ko(fact.end)
     up = fact.percent is not None and fact.percent >= 0
     change = _signed(fact)
     years = format_number(fact.years, _places(fact.years))
     was = f"{josa(value, '이었', '였')}습니다"
     text = {
-        "first": f"데이터의 첫 시점인 {p}의 {josa(s, '은', '는')} {was}",
-        "last": f"가장 최근 시점인 {p}의 {josa(s, '은', '는')} {was}",
+        "first": f"{p}의 {josa(s, '은', '는')} {was}" if bounded else
+                 f"데이터의 첫 시점인 {p}의 {josa(s, '은', '는')} {was}",
+        "last": f"{p}의 {josa(s, '은', '는')} {was}" if bounded else
+                f"가장 최근 시점인 {p}의 {josa(s, '은', '는')} {was}",
         "min": f"{josa(s, '은', '는')} {p}에 {josa(value, '으로', '로')} 가장 낮았습니다",
         "max": f"{josa(s, '은', '는')} {p}에 {josa(value, '으로', '로')} 가장 높았습니다",
-        "mean": f"{p} {josa(s, '은', '는')} {was}" if fact.start == fact.end else
+        "mean": f"{fact.citation.rows}개 행의 {s} 평균은 {was}" if not p else
+                f"{p} {josa(s, '은', '는')} {was}" if fact.start == fact.end else
                 f"{p0}부터 {p1}까지 {s}의 평균은 {was}",
         "change": f"{josa(s, '은', '는')} {p0} {start}에서 {p1} {josa(end, '으로', '로')} "
                   f"{change}" + (f"({'+' if up else '-'}{percent} %)"
