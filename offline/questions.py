@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from multiverse.spec import (
     Aggregation,
+    ChartAsk,
     Computation,
     ComputeKind,
     Frequency,
@@ -144,7 +145,7 @@ def questions_of(
     scan: HomeScan,
     excluded: set[str],
     reading: Reading,
-    previous: Question | None = None,
+    previous: Question | ChartAsk | None = None,
 ) -> list[Question]:
     """The lookups or computations one question asks (several for "the average for 1983 and
     for 2016"); none when its words name no table and nothing before it does."""
@@ -167,13 +168,13 @@ def questions_of(
         ]
     return [
         _computation(
-            part, target, kind, measure, category, filters, _range(target, kind), reading
+            part, target, kind, measure, category, filters, _range(part, target, kind), reading
         )
     ]
 
 
 def _target(
-    part: str, scan: HomeScan, excluded: set[str], previous: Question | None
+    part: str, scan: HomeScan, excluded: set[str], previous: Question | ChartAsk | None
 ) -> _Target | None:
     found = table_and_measures(part, scan, excluded)
     before = _before(previous, scan, excluded)
@@ -207,10 +208,18 @@ def _target(
     )
 
 
-def _before(previous: Question | None, scan: HomeScan, excluded: set[str]) -> _Target | None:
-    """The target of the question before, as the next one continues it."""
+def _before(
+    previous: Question | ChartAsk | None, scan: HomeScan, excluded: set[str]
+) -> _Target | None:
+    """The target of the question (or chart) before, as the next question continues it."""
     if previous is None:
         return None
+    if isinstance(previous, ChartAsk):
+        chart = scan.get(previous.file)
+        if chart is None or chart.profile is None or chart.path in excluded:
+            return None
+        return _Target(chart, chart.profile, list(previous.measures), dict(previous.filters),
+                       [], None)  # fmt: skip
     asked = previous.compute or previous.lookup
     item = scan.get(asked.file) if asked is not None else None
     if item is None or item.profile is None or item.path in excluded:
@@ -219,14 +228,24 @@ def _before(previous: Question | None, scan: HomeScan, excluded: set[str]) -> _T
         ask = previous.compute
         periods = [Period(label, _grain_of(label), 0, 0) for label in (ask.start, ask.end) if label]
         span = (ask.start, ask.end) if ask.start != ask.end else None
-        return _Target(item, item.profile, [ask.measure], dict(ask.filters), periods, span)
+        measures = _measures_named(item.profile, ask.measure)
+        return _Target(item, item.profile, measures, dict(ask.filters), periods, span)
     assert previous.lookup is not None
     look = previous.lookup
     time = item.profile.time
     times = [v for k, v in look.selectors.items() if time is not None and k in time.columns]
     filters = {k: [v] for k, v in look.selectors.items() if k not in (time.columns if time else [])}
     periods = [Period(label, _grain_of(label), 0, 0) for label in times]
-    return _Target(item, item.profile, [look.column], filters, periods, None)
+    return _Target(item, item.profile, _measures_named(item.profile, look.column), filters,
+                   periods, None)  # fmt: skip
+
+
+def _measures_named(table: TableProfile, name: str) -> list[str]:
+    """The columns a spec's measure stands for: a wide table's group by its label, or one."""
+    wide = table.wide
+    if wide is not None and name in (wide.label, wide.name):
+        return list(wide.columns)
+    return [name]
 
 
 def _timed(table: TableProfile) -> bool:
@@ -240,16 +259,19 @@ def _kind(part: str, target: _Target) -> ComputeKind | None:
             continue
         if kind in ("change", "growth", "cagr") and not ranged:
             continue  # "the growth rate in 2009" is a cell, not a change
-        if kind in ("largest", "smallest") and _asks_when(part):
+        if kind in ("largest", "smallest") and _asks_when(part, target.table):
             return "max" if kind == "largest" else "min"  # "which year had the most sunspots"
         return kind
-    if _asks_when(part) and not target.periods and _timed(target.table):
+    if _asks_when(part, target.table) and not target.periods and _timed(target.table):
         return "max"
     return None
 
 
-def _asks_when(part: str) -> bool:
-    """Whether a question asks for a period ("which month was the biggest", "언제")."""
+def _asks_when(part: str, table: TableProfile) -> bool:
+    """Whether a question asks for a period ("which month was the biggest", "언제"), not for
+    a category ("which day of the week": a column of days)."""
+    if _which_column(part, table) is not None:
+        return False
     match = _WHICH.search(part)
     words = (match.group("en") or match.group("ko") or match.group("ko2") or "") if match else ""
     if words and _TIME_WORD.match(words.split()[0]):
@@ -288,9 +310,7 @@ def _which_column(part: str, table: TableProfile) -> str | None:
     """The category column a "which …" names ("which day of the week" → wday)."""
     for match in _WHICH.finditer(part):
         words = match.group("en") or match.group("ko") or match.group("ko2") or ""
-        if not words or _TIME_WORD.match(words.split()[0]):
-            continue
-        hits = column_hits(words, table, ("category", "identifier"))
+        hits = column_hits(words, table, ("category", "identifier")) if words else []
         if hits:
             return hits[0].column
     return None
@@ -383,10 +403,15 @@ def _computation(
     )
 
 
-def _range(target: _Target, kind: ComputeKind) -> tuple[str | None, str | None]:
+def _range(part: str, target: _Target, kind: ComputeKind) -> tuple[str | None, str | None]:
     if target.span is not None:
         return target.span
     periods = target.periods
+    time = target.table.time
+    if not periods and kind in _COMPARING and time is not None and (
+        _WHOLE.search(part) or _aggregation(part) == "sum"
+    ):
+        return time.first, time.last  # "which day had the most births in total": all of it
     if len(periods) >= 2:
         return periods[0].label, periods[-1].label
     if len(periods) == 1:

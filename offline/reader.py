@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from multiverse.spec import (
     Change,
     Chart,
+    ChartAsk,
     FileSet,
     FormatRule,
     FormatRuleKind,
@@ -31,15 +32,16 @@ from multiverse.spec import (
 from offline import asks
 from offline.charting import chart_sentence, drop_charts, is_chart_sentence, with_scope
 from offline.questions import is_judgement, is_question, question_parts, questions_of
-from offline.resolve import files_named
+from offline.resolve import files_named, table_and_measures
 
 LANGUAGE_CODES = {"English": "en", "Korean": "ko"}
 SUPPORTED = frozenset(LANGUAGE_CODES.values())
 
 _SENTENCE = re.compile(r"(?<=[.!?。？！])\s+|\n+|(?<=요)\.\s*|(?<=다)\.\s*")
 _EXCLUDE = re.compile(
-    r"\b(?:leave out|leaving out|leave aside|exclude|excluding|except for|except|everything "
-    r"except|ignore|ignoring|skip|omit|without|do not use|don't use|not use|drop|remove)\s+"
+    r"(?<!\bthe )(?<!\ba )\b(?:leave out|leaving out|leave aside|exclude|excluding|except for|"
+    r"except|everything except|ignore|ignoring|skip|omit|without|do not use|don't use|not use|"
+    r"drop|remove)\s+"
     r"(?P<what>(?:[^,.;:!?\n]|\.(?=\w))+)",
     re.IGNORECASE,
 )
@@ -165,6 +167,10 @@ def _read(draft: Draft, text: str, scan: HomeScan, origin: str) -> list[str]:
         draft.charts = drop_charts(draft.charts, rest)
         done.append("charts: removed")
     previous = ""
+    # What a question that names no table of its own is about: the chart or question before.
+    about: Question | ChartAsk | None = (
+        draft.questions[-1] if draft.questions else _subject(rest, scan, draft.excluded())
+    )
     for sentence in sentences(rest):
         if is_chart_sentence(sentence) and not asks.charts_refused(sentence):
             found = chart_sentence(
@@ -176,17 +182,37 @@ def _read(draft: Draft, text: str, scan: HomeScan, origin: str) -> list[str]:
             )
             draft.charts += [with_scope(chart, rest, scan) for chart in found]
             done += [f"chart: {chart.reading.phrase}" for chart in found]
+            about = next((c.data for c in reversed(draft.charts) if c.data is not None), about)
         if is_question(sentence):
             for part in question_parts(sentence):
-                _question(draft, part, scan, origin, done)
+                if is_chart_sentence(part) and not is_question(part):
+                    continue  # the chart's own words ("plot the births per month in 1978")
+                about = _question(draft, part, scan, origin, done, about)
         previous = sentence
     _research(draft, rest, scan, origin, done)
     _rules(draft, rest, origin, done)
     return done
 
 
-def _question(draft: Draft, part: str, scan: HomeScan, origin: str, done: list[str]) -> None:
-    """One question: read into a lookup or a computation, or said as not understood."""
+def _subject(text: str, scan: HomeScan, excluded: set[str]) -> ChartAsk | None:
+    """The table a whole request is about ("a memo on US residual fuel oil"), which a
+    question that names none of its own ("include the average for 1983") asks of."""
+    found = table_and_measures(text, scan, excluded)
+    if found is None:
+        return None
+    return ChartAsk(file=found[0].path, measures=found[2])
+
+
+def _question(
+    draft: Draft,
+    part: str,
+    scan: HomeScan,
+    origin: str,
+    done: list[str],
+    about: Question | ChartAsk | None,
+) -> Question | ChartAsk | None:
+    """One question: read into lookups or computations, or said as not understood; returns
+    what the next question continues."""
     if is_judgement(part):
         draft.not_understood.append(
             Reading(
@@ -195,14 +221,13 @@ def _question(draft: Draft, part: str, scan: HomeScan, origin: str, done: list[s
                 origin=origin,
             )
         )
-        return
-    previous = draft.questions[-1] if draft.questions else None
-    found = questions_of(
-        part, scan, draft.excluded(), Reading(phrase=part, origin=origin), previous
-    )
+        return about
+    found = questions_of(part, scan, draft.excluded(), Reading(phrase=part, origin=origin), about)
     if found:
         draft.questions += found
         done.append(f"question: {part}")
+        return found[-1]
+    return about
 
 
 def _language_of_script(draft: Draft, text: str) -> None:

@@ -340,7 +340,7 @@ def _label(body: str) -> str:
                     maxsplit=1)[0].strip()
     while (stripped := _QUALIFIERS.sub("", head)) != head:
         head = stripped
-    head = re.sub(r"\s+", " ", head).strip(" ,.-")
+    head = re.sub(r"\s+", " ", head.replace("`", "")).strip(" ,.-")
     if len(head) > 60:
         head = head[:60].rsplit(" ", 1)[0]
     return head

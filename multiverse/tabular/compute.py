@@ -177,11 +177,25 @@ def _column_name(setup: Setup) -> str | None:
 
 
 def _in_period(setup: Setup) -> tuple[pd.DataFrame, str | None]:
-    """The rows of the period compared (the query's end or start, else the latest)."""
+    """The rows of the period compared: the query's range when it spans several periods (each
+    category's value over it, combined as the measure combines), else its end or start, else
+    the latest."""
     if setup.grain is None:
         return setup.frame, None
     values = setup.periods()
-    wanted = setup.query.end or setup.query.start
+    query = setup.query
+    if query.start and query.end and query.start != query.end:
+        points = values.between(query.start, query.end)
+        if not points:
+            raise Unanswerable(f"{query.measure!r} has no value between {query.start} and "
+                               f"{query.end}")
+        frame = setup.frame[setup.frame["_t"].astype(bool)]
+        keys = frame_times(frame, frame.attrs.get("grain") or setup.grain).keys(setup.grain)
+        import numpy as np
+
+        kept = frame[np.isin(keys, [p.key for p in points])]
+        return kept, f"{points[0].label}–{points[-1].label}"
+    wanted = query.end or query.start
     points = values.between(wanted, wanted) if wanted else values.points[-1:]
     if not points:
         raise Unanswerable(f"{setup.query.measure!r} has no value in {wanted}")
