@@ -145,10 +145,35 @@ def _chart_fits(wanted: dict[str, Any], chart: Any) -> bool:
     if wanted.get("top_n") and data.top_n != wanted["top_n"]:
         return False
     filters = wanted.get("filter") or {}
-    return all(
-        sorted(v.lower() for v in values) == sorted(v.lower() for v in data.filters.get(key, []))
-        for key, values in filters.items()
-    )
+    return all(_same_values(values, data.filters.get(key, [])) for key, values in filters.items())
+
+
+def _same_values(wanted: list[str], got: list[str]) -> bool:
+    """Filter values that keep the same rows: equal ignoring case, or periods covering the same
+    months (`2015` keeps what `2015 Q1` … `2015 Q4` keep)."""
+    if sorted(v.lower() for v in wanted) == sorted(v.lower() for v in got):
+        return True
+    months = _months(wanted), _months(got)
+    return months[0] is not None and months[0] == months[1]
+
+
+def _months(values: list[str]) -> set[tuple[int, int]] | None:
+    """The months a list of period labels or ranges covers (None: not periods)."""
+    from multiverse.tabular.cells import parse_label
+    from multiverse.tabular.dataset import time_range
+
+    covered: set[tuple[int, int]] = set()
+    for value in values:
+        first_text, last_text = time_range(value) or (value, value)
+        first, last = parse_label(first_text), parse_label(last_text)
+        if first is None or last is None:
+            return None
+        last_month = {"year": 12, "quarter": last.month + 2}.get(last.grain, last.month)
+        month = (first.year, first.month)
+        while month <= (last.year, last_month):
+            covered.add(month)
+            month = (month[0] + month[1] // 12, month[1] % 12 + 1)
+    return covered
 
 
 def _shown(chart: dict[str, Any]) -> str:
@@ -175,7 +200,7 @@ def _judge_questions(expect: dict[str, Any], spec: RequestSpec, verdict: Verdict
 def _holds(sentence: str, answer: str) -> bool:
     """Whether an answer sentence states the expected figure (at the expected precision:
     `212.2%` is stated by "212.20 %") or the expected name."""
-    if answer.lower() in sentence.lower():
+    if answer.lower() in sentence.lower() or _same_period(sentence, answer):
         return True
     expected = re.fullmatch(r"\s*(-?[\d,]*\.?\d+)\s*%?\s*", answer)
     if expected is None:
@@ -189,6 +214,25 @@ def _holds(sentence: str, answer: str) -> bool:
                 return True
         except ValueError:
             continue
+    return False
+
+
+def _same_period(sentence: str, answer: str) -> bool:
+    """Whether the sentence names the period the answer names, in any form (`1993 Dec` is
+    `1993-12`; the first day of a month stands for the month in a monthly table)."""
+    from multiverse.tabular.cells import parse_label
+
+    wanted = parse_label(answer)
+    if wanted is None or wanted.grain == "year":
+        return False
+    for label in re.findall(r"\d{4}-\d{2}(?:-\d{2})?|\d{4}Q[1-4]", sentence):
+        found = parse_label(label)
+        if found is None:
+            continue
+        if (found.year, found.month) == (wanted.year, wanted.month) and (
+            found.grain == wanted.grain or (wanted.grain == "day" and wanted.day == 1)
+        ):
+            return True
     return False
 
 

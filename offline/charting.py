@@ -26,6 +26,7 @@ from multiverse.spec import (
 )
 from multiverse.tabular import TableProfile
 from offline.lexicon import phrase_terms
+from offline.periods import periods_in, span_in
 from offline.resolve import column_hits, table_and_measures, values_named
 
 CHART_WORDS = re.compile(
@@ -183,6 +184,10 @@ def chart_object(sentence: str) -> str:
     if match is None:
         return sentence
     found = next(group for group in match.groups() if group)
+    # "deaths by cause (disease, wounds, other)": a list in parentheses names what is drawn.
+    listed = re.search(r"\(([^()]*,[^()]*)\)", found)
+    if listed is not None:
+        found = found[: listed.start()] + ", " + listed.group(1) + found[listed.end() :]
     pieces = re.split(r"(,)", found)
     kept = _OBJECT_END.split(pieces[0], maxsplit=1)[0]
     # "computer science, engineering and physical sciences": a list goes on after commas
@@ -210,12 +215,17 @@ def _chart(
     if best is None:
         return None
     item, table, measures = best
-    dimension, frequency, series_by = _dimension(part if part != sentence else sentence, table)
+    dimension, frequency, series_by = _dimension(
+        part if part != sentence else sentence, table, measures
+    )
     filters = {
         column: found
         for column, found in values_named(sentence, table).items()
         if column != dimension
     }
+    period = _period(part, table)
+    if period is not None:
+        filters[period[0]] = [period[1]]
     data = ChartAsk(
         file=item.path,
         measures=measures,
@@ -247,11 +257,19 @@ def _mentions_file(part: str, item: ScannedFile) -> bool:
     return stem in part.lower()
 
 
-def _dimension(sentence: str, table: TableProfile) -> tuple[str, Frequency | None, str | None]:
-    """(dimension, frequency, series_by) the words ask of this table."""
-    frequency = next((grain for grain, pattern in _TIME_WORDS if pattern.search(sentence)), None)
+def _dimension(
+    sentence: str, table: TableProfile, measures: list[str]
+) -> tuple[str, Frequency | None, str | None]:
+    """(dimension, frequency, series_by) the words ask of this table. A "by <words>" that
+    names no column of it is kept as said (the check says the chart cannot be drawn and what
+    can), unless several measures were named: then they are what it is "by" ("deaths by
+    cause (disease, wounds, other)")."""
+    frequency = _frequency(sentence)
     series_by = _series(sentence, table)
     by = _by_column(sentence, table) or _top_category(sentence, table)
+    unmatched = _by_unmatched(sentence, table) if by is None and len(measures) == 1 else None
+    if unmatched is not None:
+        return unmatched, None, series_by
     if by is not None and table.time is not None and _TREND.search(sentence):
         return "time", frequency, by  # how it changed by category: one series per category
     if by is not None:
@@ -276,6 +294,56 @@ def _top_category(sentence: str, table: TableProfile) -> str | None:
         return None
     hits = column_hits(match.group("words") or match.group("ko") or "", table, ("category",))
     return hits[0].column if hits else None
+
+
+def _period(words: str, table: TableProfile) -> tuple[str, str] | None:
+    """The time column and the period or range a chart's words keep ("from 1935 to 1954",
+    "in 1978", "since 1970"), written as the table filters take it."""
+    time = table.time
+    if time is None:
+        return None
+    span = span_in(words)
+    if span is not None:
+        start, end = span
+        return time.columns[0], f"{start or time.first}–{end or time.last}"
+    found = periods_in(words)
+    if len(found) == 1:
+        return time.columns[0], found[0].label
+    if len(found) >= 2:
+        return time.columns[0], f"{found[0].label}–{found[-1].label}"
+    return None
+
+
+def _frequency(sentence: str) -> Frequency | None:
+    """The time grain the words say first ("every month … over those eight years": month)."""
+    found = [
+        (match.start(), grain)
+        for grain, pattern in _TIME_WORDS
+        if (match := pattern.search(sentence)) is not None
+    ]
+    return min(found)[1] if found else None
+
+
+# "by the end of 2010", "by far", "by 2015": no column is meant.
+_NOT_A_COLUMN = re.compile(
+    r"^(?:the|a|an|end|far|then|now|how|itself|themselves|comparison|contrast|\d+|지역)\b", re.I
+)
+
+
+def _by_unmatched(sentence: str, table: TableProfile) -> str | None:
+    """The words of a "by <words>" that name no column of the table ("by waiter")."""
+    for match in _BY.finditer(sentence):
+        said = match.group(0)
+        words = (match.group("en") or match.group("ko") or "").strip()
+        if not words or _NOT_A_COLUMN.match(words) or said.lower().startswith("per "):
+            continue  # "miles per person" is a unit
+        if any(pattern.search(said) for _, pattern in _TIME_WORDS) or _TREND.search(words):
+            continue
+        roles = ("category", "identifier", "time", "measure")
+        if column_hits(said, table, roles) or column_hits(words, table, roles):
+            continue
+        return words.split()[0] if match.group("en") else words
+    return None
 
 
 def _by_column(sentence: str, table: TableProfile) -> str | None:
@@ -380,6 +448,9 @@ def with_scope(chart: Chart, text: str, scan: HomeScan) -> Chart:
         for column, values in values_named(text, item.profile).items()
         if column not in taken
     }
+    period = _period(text, item.profile)
+    if data.dimension != "time" and period is not None and period[0] not in taken:
+        scope[period[0]] = [period[1]]  # "… in 2015 … a bar chart by state": 2015's bars
     if not scope:
         return chart
     return chart.model_copy(

@@ -126,6 +126,7 @@ _SYNONYMS = (
     {"day", "daily", "date", "weekday"},
     {"waiter", "server", "waitress", "staff"},
     {"firm", "company", "corporation", "business"},
+    {"symbol", "ticker", "company"},
     {"country", "nation"},
     {"state", "province"},
     {"unemployment", "unemployed", "unemp", "jobless"},

@@ -193,7 +193,7 @@ def _in_period(setup: Setup) -> tuple[pd.DataFrame, str | None]:
         keys = frame_times(frame, frame.attrs.get("grain") or setup.grain).keys(setup.grain)
         import numpy as np
 
-        kept = frame[np.isin(keys, [p.key for p in points])]
+        kept = frame[np.isin(keys, np.array([p.key for p in points]))]
         return kept, f"{points[0].label}–{points[-1].label}"
     wanted = query.end or query.start
     points = values.between(wanted, wanted) if wanted else values.points[-1:]
