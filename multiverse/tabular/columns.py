@@ -24,17 +24,21 @@ _WORDS: list[tuple[str, set[str]]] = [
               "unemployment", "margin", "growth"}),
     ("price", {"price", "prices", "fare", "fares", "tariff", "wage", "wages"}),
     ("stock", {"population", "pop", "stock", "stocks", "level", "levels", "balance", "inventory",
-               "inventories", "debt", "reserves", "holdings", "outstanding"}),
+               "inventories", "debt", "reserves", "holdings", "outstanding", "unemployed",
+               "employed", "employees", "workers", "members", "subscribers", "enrollment"}),
     ("count", {"count", "counts", "num", "cases", "visitors", "visits", "users", "deaths",
                "births", "arrivals", "passengers", "customers", "orders", "students",
-               "quantity", "qty", "votes", "ballots"}),
+               "quantity", "qty", "votes", "ballots", "marriages", "divorces", "accidents",
+               "crimes", "arrests", "incidents", "admissions", "trips", "flights"}),
     ("amount", {"total", "amount", "amounts", "sales", "revenue", "revenues", "cost", "costs",
                 "spending", "expenditure", "expenditures", "income", "gdp", "gnp", "consumption",
                 "investment", "exports", "imports", "production", "generation", "output",
                 "profit", "profits", "earnings", "takings", "precipitation", "rainfall", "turnover",
+                "tip", "tips", "bill", "fee", "fees",
                 "budget", "payments", "emissions"}),
 ]
-_PHRASES = [("count", "number of"), ("amount", "domestic product"), ("amount", "national product")]
+_PHRASES = [("count", "number of"), ("amount", "domestic product"), ("amount", "national product"),
+            ("stock", "market value"), ("stock", "book value")]
 # Korean compounds are not split into words: their endings and stems decide.
 _KOREAN: list[tuple[str, str]] = [
     ("index", r"지수"), ("share", r"비중|점유율|구성비"), ("rate", r"율|률"),
@@ -188,7 +192,8 @@ def find_definitions(texts: Sequence[str], columns: Sequence[str]) -> dict[str, 
     return {name: _definition(body, unit) for name, (body, unit) in found.items()}
 
 
-_COUNTS = re.compile(r"\b(?:counts? of|number of|numbers of)\b|\b\w+ counts\b", re.IGNORECASE)
+_COUNTS = re.compile(r"\b(?:counts? of|number of|numbers of|votes|voting results)\b|\b\w+ counts\b",
+                     re.IGNORECASE)
 
 
 def says_counts(texts: Sequence[str]) -> bool:
@@ -471,9 +476,15 @@ def measure_kind(name: str, definition: Definition | None, numbers: Numbers,
     text = definition.text if definition else ""
     # The definition's head first: a formula in its parentheses may name other measures.
     label = definition.label if definition else ""
-    kind = (kind_of(label) if label else None) or (kind_of(text) if text else None) or kind_of(name)
-    if kind is None and re.search(r"^\s*%|\bper ?cent", label or text, re.IGNORECASE):
-        kind = "rate"  # "% of individuals below the poverty line"
+    kind: str | None = None
+    if re.match(r"\s*(?:%|percent(?:age)? of|share of|proportion of)", label or text, re.I) or (
+        re.search(r"\bdivided by\b|\bratio of\b", text, re.IGNORECASE)
+    ):
+        kind = "rate"  # "% of population in urbanized areas", "… divided by the number of …"
+    kind = (kind or (kind_of(label) if label else None) or (kind_of(text) if text else None)
+            or kind_of(name))
+    if kind is None and re.search(r"\bper ?cent", label or text, re.IGNORECASE):
+        kind = "rate"
     if kind is None and counted:
         filled = values.dropna()
         if len(filled) and (filled % 1 == 0).all() and (filled >= 0).all():
@@ -481,8 +492,8 @@ def measure_kind(name: str, definition: Definition | None, numbers: Numbers,
     if kind is None and numbers.percent >= 0.5 * max(numbers.parsed, 1):
         filled = values.dropna()
         kind = "share" if len(filled) and filled.between(0, 100).all() else "rate"
-    if kind is None and text and re.search(r"\bend of (?:the )?(?:quarter|period|month|year)\b",
-                                           text, re.IGNORECASE):
+    if kind is None and text and re.search(r"\bend of (?:the )?(?:quarter|period|month|year)\b|"
+                                           r"\bas of\b", text, re.IGNORECASE):
         kind = "stock"  # a level read at the end of each period
     if states_annual_rate(definition) or averaged(text) or averaged(name):
         return kind or "other", "mean", True
