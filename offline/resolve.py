@@ -220,8 +220,9 @@ def table_and_measures(
     """The table whose measure columns the words name best, and those columns.
 
     A table the words name by its file (its name's or title's words: "Iowa's electricity")
-    is preferred; named but with no measure named, its one measure is drawn (or its wide
-    group's). A match on a word every analysis uses ("change", "total") weighs little.
+    is preferred; named (or one of its category columns named) but with no measure named, its
+    one measure is drawn (or its wide group's). A match on a word every analysis uses
+    ("change", "total") weighs little.
     """
     candidates: list[tuple[float, ScannedFile, TableProfile, list[str]]] = []
     said = set(phrase_terms(part))
@@ -239,10 +240,12 @@ def table_and_measures(
         wide = _wide_measures(part, table)
         if wide:
             candidates.append((1.0 + weight, item, table, wide))
-        elif named:
+        elif named or column_hits(part, table, ("category",)):
+            # Named by its file, or by one of its categories ("지역별 …" of a table with one
+            # measure): its one measure is what is meant.
             only = _only_measure(table)
             if only:
-                candidates.append((weight, item, table, only))
+                candidates.append((weight + 0.2 * (not named), item, table, only))
     if not candidates:
         return None
     _, item, table, measures = max(candidates, key=lambda entry: entry[0])

@@ -23,7 +23,7 @@ from multiverse.spec.check import query_of
 from multiverse.tabular import ChartData, chart_data, profile
 
 sys.path.insert(0, str(CORPUS))
-from compute_expectations import Table, number  # type: ignore[import-not-found]  # noqa: E402
+from compute_expectations import Table, number  # type: ignore[import-not-found]
 
 sys.path.remove(str(CORPUS))
 
@@ -89,7 +89,7 @@ def test_every_drawn_chart_of_the_corpus_equals_an_independent_computation(
     """Each chart a corpus request gets, recomputed by the corpus's own reader from the same
     rows, periods, filters and stated aggregation: the same labels and values."""
     checked = 0
-    for case, _root, chart, drawn in _charts(documents):
+    for case, _root, _chart, drawn in _charts(documents):
         meta = BY_FILE.get(Path(drawn.query.file).name)
         if meta is None or (meta.get("time") or {}).get("in_header"):
             continue  # JSON originals and wide-by-year tables: their own readers' tests
@@ -225,9 +225,10 @@ def _kept(table: Table, row: list[str], filters: dict[str, list[str]]) -> bool:
             key, _label = table.period(row)
             if not any(_within(key, text) for text in wanted):
                 return False
-        elif column in table.header:
-            if table.col(row, column).strip().lower() not in {v.lower() for v in wanted}:
-                return False
+        elif column in table.header and table.col(row, column).strip().lower() not in {
+            v.lower() for v in wanted
+        }:
+            return False
     return True
 
 
