@@ -1,0 +1,286 @@
+"""The spec as a model fills it (SPEC §6a): a JSON schema made for one home, whose enums are
+its actual files and each table's actual columns, and the conversion of an answer into a
+`RequestSpec` (pure: no I/O, no model call here).
+
+A small model cannot name a column that does not exist: a chart or a question is one of
+several shapes, one per table, each allowing only that table's measures and label columns
+(a discriminated union on `file`). What the schema cannot hold (a category value, a period
+label) is checked by the one validator afterwards, as the rules' reading is.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from multiverse.spec.model import (
+    Aggregation,
+    Chart,
+    ChartAsk,
+    Computation,
+    ComputeKind,
+    FileSet,
+    FormatRule,
+    FormatRuleKind,
+    Frequency,
+    Lookup,
+    Mode,
+    Question,
+    Reading,
+    RequestSpec,
+    Research,
+)
+from multiverse.spec.scan import HomeScan, ScannedFile
+
+MAX_TABLES = 12  # tables offered to the model, most relevant first (the schema grows with each)
+ORIGIN = "model"
+
+
+class _Draft(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Wording(_Draft):
+    """The request's own words for one item."""
+
+    phrase: str = Field(default="", description="the words of the request that asked it")
+
+
+def _literal(values: list[str]) -> Any:
+    """`Literal[...]` of the values (a schema enum)."""
+    return Literal[tuple(values)]
+
+
+def draft_model(scan: HomeScan, tables: list[ScannedFile] | None = None) -> type[BaseModel]:
+    """The answer schema for this home: files, and per table its measures and labels."""
+    files = [item.path for item in scan.files] or ["(none)"]
+    offered = (tables if tables is not None else scan.tables())[:MAX_TABLES]
+    charts = [_chart_model(index, item) for index, item in enumerate(offered)]
+    questions = [m for index, item in enumerate(offered) for m in _question_models(index, item)]
+    fields: dict[str, Any] = {
+        "mode": (Mode, Field(description="simple: one answer from the files; run: a deliverable")),
+        "why_run": (str, Field(default="", description="why a question needs a whole run")),
+        "deliverable": (str, Field(default="brief", description="memo, report, brief, answer…")),
+        "audience": (str | None, None),
+        "length_words": (int | None, Field(default=None, ge=1)),
+        "language": (str, Field(default="en", description="ISO 639-1 code of the request")),
+        "left_out": (_list_of(_left_out_model(files)), Field(default_factory=list)),
+        "format_rules": (_list_of(_rule_model()), Field(default_factory=list)),
+        "research": (list[str], Field(default_factory=list, description="web search queries, "
+                                      "only when the request asks for outside information")),
+        "not_understood": (list[str], Field(default_factory=list)),
+    }  # fmt: skip
+    if charts:
+        union: Any = Annotated[_union(charts), Field(discriminator="file")]
+        fields["charts"] = (_list_of(union), Field(default_factory=list))
+    if questions:
+        fields["questions"] = (_list_of(_union(questions)), Field(default_factory=list))
+    model: type[BaseModel] = create_model("SpecDraft", __base__=_Draft, **fields)
+    return model
+
+
+def _list_of(item: Any) -> Any:
+    """`list[item]` for a type made at run time."""
+    return list[item]
+
+
+def _union(models: list[type[BaseModel]]) -> Any:
+    if len(models) == 1:
+        return models[0]
+    union: Any = models[0]
+    for model in models[1:]:
+        union = union | model
+    return union
+
+
+def _left_out_model(files: list[str]) -> type[BaseModel]:
+    return create_model(
+        "LeftOut",
+        __base__=Wording,
+        files=(_list_of(_literal(files)), Field(min_length=1)),
+    )
+
+
+def _rule_model() -> type[BaseModel]:
+    return create_model(
+        "Rule", __base__=Wording, rule=(FormatRuleKind, ...), value=(str, "")
+    )
+
+
+def _columns(item: ScannedFile) -> tuple[list[str], list[str], bool]:
+    """A table's measures (a wide table's group by its label too), its label columns, and
+    whether it has a time axis."""
+    profile = item.profile
+    assert profile is not None
+    measures = [c.name for c in profile.columns if c.role == "measure"]
+    if profile.wide is not None:
+        measures = [profile.wide.label, *[m for m in measures if m not in profile.wide.columns]]
+    labels = [c.name for c in profile.columns if c.role in ("category", "identifier")]
+    timed = profile.time is not None
+    return measures or ["(none)"], labels, timed
+
+
+def _chart_model(index: int, item: ScannedFile) -> type[BaseModel]:
+    measures, labels, timed = _columns(item)
+    dimensions = (["time"] if timed else []) + labels or ["time"]
+    label_type: Any = _literal(labels) if labels else str
+    return create_model(
+        f"Chart{index}",
+        __base__=Wording,
+        file=(_literal([item.path]), ...),
+        measures=(_list_of(_literal(measures)), Field(min_length=1)),
+        dimension=(_literal(dimensions), "time" if timed else dimensions[0]),
+        frequency=(Frequency | None, None),
+        aggregation=(Aggregation | None, None),
+        filters=(dict[str, list[str]], Field(default_factory=dict, description=(
+            f"label column → values to keep; columns: {', '.join(labels) or 'none'}"))),
+        series_by=(label_type | None, None),
+        top_n=(int | None, Field(default=None, ge=1)),
+    )  # fmt: skip
+
+
+def _question_models(index: int, item: ScannedFile) -> list[type[BaseModel]]:
+    measures, labels, _timed = _columns(item)
+    label_type: Any = _literal(labels) if labels else str
+    lookup = create_model(
+        f"Lookup{index}",
+        __base__=Wording,
+        file=(_literal([item.path]), ...),
+        selectors=(dict[str, str], Field(description="column → value picking one row (a time "
+                                         "column takes a period such as 2017, 2009-10, 2001Q3)")),
+        column=(_literal(measures), ...),
+    )  # fmt: skip
+    compute = create_model(
+        f"Compute{index}",
+        __base__=Wording,
+        file=(_literal([item.path]), ...),
+        kind=(ComputeKind, ...),
+        measure=(_literal(measures), ...),
+        category=(label_type | None, None),
+        filters=(dict[str, list[str]], Field(default_factory=dict)),
+        start=(str | None, None),
+        end=(str | None, None),
+        frequency=(Frequency | None, None),
+    )
+    return [lookup, compute]
+
+
+def describe_home(scan: HomeScan, tables: list[ScannedFile] | None = None) -> str:
+    """The home as the model reads it before filling the spec: each file with its kind and
+    title; each table with its columns (role, label, unit), its period and a few category
+    values (which a filter must name as written)."""
+    lines: list[str] = []
+    offered = {item.path for item in (tables if tables is not None else scan.tables())}
+    for item in scan.files:
+        title = f" — {item.title}" if item.title else ""
+        lines.append(f"- `{item.path}` ({item.kind}){title}")
+        profile = item.profile
+        if profile is None or item.path not in offered:
+            continue
+        if profile.time is not None:
+            time = profile.time
+            lines.append(f"  - time: {', '.join(time.columns)} ({time.frequency}, {time.first} "
+                         f"to {time.last}, {time.periods} periods)")
+        for column in profile.columns:
+            if column.role == "time":
+                continue
+            words = [column.role]
+            if column.label and column.label != column.name:
+                words.append(column.label)
+            if column.unit:
+                words.append(column.unit)
+            if column.role == "category":
+                shown = ", ".join(profile.categories.get(column.name, [])[:8])
+                words.append(f"values: {shown}{', …' if column.distinct > 8 else ''}")
+            lines.append(f"  - `{column.name}`: {'; '.join(words)}")
+        if profile.wide is not None:
+            wide = profile.wide
+            lines.append(f"  - `{wide.label}`: the values of columns {wide.columns[0]} … "
+                         f"{wide.columns[-1]} ({wide.axis} of one measure)")
+    return "\n".join(lines) or "(no files)"
+
+
+def spec_of_draft(
+    answer: BaseModel, request: str, scan: HomeScan, fallback: RequestSpec
+) -> RequestSpec:
+    """The spec a model's answer says (`fallback`: the rules' reading, for what it leaves out:
+    the guidelines' format rules and the changes of each MODIFY)."""
+    data = answer.model_dump()
+    known = {item.path for item in scan.files}
+    left_out = [
+        FileSet(files=[f for f in group["files"] if f in known], reading=_reading(group))
+        for group in data.get("left_out", [])
+    ]
+    excluded = {path for group in left_out for path in group.files}
+    charts = [_chart(chart) for chart in data.get("charts", [])]
+    questions = [_question(item) for item in data.get("questions", [])]
+    rules = [
+        FormatRule(rule=rule["rule"], value=rule.get("value", ""), reading=_reading(rule))
+        for rule in data.get("format_rules", [])
+    ]
+    rules += [rule for rule in fallback.format_rules if rule.rule not in {r.rule for r in rules}]
+    research = None
+    if data.get("research"):
+        research = Research(reading=Reading(origin=ORIGIN), queries=list(data["research"]))
+    language = data.get("language") or fallback.language
+    return fallback.model_copy(
+        update={
+            "request": request,
+            "mode": data["mode"],
+            "why_run": data.get("why_run", ""),
+            "deliverable": data.get("deliverable") or fallback.deliverable,
+            "deliverable_reading": Reading(origin=ORIGIN),
+            "audience": data.get("audience"),
+            "audience_reading": Reading(origin=ORIGIN),
+            "length_words": data.get("length_words"),
+            "length_reading": Reading(origin=ORIGIN),
+            "language": language if len(language) == 2 else fallback.language,
+            "sources": sorted(known - excluded),
+            "left_out": [group for group in left_out if group.files],
+            "charts": charts,
+            "questions": questions,
+            "research": research,
+            "format_rules": rules,
+            "not_understood": [Reading(phrase=text, origin=ORIGIN)
+                               for text in data.get("not_understood", [])],
+        }
+    )  # fmt: skip
+
+
+def _reading(item: dict[str, Any]) -> Reading:
+    return Reading(phrase=item.get("phrase", ""), origin=ORIGIN)
+
+
+def _chart(item: dict[str, Any]) -> Chart:
+    ask = ChartAsk(
+        file=item["file"],
+        measures=list(dict.fromkeys(item["measures"])),
+        dimension=item.get("dimension") or "time",
+        frequency=item.get("frequency"),
+        aggregation=item.get("aggregation"),
+        filters={k: list(v) for k, v in (item.get("filters") or {}).items() if v},
+        series_by=item.get("series_by"),
+        top_n=item.get("top_n"),
+    )
+    return Chart(data=ask, reading=_reading(item))
+
+
+def _question(item: dict[str, Any]) -> Question:
+    if "selectors" in item:
+        lookup = Lookup(file=item["file"], selectors=dict(item["selectors"]), column=item["column"])
+        return Question(reading=_reading(item), lookup=lookup)
+    compute = Computation(
+        kind=item["kind"],
+        file=item["file"],
+        measure=item["measure"],
+        category=item.get("category"),
+        filters={k: list(v) for k, v in (item.get("filters") or {}).items() if v},
+        start=item.get("start"),
+        end=item.get("end"),
+        frequency=item.get("frequency"),
+    )
+    return Question(reading=_reading(item), compute=compute)
+
+
+__all__ = ["MAX_TABLES", "describe_home", "draft_model", "spec_of_draft"]
