@@ -185,7 +185,7 @@ def describe_home(scan: HomeScan, tables: list[ScannedFile] | None = None) -> st
         for column in profile.columns:
             if column.role == "time":
                 continue
-            words = [column.role]
+            words: list[str] = [column.role]
             if column.label and column.label != column.name:
                 words.append(column.label)
             if column.unit:
