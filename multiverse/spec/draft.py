@@ -121,10 +121,25 @@ def _columns(item: ScannedFile) -> tuple[list[str], list[str], bool]:
     return measures or ["(none)"], labels, timed
 
 
+def _filter_model(index: int, item: ScannedFile) -> type[BaseModel]:
+    """One filter of a table: a label (or time) column and the values it keeps."""
+    _measures, labels, timed = _columns(item)
+    assert item.profile is not None
+    times = list(item.profile.time.columns[:1]) if timed and item.profile.time else []
+    return create_model(
+        f"Filter{index}",
+        __base__=_Draft,
+        column=(_literal([*labels, *times] or ["(none)"]), ...),
+        values=(list[str], Field(min_length=1, description="as written in the table; for a "
+                                 "time column a period or a range such as 2015 or 1935–1954")),
+    )  # fmt: skip
+
+
 def _chart_model(index: int, item: ScannedFile) -> type[BaseModel]:
     measures, labels, timed = _columns(item)
     dimensions = (["time"] if timed else []) + labels or ["time"]
     label_type: Any = _literal(labels) if labels else str
+    filters = _filter_model(index, item)
     return create_model(
         f"Chart{index}",
         __base__=Wording,
@@ -133,8 +148,7 @@ def _chart_model(index: int, item: ScannedFile) -> type[BaseModel]:
         dimension=(_literal(dimensions), "time" if timed else dimensions[0]),
         frequency=(Frequency | None, None),
         aggregation=(Aggregation | None, None),
-        filters=(dict[str, list[str]], Field(default_factory=dict, description=(
-            f"label column → values to keep; columns: {', '.join(labels) or 'none'}"))),
+        filters=(_list_of(filters), Field(default_factory=list)),
         series_by=(label_type | None, None),
         top_n=(int | None, Field(default=None, ge=1)),
     )  # fmt: skip
@@ -143,12 +157,13 @@ def _chart_model(index: int, item: ScannedFile) -> type[BaseModel]:
 def _question_models(index: int, item: ScannedFile) -> list[type[BaseModel]]:
     measures, labels, _timed = _columns(item)
     label_type: Any = _literal(labels) if labels else str
+    filters = _filter_model(index, item)
     lookup = create_model(
         f"Lookup{index}",
         __base__=Wording,
         file=(_literal([item.path]), ...),
-        selectors=(dict[str, str], Field(description="column → value picking one row (a time "
-                                         "column takes a period such as 2017, 2009-10, 2001Q3)")),
+        row=(_list_of(filters), Field(min_length=1, description="the values picking one row "
+                                      "(one value each)")),
         column=(_literal(measures), ...),
     )  # fmt: skip
     compute = create_model(
@@ -158,7 +173,7 @@ def _question_models(index: int, item: ScannedFile) -> list[type[BaseModel]]:
         kind=(ComputeKind, ...),
         measure=(_literal(measures), ...),
         category=(label_type | None, None),
-        filters=(dict[str, list[str]], Field(default_factory=dict)),
+        filters=(_list_of(filters), Field(default_factory=list)),
         start=(str | None, None),
         end=(str | None, None),
         frequency=(Frequency | None, None),
@@ -248,6 +263,48 @@ def spec_of_draft(
     )  # fmt: skip
 
 
+def draft_of_spec(spec: RequestSpec) -> dict[str, Any]:
+    """A spec (the rules' reading) in the answer's shape: the starting point the model
+    corrects."""
+    def picks(filters: dict[str, list[str]]) -> list[dict[str, Any]]:
+        return [{"column": column, "values": values} for column, values in filters.items()]
+
+    charts = [
+        {"phrase": c.reading.phrase, "file": c.data.file, "measures": c.data.measures,
+         "dimension": c.data.dimension, "frequency": c.data.frequency,
+         "aggregation": c.data.aggregation, "filters": picks(c.data.filters),
+         "series_by": c.data.series_by, "top_n": c.data.top_n}
+        for c in spec.charts if c.data is not None
+    ]  # fmt: skip
+    questions: list[dict[str, Any]] = []
+    for q in spec.questions:
+        if q.lookup is not None:
+            row = picks({k: [v] for k, v in q.lookup.selectors.items()})
+            questions.append({"phrase": q.reading.phrase, "file": q.lookup.file, "row": row,
+                              "column": q.lookup.column})  # fmt: skip
+        elif q.compute is not None:
+            c = q.compute
+            questions.append({"phrase": q.reading.phrase, "file": c.file, "kind": c.kind,
+                              "measure": c.measure, "category": c.category,
+                              "filters": picks(c.filters), "start": c.start, "end": c.end,
+                              "frequency": c.frequency})  # fmt: skip
+    return {
+        "mode": spec.mode,
+        "why_run": spec.why_run,
+        "deliverable": spec.deliverable,
+        "audience": spec.audience,
+        "length_words": spec.length_words,
+        "language": spec.language,
+        "left_out": [{"phrase": g.reading.phrase, "files": g.files} for g in spec.left_out],
+        "format_rules": [{"phrase": r.reading.phrase, "rule": r.rule, "value": r.value}
+                         for r in spec.format_rules],
+        "research": list(spec.research.queries) if spec.research else [],
+        "not_understood": [r.phrase for r in spec.not_understood],
+        "charts": charts,
+        "questions": questions,
+    }
+
+
 def _reading(item: dict[str, Any]) -> Reading:
     return Reading(phrase=item.get("phrase", ""), origin=ORIGIN)
 
@@ -259,23 +316,31 @@ def _chart(item: dict[str, Any]) -> Chart:
         dimension=item.get("dimension") or "time",
         frequency=item.get("frequency"),
         aggregation=item.get("aggregation"),
-        filters={k: list(v) for k, v in (item.get("filters") or {}).items() if v},
+        filters=_filters(item),
         series_by=item.get("series_by"),
         top_n=item.get("top_n"),
     )
     return Chart(data=ask, reading=_reading(item))
 
 
+def _filters(item: dict[str, Any]) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for pick in item.get("filters") or []:
+        found.setdefault(pick["column"], []).extend(pick["values"])
+    return found
+
+
 def _question(item: dict[str, Any]) -> Question:
-    if "selectors" in item:
-        lookup = Lookup(file=item["file"], selectors=dict(item["selectors"]), column=item["column"])
+    if "row" in item:
+        selectors = {pick["column"]: pick["values"][0] for pick in item["row"]}
+        lookup = Lookup(file=item["file"], selectors=selectors, column=item["column"])
         return Question(reading=_reading(item), lookup=lookup)
     compute = Computation(
         kind=item["kind"],
         file=item["file"],
         measure=item["measure"],
         category=item.get("category"),
-        filters={k: list(v) for k, v in (item.get("filters") or {}).items() if v},
+        filters=_filters(item),
         start=item.get("start"),
         end=item.get("end"),
         frequency=item.get("frequency"),
@@ -283,4 +348,4 @@ def _question(item: dict[str, Any]) -> Question:
     return Question(reading=_reading(item), compute=compute)
 
 
-__all__ = ["MAX_TABLES", "describe_home", "draft_model", "spec_of_draft"]
+__all__ = ["MAX_TABLES", "describe_home", "draft_model", "draft_of_spec", "spec_of_draft"]
