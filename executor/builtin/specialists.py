@@ -18,10 +18,12 @@ from executor.builtin.charts import (
 )
 from executor.builtin.evidence import BANNER, Digest, key_figures
 from executor.builtin.extract import extract_text
+from executor.builtin.relevance import spec_query
 from executor.builtin.sources import MAX_BYTES, decode
 from executor.builtin.tables import RawTable, parse_csv, parse_markdown_table
 from executor.builtin.text import terms, unique
 from multiverse.roles import ToolAssignment
+from multiverse.spec import RequestSpec
 
 _FILLER = frozenset(
     [
@@ -48,6 +50,7 @@ _FILLER = frozenset(
 _COMPARE = re.compile(r"compar|largest|across sources|비교|최대", re.IGNORECASE)
 # A file path in a purpose ("output runs/<run>/workspace/…") names no subject to search for.
 _PATH = re.compile(r"\S*/\S*")
+MAX_QUERY = 200  # characters of one query
 
 
 def _query(text: str, limit: int = 8) -> str:
@@ -55,8 +58,20 @@ def _query(text: str, limit: int = 8) -> str:
     return " ".join(unique(t for t in words if t not in _FILLER)[:limit])
 
 
+def spec_queries(spec: RequestSpec) -> list[str]:
+    """A spec's web queries: its research queries, then its questions in their own words (paths
+    left out); else the request's subject words without the clauses that leave files out."""
+    asked = list(spec.research.queries) if spec.research is not None else []
+    asked += [_PATH.sub(" ", question.reading.phrase) for question in spec.questions]
+    found = unique(" ".join(query.split())[:MAX_QUERY] for query in asked if query.strip())
+    return found or unique(q for q in [_query(spec_query(spec))] if q)
+
+
 def search_queries(assignment: ToolAssignment) -> list[str]:
-    """The queries a web search would run for this tool task, most specific first."""
+    """The queries a web search would run for this tool task, most specific first (the spec's,
+    when the run has one)."""
+    if assignment.spec is not None:
+        return spec_queries(assignment.spec)
     task = assignment.task
     candidates = [
         _query(assignment.tool_task.tool_task_purpose),
@@ -79,7 +94,7 @@ def web_search_note(assignment: ToolAssignment, reason: str | None = None) -> st
     lines = [
         BANNER,
         "",
-        f"# Web search not performed: {tool.tool_task_name}",
+        f"{NOT_PERFORMED}: {tool.tool_task_name}",
         "",
         f"- **Run:** `{assignment.run_id}` · **Tool task:** `{tool.tool_task_id}` ({tool.timing})",
         f"- **For task:** `{assignment.task.task_id}` {assignment.task.task_name}",
@@ -99,6 +114,29 @@ def web_search_note(assignment: ToolAssignment, reason: str | None = None) -> st
         "in `tool_mapping` to a search provider; then ask for the run to be retried.",
         "- Or run the queries above yourself and save what you find into `assets/`; the next run "
         "will analyse it.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+NOTHING_USABLE = "# Web search returned nothing usable"
+NOT_PERFORMED = "# Web search not performed"
+
+
+def nothing_usable_note(assignment: ToolAssignment, why: str) -> str:
+    """The note of a search that was made and gave nothing to quote (the brief says so)."""
+    tool = assignment.tool_task
+    lines = [
+        BANNER,
+        "",
+        f"{NOTHING_USABLE}: {tool.tool_task_name}",
+        "",
+        f"- **Run:** `{assignment.run_id}` · **Tool task:** `{tool.tool_task_id}` ({tool.timing})",
+        "",
+        f"**The search was made and nothing usable came of it.** {why}",
+        "",
+        "## Queries",
+        "",
+        *(f"- `{query}`" for query in search_queries(assignment)),
     ]
     return "\n".join(lines) + "\n"
 
