@@ -24,6 +24,7 @@ from executor.builtin.charts import ChartImage, report_html, report_title
 from executor.builtin.closing import Closing, WebOutcome, close, web_outcome, write_delivery
 from executor.builtin.evidence import BANNER, Passage, split_passages
 from executor.builtin.relevance import rank, spec_query, subject_words, without_left_out
+from executor.builtin.sources import relative
 from executor.builtin.tablefacts import (
     Answer,
     Drawn,
@@ -33,9 +34,11 @@ from executor.builtin.tablefacts import (
     draw_charts,
     is_table,
     standard_facts,
+    verified_facts,
 )
 from executor.builtin.text import shorten
 from multiverse.atomic import atomic_write_text
+from multiverse.home import Home
 from multiverse.models import AssetType
 from multiverse.spec import RequestSpec
 from multiverse.tabular import Fact
@@ -43,6 +46,7 @@ from offline.asks import TOLERANCE, default_length, deliverable_asked
 
 MAX_VALUES = 12  # a chart with more points shows its values in the drawing only
 MAX_SERIES = 4
+FACTS_SHARE = 0.6  # of the length: the facts first, then the documents' passages
 _WORD = re.compile(r"\w+")
 
 
@@ -58,12 +62,10 @@ def words(lang: str) -> dict[str, str]:
     return known.get(lang, known["en"])
 
 
-def count_words(markdown: str) -> tuple[int, int]:
-    """The words of a text counted the two ways people count them (runs of letters or digits,
-    and whitespace-separated tokens): the lower and the higher."""
-    runs = len(_WORD.findall(markdown))
-    tokens = len([t for t in markdown.split() if _WORD.search(t)])
-    return min(runs, tokens), max(runs, tokens)
+def count_words(markdown: str) -> int:
+    """The words of a text as people count them: whitespace-separated tokens holding a letter or
+    a digit (`1,234.5` is one word, `—` none)."""
+    return len([token for token in markdown.split() if _WORD.search(token)])
 
 
 @dataclass(frozen=True)
@@ -302,7 +304,7 @@ def fill(gathered: Gathered) -> str:
     rule = next((r for r in spec.format_rules if r.rule == "max_words"), None)
     if limit is not None and rule is not None:
         said = {"rule": rule.reading.phrase or rule.value, "origin": rule.reading.origin}
-        if count_words(render(brief, sources))[0] > limit:
+        if count_words(render(brief, sources)) > limit:
             why = w["rule_words"].format(**said)
             brief.skip(why, w["todo_rule"].format(rule=said["rule"], why=why))
         if stated and target * (1 - TOLERANCE) > limit:
@@ -312,20 +314,23 @@ def fill(gathered: Gathered) -> str:
 
     def fit(chosen: list[object], pool: list[object], until: float) -> None:
         for item in pool:
-            if count_words(render(brief, sources))[1] >= until:
+            if count_words(render(brief, sources)) >= until:
                 return
             chosen.append(item)
-            if count_words(render(brief, sources))[1] > upper:
+            if count_words(render(brief, sources)) > upper:
                 chosen.pop()
 
     relevant = [p for p, score in gathered.ranked if score > 0]
     others = [p for p, score in gathered.ranked if score <= 0]
-    fit(cast(list[object], brief.facts), list(_round_robin(gathered.facts)), target)
+    facts = _round_robin(gathered.facts)
+    # The facts lead, leaving room for what the documents say; more facts if room is left.
+    fit(cast(list[object], brief.facts), list(facts), target * FACTS_SHARE)
     fit(cast(list[object], brief.passages), list(relevant), target)
+    fit(cast(list[object], brief.facts), [f for f in facts if f not in brief.facts], target)
     if stated:
         fit(cast(list[object], brief.passages), list(others), target)
         capped = limit is not None and limit < target * (1 - TOLERANCE)
-        if count_words(render(brief, sources))[0] < target * (1 - TOLERANCE) and not capped:
+        if count_words(render(brief, sources)) < target * (1 - TOLERANCE) and not capped:
             brief.skip(w["length_short"], w["todo_length"])
     return render(brief, sources)
 
@@ -389,3 +394,33 @@ def publish_spec_brief(
         Written(html_path, AssetType.FINAL_OUTPUT),
         *(Written(folder / image.file_name, AssetType.TOOL_OUTPUT) for image in images),
     ]
+
+
+def close_published(home: Path, run_id: str, request: str, spec: RequestSpec | None,
+                    path: Path) -> int:  # fmt: skip
+    """Trace the numbers of a deliverable a model wrote against the sources (the spec's, else
+    every file of assets/), the computed facts and the request; list the untraced ones at its
+    end and record the run's delivery; how many there were."""
+    lang = spec.language if spec is not None else (Home(home).run(run_id).language() or "en")
+    w = words(lang)
+    if spec is not None:
+        sources = [source for source in spec.sources if source not in spec.excluded()]
+        known = [spec.request, *(c.text for c in spec.changes), *verified_facts(home, spec)]
+        known += [f"{rule.reading.phrase} {rule.value}" for rule in spec.format_rules]
+    else:
+        assets = Home(home).assets
+        files = sorted(assets.rglob("*")) if assets.is_dir() and not assets.is_symlink() else []
+        sources = [relative(home, file) for file in files if file.is_file()]
+        known = [request]
+    texts = SourceTexts(home, sources)
+    known += [text for source in sources if (text := texts.text(source))]
+    web = web_outcome(home, run_id, spec, w["web_no_provider"])
+    known += [quoted.passage for quoted in web.quoted]
+    closing = close(path.read_text(encoding="utf-8", errors="replace"), known, w["untraced"],
+                    w["untraced_intro"])  # fmt: skip
+    if closing.untraced:
+        atomic_write_text(path, closing.markdown)
+    todo = {"nothing": [w["todo_web"]],
+            "not_made": [w["todo_web_not_made"].format(why=web.why)]}.get(web.outcome, [])
+    write_delivery(home, run_id, todo, len(closing.untraced))
+    return len(closing.untraced)

@@ -229,6 +229,10 @@ def purpose_focus(purpose: str) -> str:
     return " ".join(kept)
 
 
+# The reason given after a file is left out ("…, it's unrelated") is part of the clause.
+_WHY = re.compile(r"\s*,?\s*(?:it'?s|it is|they'?re|they are|as|because|since|that'?s)\b[^.!?\n]*")
+
+
 def without_left_out(spec: RequestSpec, text: str) -> str:
     """A text of the request without the clauses that leave files out and the names of those
     files (their words choose nothing, rank nothing and title nothing)."""
@@ -237,7 +241,8 @@ def without_left_out(spec: RequestSpec, text: str) -> str:
         name = path.rsplit("/", 1)[-1]
         cut += [path, name, name.rsplit(".", 1)[0]]
     for phrase in sorted((p for p in cut if len(p.strip()) > 2), key=len, reverse=True):
-        text = re.sub(rf"(?<!\w){re.escape(phrase)}(?!\w)", " ", text, flags=re.IGNORECASE)
+        pattern = rf"(?<!\w){re.escape(phrase)}(?!\w)(?:{_WHY.pattern})?"
+        text = re.sub(pattern, " ", text, flags=re.IGNORECASE)
     return text
 
 

@@ -154,8 +154,9 @@ def targets(spec: RequestSpec, texts: SourceTexts) -> list[Target]:
         if ask is not None and ask.file in texts.sources:
             category = ask.series_by or (ask.dimension if ask.dimension != "time" else None)
             how = ask.aggregation if ask.aggregation != "count" else None
-            found += [Target(ask.file, measure, dict(ask.filters), category,
-                             _frequency(ask.frequency), how) for measure in ask.measures]  # fmt: skip
+            grain = _frequency(ask.frequency)
+            found += [Target(ask.file, measure, dict(ask.filters), category, grain, how)
+                      for measure in ask.measures]  # fmt: skip
     for question in spec.questions:
         if question.compute is not None and question.compute.file in texts.sources:
             ask_ = question.compute
@@ -336,3 +337,14 @@ def chart_title(data: ChartData, lang: str) -> str:
         text += f", {first}–{last}" if first != last else f", {first}"
     kept = [f"{key}: {', '.join(values)}" for key, values in data.query.filters.items() if values]
     return text + (f" ({'; '.join(kept)})" if kept else "")
+
+
+def verified_facts(home: Path, spec: RequestSpec) -> list[str]:
+    """The answers and standard facts of a spec as sentences with their citations, in its
+    language: what a model writer is given to use and cite."""
+    texts = SourceTexts(home, [path for path in spec.sources if path not in spec.excluded()])
+    found = [answer(q, texts, spec.language, "") for q in spec.questions]
+    sentences = [item.sentence for item in found if item.found]
+    sentences += [fact.sentence(spec.language) for facts in standard_facts(spec, texts)
+                  for fact in facts]  # fmt: skip
+    return list(dict.fromkeys(sentences))
