@@ -22,7 +22,6 @@ from executor.builtin.evidence import (
     largest_figures,
 )
 from executor.builtin.extract import Frozen, extract_text
-from executor.builtin.figures import unit_family
 from executor.builtin.tables import (
     RawTable,
     format_number,
@@ -32,7 +31,7 @@ from executor.builtin.tables import (
     parse_markdown_table,
     parse_number,
 )
-from executor.builtin.text import shorten
+from executor.builtin.text import shorten, unit_family
 from multiverse.store import MISTLETOE_LOCK
 from offline.asks import SYNONYMS, ChartAsk, chart_asks, column_matches
 

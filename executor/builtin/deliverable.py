@@ -10,6 +10,7 @@ a file left out is never read, cited or listed but in the one line that says it 
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from functools import cache
@@ -17,14 +18,15 @@ from importlib import resources
 from pathlib import Path
 from typing import cast
 
+import structlog
 import yaml
 
 from executor.builtin.brief import Written
 from executor.builtin.charts import ChartImage, report_html, report_title
-from executor.builtin.closing import Closing, WebOutcome, close, web_outcome, write_delivery
 from executor.builtin.evidence import BANNER, Passage, split_passages
 from executor.builtin.relevance import rank, spec_query, subject_words, without_left_out
 from executor.builtin.sources import relative
+from executor.builtin.specialists import WebOutcome, web_outcome
 from executor.builtin.tablefacts import (
     Answer,
     Drawn,
@@ -42,8 +44,12 @@ from multiverse.home import Home
 from multiverse.models import AssetType
 from multiverse.spec import RequestSpec
 from multiverse.tabular import Fact
+from multiverse.trace import Known, with_untraced
 from offline.asks import TOLERANCE, default_length, deliverable_asked
 
+log = structlog.get_logger(__name__)
+
+DELIVERY_FILE = "delivery.json"
 MAX_VALUES = 12  # a chart with more points shows its values in the drawing only
 MAX_SERIES = 4
 FACTS_SHARE = 0.6  # of the length: the facts first, then the documents' passages
@@ -376,19 +382,20 @@ def publish_spec_brief(
     stem = markdown_path.stem
     gathered = gather(home, spec, run_id, stem)
     brief = gathered.brief
-    closing: Closing = close(fill(gathered), known_texts(gathered), brief.w["untraced"],
-                             brief.w["untraced_intro"], brief.shape.no_headings)  # fmt: skip
+    markdown, untraced = with_untraced(fill(gathered), Known.of(known_texts(gathered)),
+                                       brief.w["untraced"], brief.w["untraced_intro"],
+                                       brief.shape.no_headings)  # fmt: skip
     folder = markdown_path.parent
     images = [ChartImage(file_name=d.file_name, caption=d.title, svg=d.svg)
               for d in brief.charts if d.data is not None]  # fmt: skip
     for image in images:
         atomic_write_text(folder / image.file_name, image.svg + "\n")
-    atomic_write_text(markdown_path, closing.markdown)
+    atomic_write_text(markdown_path, markdown)
     html_path = folder / f"{stem}.html"
     notice = "" if brief.lang == "en" else brief.w["notice"]
-    page = report_html(closing.markdown, shorten(brief.title, 100), images, notice, brief.lang)
+    page = report_html(markdown, shorten(brief.title, 100), images, notice, brief.lang)
     atomic_write_text(html_path, page)
-    write_delivery(home, run_id, not_done(brief), len(closing.untraced))
+    write_delivery(home, run_id, not_done(brief), len(untraced))
     return [
         Written(markdown_path, AssetType.FINAL_OUTPUT),
         Written(html_path, AssetType.FINAL_OUTPUT),
@@ -416,11 +423,24 @@ def close_published(home: Path, run_id: str, request: str, spec: RequestSpec | N
     known += [text for source in sources if (text := texts.text(source))]
     web = web_outcome(home, run_id, spec, w["web_no_provider"])
     known += [quoted.passage for quoted in web.quoted]
-    closing = close(path.read_text(encoding="utf-8", errors="replace"), known, w["untraced"],
-                    w["untraced_intro"])  # fmt: skip
-    if closing.untraced:
-        atomic_write_text(path, closing.markdown)
+    markdown, untraced = with_untraced(path.read_text(encoding="utf-8", errors="replace"),
+                                       Known.of(known), w["untraced"], w["untraced_intro"])
+    if untraced:
+        atomic_write_text(path, markdown)
     todo = {"nothing": [w["todo_web"]],
             "not_made": [w["todo_web_not_made"].format(why=web.why)]}.get(web.outcome, [])
-    write_delivery(home, run_id, todo, len(closing.untraced))
-    return len(closing.untraced)
+    write_delivery(home, run_id, todo, len(untraced))
+    return len(untraced)
+
+
+def write_delivery(home: Path, run_id: str, not_done: list[str], untraced_numbers: int) -> Path:
+    """`delivery.json` in the run's GENERATING_OUTPUT workspace: what was asked and not done,
+    and how many numbers of the deliverable were found in no source (for the completion)."""
+    path = Home(home).run(run_id).phase_workspace("GENERATING_OUTPUT") / DELIVERY_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    items = list(dict.fromkeys(not_done))
+    record = {"not_done": items, "untraced_numbers": untraced_numbers}
+    atomic_write_text(path, json.dumps(record, ensure_ascii=False, indent=2) + "\n")
+    log.info("deliverable_closed", run_id=run_id, not_done=len(items),
+             untraced_numbers=untraced_numbers)  # fmt: skip
+    return path

@@ -1,11 +1,14 @@
-"""The specialised agents of the offline engine: web_search (an honest note) and
-data_visualization (a self-contained pygal chart page)."""
+"""The specialised agents of the offline engine: web_search (an honest note; the queries of a
+spec; what a run's search gave, read back for its deliverable) and data_visualization (a
+self-contained pygal chart page)."""
 
 from __future__ import annotations
 
 import html
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from executor.builtin.charts import (
     ChartSpec,
@@ -22,6 +25,7 @@ from executor.builtin.relevance import spec_query
 from executor.builtin.sources import MAX_BYTES, decode
 from executor.builtin.tables import RawTable, parse_csv, parse_markdown_table
 from executor.builtin.text import terms, unique
+from multiverse.home import Home
 from multiverse.roles import ToolAssignment
 from multiverse.spec import RequestSpec
 
@@ -199,3 +203,57 @@ def read_texts(home: Path, paths: list[Path]) -> dict[str, tuple[str, str]]:
         if text is not None:
             texts[path.relative_to(home).as_posix()] = (path.suffix.lower(), text)
     return texts
+
+
+@dataclass(frozen=True)
+class Quote:
+    """A passage a fetched page gave, with the page."""
+
+    title: str
+    url: str
+    passage: str
+
+
+@dataclass(frozen=True)
+class WebOutcome:
+    """What the web search planned for the run gave: passages, nothing usable, or no search."""
+
+    outcome: Literal["none", "found", "nothing", "not_made"]
+    quoted: list[Quote] = field(default_factory=list)
+    why: str = ""
+
+
+HEAD_CHARS = 600  # where a summary's or a note's mark stands
+
+
+def _run_files(home: Path, run_id: str) -> list[Path]:
+    """The markdown files of the run's workspace and outputs (where tool tasks write)."""
+    layout = Home(home)
+    folders = [layout.run(run_id).workspace, layout.root / "outputs" / run_id]
+    return [path for folder in folders if folder.is_dir()
+            for path in sorted(folder.rglob("*.md")) if path.is_file()]  # fmt: skip
+
+
+def web_outcome(home: Path, run_id: str, spec: RequestSpec | None, no_provider: str) -> WebOutcome:
+    """The run's web search, read back from the summaries and notes its tool tasks wrote: the
+    quoted passages only, never the search's own lines (purpose, provider, fetched, refused)."""
+    from executor.search import is_summary, read_findings
+
+    quoted: list[Quote] = []
+    nothing = not_made = False
+    for path in _run_files(home, run_id):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if is_summary(text):
+            quoted += [Quote(q.title, q.url, q.passage) for q in read_findings(text)]
+        nothing = nothing or NOTHING_USABLE in text[:HEAD_CHARS]
+        not_made = not_made or NOT_PERFORMED in text[:HEAD_CHARS]
+    if quoted:
+        return WebOutcome("found", quoted)
+    if nothing:
+        return WebOutcome("nothing")
+    research = spec.research if spec is not None else None
+    if not_made or research is not None:
+        english = spec is None or spec.language == "en"
+        note = research.note if research is not None and english and research.note else ""
+        return WebOutcome("not_made", why=note or no_provider)
+    return WebOutcome("none")
