@@ -395,19 +395,20 @@ def publish_spec_brief(
     notice = "" if brief.lang == "en" else brief.w["notice"]
     page = report_html(markdown, shorten(brief.title, 100), images, notice, brief.lang)
     atomic_write_text(html_path, page)
-    write_delivery(home, run_id, not_done(brief), len(untraced))
+    record = write_delivery(home, run_id, not_done(brief), len(untraced))
     return [
         Written(markdown_path, AssetType.FINAL_OUTPUT),
         Written(html_path, AssetType.FINAL_OUTPUT),
         *(Written(folder / image.file_name, AssetType.TOOL_OUTPUT) for image in images),
+        Written(record, AssetType.TOOL_OUTPUT),  # what was asked and not done, catalogued
     ]
 
 
 def close_published(home: Path, run_id: str, request: str, spec: RequestSpec | None,
-                    path: Path) -> int:  # fmt: skip
+                    path: Path) -> tuple[int, Path]:  # fmt: skip
     """Trace the numbers of a deliverable a model wrote against the sources (the spec's, else
     every file of assets/), the computed facts and the request; list the untraced ones at its
-    end and record the run's delivery; how many there were."""
+    end and record the run's delivery: how many there were, and the record's path."""
     lang = spec.language if spec is not None else (Home(home).run(run_id).language() or "en")
     w = words(lang)
     if spec is not None:
@@ -429,8 +430,7 @@ def close_published(home: Path, run_id: str, request: str, spec: RequestSpec | N
         atomic_write_text(path, markdown)
     todo = {"nothing": [w["todo_web"]],
             "not_made": [w["todo_web_not_made"].format(why=web.why)]}.get(web.outcome, [])
-    write_delivery(home, run_id, todo, len(untraced))
-    return len(untraced)
+    return len(untraced), write_delivery(home, run_id, todo, len(untraced))
 
 
 def write_delivery(home: Path, run_id: str, not_done: list[str], untraced_numbers: int) -> Path:

@@ -326,13 +326,15 @@ class ModelExecutor:
         output = relative(self._home, target)
         if not target.is_file():
             return _failed(f"the output file {output} does not exist")
+        records: list[str] = []
         if in_outputs(self._home, assignment.run_id, target) and target.suffix.lower() == ".md":
             # Every number of a published memo traced; the ones found nowhere listed at its end.
-            untraced = close_published(self._home, assignment.run_id, assignment.request,
-                                       assignment.spec, target)  # fmt: skip
+            untraced, record = close_published(self._home, assignment.run_id, assignment.request,
+                                               assignment.spec, target)  # fmt: skip
             log.info("numbers_traced", run_id=assignment.run_id, task_id=assignment.task.task_id,
                      untraced_numbers=untraced)  # fmt: skip
-        paths = [output, *sorted(registry.written_files - {output})]
+            records.append(relative(self._home, record))
+        paths = [output, *sorted(registry.written_files - {output}), *records]
         outputs = [self._produced(assignment, path, path == output) for path in paths]
         post_tool = bool(assignment.task.post_tool_purpose.strip()) or post_tool
         return ResultSignal(
