@@ -223,3 +223,21 @@ def test_the_largest_and_fastest_growing_categories(home: Home) -> None:
     assert (by_kind["largest"].category, by_kind["largest"].value) == (largest, at_last[largest])
     assert by_kind["fastest_growing"].category == fastest
     assert math.isclose(by_kind["fastest_growing"].percent or 0, growth[fastest] * 100)
+
+
+def test_the_facts_take_the_aggregation_the_chart_asks(home: Home) -> None:
+    """A chart of takings summed per year (one line per state): the facts are of the yearly
+    totals too, as the csv module adds them up."""
+    corpus_home(home, "aus_accommodation")
+    asked = chart("total takings per state and year", "aus_accommodation.csv", "Takings",
+                  frequency="year", aggregation="sum", series_by="State")  # fmt: skip
+    spec = checked(home, RequestSpec(request="How did takings change?", charts=[asked]))
+    (facts,) = standard_facts(spec, SourceTexts(home.root.resolve(), spec.sources))
+    totals = by(lambda r: r["Date"][:4], "Takings", "aus_accommodation", sum)
+    change = next(fact for fact in facts if fact.kind == "change")
+    assert change.aggregation == "sum"
+    assert math.isclose(change.start_value or 0, totals[min(totals)])
+    assert math.isclose(change.end_value or 0, totals[max(totals)])
+    top = max(totals, key=lambda year: totals[year])
+    peak = next(fact for fact in facts if fact.kind == "max")
+    assert (peak.period, round(peak.value, 6)) == (top, round(totals[top], 6))

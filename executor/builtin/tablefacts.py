@@ -227,8 +227,8 @@ def _queries(target: Target, found: TableProfile) -> list[ComputeQuery]:
     grain = _grain(found, target.frequency)
     return [
         ComputeQuery(kind=kind, file=target.file, measure=target.measure, filters=target.filters,
-                     category=category if kind in ("largest", "fastest_growing") else None,
-                     frequency=grain)
+                     category=category if kind in _RANKED else None, frequency=grain,
+                     aggregation=target.aggregation)
         for kind in kinds
     ]  # fmt: skip
 
