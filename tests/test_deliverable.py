@@ -4,11 +4,13 @@ language; the format rules; every number traced."""
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
 import yaml
 
+from executor.builtin import BuiltinExecutor
 from executor.builtin.deliverable import words
 from executor.builtin.evidence import split_passages
 from executor.builtin.relevance import rank, spec_query, subject_words
@@ -17,7 +19,17 @@ from multiverse.home import Home
 from multiverse.spec import FormatRule, Lookup, Question, Reading, RequestSpec, scan_home
 from offline import read_request
 
-from specbrief import RUN, chart, checked, corpus_home, line_of, publish, rows, section
+from specbrief import (
+    RUN,
+    assignment,
+    chart,
+    checked,
+    corpus_home,
+    line_of,
+    publish,
+    rows,
+    section,
+)
 
 WORDS_FILE = Path(__file__).resolve().parent.parent / "executor/builtin/brief_words.yaml"
 
@@ -196,3 +208,26 @@ def test_the_length_asked_is_kept(home: Home) -> None:
     count = len([t for t in report.split() if re.search(r"\w", t)])
     assert 255 <= count <= 345, count
     assert "## What the sources say" in report
+
+
+def test_a_pipe_among_the_sources_is_never_opened(home: Home) -> None:
+    """A FIFO named like a table (listed among the sources) is skipped, not waited on."""
+    corpus_home(home, "births_1978")
+    os.mkfifo(home.assets / "feed.csv")
+    spec = checked(home, RequestSpec(request="A note on births in 1978."))
+    assert "assets/feed.csv" in spec.sources
+    published = publish(home, spec)
+    assert "feed.csv" not in published.report and published.delivery["untraced_numbers"] == 0
+
+
+def test_the_tasks_purpose_steers_the_ranking_too(home: Home) -> None:
+    """A purpose a person edits ("only what concerns …") ranks its subject's passages first."""
+    corpus_home(home, "arbuthnot")
+    spec = checked(home, RequestSpec(request="A note on Arbuthnot's christening data."))
+    task = assignment(home, spec)
+    edited = task.model_copy(update={"task": task.task.model_copy(
+        update={"task_purpose": "Only what concerns the plague and mortality."})})  # fmt: skip
+    assert BuiltinExecutor().execute_task(edited).status == "COMPLETED"
+    report = (home.root / "outputs" / RUN / "report.md").read_text(encoding="utf-8")
+    first = section(report, "What the sources say").split("\n1. ", 1)[1].split("\n", 1)[0]
+    assert "plague" in first.lower() or "mortality" in first.lower(), first

@@ -272,7 +272,7 @@ class Gathered:
     ranked: list[tuple[Passage, float]]
 
 
-def gather(home: Path, spec: RequestSpec, run_id: str, stem: str) -> Gathered:
+def gather(home: Path, spec: RequestSpec, run_id: str, stem: str, purpose: str = "") -> Gathered:
     """Read the spec's sources (never a file left out) and compute what the brief may say."""
     w = words(spec.language)
     texts = SourceTexts(home, [path for path in spec.sources if path not in spec.excluded()])
@@ -281,7 +281,7 @@ def gather(home: Path, spec: RequestSpec, run_id: str, stem: str) -> Gathered:
               else draw_charts(spec, texts, stem, w["chart_refused"]))  # fmt: skip
     passages = [passage for path in texts.sources if not is_table(path)
                 if (text := texts.text(path)) for passage in split_passages(path, text)]
-    query = spec_query(spec)
+    query = spec_query(spec, purpose)
     brief = Brief(
         spec=spec, w=w, shape=shape,
         title=report_title(without_left_out(spec, spec.request)),
@@ -375,12 +375,12 @@ def known_texts(gathered: Gathered) -> list[str]:
 
 
 def publish_spec_brief(
-    home: Path, run_id: str, spec: RequestSpec, markdown_path: Path
+    home: Path, run_id: str, spec: RequestSpec, markdown_path: Path, purpose: str = ""
 ) -> list[Written]:
     """Write the brief of a confirmed spec (markdown, self-contained HTML, chart SVGs) and the
-    run's delivery record."""
+    run's delivery record (`purpose`: the publishing task's, whose subject words rank too)."""
     stem = markdown_path.stem
-    gathered = gather(home, spec, run_id, stem)
+    gathered = gather(home, spec, run_id, stem, purpose)
     brief = gathered.brief
     markdown, untraced = with_untraced(fill(gathered), Known.of(known_texts(gathered)),
                                        brief.w["untraced"], brief.w["untraced_intro"],

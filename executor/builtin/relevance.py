@@ -246,15 +246,17 @@ def without_left_out(spec: RequestSpec, text: str) -> str:
     return text
 
 
-def spec_query(spec: RequestSpec) -> str:
+def spec_query(spec: RequestSpec, purpose: str = "") -> str:
     """What a spec's brief ranks passages by: the request and its applied MODIFY texts, without
-    the clauses that leave files out, without the audience, and without any file name or path."""
+    the clauses that leave files out, without the audience, and without any file name or path;
+    and the subject words of the task's purpose (a person may edit it: "only what concerns…")."""
     texts = [spec.request, *(change.text for change in spec.changes if change.applied)]
     text = without_left_out(spec, "\n".join(texts))
     audience = spec.audience_reading.phrase
     if audience:
         text = text.replace(audience, " ")
-    return _PATHLIKE.sub(" ", text)
+    focus = purpose_focus(without_left_out(spec, purpose))
+    return _PATHLIKE.sub(" ", f"{text}\n{focus}" if focus else text)
 
 
 def _stem(term: str) -> str:

@@ -133,7 +133,8 @@ class BuiltinExecutor:
                 target.with_suffix(".md") if target.suffix.lower() in (".html", ".htm") else target
             )
             if assignment.spec is not None:
-                written = publish_spec_brief(home, assignment.run_id, assignment.spec, markdown)
+                written = publish_spec_brief(home, assignment.run_id, assignment.spec, markdown,
+                                             task.task_purpose)  # fmt: skip
             else:
                 written = publish_brief(home, assignment, markdown)
         elif phase == "GENERATING_OUTPUT":

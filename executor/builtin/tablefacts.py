@@ -31,6 +31,7 @@ from multiverse.tabular import (
     lookup,
     profile,
 )
+from multiverse.unread import look, why_unread
 
 Frequency = Literal["year", "quarter", "month", "day"]  # the grains a table is computed at
 # The standard facts of a measure, the most telling first (the brief takes them in turn).
@@ -65,7 +66,9 @@ class SourceTexts:
     """The text of each of the spec's sources, read once; nothing else is ever read."""
 
     def __init__(self, home: Path, sources: Sequence[str]) -> None:
-        self.home, self.sources = home, list(sources)
+        # A link leaving the home, a pipe, a socket… is never opened (a FIFO named .csv blocks).
+        readable = [path for path in sources if why_unread(look(home / path, home)) is None]
+        self.home, self.sources = home, readable
         self._texts: dict[str, str | None] = {}
 
     def text(self, path: str) -> str | None:
