@@ -222,8 +222,8 @@ def _passages(brief: Brief) -> list[str]:
     terms = ", ".join(brief.terms) or "—"
     lines = [*brief.heading(brief.w["passages"]), f"_{brief.w['ranked'].format(terms=terms)}_", ""]
     for number, passage in enumerate(brief.passages, 1):
-        text = " ".join(passage.text.split())
-        lines.append(brief.item(number, f"{text} {_cite_passage(passage, brief.w)}"))
+        text = " ".join(passage.text.split())  # quoted: the source's words, never the engine's
+        lines.append(brief.item(number, f"“{text}” {_cite_passage(passage, brief.w)}"))
     return [*lines, ""]
 
 
