@@ -432,7 +432,8 @@ def test_unparseable_tool_arguments_are_an_error_for_the_model(
 def test_generating_output_types_deliverables_and_extra_files(
     root: Path, fake_openai: FakeOpenAI, sleep: RecordingSleep
 ) -> None:
-    """A published output is FINAL_OUTPUT, an extra workspace file TOOL_OUTPUT."""
+    """A published output is FINAL_OUTPUT, an extra workspace file TOOL_OUTPUT, and so is the
+    record of the delivery (what was not done, the numbers not traced) its tracing writes."""
     out = f"outputs/{RUN}/memo.md"
     extra = f"runs/{RUN}/workspace/GENERATING_OUTPUT/notes.md"
     fake_openai.script(
@@ -447,6 +448,7 @@ def test_generating_output_types_deliverables_and_extra_files(
     assert [(o.path, o.asset_type) for o in signal.outputs] == [
         (out, AssetType.FINAL_OUTPUT),
         (extra, AssetType.TOOL_OUTPUT),
+        (f"runs/{RUN}/workspace/GENERATING_OUTPUT/delivery.json", AssetType.TOOL_OUTPUT),
     ]
 
 

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from executor.builtin.deliverable import close_published
 from executor.builtin.role import BuiltinExecutor
 from executor.builtin.simple import is_known_command, named_paths
 from executor.builtin.sources import TaskError, in_outputs, relative, resolve_output
+from executor.builtin.tablefacts import verified_facts
 from executor.builtin.text import clean_inline, split_sentences, terms, unique
 
 __all__ = [
     "BuiltinExecutor",
     "TaskError",
     "clean_inline",
+    "close_published",
     "in_outputs",
     "is_known_command",
     "named_paths",
@@ -19,4 +22,5 @@ __all__ = [
     "split_sentences",
     "terms",
     "unique",
+    "verified_facts",
 ]

@@ -32,6 +32,7 @@ import structlog
 from executor.builtin import (
     BuiltinExecutor,
     TaskError,
+    close_published,
     in_outputs,
     is_known_command,
     relative,
@@ -42,6 +43,7 @@ from executor.model.loop import LoopOutcome, ModelGateway, clipped, final_word, 
 from executor.model.prompt import (
     NoRoom,
     TaskPrompt,
+    facts_of,
     load_template,
     prompt_version,
     reference_facts,
@@ -281,6 +283,7 @@ class ModelExecutor:
             workspace=context.relative(context.workspace),
             outputs=context.relative(context.outputs),
             references=reference_facts(context, assignment.task.related_references),
+            facts=facts_of(self._home, assignment),
         )
         return LlmCall(
             role=ROLE,
@@ -323,7 +326,15 @@ class ModelExecutor:
         output = relative(self._home, target)
         if not target.is_file():
             return _failed(f"the output file {output} does not exist")
-        paths = [output, *sorted(registry.written_files - {output})]
+        records: list[str] = []
+        if in_outputs(self._home, assignment.run_id, target) and target.suffix.lower() == ".md":
+            # Every number of a published memo traced; the ones found nowhere listed at its end.
+            untraced, record = close_published(self._home, assignment.run_id, assignment.request,
+                                               assignment.spec, target)  # fmt: skip
+            log.info("numbers_traced", run_id=assignment.run_id, task_id=assignment.task.task_id,
+                     untraced_numbers=untraced)  # fmt: skip
+            records.append(relative(self._home, record))
+        paths = [output, *sorted(registry.written_files - {output}), *records]
         outputs = [self._produced(assignment, path, path == output) for path in paths]
         post_tool = bool(assignment.task.post_tool_purpose.strip()) or post_tool
         return ResultSignal(

@@ -21,7 +21,7 @@ from pydantic import Field
 from multiverse.documents import source_text
 from multiverse.home import Home
 from multiverse.spec.model import Plain
-from multiverse.tabular import TableProfile, profile
+from multiverse.tabular import TABLE_SUFFIXES, TableProfile, profile
 from multiverse.unread import look, why_unread
 
 log = structlog.get_logger(__name__)
@@ -30,7 +30,6 @@ TITLE_LIMIT = 120
 ABOUT_LIMIT = 600  # characters of a file's first meaningful lines
 GUIDELINE_LIMIT = 20_000  # characters of one guideline kept for its format rules
 DESCRIPTION_LIMIT = 60_000  # characters of a description given to a table's profile
-TABLE_SUFFIXES = (".csv", ".tsv", ".tab", ".xlsx", ".xlsm", ".json")
 DOCUMENT_SUFFIXES = (".md", ".markdown", ".txt", ".docx", ".pdf", ".pptx", ".html", ".htm")
 
 Kind = Literal["table", "document", "other"]

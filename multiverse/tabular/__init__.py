@@ -29,10 +29,18 @@ from multiverse.tabular.models import (
     WideGroup,
 )
 from multiverse.tabular.profiling import profile
-from multiverse.tabular.reading import MAX_BYTES, Table, TableTooLarge, TabularError, read_table
+from multiverse.tabular.reading import (
+    MAX_BYTES,
+    TABLE_SUFFIXES,
+    Table,
+    TableTooLarge,
+    TabularError,
+    read_table,
+)
 
 __all__ = [
     "MAX_BYTES",
+    "TABLE_SUFFIXES",
     "CellNumber",
     "ChartData",
     "ChartQuery",

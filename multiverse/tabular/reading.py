@@ -29,6 +29,8 @@ FORMATS = {
     ".csv": "CSV", ".tsv": "TSV", ".tab": "TSV", ".txt": "text", ".xlsx": "Excel",
     ".xlsm": "Excel", ".json": "JSON",
 }
+# the suffixes a file is catalogued as a table by (a .txt is read as a table only when asked)
+TABLE_SUFFIXES = (".csv", ".tsv", ".tab", ".xlsx", ".xlsm", ".json")
 
 
 class TabularError(UserError):
