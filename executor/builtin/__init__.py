@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from executor.builtin.quick import table_answer
 from executor.builtin.role import BuiltinExecutor
 from executor.builtin.simple import is_known_command, named_paths
 from executor.builtin.sources import TaskError, in_outputs, relative, resolve_output
@@ -17,6 +18,7 @@ __all__ = [
     "relative",
     "resolve_output",
     "split_sentences",
+    "table_answer",
     "terms",
     "unique",
 ]

@@ -7,11 +7,15 @@ What the offline engine can do as a simple task, in this order of precedence:
 - summarise a document, named by its path or by its topic ("the Nordic charging brief");
 - list the assets, each with its size and one-line summary;
 - say which files are about something ("which file talks about Korea?");
+- answer a question over a table, a lookup or a computation, with its figure and citation in
+  the requester's language (`quick`: the offline rules and the spec's validator);
 - quote a figure asked for by name where the assets state it ("Norway's revenue in 2023?").
 A file is named by its path or resolved by its topic (`simple_resolve`). Anything else, or a
-topic that names no file clearly, is declined: `answer` returns None and the request becomes
-a run. A path the person named that cannot be used (outside the home, missing, not a CSV) is
-answered with the reason. Every reply opens with the offline banner and cites its files.
+topic that names no file clearly, is declined: `answer` returns a `Declined` (with why, when
+there is a reason to give) and the request becomes a run. A path the person named that cannot
+be used (outside the home, missing, not a CSV) is answered with the reason. Every reply opens
+with the offline banner (in Korean for a Korean question answered from a table) and cites its
+files.
 
 Also here: a document summarised for a person who asked for it.
 """
@@ -20,9 +24,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from executor.builtin.evidence import BANNER, Digest, Point, figures_table, key_figures, point_line
+from executor.builtin.quick import banner, table_spec, why_run
+from executor.builtin.quick import render_answer as render_table_answer
 from executor.builtin.simple_lookup import (
     TABLE_SUFFIXES,
     Resolved,
@@ -47,6 +54,7 @@ from executor.builtin.sources import (
 )
 from executor.builtin.tables import format_number
 from executor.builtin.text import word_count
+from multiverse.roles import Declined
 from multiverse.unread import look, open_regular, why_unread
 
 KEY_POINTS = 6
@@ -181,8 +189,9 @@ def which_files(home: Path, request: str) -> str | None:
     return "\n".join(lines)
 
 
-def answer(request: str, home: Path) -> str | None:
-    """The reply to a simple request (markdown), or None when the engine cannot do it offline.
+def answer(request: str, home: Path) -> str | Declined:
+    """The reply to a simple request (markdown), or a decline when the engine cannot do it
+    offline (with why, when it read a question it cannot answer at once).
 
     A path the request names that cannot be used is answered with the reason.
     """
@@ -191,7 +200,18 @@ def answer(request: str, home: Path) -> str | None:
         body = _dispatch(_body(request), named_paths(request), home)
     except TaskError as error:
         body = f"Could not do that: {error}."
-    return None if body is None else f"{BANNER}\n\n{body}\n"
+    if body is None or isinstance(body, Declined):
+        return body or Declined()
+    reply = body if isinstance(body, Reply) else Reply(body)
+    return f"{reply.banner}\n\n{reply.text}\n"
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A reply's text and the banner it opens with (in the reply's language)."""
+
+    text: str
+    banner: str = BANNER
 
 
 def _body(request: str) -> str:
@@ -215,7 +235,7 @@ def is_known_command(request: str) -> bool:
     return targeted or _LIST.search(text) is not None
 
 
-def _dispatch(text: str, named: list[str], home: Path) -> str | None:
+def _dispatch(text: str, named: list[str], home: Path) -> str | Reply | Declined | None:
     if _COUNT.search(text):
         target = resolve(home, text, named)
         return _with_how(home, target, count_words) if target else None
@@ -233,11 +253,24 @@ def _dispatch(text: str, named: list[str], home: Path) -> str | None:
         return list_assets(home)
     if _WHICH.search(text):
         return which_files(home, text)
+    return _question(text, named, home)
+
+
+def _question(text: str, named: list[str], home: Path) -> str | Reply | Declined | None:
+    """A question over a table answered from it; else a figure quoted where the assets state
+    it; else declined, with why when the rules read a question they cannot answer at once."""
+    spec = table_spec(text, home)
+    why = why_run(spec) if spec.questions else ""
+    if spec.questions and not why:
+        return Reply(render_table_answer(spec), banner(spec.language))
+    if spec.questions and spec.mode == "run":
+        return Declined(reason=why)  # it asks more than a question: a run, said why
+    quoted = None
     if _QUESTION.search(text):
         target = named_target(home, named)
         files = [target.path] if target else asset_files(home)
-        return quote_figures(home, asked_terms(text), files)
-    return None
+        quoted = quote_figures(home, asked_terms(text), files)
+    return quoted if quoted is not None else Declined(reason=why)
 
 
 def _with_how(home: Path, target: Resolved, work: Callable[[Path, Path], str]) -> str:

@@ -52,6 +52,7 @@ from planner.model.context import (
     tasks_values,
     tools_values,
 )
+from planner.model.spec import make_spec
 from planner.validation import (
     is_publishing_stage,
     stages_target,
@@ -93,7 +94,7 @@ class ModelPlanner:
         self.home = home
         self.agent_dir = agent_dir
         self.asker = Asker(gateway, tier_configs, prompts_dir)
-        self.builtin = BuiltinPlanner()
+        self.builtin = BuiltinPlanner(home)
 
     def package(self) -> AgentPackage:
         """The Planner's agent package, loaded afresh (SPEC §10.1: on every spawn)."""
@@ -156,7 +157,8 @@ class ModelPlanner:
             # A revised proposal is a new question, never the cached first answer.
             variant=f"modify-{digest(modification)}" if modification else "default",
         )
-        return to_proposal(self.asker.ask(package, job))
+        proposal = to_proposal(self.asker.ask(package, job))
+        return proposal.model_copy(update={"spec": make_spec(context)})
 
     def plan_stages(self, context: PlanContext) -> StagesPlan:
         """Plan target `stages:<phase_id>` for `context.phase`."""
