@@ -86,16 +86,12 @@ def chart_line(chart: Chart, language: str) -> str:
     if chart.drawable and chart.data is not None:
         preview = "; ".join(chart.preview) + (" …" if chart.preview else "")
         return said["drawn"].format(title=chart.title, file=chart.data.file, preview=preview)
-    alternative = (
-        ask_words(chart.alternative, language) + f" (`{chart.alternative.file}`)"
-        if chart.alternative is not None
-        else said["no_alternative"]
-    )
-    return said["undrawable"].format(
-        phrase=short(chart.reading.phrase),
-        reason=short(chart.reason or said["none"], REASON_LIMIT),
-        alternative=alternative,
-    )
+    phrase = short(chart.reading.phrase)
+    reason = short(chart.reason or said["none"], REASON_LIMIT)
+    if chart.alternative is None:
+        return said["undrawable_only"].format(phrase=phrase, reason=reason)
+    alternative = ask_words(chart.alternative, language) + f" (`{chart.alternative.file}`)"
+    return said["undrawable"].format(phrase=phrase, reason=reason, alternative=alternative)
 
 
 def question_line(question: Question, language: str) -> str:

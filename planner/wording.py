@@ -59,11 +59,12 @@ ENGLISH: dict[str, str] = {
     "drawn": "{title} (`{file}`): {preview}",
     "undrawable": '"{phrase}" cannot be drawn: {reason}; instead: {alternative} (offered, not '
     "promised)",
-    "no_alternative": "no chart of the sources can be drawn instead",
+    "undrawable_only": '"{phrase}" cannot be drawn: {reason}; no chart of the sources can be '
+    "drawn instead",
     "unanswerable": "cannot be answered: {reason}",
     "search_asked": 'asked ("{phrase}"); provider: {provider}',
     "search_no_provider": (
-        'asked ("{phrase}"), but no web search provider is configured in runtime-mapping.yaml: '
+        'asked ("{phrase}"), but no web search provider is configured in `runtime-mapping.yaml`: '
         "nothing will be searched, and the deliverable says so"
     ),
     "search_not_asked": "not asked: nothing will be searched",
@@ -78,19 +79,20 @@ ENGLISH: dict[str, str] = {
     # the instructions
     "goal_why": "The request as written is the run's goal.",
     "deliverable_asked": (
-        "A {kind}, written offline as an evidence brief, as report.md and report.html in "
-        "outputs/{run_id}/."
+        "A {kind}, written offline as an evidence brief, as `report.md` and `report.html` in "
+        "`outputs/{run_id}/`."
     ),
     "deliverable_default": (
-        "An evidence brief (nothing else named), as report.md and report.html in outputs/{run_id}/."
+        "An evidence brief (nothing else named), as `report.md` and `report.html` in "
+        "`outputs/{run_id}/`."
     ),
     "length_value": "{label}, ±15 %.",
     "language_value": "Write in {name}.",
     "sources_value": "Work from {files}.",
     "sources_none": "No source files: work from the request text alone.",
     "sources_left_out": " Left out: {files}.",
-    "sources_why": "The files of assets/.",
-    "sources_why_less": "The files of assets/, less what you asked to leave out.",
+    "sources_why": "The files of `assets/`.",
+    "sources_why_less": "The files of `assets/`, less what you asked to leave out.",
     "leave_out_value": "Never use {files}.",
     "chart_value": "{head}: {title}; from `{file}`, {aggregation}{extras}.",
     "by": "{measures} by {dimension}",
@@ -183,11 +185,11 @@ KOREAN: dict[str, str] = {
     "drawn": "{title} (`{file}`): {preview}",
     "undrawable": '"{phrase}": 그릴 수 없음: {reason}; 대신: {alternative} (제안일 뿐 약속하지 '
     "않습니다)",
-    "no_alternative": "대신 그릴 수 있는 차트가 없습니다",
+    "undrawable_only": '"{phrase}": 그릴 수 없음: {reason}; 대신 그릴 수 있는 차트도 없습니다',
     "unanswerable": "답할 수 없음: {reason}",
     "search_asked": '요청함 ("{phrase}"); 검색 제공자: {provider}',
     "search_no_provider": (
-        '요청함 ("{phrase}"). 그러나 runtime-mapping.yaml에 웹 검색 제공자가 없어 아무것도 '
+        '요청함 ("{phrase}"). 그러나 `runtime-mapping.yaml`에 웹 검색 제공자가 없어 아무것도 '
         "검색하지 않으며, 결과물에 그렇게 밝힙니다"
     ),
     "search_not_asked": "요청하지 않음: 아무것도 검색하지 않습니다",
@@ -200,11 +202,11 @@ KOREAN: dict[str, str] = {
     ),
     "goal_why": "요청 원문이 이 실행의 목표입니다.",
     "deliverable_asked": (
-        "{kind}: 오프라인에서 증거 브리프로 써서 outputs/{run_id}/에 report.md와 report.html로 "
-        "냅니다."
+        "{kind}: 오프라인에서 증거 브리프로 써서 `outputs/{run_id}/`에 `report.md`와 "
+        "`report.html`로 냅니다."
     ),
     "deliverable_default": (
-        "증거 브리프 (따로 요청한 형식 없음): outputs/{run_id}/에 report.md와 report.html로 "
+        "증거 브리프 (따로 요청한 형식 없음): `outputs/{run_id}/`에 `report.md`와 `report.html`로 "
         "냅니다."
     ),
     "length_value": "{label}, ±15 %.",
@@ -214,8 +216,8 @@ KOREAN: dict[str, str] = {
     "sources_value": "{files} 파일로 작업합니다.",
     "sources_none": "원본 파일이 없습니다: 요청 글만으로 작업합니다.",
     "sources_left_out": " 제외: {files}.",
-    "sources_why": "assets/의 파일.",
-    "sources_why_less": "assets/의 파일 중 제외를 요청한 파일을 뺀 것.",
+    "sources_why": "`assets/`의 파일.",
+    "sources_why_less": "`assets/`의 파일 중 제외를 요청한 파일을 뺀 것.",
     "leave_out_value": "{files} 파일은 쓰지 않습니다.",
     "chart_value": "{head}: {title}; `{file}`에서, {aggregation}{extras}.",
     "by": "{dimension}별 {measures}",

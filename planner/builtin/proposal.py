@@ -147,7 +147,7 @@ def chart_instruction(chart: Chart, language: str) -> ProposedInstruction | None
         extras += said["top"].format(count=data.top_n)
     aggregation = said[data.aggregation] if data.aggregation else said["kind_aggregation"]
     measures = said["and"].join(data.measures)
-    dimension = data.dimension if data.dimension != "time" else (data.frequency or said["time"])
+    dimension = data.dimension if data.dimension != "time" else said[data.frequency or "time"]
     head = said["by"].format(measures=measures, dimension=dimension)
     content = said["chart_value"].format(
         head=head, title=chart.title, file=data.file, aggregation=aggregation, extras=extras

@@ -13,6 +13,7 @@ from pathlib import Path
 from multiverse.home import Home
 from multiverse.roles import PlanContext
 from multiverse.spec import HomeScan, RequestSpec, check_spec, scan_home
+from multiverse.unread import look, why_unread
 from offline import read_request
 
 _WHY = {
@@ -44,8 +45,11 @@ def modifications(context: PlanContext) -> list[str]:
 
 
 def read_spec(request: str, texts: list[str], scan: HomeScan, root: Path) -> RequestSpec:
-    """A request and its MODIFY texts read by the rules, checked, with why it is a run."""
+    """A request and its MODIFY texts read by the rules, checked, with why it is a run; a
+    file that may not be read (a link leaving the home, a pipe) is never a source."""
     spec = check_spec(read_request(request, texts, scan, len(texts)), scan, root)
+    readable = [path for path in spec.sources if why_unread(look(root / path, root)) is None]
+    spec = spec.model_copy(update={"sources": readable})
     return spec.model_copy(update={"why_run": why_run(spec)}) if spec.questions else spec
 
 
