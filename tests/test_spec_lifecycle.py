@@ -258,6 +258,10 @@ def test_confirm_freezes_the_spec_and_every_task_reads_it(home: Home) -> None:
     assert all(tool.spec == spec for tool in recording.tools)
     publish = next(t for t in recording.tasks if t.task.output_path.startswith("outputs/"))
     assert not set(publish.task.related_references) & set(STOCK_FILES)
+    catalogued = {row.file_path: row.summary for row in crew.catalog.rows()}
+    assert catalogued["assets/us_marriages_divorces.csv"].startswith(
+        "CSV table, 145 rows: Year (1867–2011), Marriages"
+    )
 
 
 def test_a_modify_that_cannot_be_applied_is_said_as_not_applied(home: Home) -> None:

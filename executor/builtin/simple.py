@@ -55,6 +55,7 @@ from executor.builtin.sources import (
 from executor.builtin.tables import format_number
 from executor.builtin.text import word_count
 from multiverse.roles import Declined
+from multiverse.spec import RequestSpec
 from multiverse.unread import look, open_regular, why_unread
 
 KEY_POINTS = 6
@@ -239,6 +240,11 @@ def _dispatch(text: str, named: list[str], home: Path) -> str | Reply | Declined
     if _COUNT.search(text):
         target = resolve(home, text, named)
         return _with_how(home, target, count_words) if target else None
+    spec = table_spec(text, home)
+    if spec.questions:  # a question over a table: answered from it, or declined with why
+        answered = _table_question(spec, text, named, home)
+        if answered is not None:
+            return answered
     tables = asset_files(home, TABLE_SUFFIXES)
     by = table_by(home, text, tables)
     if by is not None:
@@ -253,24 +259,30 @@ def _dispatch(text: str, named: list[str], home: Path) -> str | Reply | Declined
         return list_assets(home)
     if _WHICH.search(text):
         return which_files(home, text)
-    return _question(text, named, home)
-
-
-def _question(text: str, named: list[str], home: Path) -> str | Reply | Declined | None:
-    """A question over a table answered from it; else a figure quoted where the assets state
-    it; else declined, with why when the rules read a question they cannot answer at once."""
-    spec = table_spec(text, home)
-    why = why_run(spec) if spec.questions else ""
-    if spec.questions and not why:
-        return Reply(render_table_answer(spec), banner(spec.language))
-    if spec.questions and spec.mode == "run":
-        return Declined(reason=why)  # it asks more than a question: a run, said why
-    quoted = None
     if _QUESTION.search(text):
-        target = named_target(home, named)
-        files = [target.path] if target else asset_files(home)
-        quoted = quote_figures(home, asked_terms(text), files)
-    return quoted if quoted is not None else Declined(reason=why)
+        return _quoted(text, named, home)
+    return None
+
+
+def _table_question(
+    spec: RequestSpec, text: str, named: list[str], home: Path
+) -> Reply | str | Declined | None:
+    """Every question the rules read answered from its table; a request asking more than its
+    questions declined with why; a question the tables cannot answer now quoted where the
+    assets state it, else declined with why."""
+    why = why_run(spec)
+    if not why:
+        return Reply(render_table_answer(spec), banner(spec.language))
+    if spec.mode == "run":
+        return Declined(reason=why)  # it asks more than a question: a run, said why
+    return _quoted(text, named, home) or Declined(reason=why)
+
+
+def _quoted(text: str, named: list[str], home: Path) -> str | None:
+    """The sentences and rows of the assets that state what the request names."""
+    target = named_target(home, named)
+    files = [target.path] if target else asset_files(home)
+    return quote_figures(home, asked_terms(text), files)
 
 
 def _with_how(home: Path, target: Resolved, work: Callable[[Path, Path], str]) -> str:
