@@ -49,7 +49,10 @@ ENGLISH: dict[str, str] = {
     "not_understood": "Not understood (nothing was guessed)",
     "modifications": "Your modifications",
     "why_run": "Why a run",
-    "past_work": "Past work reused (deliverables of similar past runs, read as references)",
+    "past_work": (
+        "**Past work reused** (the deliverables of similar past runs, read as references):"
+    ),
+    "past_item": "- `{path}` (run {run}, BM25 {score})",
     "from": 'from {origin}: "{phrase}"',
     "default": "default: nothing said",
     "origin_request": "the request",
@@ -175,7 +178,8 @@ KOREAN: dict[str, str] = {
     "not_understood": "이해하지 못한 것 (추측하지 않았습니다)",
     "modifications": "수정 요청",
     "why_run": "실행이 된 이유",
-    "past_work": "다시 쓰는 과거 결과물 (비슷한 과거 실행의 결과물, 참고 자료로 읽음)",
+    "past_work": "**다시 쓰는 과거 결과물** (비슷한 과거 실행의 결과물, 참고 자료로 읽음):",
+    "past_item": "- `{path}` (실행 {run}, BM25 {score})",
     "from": '{origin}의 "{phrase}"에서',
     "default": "기본값: 요청에 언급 없음",
     "origin_request": "요청",

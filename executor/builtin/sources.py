@@ -27,7 +27,7 @@ from executor.builtin.evidence import (
     ranked_points,
     read_document,
 )
-from executor.builtin.summary_lines import first_lines, table_line
+from executor.builtin.summary_lines import document_lines, first_lines, table_line
 from executor.builtin.tables import describe_data, scan_csv
 from executor.builtin.text import shorten
 from multiverse.documents import (
@@ -261,7 +261,7 @@ def summarize_document(converted: Converted, name: str) -> str:
         sheets = [h.text.removeprefix("Sheet: ") for h in digest.headings if h.level == 2]
         sentences = [f"Sheets: {', '.join(sheets)}.", *[p.text for p in digest.points[:1]]]
         return _line(f"{head}: {digest.title}. " + " ".join(sentences))
-    lines = first_lines(converted.markdown, LIMIT - len(head) - 2)
+    lines = document_lines(converted.markdown, LIMIT - len(head) - 2)
     return _line(f"{head}: {lines or digest.title}")
 
 

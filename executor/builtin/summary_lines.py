@@ -66,6 +66,15 @@ def _descriptions(table: Path) -> list[str]:
     return texts
 
 
+_LOCATION = re.compile(r"^#{1,6}\s+(?:Page \d+|Slide \d+)(?::\s*|$)", re.MULTILINE)
+
+
+def document_lines(markdown: str, limit: int) -> str:
+    """The first meaningful lines of a converted document: the location headings the
+    conversion adds (`## Page 2`, `## Slide 3: `) are not the file's words."""
+    return first_lines(_LOCATION.sub("", markdown), limit)
+
+
 def meaningful_lines(text: str) -> list[str]:
     """A document's lines that say something, in order, as the file writes them: without
     front matter, empty lines, bare links, rules, fences and table separators (a heading's

@@ -289,8 +289,11 @@ def understanding_text(
     parts = [render_spec(spec, offline=True)]
     reused = past_work(context)
     if reused:
-        lines = [f"- `{path}` ({run}, BM25 {score:.3f})" for path, run, score in reused]
-        parts.append(f"**{said['past_work']}:**\n\n" + "\n".join(lines))
+        lines = [
+            said["past_item"].format(path=path, run=run, score=f"{score:.3f}")
+            for path, run, score in reused
+        ]
+        parts.append(f"{said['past_work']}\n\n" + "\n".join(lines))
     past = len(context.learning.past_runs)
     parts.append(
         said["learning_line"].format(past=past, agree=agree, conflicts=conflicts)
