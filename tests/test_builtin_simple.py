@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from executor.builtin import BuiltinExecutor
-from multiverse.roles import Declined
 from executor.builtin.simple_lookup import (
     Profile,
     Resolved,
@@ -18,6 +17,7 @@ from executor.builtin.simple_lookup import (
     holds,
     text_quotes,
 )
+from multiverse.roles import Declined
 
 FIXTURES = Path(__file__).parent / "fixtures"
 BANNER = "> Produced offline by the multiverse builtin engine"

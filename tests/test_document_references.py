@@ -66,7 +66,8 @@ def test_catalog_summaries_tell_kind_title_and_key_sentences(tmp_path: Path) -> 
     assert pptx.startswith("PowerPoint deck, 2 slides: Rider growth ") and PPTX_SENTENCE in pptx
     assert "Slide 1" not in pptx
     html = summary(made["html"])
-    assert html.startswith("HTML page, ") and "Cargo bikes take over city logistics Delivery firms" in html
+    assert html.startswith("HTML page, ")
+    assert "Cargo bikes take over city logistics Delivery firms" in html
     assert HTML_SENTENCE in html
 
 

@@ -190,7 +190,8 @@ def test_a_korean_request_gets_a_korean_proposal(home: Home) -> None:
     check_first_values(next(line for line in understood.splitlines() if "1867: " in line))
     assert "그릴 수 없음: assets/superstore.csv has no time column" in understood
     assert "대신: `Ship Mode`별 `Profit`" in understood
-    assert "1867년 marriages는 357,000이었습니다 (assets/us_marriages_divorces.csv 2행)" in understood
+    answer = "1867년 marriages는 357,000이었습니다 (assets/us_marriages_divorces.csv 2행)"
+    assert answer in understood
     assert all(f"`{path}`" in section(understood, "- **제외한 파일:**") for path in STOCK_FILES)
     assert "- **실행이 된 이유:** 질문의 답 외에 차트" in understood
     instructions = {item.instruction_type: item for item in read_instructions(document)}
@@ -313,7 +314,9 @@ def test_the_completion_lists_what_was_not_done(home: Home) -> None:
         ("not json", []),
     ],
 )
-def test_the_delivery_record_is_read_tolerantly(home: Home, content: str, expected: list[str]) -> None:
+def test_the_delivery_record_is_read_tolerantly(
+    home: Home, content: str, expected: list[str]
+) -> None:
     """Lines that are not text are skipped; the untraced count is said in the run's language;
     a damaged record is no line at all, never a failed completion."""
     paths = home.run("run-20260301-090000-001")

@@ -33,7 +33,6 @@ from multiverse.roles import (
 )
 from planner.builtin import BuiltinPlanner
 from planner.mcp import load_mcps
-from planner.mode import decide_mode as heuristic_mode
 from planner.mode import settle_mode
 from planner.model.answers import (
     StagesAnswer,
@@ -105,7 +104,7 @@ class ModelPlanner:
     ) -> ModeDecision:
         """Plan target `mode`: a cheap LOW-tier call held to the heuristic's evidence."""
         if not self.asker.serves(MODE_TIER):
-            return heuristic_mode(request, has_past_runs)
+            return self.builtin.decide_mode(request, has_past_runs)
         job = PlanJob(
             target="mode",
             template="mode",
@@ -123,7 +122,7 @@ class ModelPlanner:
             # Deciding the mode must not lose a request: the documented heuristic decides.
             errors = failed.errors[:5] if isinstance(failed, PlanFailed) else [str(failed)]
             log.warning("mode_fallback_heuristic", errors=errors)
-            return heuristic_mode(request, has_past_runs)
+            return self.builtin.decide_mode(request, has_past_runs)
         settled = settle_mode(verdict, request, has_past_runs)
         if settled.mode is not verdict.mode:
             log.info("mode_overridden", said=verdict.mode.value, mode=settled.mode.value,
