@@ -287,3 +287,18 @@ def test_modify_without_recognised_words_is_kept_verbatim(tmp_path: Path) -> Non
     proposal = BuiltinPlanner().propose(context(home, MEMO, modification="Mention Acme twice."))
     assert by_type(proposal)["USER_MODIFICATION"] == "(1) Mention Acme twice."
     assert 'MODIFY 1 "Mention Acme twice.": not applied: ' in proposal.understanding
+
+
+def test_the_format_rules_of_the_guidelines_are_obeyed(tmp_path: Path) -> None:
+    """A format rule a guideline states is in the FORMAT instruction and the understanding,
+    with the file it comes from."""
+    home = brief_home(tmp_path)
+    (home / "guidelines/house.md").write_text(
+        "# House rules\n\nNever use tables. Keep it under 300 words.\n", encoding="utf-8"
+    )
+    proposal = BuiltinPlanner().propose(context(home, JOURNEY))
+    kinds = by_type(proposal)
+    assert 'no tables (from `guidelines/house.md`: "Never use tables")' in kinds["FORMAT"]
+    assert "- **Format rules:**" in proposal.understanding
+    assert "no tables — from `guidelines/house.md`" in proposal.understanding
+    assert "`guidelines/house.md`" in kinds["STYLE"]
