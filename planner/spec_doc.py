@@ -108,10 +108,15 @@ def rule_words(rule: FormatRule, language: str) -> str:
     return words(language)[rule.rule].format(value=rule.value)
 
 
-def file_list(paths: list[str]) -> str:
-    """Files in backticks, the first few named and the rest counted."""
-    shown = ", ".join(f"`{path}`" for path in paths[:SHOWN_FILES])
-    return shown + (f" (+{len(paths) - SHOWN_FILES})" if len(paths) > SHOWN_FILES else "")
+def file_list(paths: list[str], limit: int = 240) -> str:
+    """Files in backticks, the first few named (within `limit` characters), the rest counted."""
+    shown: list[str] = []
+    for path in paths[:SHOWN_FILES]:
+        if shown and len(", ".join([*shown, f"`{path}`"])) > limit:
+            break
+        shown.append(f"`{path}`")
+    rest = len(paths) - len(shown)
+    return ", ".join(shown) + (f" (+{rest})" if rest else "")
 
 
 def _language(spec: RequestSpec, language: str) -> str:

@@ -22,6 +22,7 @@ from multiverse.spec import Chart, Question, RequestSpec
 from planner.builtin.inputs import guideline_docs
 from planner.builtin.spec import modifications, request_spec
 from planner.spec_doc import (
+    ask_words,
     length_label,
     reading_words,
     render_spec,
@@ -146,13 +147,30 @@ def chart_instruction(chart: Chart, language: str) -> ProposedInstruction | None
     if data.top_n:
         extras += said["top"].format(count=data.top_n)
     aggregation = said[data.aggregation] if data.aggregation else said["kind_aggregation"]
-    measures = said["and"].join(data.measures)
-    dimension = data.dimension if data.dimension != "time" else said[data.frequency or "time"]
+    # An English head names the columns in plain words ("revenue eur by country"): a reader
+    # of the instruction (and a brief that reads "<measure> by <dimension>") finds them so.
+    measures = said["and"].join(_plain(name, language) for name in data.measures)
+    dimension = (
+        _plain(data.dimension, language)
+        if data.dimension != "time"
+        else said[data.frequency or "time"]
+    )
     head = said["by"].format(measures=measures, dimension=dimension)
     content = said["chart_value"].format(
-        head=head, title=chart.title, file=data.file, aggregation=aggregation, extras=extras
+        head=head,
+        title=chart.title,
+        file=data.file,
+        columns=ask_words(data, language),
+        aggregation=aggregation,
+        extras=extras,
     )
     return _instruction("CHART", content, _why(reading_words(chart.reading, language)))
+
+
+def _plain(column: str, language: str) -> str:
+    """A column's name in plain English words ("revenue_eur" → "revenue eur"); as it is in a
+    text of another language (a value, never translated)."""
+    return column.replace("_", " ") if language == "en" else column
 
 
 def question_instruction(question: Question, language: str) -> ProposedInstruction:
