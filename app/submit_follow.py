@@ -8,6 +8,7 @@ means it was answered at once, else the new run whose `request.md` is its text i
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Literal
@@ -150,6 +151,7 @@ class Submitted(BaseModel):
     proposal: Proposal | None = None
     timed_out: bool = False
     followed: bool = True  # False for `--no-wait`: nothing was waited for
+    why_run: str = ""  # why a question became a run (the run's spec, else its intake record)
 
 
 def follow(
@@ -164,8 +166,26 @@ def follow(
     if proposal and taken.run_id is not None:
         found = wait_proposal(home, taken.run_id, deadline)
         if found is None:
-            return Submitted(inbox=submitted, serving=True, taken=taken, timed_out=True)
-    return Submitted(inbox=submitted, serving=True, taken=taken, proposal=found)
+            return Submitted(inbox=submitted, serving=True, taken=taken, timed_out=True,
+                             why_run=why_run_of(home, taken.run_id))  # fmt: skip
+    why = why_run_of(home, taken.run_id) if taken.run_id is not None else ""
+    return Submitted(inbox=submitted, serving=True, taken=taken, proposal=found, why_run=why)
+
+
+def why_run_of(home: Home, run_id: str) -> str:
+    """Why a request that asked questions became a run: the run's spec says it once written,
+    the intake's record (the Executor's decline) before; "" when it is no such request."""
+    from orchestrator.learning import read_why_run
+
+    paths = home.run(run_id)
+    try:
+        data = json.loads(paths.spec.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        data = None
+    said = data.get("why_run") if isinstance(data, dict) else None
+    if isinstance(said, str) and said.strip():
+        return " ".join(said.split())
+    return read_why_run(paths)
 
 
 NO_DAEMON = (
@@ -189,6 +209,8 @@ def report(done: Submitted) -> tuple[list[str], str | None, int]:
     if taken.kind == "reply":
         return [*lines, f"answered: {taken.path}"], None, 0
     lines.append(f"run: {taken.run_id}")
+    if done.why_run:
+        lines.append(f"why a run: {done.why_run}")
     if done.timed_out:
         return lines, "warning: no proposal in time; `multiverse status` shows where it is", 1
     if proposal is not None and proposal.text is not None:
@@ -211,4 +233,5 @@ def as_data(done: Submitted) -> dict[str, object]:
         "status": proposal.status.value if proposal else None,
         "proposal": proposal.text if proposal else None,
         "timed_out": done.timed_out,
+        "why_run": done.why_run or None,
     }

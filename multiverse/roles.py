@@ -250,6 +250,13 @@ class PlannerRole(Protocol):
         ...
 
 
+class Declined(Data):
+    """A SIMPLE_TASK the Executor will not answer at once: the request becomes a run, and
+    `reason` (said at submit and in the proposal) tells the user why ("" when nothing can)."""
+
+    reason: str = ""
+
+
 class ExecutorRole(Protocol):
     """Performs exactly one task or tool task and reports a result signal; never raises."""
 
@@ -265,8 +272,8 @@ class ExecutorRole(Protocol):
         """A one-paragraph summary of a file, for the knowledge catalog."""
         ...
 
-    def simple_task(self, request: str, home: Path) -> str | None:
-        """Answer a SIMPLE_TASK request directly (markdown), or None: it cannot, make it a run."""
+    def simple_task(self, request: str, home: Path) -> str | Declined:
+        """Answer a SIMPLE_TASK request directly (markdown), or decline it: make it a run."""
         ...
 
 

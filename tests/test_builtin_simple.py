@@ -17,6 +17,7 @@ from executor.builtin.simple_lookup import (
     holds,
     text_quotes,
 )
+from multiverse.roles import Declined
 
 FIXTURES = Path(__file__).parent / "fixtures"
 BANNER = "> Produced offline by the multiverse builtin engine"
@@ -36,7 +37,7 @@ def brief_home(tmp_path: Path) -> Path:
 
 def reply(request: str, home: Path) -> str:
     text = BuiltinExecutor().simple_task(request, home)
-    assert text is not None, f"declined: {request}"
+    assert isinstance(text, str), f"declined: {request}"
     assert text.startswith(BANNER)
     return text
 
@@ -77,8 +78,9 @@ def test_paths_are_confined_and_errors_are_replies(home: Path) -> None:
     ["make me a sandwich", "Summarise the invoices", "What is the capital of France?", "hello"],
 )
 def test_what_cannot_be_done_offline_is_declined(home: Path, request_text: str) -> None:
-    """A request no offline capability answers gets None (it becomes a run), never a help text."""
-    assert BuiltinExecutor().simple_task(request_text, home) is None
+    """A request no offline capability answers is declined (it becomes a run), never a help
+    text; with nothing read in it, there is no reason to give."""
+    assert BuiltinExecutor().simple_task(request_text, home) == Declined()
 
 
 def test_a_document_is_named_by_its_topic(brief_home: Path) -> None:
@@ -132,8 +134,10 @@ def test_a_figure_is_quoted_where_it_stands(brief_home: Path) -> None:
 
 def test_a_figure_not_in_the_assets_is_declined(brief_home: Path) -> None:
     """No sentence or row holds every named word: declined, never computed or guessed."""
-    assert BuiltinExecutor().simple_task("What was Germany's revenue in 2023?", brief_home) is None
-    assert BuiltinExecutor().simple_task("노르웨이 충전소 수는?", brief_home) is None
+    germany = BuiltinExecutor().simple_task("What was Germany's revenue in 2023?", brief_home)
+    assert isinstance(germany, Declined)
+    assert germany.reason.startswith("its question cannot be answered from the tables at once")
+    assert BuiltinExecutor().simple_task("노르웨이 충전소 수는?", brief_home) == Declined()
 
 
 def test_quotes_are_pure_and_exact() -> None:

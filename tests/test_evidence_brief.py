@@ -86,9 +86,11 @@ def test_the_newcomers_journey(home: Home) -> None:
     understood = proposal.split("## How I understood the request", 1)[1].split("\n## ", 1)[0]
     assert "2 pages (about 1,000 words)" in understood and '"two-page"' in understood
     assert "a charging-network investor" in understood
-    assert "revenue by country: sums of `revenue_eur`" in understood
-    assert "grouped on `country`" in understood
-    assert "| web search  | none" in understood
+    totals = csv_totals(BRIEF_ASSETS / "revenue_by_country.csv", "country", "revenue_eur")
+    chart = next(line for line in understood.splitlines() if "revenue_by_country.csv`)" in line)
+    assert chart.strip().startswith("- Total revenue eur (EUR) by country")
+    assert all(f"{country}: {total:,}" in chart for country, total in totals.items())
+    assert "**Web search:** not asked" in understood
     assert "RESEARCH" not in proposal.split("## Proposed instructions", 1)[1]
 
     report = completed(home, run_id)
@@ -131,14 +133,19 @@ def test_modify_twice_then_confirm_keeps_both(home: Home) -> None:
     """Both MODIFY texts are in the confirmed instructions, and the brief follows them."""
     brief_assets(home)
     run_id = proposed(home, JOURNEY)
-    first = "Leave out the Korean battery report and make it one page."
+    first = "Leave out the Korean battery report. Make it one page."
     second = "Add a chart of sessions by country."
     for text in (first, second):
         assert cli(home, "modify", run_id, text).returncode == 0
         assert once(home).returncode == 0
     report = completed(home, run_id)
     rows = TableStore().table(USER_INSTRUCTIONS, home.db / USER_INSTRUCTIONS.filename).rows()
-    confirmed = {row.instruction_type: row.content for row in rows if row.run_id == run_id}
+    confirmed: dict[str, str] = {}
+    for row in rows:  # one CHART instruction per chart: their contents together
+        if row.run_id == run_id:
+            confirmed[row.instruction_type] = " ".join(
+                filter(None, [confirmed.get(row.instruction_type), row.content])
+            )
     assert first in confirmed["USER_MODIFICATION"] and second in confirmed["USER_MODIFICATION"]
     assert confirmed["LENGTH"].startswith("1 page")
     assert "Left out: `assets/korea_battery_recycling.md`" in confirmed["SOURCES"]

@@ -546,11 +546,16 @@ def test_tool_tasks_delegate_specialists_to_the_builtin_engine(
 def test_summarize_and_simple_task_use_the_builtin_engine(
     root: Path, fake_openai: FakeOpenAI, sleep: RecordingSleep
 ) -> None:
-    """Catalog summaries and SIMPLE_TASK replies equal the builtin's and call no model."""
+    """Catalog summaries and SIMPLE_TASK replies (a table's cell asked for too) equal the
+    builtin's and call no model."""
     role = executor(root, fake_openai, sleep)
     builtin = BuiltinExecutor()
     assert role.summarize(root / ASSET) == builtin.summarize(root / ASSET)
     assert role.simple_task("list the assets", root) == builtin.simple_task("list the assets", root)
+    question = "What was Germany's revenue in 2023-Q2?"  # a cell of a table: computed, cited
+    answer = role.simple_task(question, root)
+    assert answer == builtin.simple_task(question, root)
+    assert isinstance(answer, str) and "1,985 EUR (assets/quarterly_revenue.csv row 3)" in answer
     assert fake_openai.count == 0
 
 

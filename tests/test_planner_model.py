@@ -25,6 +25,7 @@ from multiverse.models import (
     UserInstruction,
 )
 from multiverse.roles import LearningContext, Mode, PastRun, PlanContext, PlanFailed, PlannerRole
+from planner.builtin import request_spec
 from planner.model import ModelPlanner, PromptError, load_prompt
 from planner.model.asking import parse_prompt
 from planner.model.context import CATALOG_LIMIT, quoted, relevant_catalog
@@ -499,6 +500,10 @@ def test_proposal_supersedes_only_active_past_ids(fake_openai: FakeOpenAI, home:
     schemas_held(fake_openai)
     assert proposal.made_offline is False
     assert proposal.instructions[0].supersedes == ["I0003"]
+    # The spec every later task reads: made by the one seam (offline rules, checked), whatever
+    # the planner; the model's own understanding stays as it wrote it.
+    assert proposal.spec == request_spec(context)
+    assert proposal.understanding == proposal_answer(["I0003"])["understanding"]
     instruction = sent_schema(fake_openai)["properties"]["instructions"]["items"]
     assert instruction["properties"]["supersedes"]["items"]["enum"] == ["I0003"]
     assert instruction["properties"]["instruction_type"]["pattern"] == "^[A-Z][A-Z0-9_]*$"

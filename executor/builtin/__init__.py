@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from executor.builtin.deliverable import close_published
+from executor.builtin.quick import table_answer
 from executor.builtin.role import BuiltinExecutor
 from executor.builtin.simple import is_known_command, named_paths
 from executor.builtin.sources import TaskError, in_outputs, relative, resolve_output
@@ -20,6 +21,7 @@ __all__ = [
     "relative",
     "resolve_output",
     "split_sentences",
+    "table_answer",
     "terms",
     "unique",
     "verified_facts",

@@ -45,7 +45,7 @@ from multiverse.atomic import atomic_write_text
 from multiverse.errors import StorageError
 from multiverse.home import PHASE_FOLDERS, Home
 from multiverse.models import AssetType, InstructionStatus
-from multiverse.roles import ProducedFile, ResultSignal, TaskAssignment, ToolAssignment
+from multiverse.roles import Declined, ProducedFile, ResultSignal, TaskAssignment, ToolAssignment
 
 if TYPE_CHECKING:
     from executor.search import WebResearch
@@ -205,15 +205,17 @@ class BuiltinExecutor:
             log.exception("builtin_summary_crashed", path=str(path))
             return f"no summary ({type(error).__name__})"
 
-    def simple_task(self, request: str, home: Path) -> str | None:
-        """The reply to a SIMPLE_TASK request (markdown), or None: not doable offline, a run."""
+    def simple_task(self, request: str, home: Path) -> str | Declined:
+        """The reply to a SIMPLE_TASK request (markdown), or a decline: not doable offline (or
+        a question the tables cannot answer at once), so a run."""
         try:
             reply = answer(request, home)
         except Exception:  # our bug: logged, and the request is not lost (it becomes a run)
             log.exception("builtin_simple_task_crashed")
-            return None
-        if reply is None:
-            log.info("builtin_simple_task_declined", why="no offline capability answers it")
+            return Declined()
+        if isinstance(reply, Declined):
+            log.info("builtin_simple_task_declined",
+                     why=reply.reason or "no offline capability answers it")  # fmt: skip
         return reply
 
 

@@ -7,11 +7,15 @@ What the offline engine can do as a simple task, in this order of precedence:
 - summarise a document, named by its path or by its topic ("the Nordic charging brief");
 - list the assets, each with its size and one-line summary;
 - say which files are about something ("which file talks about Korea?");
+- answer a question over a table, a lookup or a computation, with its figure and citation in
+  the requester's language (`quick`: the offline rules and the spec's validator);
 - quote a figure asked for by name where the assets state it ("Norway's revenue in 2023?").
 A file is named by its path or resolved by its topic (`simple_resolve`). Anything else, or a
-topic that names no file clearly, is declined: `answer` returns None and the request becomes
-a run. A path the person named that cannot be used (outside the home, missing, not a CSV) is
-answered with the reason. Every reply opens with the offline banner and cites its files.
+topic that names no file clearly, is declined: `answer` returns a `Declined` (with why, when
+there is a reason to give) and the request becomes a run. A path the person named that cannot
+be used (outside the home, missing, not a CSV) is answered with the reason. Every reply opens
+with the offline banner (in Korean for a Korean question answered from a table) and cites its
+files.
 
 Also here: a document summarised for a person who asked for it.
 """
@@ -20,9 +24,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from executor.builtin.evidence import BANNER, Digest, Point, figures_table, key_figures, point_line
+from executor.builtin.quick import banner, table_spec, why_run
+from executor.builtin.quick import render_answer as render_table_answer
 from executor.builtin.simple_lookup import (
     TABLE_SUFFIXES,
     Resolved,
@@ -47,6 +54,8 @@ from executor.builtin.sources import (
 )
 from executor.builtin.tables import format_number
 from executor.builtin.text import word_count
+from multiverse.roles import Declined
+from multiverse.spec import RequestSpec
 from multiverse.unread import look, open_regular, why_unread
 
 KEY_POINTS = 6
@@ -181,8 +190,9 @@ def which_files(home: Path, request: str) -> str | None:
     return "\n".join(lines)
 
 
-def answer(request: str, home: Path) -> str | None:
-    """The reply to a simple request (markdown), or None when the engine cannot do it offline.
+def answer(request: str, home: Path) -> str | Declined:
+    """The reply to a simple request (markdown), or a decline when the engine cannot do it
+    offline (with why, when it read a question it cannot answer at once).
 
     A path the request names that cannot be used is answered with the reason.
     """
@@ -191,7 +201,18 @@ def answer(request: str, home: Path) -> str | None:
         body = _dispatch(_body(request), named_paths(request), home)
     except TaskError as error:
         body = f"Could not do that: {error}."
-    return None if body is None else f"{BANNER}\n\n{body}\n"
+    if body is None or isinstance(body, Declined):
+        return body or Declined()
+    reply = body if isinstance(body, Reply) else Reply(body)
+    return f"{reply.banner}\n\n{reply.text}\n"
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A reply's text and the banner it opens with (in the reply's language)."""
+
+    text: str
+    banner: str = BANNER
 
 
 def _body(request: str) -> str:
@@ -215,10 +236,15 @@ def is_known_command(request: str) -> bool:
     return targeted or _LIST.search(text) is not None
 
 
-def _dispatch(text: str, named: list[str], home: Path) -> str | None:
+def _dispatch(text: str, named: list[str], home: Path) -> str | Reply | Declined | None:
     if _COUNT.search(text):
         target = resolve(home, text, named)
         return _with_how(home, target, count_words) if target else None
+    spec = table_spec(text, home)
+    if spec.questions:  # a question over a table: answered from it, or declined with why
+        answered = _table_question(spec, text, named, home)
+        if answered is not None:
+            return answered
     tables = asset_files(home, TABLE_SUFFIXES)
     by = table_by(home, text, tables)
     if by is not None:
@@ -234,10 +260,29 @@ def _dispatch(text: str, named: list[str], home: Path) -> str | None:
     if _WHICH.search(text):
         return which_files(home, text)
     if _QUESTION.search(text):
-        target = named_target(home, named)
-        files = [target.path] if target else asset_files(home)
-        return quote_figures(home, asked_terms(text), files)
+        return _quoted(text, named, home)
     return None
+
+
+def _table_question(
+    spec: RequestSpec, text: str, named: list[str], home: Path
+) -> Reply | str | Declined | None:
+    """Every question the rules read answered from its table; a request asking more than its
+    questions declined with why; a question the tables cannot answer now quoted where the
+    assets state it, else declined with why."""
+    why = why_run(spec)
+    if not why:
+        return Reply(render_table_answer(spec), banner(spec.language))
+    if spec.mode == "run":
+        return Declined(reason=why)  # it asks more than a question: a run, said why
+    return _quoted(text, named, home) or Declined(reason=why)
+
+
+def _quoted(text: str, named: list[str], home: Path) -> str | None:
+    """The sentences and rows of the assets that state what the request names."""
+    target = named_target(home, named)
+    files = [target.path] if target else asset_files(home)
+    return quote_figures(home, asked_terms(text), files)
 
 
 def _with_how(home: Path, target: Resolved, work: Callable[[Path, Path], str]) -> str:

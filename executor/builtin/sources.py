@@ -27,6 +27,7 @@ from executor.builtin.evidence import (
     ranked_points,
     read_document,
 )
+from executor.builtin.summary_lines import document_lines, first_lines, table_line
 from executor.builtin.tables import describe_data, scan_csv
 from executor.builtin.text import shorten
 from multiverse.documents import (
@@ -210,6 +211,7 @@ def digest_content(source: str, suffix: str, text: str, stem: str) -> list[Diges
 
 
 LIMIT = 300
+PROFILED_SUFFIXES = (".csv", ".tsv", ".tab", ".xlsx", ".xlsm", ".json")  # tables profiled first
 _H1 = re.compile(r"^# (.+)$", re.MULTILINE)
 _HTML_H1 = re.compile(r"<h1>(.*?)</h1>", re.DOTALL)
 _SVG_TITLE = re.compile(r"<title>(.*?)</title>", re.DOTALL)
@@ -233,8 +235,7 @@ def summarize_text(text: str, suffix: str, name: str) -> str:
         return _table_line(digest)
     if digest.note:
         return _line(f"{digest.title}: {digest.note}")
-    sentences = " ".join(p.text for p in digest.points[:2])
-    return _line(f"{digest.title}. {sentences}" if sentences else digest.title)
+    return first_lines(text, LIMIT) or _line(digest.title)
 
 
 def _table_line(digest: Digest) -> str:
@@ -256,11 +257,12 @@ def summarize_document(converted: Converted, name: str) -> str:
     head = converted.label
     if converted.note:
         head += f" ({shorten(converted.note, 80)})"
-    sentences = [p.text for p in digest.points[:2]]
     if converted.kind == "xlsx":  # a workbook has no prose: its sheets, then its first column
         sheets = [h.text.removeprefix("Sheet: ") for h in digest.headings if h.level == 2]
-        sentences = [f"Sheets: {', '.join(sheets)}.", *sentences[:1]]
-    return _line(f"{head}: {digest.title}. " + " ".join(sentences))
+        sentences = [f"Sheets: {', '.join(sheets)}.", *[p.text for p in digest.points[:1]]]
+        return _line(f"{head}: {digest.title}. " + " ".join(sentences))
+    lines = document_lines(converted.markdown, LIMIT - len(head) - 2)
+    return _line(f"{head}: {lines or digest.title}")
 
 
 def _summarize_html(text: str, suffix: str, name: str, in_run_folders: bool) -> str:
@@ -287,6 +289,10 @@ def _summarize_markup(text: str, name: str) -> str:
 def summarize_path(path: Path) -> str:
     """The summary of a file on disk; binary or unreadable files are described, not read."""
     suffix = path.suffix.lower()
+    if suffix in PROFILED_SUFFIXES and why_unread(look(path, path.parent)) is None:
+        profiled = table_line(path)
+        if profiled is not None:
+            return _line(profiled)
     if suffix in TABLE_SUFFIXES:
         return _table_line(read_table(path.name, path))
     if suffix not in (".html", ".htm") and sniff(path) is not None:

@@ -12,8 +12,9 @@ What stays builtin, and why:
   are deterministic and say plainly what they cannot do offline.
 - `summarize`: cheap and deterministic; a model call per catalog file would cost a call for
   every asset, guideline and output of every run.
-- `simple_task` for the commands the builtin knows (list, convert, summarize, count); any other
-  request is answered by the model.
+- `simple_task` for the commands the builtin knows (list, convert, summarize, count) and the
+  questions over a table it answers whole (the figure computed from the table, cited); any
+  other request is answered by the model.
 
 Also here: how the model-backed Executor works for a tier; one prompt in flight per run (SPEC
 §4, §11).
@@ -37,6 +38,7 @@ from executor.builtin import (
     is_known_command,
     relative,
     resolve_output,
+    table_answer,
 )
 from executor.model.approval import ApprovalBridge, gate_approvals, shell_allow_list
 from executor.model.loop import LoopOutcome, ModelGateway, clipped, final_word, run_tool_loop
@@ -207,8 +209,11 @@ class ModelExecutor:
         """
         if is_known_command(request):
             reply = self._fallback.simple_task(request, home)
-            if reply is not None:
+            if isinstance(reply, str):
                 return reply
+        answered = table_answer(request, home)  # a question over a table: computed, cited
+        if answered is not None:
+            return answered
         try:
             package = load_agent_package(role_package_dir(ROLE), self._mapping)
             tools = self._tools if self.mode == "tools" else None

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
-from multiverse.home import visible_files
+import structlog
+
+from multiverse.home import RunPaths, visible_files
 from multiverse.models import PHASE0_STAGE, MajorStage, Phase, Status, Task
 from multiverse.roles import Message, MessageKind
 from multiverse.store import Table
@@ -21,6 +24,8 @@ from orchestrator.perform.roles import (
     task_assignment,
     tool_assignment,
 )
+
+log = structlog.get_logger(__name__)
 
 
 def attend(
@@ -171,21 +176,63 @@ def complete_phase(crew: Collaborators, view: RunView, step: Step) -> None:
     attend(crew, view, None, None, None)
 
 
+DELIVERY_FILE = "delivery.json"  # GENERATING_OUTPUT/: what the publishing task did not do
+_UNTRACED = {
+    "en": "{count} numbers not found in the sources",
+    "ko": "출처에서 찾지 못한 숫자 {count}개",
+}
+
+
+def delivery_report(paths: RunPaths) -> tuple[list[str], int]:
+    """What the deliverable was asked and did not do, and how many of its numbers no source
+    or computed fact holds, as the Executor recorded them when it published ([] and 0 when
+    it recorded nothing)."""
+    path = paths.phase_workspace("GENERATING_OUTPUT") / DELIVERY_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return [], 0
+    except (OSError, ValueError) as error:
+        log.warning("delivery_unreadable", run_id=paths.run_id, error=str(error)[:300])
+        return [], 0
+    if not isinstance(data, dict):
+        return [], 0
+    lines = data.get("not_done")
+    listed = lines if isinstance(lines, list) else []
+    shown = [" ".join(line.split()) for line in listed if isinstance(line, str) and line.strip()]
+    count = data.get("untraced_numbers")
+    untraced = count if isinstance(count, int) and not isinstance(count, bool) else 0
+    return shown, max(untraced, 0)
+
+
+def not_done_lines(paths: RunPaths) -> tuple[list[str], int]:
+    """The COMPLETION message's lines of what was not done, the untraced numbers included."""
+    lines, untraced = delivery_report(paths)
+    if untraced:
+        said = _UNTRACED.get(paths.language(), _UNTRACED["en"])
+        lines = [*lines, said.format(count=untraced)]
+    return lines, untraced
+
+
 def complete_run(crew: Collaborators, view: RunView, step: Step) -> None:
-    """SPEC §9: report the deliverables, then mark the run COMPLETED."""
+    """SPEC §9: report the deliverables (and what was asked and not done), then mark the run
+    COMPLETED."""
     paths = crew.home.run(view.run_id)
     box = SignalBox(paths.signals)
     if "completion_reported" not in view.evidence:
         deliverables = [crew.home.relative(path) for path in visible_files(paths.outputs)]
+        not_done, untraced = not_done_lines(paths)
+        facts = {"outputs": crew.home.relative(paths.outputs) + "/"}
+        if not_done:
+            facts["not_done"] = "\n".join(not_done)
         crew.speaker.tell(
             Message(
-                kind=MessageKind.COMPLETION,
-                run_id=view.run_id,
-                facts={"outputs": crew.home.relative(paths.outputs) + "/"},
-                items=deliverables,
+                kind=MessageKind.COMPLETION, run_id=view.run_id, facts=facts, items=deliverables
             ),
             once="completion",
         )
+        log.info("run_completed", run_id=view.run_id, deliverables=len(deliverables),
+                 not_done=not_done, untraced_numbers=untraced)  # fmt: skip
         box.write("completion_reported", Mark())
     crew.process_runs.update(
         view.run_id,

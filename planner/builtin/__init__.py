@@ -1,9 +1,11 @@
-"""The builtin offline Planner (SPEC §10.5)."""
+"""The builtin offline Planner (SPEC §10.5), and the request spec read by its rules."""
 
 from __future__ import annotations
 
 from planner.builtin.planner import BuiltinPlanner
+from planner.builtin.spec import request_spec
 
 __all__ = [
     "BuiltinPlanner",
+    "request_spec",
 ]

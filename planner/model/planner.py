@@ -33,7 +33,6 @@ from multiverse.roles import (
 )
 from planner.builtin import BuiltinPlanner
 from planner.mcp import load_mcps
-from planner.mode import decide_mode as heuristic_mode
 from planner.mode import settle_mode
 from planner.model.answers import (
     StagesAnswer,
@@ -52,6 +51,7 @@ from planner.model.context import (
     tasks_values,
     tools_values,
 )
+from planner.model.spec import make_spec
 from planner.validation import (
     is_publishing_stage,
     stages_target,
@@ -93,7 +93,7 @@ class ModelPlanner:
         self.home = home
         self.agent_dir = agent_dir
         self.asker = Asker(gateway, tier_configs, prompts_dir)
-        self.builtin = BuiltinPlanner()
+        self.builtin = BuiltinPlanner(home)
 
     def package(self) -> AgentPackage:
         """The Planner's agent package, loaded afresh (SPEC §10.1: on every spawn)."""
@@ -104,7 +104,7 @@ class ModelPlanner:
     ) -> ModeDecision:
         """Plan target `mode`: a cheap LOW-tier call held to the heuristic's evidence."""
         if not self.asker.serves(MODE_TIER):
-            return heuristic_mode(request, has_past_runs)
+            return self.builtin.decide_mode(request, has_past_runs)
         job = PlanJob(
             target="mode",
             template="mode",
@@ -122,7 +122,7 @@ class ModelPlanner:
             # Deciding the mode must not lose a request: the documented heuristic decides.
             errors = failed.errors[:5] if isinstance(failed, PlanFailed) else [str(failed)]
             log.warning("mode_fallback_heuristic", errors=errors)
-            return heuristic_mode(request, has_past_runs)
+            return self.builtin.decide_mode(request, has_past_runs)
         settled = settle_mode(verdict, request, has_past_runs)
         if settled.mode is not verdict.mode:
             log.info("mode_overridden", said=verdict.mode.value, mode=settled.mode.value,
@@ -156,7 +156,8 @@ class ModelPlanner:
             # A revised proposal is a new question, never the cached first answer.
             variant=f"modify-{digest(modification)}" if modification else "default",
         )
-        return to_proposal(self.asker.ask(package, job))
+        proposal = to_proposal(self.asker.ask(package, job))
+        return proposal.model_copy(update={"spec": make_spec(context)})
 
     def plan_stages(self, context: PlanContext) -> StagesPlan:
         """Plan target `stages:<phase_id>` for `context.phase`."""
