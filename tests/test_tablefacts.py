@@ -233,3 +233,23 @@ def test_the_facts_take_the_aggregation_the_chart_asks(home: Home) -> None:
     top = max(totals, key=lambda year: totals[year])
     peak = next(fact for fact in facts if fact.kind == "max")
     assert (peak.period, round(peak.value, 6)) == (top, round(totals[top], 6))
+
+
+def test_the_standard_facts_average_a_quarterly_rate_per_year_first(home: Home) -> None:
+    """A quarterly rate spanning several years: its facts are of the yearly means, and say so
+    (ported from the tabular `facts()` the old brief used)."""
+    rates = {1982: (8.8, 9.4, 9.9, 10.7), 1983: (10.4, 10.1, 9.4, 8.5),
+             **{1984 + i: (7.5,) * 4 for i in range(3)}}
+    lines = ["year,quarter,unemployment_rate"] + [
+        f"{year},{quarter},{rate}" for year, values in rates.items()
+        for quarter, rate in enumerate(values, start=1)
+    ]
+    (home.root / "assets" / "x.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    asked = chart("the unemployment rate", "x.csv", "unemployment_rate")
+    spec = checked(home, RequestSpec(request="How has unemployment moved?", charts=[asked]))
+    (facts,) = standard_facts(spec, SourceTexts(home.root.resolve(), spec.sources))
+    assert facts
+    assert all(f.aggregation == "mean" and f.frequency == "year" for f in facts)
+    assert all(f.sentence("en").startswith("Mean unemployment rate") for f in facts)
+    peak = next(fact for fact in facts if fact.kind == "max")
+    assert (peak.period, round(peak.value, 2)) == ("1982", 9.70)

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_tabular_oracle import MEASURES, Gen, close, expected, tables
 
-from multiverse.tabular import ComputeQuery, Fact, FactRefusal, compute, facts, numbers_in
+from multiverse.tabular import ComputeQuery, Fact, FactRefusal, compute, numbers_in
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 GRAINS = ("year", "quarter", "month", "day")
@@ -169,15 +169,3 @@ def test_refusals_name_the_problem(tmp_path: Path) -> None:
         refusal = compute(ComputeQuery.model_validate({"file": "assets/x.csv", **query}),
                           root=tmp_path)
         assert isinstance(refusal, FactRefusal) and words in refusal.reason, refusal
-
-
-def test_standard_facts_average_a_quarterly_rate_per_year_first(tmp_path: Path) -> None:
-    """facts() combines quarters per year with the rate's mean and states it."""
-    path = _table(tmp_path, later=3)
-    found = facts(path, root=tmp_path)
-    assert 0 < len(found) <= 12
-    kinds = [f.kind for f in found]
-    assert kinds[:3] == ["last", "max", "min"]
-    assert all(f.aggregation == "mean" and f.frequency == "year" for f in found)
-    assert all(f.sentence("en").startswith("Mean unemployment rate") for f in found)
-    assert len(facts(path, root=tmp_path, limit=2)) == 2

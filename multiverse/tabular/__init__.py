@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from multiverse.tabular.cells import CellNumber, format_number, numbers_in, parse_number
 from multiverse.tabular.charts import chart_data
-from multiverse.tabular.compute import compute, facts
+from multiverse.tabular.compute import compute
 from multiverse.tabular.lookup import lookup
 from multiverse.tabular.models import (
     ChartData,
@@ -62,7 +62,6 @@ __all__ = [
     "WideGroup",
     "chart_data",
     "compute",
-    "facts",
     "format_number",
     "lookup",
     "numbers_in",
