@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from app.submit_follow import Submitted
+from app.cli_home import Submitted
 from multiverse.atomic import atomic_write_text, create_exclusive
 from multiverse.errors import (
     MultiverseError,
@@ -100,7 +100,7 @@ def submit_and_follow(
     timeout: float,
 ) -> Submitted:
     """Drop a request, then (when a daemon serves) wait until it is taken, or for its proposal."""
-    from app.submit_follow import follow, snapshot
+    from app.cli_home import follow, snapshot
     from multiverse.home import probe
 
     home = require_home(resolve_home(home_option))

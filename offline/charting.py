@@ -25,8 +25,7 @@ from multiverse.spec import (
     ScannedFile,
 )
 from multiverse.tabular import TableProfile
-from offline.lexicon import phrase_terms
-from offline.periods import periods_in, span_in
+from offline.lexicon import periods_in, phrase_terms, span_in
 from offline.resolve import column_hits, table_and_measures, values_named
 
 CHART_WORDS = re.compile(

@@ -27,7 +27,7 @@ from multiverse.spec import (
     ScannedFile,
 )
 from multiverse.tabular import TableProfile
-from offline.periods import Period, periods_in, span_in
+from offline.lexicon import Period, periods_in, span_in
 from offline.resolve import column_hits, table_and_measures, values_named
 
 _QUESTION = re.compile(

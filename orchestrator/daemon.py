@@ -99,7 +99,7 @@ class Daemon:
         """A file event: look after the debounce delay (editors write in several moves).
 
         Events within the delay after the first share its wake-up; what is read then is
-        trusted only once settled (`multiverse.store.settled`), so a save in several moves that
+        trusted only once settled (`multiverse.store.tablefile`), so a save in several moves that
         outlasts the delay is still read whole.
         """
         self.wake(key, self.config.debounce_ms / 1000)

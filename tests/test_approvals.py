@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from executor.model.approval import ApprovalBridge
+from executor.model.loop import ApprovalBridge
 from multiverse.errors import UserError
 from multiverse.home import Home
 from multiverse.processes.session import read_events

@@ -1,4 +1,4 @@
-"""Tests of how the offline Planner reads a request: the request spec (planner.builtin.spec),
+"""Tests of how the offline Planner reads a request: the request spec (planner.builtin.proposal),
 its deliverable, language, length and research, read by the offline rules."""
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ import csv
 import shutil
 from pathlib import Path
 
+from app.cli_home import as_data, follow, report, snapshot
 from app.commands import drop_request
-from app.submit_follow import as_data, follow, report, snapshot
 from executor.builtin import BuiltinExecutor
 from multiverse.atomic import atomic_write_text
 from multiverse.home import Home

@@ -1,5 +1,9 @@
 """Reading references: files and folders inside the home turned into digests, confined to it, and
 the one-line extractive summaries of files for the knowledge catalog.
+
+Also here: catalog lines that say what a file holds: a table by its profile (its columns with their
+units, the period it covers, its row count; never a sum of codes), a document by its first
+meaningful lines as the file writes them (no front matter, no bare link, no rule or fence).
 """
 
 from __future__ import annotations
@@ -11,15 +15,11 @@ import os
 import re
 from pathlib import Path
 
+import structlog
 import yaml
 
 from executor.builtin.charts import svgs_in
-from executor.builtin.digest import (
-    digest_document,
-    digest_note,
-    digest_scan,
-    digest_text,
-)
+from executor.builtin.digest import digest_document, digest_note, digest_scan, digest_text
 from executor.builtin.evidence import (
     Digest,
     is_builtin_document,
@@ -27,7 +27,6 @@ from executor.builtin.evidence import (
     ranked_points,
     read_document,
 )
-from executor.builtin.summary_lines import document_lines, first_lines, table_line
 from executor.builtin.tables import describe_data, scan_csv
 from executor.builtin.text import shorten
 from multiverse.documents import (
@@ -37,13 +36,104 @@ from multiverse.documents import (
     document_note,
     html_document,
     sniff,
+    source_text,
     text_encoding,
 )
 from multiverse.documents import decode as decode
-from multiverse.documents import source_text as source_text  # for the evidence brief
 from multiverse.errors import MultiverseError
 from multiverse.home import Home
+from multiverse.tabular import profile
 from multiverse.unread import look, open_regular, why_unread
+
+log = structlog.get_logger(__name__)
+
+DESCRIPTION_SUFFIXES = (".md", ".markdown", ".txt")
+DESCRIPTION_LIMIT = 60_000  # characters of a description read for the table's units
+_FRONT_MATTER = re.compile(r"\A\ufeff?---[ \t]*\n.*?\n---[ \t]*(?:\n|\Z)", re.DOTALL)
+_BARE_LINK = re.compile(
+    r"^(?:[-*+]\s+)?(?:<?(?:https?|ftp)://\S+>?|\[[^\]]*\]\((?:https?|ftp)://[^)]+\)|www\.\S+)$",
+    re.IGNORECASE,
+)
+_MARKUP_ONLY = re.compile(r"^(?:[-=_*~`#|:+\s]+|<!--.*-->|\|?[\s:|-]+\|?)$")
+_HEADING = re.compile(r"^#{1,6}\s+")
+
+
+def table_line(path: Path) -> str | None:
+    """The profile summary of a table (the documents beside it that describe it read for its
+    units); None when it cannot be profiled."""
+    path = path.absolute()
+    try:
+        found = profile(path, root=path.parent, descriptions=_descriptions(path))
+    except Exception as error:  # not a table after all: the caller describes it otherwise
+        log.info("table_not_profiled", path=str(path), error=str(error)[:200])
+        return None
+    return found.summary()
+
+
+def _stem(path: Path) -> str:
+    return re.sub(r"[^0-9a-z가-힣]+", "", path.stem.lower())
+
+
+def _descriptions(table: Path) -> list[str]:
+    """The texts of the documents beside a table with its name (`tips.md` for `tips.csv`)."""
+    stem = _stem(table)
+    texts = []
+    try:
+        siblings = sorted(table.parent.iterdir())
+    except OSError:
+        return []
+    for sibling in siblings:
+        other = _stem(sibling)
+        if (
+            sibling == table
+            or sibling.suffix.lower() not in DESCRIPTION_SUFFIXES
+            or not stem
+            or not other
+            or not (other == stem or other.startswith(stem) or stem.startswith(other))
+        ):
+            continue
+        text, _note = source_text(table.parent, sibling)
+        if text:
+            texts.append(text[:DESCRIPTION_LIMIT])
+    return texts
+
+
+_LOCATION = re.compile(r"^#{1,6}\s+(?:Page \d+|Slide \d+)(?::\s*|$)", re.MULTILINE)
+
+
+def document_lines(markdown: str, limit: int) -> str:
+    """The first meaningful lines of a converted document: the location headings the
+    conversion adds (`## Page 2`, `## Slide 3: `) are not the file's words."""
+    return first_lines(_LOCATION.sub("", markdown), limit)
+
+
+def meaningful_lines(text: str) -> list[str]:
+    """A document's lines that say something, in order, as the file writes them: without
+    front matter, empty lines, bare links, rules, fences and table separators (a heading's
+    `#` marks are markup, not words)."""
+    body = _FRONT_MATTER.sub("", text, count=1)
+    found = []
+    for raw in body.splitlines():
+        line = " ".join(raw.split())
+        if not line or _BARE_LINK.match(line) or _MARKUP_ONLY.match(line):
+            continue
+        found.append(_HEADING.sub("", line))
+    return found
+
+
+def first_lines(text: str, limit: int) -> str:
+    """The first meaningful lines of a text that fit in `limit` characters (the first one cut
+    with "…" when it alone is longer); "" when it has none."""
+    lines = meaningful_lines(text)
+    if not lines:
+        return ""
+    kept = [lines[0]]
+    for line in lines[1:]:
+        if len(" ".join([*kept, line])) > limit:
+            break
+        kept.append(line)
+    joined = " ".join(kept)
+    return joined if len(joined) <= limit else joined[: limit - 1].rstrip() + "…"
 
 
 class TaskError(MultiverseError):

@@ -40,8 +40,16 @@ from executor.builtin import (
     resolve_output,
     table_answer,
 )
-from executor.model.approval import ApprovalBridge, gate_approvals, shell_allow_list
-from executor.model.loop import LoopOutcome, ModelGateway, clipped, final_word, run_tool_loop
+from executor.model.loop import (
+    ApprovalBridge,
+    LoopOutcome,
+    ModelGateway,
+    clipped,
+    final_word,
+    gate_approvals,
+    run_tool_loop,
+    shell_allow_list,
+)
 from executor.model.prompt import (
     NoRoom,
     TaskPrompt,

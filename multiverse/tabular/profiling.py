@@ -11,11 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from multiverse.tabular.cells import CellNumber, parse_number
+from multiverse.tabular.cells import CellNumber, Numbers, parse_number, read_numbers
 from multiverse.tabular.columns import (
     AGGREGATION,
     Definition,
-    Numbers,
     category_or_text,
     find_definitions,
     identifier_name,
@@ -24,7 +23,6 @@ from multiverse.tabular.columns import (
     measure_kind,
     measure_unit,
     prose_units,
-    read_numbers,
     says_counts,
 )
 from multiverse.tabular.models import ColumnProfile, Kind, TableProfile, TimeAxis, WideGroup

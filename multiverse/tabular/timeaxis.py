@@ -19,13 +19,14 @@ from multiverse.tabular.cells import (
     RANK,
     YEARS,
     Moment,
+    Numbers,
     key_of,
     label_of,
     month_number,
     parse_label,
     quarter_number,
 )
-from multiverse.tabular.columns import Definition, Numbers, kind_of, name_tokens, says_date
+from multiverse.tabular.columns import Definition, kind_of, name_tokens, says_date
 from multiverse.tabular.models import AxisFrequency, ColumnProfile, TimeAxis
 
 if TYPE_CHECKING:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from planner.builtin.planner import BuiltinPlanner
-from planner.builtin.spec import request_spec
+from planner.builtin.proposal import request_spec
 
 __all__ = [
     "BuiltinPlanner",

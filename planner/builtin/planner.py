@@ -33,7 +33,7 @@ from multiverse.roles import (
 )
 from planner.builtin import proposal, tasks
 from planner.builtin.inputs import first_line, folder_files
-from planner.builtin.spec import answered_at_once
+from planner.builtin.proposal import answered_at_once
 from planner.mcp import load_mcps, match_mcp
 from planner.mode import decide_mode, deliverable_asked, request_lines
 from planner.validation import (

@@ -25,9 +25,8 @@ from planner.builtin.inputs import (
     unique,
     usable,
 )
-from planner.builtin.proposal import past_work
-from planner.builtin.spec import run_spec
-from planner.spec_doc import length_label
+from planner.builtin.proposal import past_work, run_spec
+from planner.proposal_doc import length_label
 from planner.validation import is_publishing_stage, request_path
 from planner.wording import language_name
 

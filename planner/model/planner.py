@@ -4,7 +4,7 @@ Each plan target is one JSON call (see planner.model.asking): the system message
 package's AGENT.md, loaded afresh on every call, the user message the target's template filled
 with the selective context (planner.model.context). The model answers only what needs judgement
 (planner.model.answers); code writes the ids, orders, chains and paths
-(planner.model.bookkeeping), and the plan is checked with the same validators as the builtin
+(planner.model.answers), and the plan is checked with the same validators as the builtin
 planner's, so an invalid plan goes back to the model with the errors. A target whose tier no
 model serves here is planned by the builtin planner.
 """
@@ -38,10 +38,13 @@ from planner.model.answers import (
     StagesAnswer,
     proposal_answer,
     tasks_answer,
+    to_proposal,
+    to_stages,
+    to_tasks,
+    to_tool_tasks,
     tool_tasks_answer,
 )
 from planner.model.asking import Asker, PlanJob, checker, digest
-from planner.model.bookkeeping import to_proposal, to_stages, to_tasks, to_tool_tasks
 from planner.model.context import (
     active_past_ids,
     mode_values,
