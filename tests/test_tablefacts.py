@@ -214,6 +214,7 @@ def test_the_largest_and_fastest_growing_categories(home: Home) -> None:
     fastest = max(growth, key=lambda firm: growth[firm])
     assert (by_kind["largest"].category, by_kind["largest"].value) == (largest, at_last[largest])
     assert by_kind["fastest_growing"].category == fastest
+    assert by_kind["fastest_growing"].period == f"{first}–{last}"
     assert math.isclose(by_kind["fastest_growing"].percent or 0, growth[fastest] * 100)
 
 

@@ -20,7 +20,6 @@ from multiverse.tabular import (
     LookupQuery,
     chart_data,
     compute,
-    facts,
     lookup,
     profile,
 )
@@ -129,11 +128,3 @@ def test_elec_equip_month_names_with_days(root: Path) -> None:
     assert isinstance(fact, Fact) and fact.period == peak and _close(fact.value, means[peak])
     assert fact.aggregation == "mean" and fact.citation.rows == len(by_year[peak])
 
-
-def test_standard_facts_of_a_real_long_table(root: Path) -> None:
-    """facts() of grunfeld names the largest and the fastest-growing firm."""
-    found = facts(Path("assets/grunfeld.csv"), root=root, measures=["invest"])
-    kinds = {f.kind: f for f in found}
-    largest = {r["firm"]: float(r["invest"]) for r in _rows("grunfeld.csv") if r["year"] == "1954"}
-    assert kinds["largest"].category == max(largest, key=lambda firm: largest[firm])
-    assert "fastest_growing" in kinds and kinds["fastest_growing"].period == "1935–1954"
