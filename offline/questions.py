@@ -28,7 +28,7 @@ from multiverse.spec import (
 )
 from multiverse.tabular import TableProfile
 from offline.periods import Period, periods_in, span_in
-from offline.resolve import column_hits, table_and_measures, values_named
+from offline.resolve import column_hits, names_not_held, table_and_measures, values_named
 
 _QUESTION = re.compile(
     r"\?|？|^\s*(?:what|which|how|when|who|where|is|are|was|were|did|does|do)\b"
@@ -152,6 +152,9 @@ def questions_of(
     target = _target(part, scan, excluded, previous)
     if target is None:
         return []
+    target = _with_names(part, target)
+    if target is None:
+        return [Question(reading=reading)]  # it names what no column holds: said, not guessed
     kind = _kind(part, target)
     category, filters = _compared(part, target, kind)
     if kind in _COMPARING and category is None:
@@ -171,6 +174,27 @@ def questions_of(
             part, target, kind, measure, category, filters, _range(part, target, kind), reading
         )
     ]
+
+
+def _with_names(part: str, target: _Target) -> _Target | None:
+    """The target with the names it asks that its table does not hold kept as a filter on
+    the table's category column of names, so the answer says they are not in the sources
+    (with the nearest cells) instead of answering for every row; None when no column could
+    hold them."""
+    absent = names_not_held(part, target.item, target.table)
+    if not absent:
+        return target
+    columns = [c for c in target.table.columns if c.role == "category"]
+    named = [
+        c for c in columns
+        if any(v[:1].isupper() for v in target.table.categories.get(c.name, []))
+    ]  # fmt: skip
+    column = max(named or columns, key=lambda c: c.distinct, default=None)
+    if column is None:
+        return None
+    filters = {**target.filters, column.name: [*target.filters.get(column.name, []), *absent]}
+    return _Target(target.item, target.table, target.measures, filters, target.periods,
+                   target.span)  # fmt: skip
 
 
 def _target(

@@ -155,3 +155,36 @@ def test_a_file_left_out_is_never_used(
     assert "assets/shipping_tonnage.csv" not in spec.sources
     assert f"assets/{measure}_data.csv" in spec.sources
     assert all(c.data is None or c.data.file != "assets/shipping_tonnage.csv" for c in spec.charts)
+
+
+ABSENT = ["Zephyr", "Quorra", "Ilvermorny", "Tallis"]  # names no generated table holds
+
+
+@SETTINGS
+@given(tables(), st.sampled_from(ABSENT), st.booleans())
+def test_a_question_is_answered_for_the_name_it_asks_or_not_at_all(
+    table: tuple[pd.DataFrame, str, str, str, str], absent: str, held: bool
+) -> None:
+    """"What was <name>'s <measure> in <year>?": for a name the table holds, that name's own
+    value of the year (pandas, by the measure's aggregation); for a name it does not hold, no
+    answer, never the total of every row."""
+    frame, measure, measure_en, _measure_ko, _category_en = table
+    category = next(c for c in frame.columns if c not in (measure, "year", "date"))
+    years = frame["year"] if "year" in frame else frame["date"].str[:4].astype(int)
+    year = int(years.iloc[-1])
+    name = str(frame[category].iloc[0]) if held else absent
+    with home_with(frame, f"{measure}_data.csv", other=False) as home:
+        spec = _spec(home, f"What was {name}'s {measure_en} in {year}?")
+    assert len(spec.questions) == 1, spec.questions
+    (question,) = spec.questions
+    if not held:
+        assert not question.answerable, question
+        assert absent in question.reason or "no table" in question.reason
+        return
+    assert question.answerable, question.reason
+    cells = frame[(years == year) & (frame[category] == name)][measure]
+    # a stock is the year's last value, a rate or level its mean, a count or amount the sum
+    how = {"population": "last", "unemployment_rate": "mean", "avg_temperature": "mean"}
+    expected = {"last": cells.iloc[-1], "mean": cells.mean()}.get(how.get(measure, ""), cells.sum())
+    shown = f"{expected:,.2f}".rstrip("0").rstrip(".") if expected % 1 else f"{int(expected):,}"
+    assert shown in question.answer and name in question.answer

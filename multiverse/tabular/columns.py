@@ -309,7 +309,11 @@ def _table_rows(text: str, known: dict[str, str]) -> list[tuple[str, str, str | 
 
 def _definition(body: str, unit: str | None) -> Definition:
     """A definition's label and unit from its text."""
-    return Definition(body, _label(body), (unit or "").strip() or unit_in(body))
+    unit = (unit or "").strip() or unit_in(body)
+    label = _label(body)
+    if unit and label.lower().endswith(f" in {unit.lower()}"):
+        label = label[: -len(f" in {unit}")]  # "Gross investment in 1947 dollars": the unit
+    return Definition(body, label, unit)
 
 
 def unit_in(text: str) -> str | None:
