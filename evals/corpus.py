@@ -292,28 +292,129 @@ def write(text: str, revision: str) -> None:
     EVALS_MD.write_text(updated, encoding="utf-8")
 
 
+@dataclass
+class ModelVerdict:
+    """One case read by the model: its verdict, whether the model's answer was used (or the
+    rules' spec after a failed call), and how long the call took."""
+
+    verdict: Verdict
+    used: bool
+    seconds: float
+    errors: list[str] = field(default_factory=list)
+
+
+def evaluate_model(documents: Path, ids: list[str], tier: dict[str, Any]) -> list[ModelVerdict]:
+    """The chosen cases read by the model Planner's spec call (the production seam, through
+    litellm) on one tier, each judged as the offline reading is."""
+    import time
+
+    from structlog.testing import capture_logs
+
+    from multiverse.agent_package import load_agent_package, role_package_dir
+    from multiverse.config import RuntimeMapping, TierConfig
+    from multiverse.gateway import Gateway
+    from multiverse.roles import PlanContext
+    from planner.model.asking import Asker
+    from planner.model.spec import make_spec
+
+    package = load_agent_package(role_package_dir("planner"), RuntimeMapping())
+    asker = Asker(Gateway(), {package.card.tier: TierConfig.model_validate(tier)})
+    chosen = [case for case in cases() if case["id"] in ids]
+    found: list[ModelVerdict] = []
+    for case in chosen:
+        with corpus_home(case, documents) as home:
+            context = PlanContext(
+                home=str(home.root),
+                run_id=f"eval-{case['id']}",
+                request=case["request"],
+                modifications=case.get("modify") or [],
+            )
+            started = time.monotonic()
+            with capture_logs() as logs:
+                spec = make_spec(asker, package, context)
+            seconds = time.monotonic() - started
+        failed = [e for e in logs if e["event"] == "spec_fallback_rules"]
+        errors = [str(error) for e in failed for error in e.get("errors", [])]
+        found.append(ModelVerdict(judge(case, spec), not failed, seconds, errors))
+    return found
+
+
+def model_report(found: list[ModelVerdict], model: str) -> str:
+    """The model's readings as markdown: per case, used or fallen back, time, problems."""
+    lines = [
+        f"Model: `{model}`. Each case's request read by the model Planner's spec call "
+        "(planner/model/spec.py through the gateway), checked by the one validator and judged "
+        "as the offline reading is.",
+        "",
+        "| case | model answer used | seconds | charts | exclusions | questions | problems |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for item in found:
+        v = item.verdict
+        problems = "; ".join(v.problems + item.errors).replace("|", "\\|")[:400] or "none"
+        lines.append(
+            f"| {v.case} | {'yes' if item.used else 'no (rules)'} | {item.seconds:.0f} | "
+            f"{v.charts[0]}/{v.charts[1]} | {v.exclusions[0]}/{v.exclusions[1]} | "
+            f"{v.questions[0]}/{v.questions[1]} | {problems} |"
+        )
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Print the corpus results (and with --write, record them in EVALS.md)."""
+    """Print the corpus results (and with --write, record them in EVALS.md); with --model,
+    the chosen --cases read by the local model instead."""
     import subprocess
     import sys
 
     sys.path.insert(0, str(CORPUS))
     from make_documents import build  # type: ignore[import-not-found]
 
+    args = list(argv or [])
     with tempfile.TemporaryDirectory() as folder:
         documents = Path(folder)
         build(documents)
-        text = report(evaluate(documents))
+        if "--model" in args:
+            from evals.mapping import local_tier
+
+            ids = args[args.index("--cases") + 1].split(",") if "--cases" in args else []
+            tier = local_tier()
+            text = model_report(evaluate_model(documents, ids, tier), str(tier["model"]))
+        else:
+            text = report(evaluate(documents))
     print(text)
-    if argv and "--write" in argv:
+    if "--write" in args:
         revision = subprocess.run(
             ["git", "-C", str(CORPUS), "rev-parse", "--short", "HEAD"],
             capture_output=True,
             text=True,
             check=False,
         ).stdout.strip()
-        write(text, f"at {revision}" if revision else "this checkout")
+        where = f"at {revision}" if revision else "this checkout"
+        if "--model" in args:
+            write_model(text, where)
+        else:
+            write(text, where)
     return 0
+
+
+MODEL_BEGIN = "<!-- corpus on the local model: make eval-local-spec -->"
+MODEL_END = "<!-- end of corpus on the local model -->"
+
+
+def write_model(text: str, revision: str) -> None:
+    """Put the model's readings into EVALS.md between their markers."""
+    block = (
+        f"{MODEL_BEGIN}\n## The corpus on the local model (`make eval-local-spec`, {revision})"
+        f"\n\n{text}\n{MODEL_END}"
+    )
+    current = EVALS_MD.read_text(encoding="utf-8") if EVALS_MD.exists() else "# Evaluations\n"
+    if MODEL_BEGIN in current and MODEL_END in current:
+        head, _, rest = current.partition(MODEL_BEGIN)
+        _, _, tail = rest.partition(MODEL_END)
+        updated = head + block + tail
+    else:
+        updated = current.rstrip("\n") + "\n\n" + block + "\n"
+    EVALS_MD.write_text(updated, encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -5,8 +5,10 @@ from __future__ import annotations
 import csv
 import math
 import tempfile
+from collections import Counter
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_tabular_oracle import MEASURES, Gen, close, expected, tables
@@ -181,3 +183,26 @@ def test_standard_facts_average_a_quarterly_rate_per_year_first(tmp_path: Path) 
     assert all(f.aggregation == "mean" and f.frequency == "year" for f in found)
     assert all(f.sentence("en").startswith("Mean unemployment rate") for f in found)
     assert len(facts(path, root=tmp_path, limit=2)) == 2
+
+
+def test_standard_facts_sum_whole_years_only() -> None:
+    """A monthly amount whose data starts in July and ends in April: the standard facts'
+    yearly sums leave out the two years held in part (six months are no year), and the
+    first and last values they say are those of whole years, never "the data's first"."""
+    corpus = Path(__file__).resolve().parent / "corpus" / "tables"
+    with (corpus / "economics.csv").open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    sums: dict[int, float] = {}
+    for row in rows:
+        sums[int(row["date"][:4])] = sums.get(int(row["date"][:4]), 0.0) + float(row["pce"])
+    months = Counter(int(row["date"][:4]) for row in rows)
+    whole = sorted(year for year, count in months.items() if count == 12)
+    found = facts(corpus / "economics.csv", root=corpus.parent.parent.parent,
+                  descriptions=[(corpus / "economics.md").read_text(encoding="utf-8")],
+                  measures=["pce"])  # fmt: skip
+    change = next(fact for fact in found if fact.kind == "change")
+    assert (change.start, change.end) == (str(whole[0]), str(whole[-1]))  # 1968, 2014
+    assert change.start_value == pytest.approx(sums[whole[0]])
+    assert change.end_value == pytest.approx(sums[whole[-1]])
+    first = next(fact for fact in found if fact.kind == "first")
+    assert first.period == str(whole[0]) and "first period of the data" not in first.sentence("en")
