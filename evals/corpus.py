@@ -70,6 +70,8 @@ class Verdict:
     charts: tuple[int, int] = (0, 0)  # right, asked
     exclusions: tuple[int, int] = (0, 0)
     questions: tuple[int, int] = (0, 0)
+    untraced: int = 0  # numbers of its offline deliverable found in no source or fact
+    leaked: int = 0  # files left out that its deliverable names outside the "left out" line
 
     @property
     def ok(self) -> bool:
@@ -236,13 +238,68 @@ def _same_period(sentence: str, answer: str) -> bool:
     return False
 
 
-def evaluate(documents: Path) -> list[Verdict]:
-    """Every case judged."""
+RUN_ID = "run-20260101-000000-001"
+_LEFT_OUT_LINES = ("Left out as you asked:", "요청에 따라 제외:")
+
+
+def deliver(home: Home, spec: RequestSpec) -> tuple[str, dict[str, Any]]:
+    """The offline deliverable of a confirmed spec, as the publishing task writes it: the
+    report's markdown and its delivery record."""
+    import json
+
+    from executor.builtin import BuiltinExecutor
+    from multiverse.home import PHASE_FOLDERS
+    from multiverse.models import MajorStage, Phase, Task
+    from multiverse.roles import TaskAssignment
+
+    for folder in PHASE_FOLDERS:
+        home.run(RUN_ID).phase_workspace(folder).mkdir(parents=True, exist_ok=True)
+    outputs = home.root / "outputs" / RUN_ID
+    outputs.mkdir(parents=True, exist_ok=True)
+    task = Task(task_id="P4-S01-T01", run_id=RUN_ID, stage_id="P4-S01", task_name="Publish",
+                task_purpose="Publish the deliverable.", related_references=["assets/"],
+                output_path=f"outputs/{RUN_ID}/report.md", execution_order=1)  # fmt: skip
+    assignment = TaskAssignment(
+        home=str(home.root), run_id=RUN_ID, request=spec.request,
+        phase=Phase(phase_id="P4", run_id=RUN_ID, phase_name="GENERATING_OUTPUT"),
+        stage=MajorStage(stage_id="P4-S01", run_id=RUN_ID, phase_id="P4", stage_name="Publish",
+                         execution_order=1),
+        task=task, spec=spec.model_copy(update={"confirmed": True}),
+    )  # fmt: skip
+    signal = BuiltinExecutor().execute_task(assignment)
+    if signal.status != "COMPLETED":
+        raise RuntimeError(f"the publishing task failed: {signal.error}")
+    delivery = home.run(RUN_ID).phase_workspace("GENERATING_OUTPUT") / "delivery.json"
+    record: dict[str, Any] = json.loads(delivery.read_text(encoding="utf-8"))
+    return (outputs / "report.md").read_text(encoding="utf-8"), record
+
+
+def judge_deliverable(spec: RequestSpec, report: str, record: dict[str, Any],
+                      verdict: Verdict) -> None:  # fmt: skip
+    """Untraced numbers and files left out named anywhere but the line that lists them."""
+    body = "\n".join(
+        line for line in report.splitlines() if not line.startswith(_LEFT_OUT_LINES)
+    )
+    leaked = [path for path in sorted(spec.excluded()) if path in body or _base(path) in body]
+    verdict.untraced = int(record.get("untraced_numbers") or 0)
+    verdict.leaked = len(leaked)
+    if verdict.untraced:
+        verdict.problems.append(f"deliverable: {verdict.untraced} numbers found in no source")
+    if leaked:
+        verdict.problems.append(f"deliverable names files left out: {', '.join(leaked)}")
+
+
+def evaluate(documents: Path, deliverables: bool = True) -> list[Verdict]:
+    """Every case judged (with `deliverables`, its offline deliverable too)."""
     verdicts = []
     for case in cases():
         with corpus_home(case, documents) as home:
             spec, _scan = spec_of(case, home)
-        verdicts.append(judge(case, spec))
+            verdict = judge(case, spec)
+            if deliverables:
+                report, record = deliver(home, spec)
+                judge_deliverable(spec, report, record, verdict)
+        verdicts.append(verdict)
     return verdicts
 
 
@@ -255,11 +312,14 @@ def report(verdicts: list[Verdict]) -> str:
         return f"{right}/{asked}"
 
     ok = sum(v.ok for v in verdicts)
+    untraced = sum(v.untraced for v in verdicts)
+    leaked = sum(v.leaked for v in verdicts)
     lines = [
-        "| cases fully right | charts | exclusions | questions |",
-        "|---|---|---|---|",
+        "| cases fully right | charts | exclusions | questions | deliverables: numbers "
+        "untraced | deliverables: files left out named |",
+        "|---|---|---|---|---|---|",
         f"| {ok}/{len(verdicts)} | {total('charts')} | {total('exclusions')} | "
-        f"{total('questions')} |",
+        f"{total('questions')} | {untraced} | {leaked} |",
         "",
     ]
     for verdict in verdicts:
@@ -279,7 +339,9 @@ def write(text: str, revision: str) -> None:
         "Each request of tests/corpus read by the offline rules into a checked spec and judged "
         "against its expectations: charts (table, measures, dimension, filter, series, top-N, "
         "drawable), files left out (used nowhere), lookups and computations (the figure in the "
-        "answer), language, length, mode.\n\n"
+        "answer), language, length, mode; then each case's offline deliverable is published "
+        "from its spec and every number in it traced to the sources or the computed facts, and "
+        "no file left out may be named in it but in the line that lists them.\n\n"
         f"{text}\n{END}"
     )
     current = EVALS_MD.read_text(encoding="utf-8") if EVALS_MD.exists() else "# Evaluations\n"
