@@ -157,11 +157,12 @@ _UNIT_HINT = re.compile(
     r"%|\$|€|£|¥|₩|원|달러|\b(?:dollars?|euros?|won|yen|pounds?|thousands?|millions?|billions?|"
     r"trillions?|bil|mil|mn|bn|percent|per cent|kg|km|tonnes?|tons?|barrels?|liters?|litres?|"
     r"[kmgt]wh|megawatthours?|kilowatthours?|mm|cm|°[cf]|degrees?|people|persons?|units?|"
-    r"index|points?|usd|krw|eur)\b|=\s*100|천|만|억|백만|명|개|건|℃",
+    r"index|points?|usd|krw|eur)\b|=\s*100|천|만|억|백만|명|개|건|℃|\b10\^\d+|\bm\^?[23]\b",
     re.IGNORECASE,
 )
 _IN_UNIT = re.compile(
-    r"\b(?:in|measured in|expressed in|unit:)\s+((?:thousands? of |millions? of |billions? of )?"
+    r"\b(?:in|measured in|expressed in|unit:)\s+(10\^\d+,?\s*[a-z]+\^?\d?\b|"  # 10^8 m^3
+    r"(?:thousands? of |millions? of |billions? of )?"
     r"(?:(?:US|U\.S\.|constant|current|chained)\s+)*(?:\d{4}\s+)?[\w$€£¥₩%°]+(?:\s+[\w$]+)?)",
     re.IGNORECASE,
 )
@@ -313,6 +314,10 @@ def _definition(body: str, unit: str | None) -> Definition:
     label = _label(body)
     if unit and label.lower().endswith(f" in {unit.lower()}"):
         label = label[: -len(f" in {unit}")]  # "Gross investment in 1947 dollars": the unit
+    head, _, tail = label.rpartition(", ")
+    if unit and head and tail and (unit.lower().startswith(tail.lower())
+                                   or _short_unit(tail.rstrip(".")) == unit):
+        label = head  # "Real gross domestic product, Bil. of chained 2005 US$": the unit
     return Definition(body, label, unit)
 
 
@@ -328,6 +333,12 @@ def unit_in(text: str) -> str | None:
     for match in _IN_UNIT.finditer(text):
         if _UNIT_HINT.search(match.group(1)):
             return _short_unit(match.group(1).strip())
+    # "Real gross domestic product, Bil. of chained 2005 US$ (SAAR)": a clause after a comma
+    for clause in re.split(r",\s+", re.sub(r"\s*\([^()]*\)", "", text))[1:]:
+        clause = clause.strip().rstrip(".")
+        if clause and len(clause) <= 40 and _UNIT_HINT.match(clause) and not _NOT_UNITS.search(
+                clause):
+            return _short_unit(clause)
     return None
 
 
