@@ -104,6 +104,8 @@ def test_descriptions_give_labels_units_and_kinds(tmp_path: Path) -> None:
     ("inventory", "stock", "last"), ("number of trips", "count", "sum"),
     ("tbilrate", "rate", "mean"), ("realgdp", "amount", "sum"),
     ("corporate_income", "amount", "sum"), ("account_balance", "stock", "last"),
+    ("construction_jobs", "stock", "last"), ("nonfarm", "stock", "last"),
+    ("nonfarm_change", "count", "sum"), ("employment", "stock", "last"),
 ])
 def test_names_decide_kinds(tmp_path: Path, name: str, kind: str, aggregation: str) -> None:
     """English and Korean words of a name give the measure's kind and aggregation."""

@@ -25,7 +25,9 @@ _WORDS: list[tuple[str, set[str]]] = [
     ("price", {"price", "prices", "fare", "fares", "tariff", "wage", "wages"}),
     ("stock", {"population", "pop", "stock", "stocks", "level", "levels", "balance", "inventory",
                "inventories", "debt", "reserves", "holdings", "outstanding", "unemployed",
-               "employed", "employees", "workers", "members", "subscribers", "enrollment"}),
+               "employed", "employees", "workers", "members", "subscribers", "enrollment",
+               "employment", "jobs", "payroll", "payrolls", "nonfarm", "headcount",
+               "workforce"}),
     ("count", {"count", "counts", "num", "cases", "visitors", "visits", "users", "deaths",
                "births", "arrivals", "passengers", "customers", "orders", "students",
                "quantity", "qty", "votes", "ballots", "marriages", "divorces", "accidents",
@@ -37,6 +39,7 @@ _WORDS: list[tuple[str, set[str]]] = [
                 "tip", "tips", "bill", "fee", "fees",
                 "budget", "payments", "emissions"}),
 ]
+_CHANGE_WORDS = {"change", "changes", "diff", "delta", "added", "net", "gain", "gains"}
 _PHRASES = [("count", "number of"), ("amount", "domestic product"), ("amount", "national product"),
             ("stock", "market value"), ("stock", "book value")]
 # Korean compounds are not split into words: their endings and stems decide.
@@ -76,6 +79,8 @@ def kind_of(text: str) -> str | None:
     hangul = "".join(w for w in words if re.search(r"[가-힣]", w))
     for kind, vocabulary in _WORDS:
         if any(word in vocabulary or _run_together(word) == kind for word in words):
+            if kind == "stock" and _CHANGE_WORDS & set(words):
+                return "count"  # "nonfarm_change": the change of a level is a flow, summed
             return kind
         if any(k == kind and f" {p} " in f" {lowered} " for k, p in _PHRASES):
             return kind
