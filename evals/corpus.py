@@ -66,10 +66,12 @@ class Verdict:
     """What one case got right and wrong."""
 
     case: str
+    expect: dict[str, Any] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     charts: tuple[int, int] = (0, 0)  # right, asked
     exclusions: tuple[int, int] = (0, 0)
     questions: tuple[int, int] = (0, 0)
+    delivered: tuple[int, int] = (0, 0)  # questions answered by the spec or the deliverable
     untraced: int = 0  # numbers of its offline deliverable found in no source or fact
     leaked: int = 0  # files left out that its deliverable names outside the "left out" line
 
@@ -86,7 +88,7 @@ def _base(path: str) -> str:
 def judge(case: dict[str, Any], spec: RequestSpec) -> Verdict:
     """Compare a case's spec with what the case expects."""
     expect = case.get("expect") or {}
-    verdict = Verdict(case["id"])
+    verdict = Verdict(case["id"], expect=expect)
     if expect.get("language") and spec.language != expect["language"]:
         verdict.problems.append(f"language {spec.language} != {expect['language']}")
     if expect.get("mode") and spec.mode != expect["mode"]:
@@ -281,12 +283,34 @@ def judge_deliverable(spec: RequestSpec, report: str, record: dict[str, Any],
         line for line in report.splitlines() if not line.startswith(_LEFT_OUT_LINES)
     )
     leaked = [path for path in sorted(spec.excluded()) if path in body or _base(path) in body]
+    _judge_delivered(spec, report, verdict)
     verdict.untraced = int(record.get("untraced_numbers") or 0)
     verdict.leaked = len(leaked)
     if verdict.untraced:
         verdict.problems.append(f"deliverable: {verdict.untraced} numbers found in no source")
     if leaked:
         verdict.problems.append(f"deliverable names files left out: {', '.join(leaked)}")
+
+
+def _judge_delivered(spec: RequestSpec, report: str, verdict: Verdict) -> None:
+    """The expected answers the reader gets: the spec's, or a line of the deliverable that
+    states the figure and names the measure (an answer asked without a question mark, such
+    as "what stands out", is among the facts computed from the tables)."""
+    expect = verdict.expect
+    wanted = [*(expect.get("lookups") or []), *(expect.get("computations") or [])]
+    right = 0
+    lines = report.splitlines()
+    for item in wanted:
+        answer = item.get("value", item.get("answer"))
+        if answer is None:
+            right += any(not q.answerable and q.reason for q in spec.questions)
+            continue
+        if any(q.answerable and _holds(q.answer, str(answer)) for q in spec.questions):
+            right += 1
+            continue
+        measure = str(item.get("measure") or item.get("column") or "").lower()
+        right += any(_holds(line, str(answer)) and measure in line.lower() for line in lines)
+    verdict.delivered = (right, len(wanted))
 
 
 def evaluate(documents: Path, deliverables: bool = True) -> list[Verdict]:
@@ -315,11 +339,12 @@ def report(verdicts: list[Verdict]) -> str:
     untraced = sum(v.untraced for v in verdicts)
     leaked = sum(v.leaked for v in verdicts)
     lines = [
-        "| cases fully right | charts | exclusions | questions | deliverables: numbers "
-        "untraced | deliverables: files left out named |",
-        "|---|---|---|---|---|---|",
+        "| cases fully right | charts | exclusions | questions (in the spec) | questions "
+        "(answered in the spec or the deliverable) | deliverables: numbers untraced | "
+        "deliverables: files left out named |",
+        "|---|---|---|---|---|---|---|",
         f"| {ok}/{len(verdicts)} | {total('charts')} | {total('exclusions')} | "
-        f"{total('questions')} | {untraced} | {leaked} |",
+        f"{total('questions')} | {total('delivered')} | {untraced} | {leaked} |",
         "",
     ]
     for verdict in verdicts:
@@ -363,6 +388,7 @@ class ModelVerdict:
     used: bool
     seconds: float
     errors: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)  # what the model read unlike the rules
 
 
 def evaluate_model(documents: Path, ids: list[str], tier: dict[str, Any]) -> list[ModelVerdict]:
@@ -391,14 +417,30 @@ def evaluate_model(documents: Path, ids: list[str], tier: dict[str, Any]) -> lis
                 request=case["request"],
                 modifications=case.get("modify") or [],
             )
+            rules, _scan = spec_of(case, home)
             started = time.monotonic()
             with capture_logs() as logs:
                 spec = make_spec(asker, package, context)
             seconds = time.monotonic() - started
         failed = [e for e in logs if e["event"] == "spec_fallback_rules"]
         errors = [str(error) for e in failed for error in e.get("errors", [])]
-        found.append(ModelVerdict(judge(case, spec), not failed, seconds, errors))
+        changed = [
+            name for name in ("mode", "deliverable", "audience", "length_words", "language",
+                              "sources", "charts", "questions", "research")
+            if _plain(getattr(spec, name)) != _plain(getattr(rules, name))
+        ]  # fmt: skip
+        found.append(ModelVerdict(judge(case, spec), not failed, seconds, errors, changed))
     return found
+
+
+def _plain(value: Any) -> Any:
+    """A spec field comparable across readings (readings' phrases and origins left out)."""
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    if hasattr(value, "model_dump"):
+        data = value.model_dump(exclude={"reading"})
+        return {k: v for k, v in data.items() if k not in ("reading", "preview", "title")}
+    return value
 
 
 def model_report(found: list[ModelVerdict], model: str) -> str:
@@ -408,14 +450,16 @@ def model_report(found: list[ModelVerdict], model: str) -> str:
         "(planner/model/spec.py through the gateway), checked by the one validator and judged "
         "as the offline reading is.",
         "",
-        "| case | model answer used | seconds | charts | exclusions | questions | problems |",
-        "|---|---|---|---|---|---|---|",
+        "| case | model answer used | read unlike the rules | seconds | charts | exclusions | "
+        "questions | problems |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for item in found:
         v = item.verdict
         problems = "; ".join(v.problems + item.errors).replace("|", "\\|")[:400] or "none"
         lines.append(
-            f"| {v.case} | {'yes' if item.used else 'no (rules)'} | {item.seconds:.0f} | "
+            f"| {v.case} | {'yes' if item.used else 'no (rules)'} | "
+            f"{', '.join(item.changed) or 'nothing'} | {item.seconds:.0f} | "
             f"{v.charts[0]}/{v.charts[1]} | {v.exclusions[0]}/{v.exclusions[1]} | "
             f"{v.questions[0]}/{v.questions[1]} | {problems} |"
         )
