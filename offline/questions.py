@@ -33,6 +33,7 @@ from offline.resolve import column_hits, names_not_held, table_and_measures, val
 _QUESTION = re.compile(
     r"\?|？|^\s*(?:what|which|how|when|who|where|is|are|was|were|did|does|do)\b"
     r"|\b(?:tell me|work out|find out|calculate|compute|give me the|include the)\b"
+    r"|\bcompare the first and (?:the )?last\b|처음과 마지막을? 비교"
     r"|얼마|몇|어디|어느|언제|무엇|무슨|알려\s?주|계산해|구해|구하",
     re.IGNORECASE,
 )
@@ -99,7 +100,7 @@ _WHEN = re.compile(
 )
 _SPLIT = re.compile(
     r",?\s+and\s+(?=(?:what|which|how|who|when|where|is|was|were|did|does|work out|tell|"
-    r"calculate|compute)\b)|;\s*|,\s*(?=(?:what|which|how|when)\b)|(?<=[요까죠])[,.]?\s+|"
+    r"calculate|compute|compare)\b)|;\s*|,\s*(?=(?:what|which|how|when)\b)|(?<=[요까죠])[,.]?\s+|"
     r"(?<=\?)\s*|,?\s*그리고\s+|(?<=[고며])[,]\s+",
     re.IGNORECASE,
 )
@@ -276,7 +277,12 @@ def _timed(table: TableProfile) -> bool:
     return table.time is not None or (table.wide is not None and table.wide.axis == "time")
 
 
+_FIRST_LAST = re.compile(r"\bfirst and (?:the )?last\b|처음과 마지막", re.IGNORECASE)
+
+
 def _kind(part: str, target: _Target) -> ComputeKind | None:
+    if _FIRST_LAST.search(part) and _timed(target.table):
+        return "change"  # "compare the first and last full years": the change over the data
     ranged = len(target.periods) >= 2 or target.span is not None
     for kind, pattern in _KINDS:
         if not pattern.search(part):
@@ -421,10 +427,28 @@ def _computation(
             filters=filters,
             start=bounds[0],
             end=bounds[1],
-            frequency=_frequency(part, target),
+            frequency=_whole_grain(part) or _frequency(part, target),
             aggregation=_aggregation(part),
+            whole_periods=_WHOLE_YEARS.search(part) is not None,
         ),
     )
+
+
+_WHOLE_YEARS = re.compile(
+    r"\b(?:full|whole|complete)\s+(?:calendar\s+)?(?:years?|quarters?|months?)\b|온전한|완전한",
+    re.IGNORECASE,
+)
+
+
+def _whole_grain(part: str) -> Frequency | None:
+    """The grain of "full years" / "whole quarters" (None when not said)."""
+    found = _WHOLE_YEARS.search(part)
+    if found is None:
+        return None
+    for grain in ("year", "quarter", "month"):
+        if grain in found.group(0).lower():
+            return grain  # type: ignore[return-value]
+    return "year"  # 온전한 (해): a year unless said
 
 
 def _range(part: str, target: _Target, kind: ComputeKind) -> tuple[str | None, str | None]:

@@ -109,13 +109,13 @@ def _within(point: Point, grain: str, low: tuple[str, int] | None,
 
 def per_period(analysis: Analysis, frame: pd.DataFrame, grain: str, how: str,
                parts: list[str], decimals: int, whole: bool = False) -> Values:
-    """The values of each period at `grain`, in time order (with `whole`, a sum leaves out a
-    first or last period the data covers only in part: six months of 1967 are no year)."""
+    """The values of each period at `grain`, in time order (with `whole`, a first or last
+    period the data covers only in part is left out: six months of 1967 are no year)."""
     frame = frame[frame["_t"].astype(bool)].copy()
     native = frame.attrs.get("grain") or grain
     frame["_key"] = frame_times(frame, native).keys(grain)
     trimmed = False
-    if whole and how == "sum" and native in RANK and RANK[native] > RANK[grain]:
+    if whole and native in RANK and RANK[native] > RANK[grain]:
         kept = _whole_periods(frame, native)
         trimmed, frame = len(kept) < len(frame), kept
     combined = combine(frame, ["_key"], how, parts)
