@@ -447,7 +447,7 @@ def _whole_grain(part: str) -> Frequency | None:
         return None
     for grain in ("year", "quarter", "month"):
         if grain in found.group(0).lower():
-            return grain  # type: ignore[return-value]
+            return grain
     return "year"  # 온전한 (해): a year unless said
 
 
