@@ -20,19 +20,14 @@ from multiverse.home import Home
 
 from web_servers import Reply, Seen, html_reply, redirect, serve
 
+pytestmark = pytest.mark.usefixtures("no_proxies")  # proxies off: loopback servers
+
 RUN = "run-20260101-000000-001"
 ARTICLE = (
     "<html><head><title>Guarded</title></head><body><main><h1>Guarded page</h1>"
     "<p>The guard let this page through because the test allowed its host explicitly, and "
     "nothing else on the loopback interface.</p></main></body></html>"
 )
-
-
-@pytest.fixture(autouse=True)
-def _no_proxies(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Proxies off, so a test never depends on the machine's settings."""
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
-        monkeypatch.delenv(name, raising=False)
 
 
 def pages(seen: Seen) -> Reply:
