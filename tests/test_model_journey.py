@@ -457,12 +457,12 @@ def test_key_appears_in_no_file(model_home: Home, fake_openai: FakeOpenAI) -> No
     environ = {KEY_ENV: SECRET, "MULTIVERSE_HOME": str(model_home.root)}
     fake_openai.script(*BEFORE_CONFIRM)
     assert cli(model_home, "submit", REQUEST, env=environ).returncode == 0
-    first = cli(model_home, "start", "--once", env=environ, timeout=120)
+    first = cli(model_home, "start", "--once", env=environ)
     assert first.returncode == 0, first.stderr
     run_id = str(the_run(model_home).run_id)
     fake_openai.script(*RunScript(run_id).after_confirm())
     assert cli(model_home, "confirm", run_id, env=environ).returncode == 0
-    second = cli(model_home, "start", "--once", env=environ, timeout=120)
+    second = cli(model_home, "start", "--once", env=environ)
     assert second.returncode == 0, second.stderr
     assert the_run(model_home).status is Status.COMPLETED
 

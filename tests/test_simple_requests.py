@@ -15,6 +15,7 @@ from multiverse.atomic import atomic_write_text
 from multiverse.home import Home
 from orchestrator.intake import take_in
 
+from forked import forked_once
 from journey import cli, once, runs
 from stepping import builtin_collaborators
 
@@ -174,12 +175,13 @@ def test_a_declined_request_killed_at_any_write_still_makes_one_run(brief_home: 
     it, or after any next write, and started again makes exactly one run, and no reply."""
     question = "What was Germany's revenue in 2023?\n"
     (brief_home.inbox / "germany.md").write_text(question, encoding="utf-8")
-    first = once(brief_home, env={"MULTIVERSE_KILL_AFTER_WRITES": "1"})
+    first = forked_once(brief_home, env={"MULTIVERSE_KILL_AFTER_WRITES": "1"})
     assert first.returncode == -9
     assert (brief_home.inbox / "germany.md").exists()
     assert [p.name for p in (brief_home.state / "intake").iterdir()] == ["germany.md.json"]
     for writes in (2, 3):
-        assert once(brief_home, env={"MULTIVERSE_KILL_AFTER_WRITES": str(writes)}).returncode == -9
+        killed = forked_once(brief_home, env={"MULTIVERSE_KILL_AFTER_WRITES": str(writes)})
+        assert killed.returncode == -9
     assert once(brief_home).returncode == 0
     [run] = runs(brief_home)
     assert run["user_request"] == question.strip()
