@@ -33,25 +33,28 @@ def run_daemon(home_option: str | None, once: bool) -> int:
     """Start the daemon on this home; returns the exit status."""
     from app.team import build_collaborators
     from multiverse.config import load_runtime_mapping
-    from multiverse.logs import configure_logging
+    from multiverse.logs import close_logging, configure_logging
     from orchestrator.daemon import Daemon
 
     home = require_home(resolve_home(home_option))
     configure_logging(home.state / "logs" / "daemon.jsonl")
-    mapping = load_runtime_mapping(home.root)
-    crew = build_collaborators(home, mapping, os.environ)
-    daemon = Daemon(crew, mapping.daemon)
-    daemon.install_signal_handlers()
-    if not once:
-        print(
-            f"multiverse is serving {home.root} ({_engine_line(mapping)}): drop a request "
-            "into inbox/ (Ctrl-C stops)",
-            flush=True,
-        )
-    code = daemon.run(once=once)
-    if not once:
-        print(stopped_line(daemon.steps_finished, _waiting_runs(crew)), flush=True)
-    return code
+    try:
+        mapping = load_runtime_mapping(home.root)
+        crew = build_collaborators(home, mapping, os.environ)
+        daemon = Daemon(crew, mapping.daemon)
+        daemon.install_signal_handlers()
+        if not once:
+            print(
+                f"multiverse is serving {home.root} ({_engine_line(mapping)}): drop a request "
+                "into inbox/ (Ctrl-C stops)",
+                flush=True,
+            )
+        code = daemon.run(once=once)
+        if not once:
+            print(stopped_line(daemon.steps_finished, _waiting_runs(crew)), flush=True)
+        return code
+    finally:
+        close_logging()  # the log file is closed when the command is done
 
 
 def stopped_line(steps: int, waiting: int) -> str:

@@ -53,6 +53,9 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser("render", help="render EVALS.md from evals/results/*.json")
     corpus = commands.add_parser("corpus", help="the corpus of real data, offline (EVALS.md)")
     corpus.add_argument("--write", action="store_true", help="record the results in EVALS.md")
+    corpus.add_argument("--model", action="store_true",
+                        help="read the --cases with the local model's spec call instead")
+    corpus.add_argument("--cases", help="comma-separated case ids (with --model)")
     return parser  # fmt: skip
 
 
@@ -141,7 +144,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "corpus":
             from evals import corpus
 
-            return corpus.main(["--write"] if args.write else [])
+            given = ["--write"] if args.write else []
+            if args.model:
+                given += ["--model", "--cases", args.cases or ""]
+            return corpus.main(given)
         if args.command == "render":
             render.write()
             print(f"rendered {render.EVALS_MD}")

@@ -66,10 +66,14 @@ class Verdict:
     """What one case got right and wrong."""
 
     case: str
+    expect: dict[str, Any] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     charts: tuple[int, int] = (0, 0)  # right, asked
     exclusions: tuple[int, int] = (0, 0)
     questions: tuple[int, int] = (0, 0)
+    delivered: tuple[int, int] = (0, 0)  # questions answered by the spec or the deliverable
+    untraced: int = 0  # numbers of its offline deliverable found in no source or fact
+    leaked: int = 0  # files left out that its deliverable names outside the "left out" line
 
     @property
     def ok(self) -> bool:
@@ -84,7 +88,7 @@ def _base(path: str) -> str:
 def judge(case: dict[str, Any], spec: RequestSpec) -> Verdict:
     """Compare a case's spec with what the case expects."""
     expect = case.get("expect") or {}
-    verdict = Verdict(case["id"])
+    verdict = Verdict(case["id"], expect=expect)
     if expect.get("language") and spec.language != expect["language"]:
         verdict.problems.append(f"language {spec.language} != {expect['language']}")
     if expect.get("mode") and spec.mode != expect["mode"]:
@@ -236,13 +240,90 @@ def _same_period(sentence: str, answer: str) -> bool:
     return False
 
 
-def evaluate(documents: Path) -> list[Verdict]:
-    """Every case judged."""
+RUN_ID = "run-20260101-000000-001"
+_LEFT_OUT_LINES = ("Left out as you asked:", "요청에 따라 제외:")
+
+
+def deliver(home: Home, spec: RequestSpec) -> tuple[str, dict[str, Any]]:
+    """The offline deliverable of a confirmed spec, as the publishing task writes it: the
+    report's markdown and its delivery record."""
+    import json
+
+    from executor.builtin import BuiltinExecutor
+    from multiverse.home import PHASE_FOLDERS
+    from multiverse.models import MajorStage, Phase, Task
+    from multiverse.roles import TaskAssignment
+
+    for folder in PHASE_FOLDERS:
+        home.run(RUN_ID).phase_workspace(folder).mkdir(parents=True, exist_ok=True)
+    outputs = home.root / "outputs" / RUN_ID
+    outputs.mkdir(parents=True, exist_ok=True)
+    task = Task(task_id="P4-S01-T01", run_id=RUN_ID, stage_id="P4-S01", task_name="Publish",
+                task_purpose="Publish the deliverable.", related_references=["assets/"],
+                output_path=f"outputs/{RUN_ID}/report.md", execution_order=1)  # fmt: skip
+    assignment = TaskAssignment(
+        home=str(home.root), run_id=RUN_ID, request=spec.request,
+        phase=Phase(phase_id="P4", run_id=RUN_ID, phase_name="GENERATING_OUTPUT"),
+        stage=MajorStage(stage_id="P4-S01", run_id=RUN_ID, phase_id="P4", stage_name="Publish",
+                         execution_order=1),
+        task=task, spec=spec.model_copy(update={"confirmed": True}),
+    )  # fmt: skip
+    signal = BuiltinExecutor().execute_task(assignment)
+    if signal.status != "COMPLETED":
+        raise RuntimeError(f"the publishing task failed: {signal.error}")
+    delivery = home.run(RUN_ID).phase_workspace("GENERATING_OUTPUT") / "delivery.json"
+    record: dict[str, Any] = json.loads(delivery.read_text(encoding="utf-8"))
+    return (outputs / "report.md").read_text(encoding="utf-8"), record
+
+
+def judge_deliverable(spec: RequestSpec, report: str, record: dict[str, Any],
+                      verdict: Verdict) -> None:  # fmt: skip
+    """Untraced numbers and files left out named anywhere but the line that lists them."""
+    body = "\n".join(
+        line for line in report.splitlines() if not line.startswith(_LEFT_OUT_LINES)
+    )
+    leaked = [path for path in sorted(spec.excluded()) if path in body or _base(path) in body]
+    _judge_delivered(spec, report, verdict)
+    verdict.untraced = int(record.get("untraced_numbers") or 0)
+    verdict.leaked = len(leaked)
+    if verdict.untraced:
+        verdict.problems.append(f"deliverable: {verdict.untraced} numbers found in no source")
+    if leaked:
+        verdict.problems.append(f"deliverable names files left out: {', '.join(leaked)}")
+
+
+def _judge_delivered(spec: RequestSpec, report: str, verdict: Verdict) -> None:
+    """The expected answers the reader gets: the spec's, or a line of the deliverable that
+    states the figure and names the measure (an answer asked without a question mark, such
+    as "what stands out", is among the facts computed from the tables)."""
+    expect = verdict.expect
+    wanted = [*(expect.get("lookups") or []), *(expect.get("computations") or [])]
+    right = 0
+    lines = report.splitlines()
+    for item in wanted:
+        answer = item.get("value", item.get("answer"))
+        if answer is None:
+            right += any(not q.answerable and q.reason for q in spec.questions)
+            continue
+        if any(q.answerable and _holds(q.answer, str(answer)) for q in spec.questions):
+            right += 1
+            continue
+        measure = str(item.get("measure") or item.get("column") or "").lower()
+        right += any(_holds(line, str(answer)) and measure in line.lower() for line in lines)
+    verdict.delivered = (right, len(wanted))
+
+
+def evaluate(documents: Path, deliverables: bool = True) -> list[Verdict]:
+    """Every case judged (with `deliverables`, its offline deliverable too)."""
     verdicts = []
     for case in cases():
         with corpus_home(case, documents) as home:
             spec, _scan = spec_of(case, home)
-        verdicts.append(judge(case, spec))
+            verdict = judge(case, spec)
+            if deliverables:
+                report, record = deliver(home, spec)
+                judge_deliverable(spec, report, record, verdict)
+        verdicts.append(verdict)
     return verdicts
 
 
@@ -255,11 +336,15 @@ def report(verdicts: list[Verdict]) -> str:
         return f"{right}/{asked}"
 
     ok = sum(v.ok for v in verdicts)
+    untraced = sum(v.untraced for v in verdicts)
+    leaked = sum(v.leaked for v in verdicts)
     lines = [
-        "| cases fully right | charts | exclusions | questions |",
-        "|---|---|---|---|",
+        "| cases fully right | charts | exclusions | questions (in the spec) | questions "
+        "(answered in the spec or the deliverable) | deliverables: numbers untraced | "
+        "deliverables: files left out named |",
+        "|---|---|---|---|---|---|---|",
         f"| {ok}/{len(verdicts)} | {total('charts')} | {total('exclusions')} | "
-        f"{total('questions')} |",
+        f"{total('questions')} | {total('delivered')} | {untraced} | {leaked} |",
         "",
     ]
     for verdict in verdicts:
@@ -279,7 +364,9 @@ def write(text: str, revision: str) -> None:
         "Each request of tests/corpus read by the offline rules into a checked spec and judged "
         "against its expectations: charts (table, measures, dimension, filter, series, top-N, "
         "drawable), files left out (used nowhere), lookups and computations (the figure in the "
-        "answer), language, length, mode.\n\n"
+        "answer), language, length, mode; then each case's offline deliverable is published "
+        "from its spec and every number in it traced to the sources or the computed facts, and "
+        "no file left out may be named in it but in the line that lists them.\n\n"
         f"{text}\n{END}"
     )
     current = EVALS_MD.read_text(encoding="utf-8") if EVALS_MD.exists() else "# Evaluations\n"
@@ -292,28 +379,148 @@ def write(text: str, revision: str) -> None:
     EVALS_MD.write_text(updated, encoding="utf-8")
 
 
+@dataclass
+class ModelVerdict:
+    """One case read by the model: its verdict, whether the model's answer was used (or the
+    rules' spec after a failed call), and how long the call took."""
+
+    verdict: Verdict
+    used: bool
+    seconds: float
+    errors: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)  # what the model read unlike the rules
+
+
+def evaluate_model(documents: Path, ids: list[str], tier: dict[str, Any]) -> list[ModelVerdict]:
+    """The chosen cases read by the model Planner's spec call (the production seam, through
+    litellm) on one tier, each judged as the offline reading is."""
+    import time
+
+    from structlog.testing import capture_logs
+
+    from multiverse.agent_package import load_agent_package, role_package_dir
+    from multiverse.config import RuntimeMapping, TierConfig
+    from multiverse.gateway import Gateway
+    from multiverse.roles import PlanContext
+    from planner.model.asking import Asker
+    from planner.model.spec import make_spec
+
+    package = load_agent_package(role_package_dir("planner"), RuntimeMapping())
+    asker = Asker(Gateway(), {package.card.tier: TierConfig.model_validate(tier)})
+    chosen = [case for case in cases() if case["id"] in ids]
+    found: list[ModelVerdict] = []
+    for case in chosen:
+        with corpus_home(case, documents) as home:
+            context = PlanContext(
+                home=str(home.root),
+                run_id=f"eval-{case['id']}",
+                request=case["request"],
+                modifications=case.get("modify") or [],
+            )
+            rules, _scan = spec_of(case, home)
+            started = time.monotonic()
+            with capture_logs() as logs:
+                spec = make_spec(asker, package, context)
+            seconds = time.monotonic() - started
+        failed = [e for e in logs if e["event"] == "spec_fallback_rules"]
+        errors = [str(error) for e in failed for error in e.get("errors", [])]
+        changed = [
+            name for name in ("mode", "deliverable", "audience", "length_words", "language",
+                              "sources", "charts", "questions", "research")
+            if _plain(getattr(spec, name)) != _plain(getattr(rules, name))
+        ]  # fmt: skip
+        found.append(ModelVerdict(judge(case, spec), not failed, seconds, errors, changed))
+    return found
+
+
+def _plain(value: Any) -> Any:
+    """A spec field comparable across readings (readings' phrases and origins left out)."""
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    if hasattr(value, "model_dump"):
+        data = value.model_dump(exclude={"reading"})
+        return {k: v for k, v in data.items() if k not in ("reading", "preview", "title")}
+    return value
+
+
+def model_report(found: list[ModelVerdict], model: str) -> str:
+    """The model's readings as markdown: per case, used or fallen back, time, problems."""
+    lines = [
+        f"Model: `{model}`. Each case's request read by the model Planner's spec call "
+        "(planner/model/spec.py through the gateway), checked by the one validator and judged "
+        "as the offline reading is.",
+        "",
+        "| case | model answer used | read unlike the rules | seconds | charts | exclusions | "
+        "questions | problems |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for item in found:
+        v = item.verdict
+        problems = "; ".join(v.problems + item.errors).replace("|", "\\|")[:400] or "none"
+        lines.append(
+            f"| {v.case} | {'yes' if item.used else 'no (rules)'} | "
+            f"{', '.join(item.changed) or 'nothing'} | {item.seconds:.0f} | "
+            f"{v.charts[0]}/{v.charts[1]} | {v.exclusions[0]}/{v.exclusions[1]} | "
+            f"{v.questions[0]}/{v.questions[1]} | {problems} |"
+        )
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Print the corpus results (and with --write, record them in EVALS.md)."""
+    """Print the corpus results (and with --write, record them in EVALS.md); with --model,
+    the chosen --cases read by the local model instead."""
     import subprocess
     import sys
 
     sys.path.insert(0, str(CORPUS))
     from make_documents import build  # type: ignore[import-not-found]
 
+    args = list(argv or [])
     with tempfile.TemporaryDirectory() as folder:
         documents = Path(folder)
         build(documents)
-        text = report(evaluate(documents))
+        if "--model" in args:
+            from evals.mapping import local_tier
+
+            ids = args[args.index("--cases") + 1].split(",") if "--cases" in args else []
+            tier = local_tier()
+            text = model_report(evaluate_model(documents, ids, tier), str(tier["model"]))
+        else:
+            text = report(evaluate(documents))
     print(text)
-    if argv and "--write" in argv:
+    if "--write" in args:
         revision = subprocess.run(
             ["git", "-C", str(CORPUS), "rev-parse", "--short", "HEAD"],
             capture_output=True,
             text=True,
             check=False,
         ).stdout.strip()
-        write(text, f"at {revision}" if revision else "this checkout")
+        where = f"at {revision}" if revision else "this checkout"
+        if "--model" in args:
+            write_model(text, where)
+        else:
+            write(text, where)
     return 0
+
+
+MODEL_BEGIN = "<!-- corpus on the local model: make eval-local-spec -->"
+MODEL_END = "<!-- end of corpus on the local model -->"
+
+
+def write_model(text: str, revision: str) -> None:
+    """Put the model's readings into EVALS.md between their markers."""
+    block = (
+        f"{MODEL_BEGIN}\n## The corpus on the local model (`make eval-local-spec`, {revision})"
+        f"\n\n{text}\n{MODEL_END}"
+    )
+    current = EVALS_MD.read_text(encoding="utf-8") if EVALS_MD.exists() else "# Evaluations\n"
+    if MODEL_BEGIN in current and MODEL_END in current:
+        head, _, rest = current.partition(MODEL_BEGIN)
+        _, _, tail = rest.partition(MODEL_END)
+        updated = head + block + tail
+    else:
+        updated = current.rstrip("\n") + "\n\n" + block + "\n"
+    EVALS_MD.write_text(updated, encoding="utf-8")
 
 
 if __name__ == "__main__":

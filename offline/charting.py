@@ -11,6 +11,7 @@ why: the proposal says it and offers what can be drawn instead.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable
 
@@ -140,11 +141,38 @@ def _chart_parts(sentence: str) -> list[str]:
         bounds = [*starts[1:], len(sentence)]
         head = sentence[: starts[0]]
         return [head + sentence[start:end] for start, end in zip(starts, bounds, strict=True)]
+    clauses = _clauses_of_charts(sentence)
+    if len(clauses) > 1:
+        return clauses
     pieces = re.split(r",?\s+and\s+(?=(?:the\s+|a\s+)?[\w-]+(?:\s[\w-]+){0,3}\s+by\s)", sentence)
     if len(pieces) > 1 and all(re.search(r"\bby\s", piece) for piece in pieces):
         verb = re.match(r"\s*(?:please\s+)?(chart|plot|graph|draw|show)\b", sentence, re.I)
         return [pieces[0], *((f"{verb.group(1)} " if verb else "") + p for p in pieces[1:])]
     return _by_parts(sentence)
+
+
+_CHART_NAME = re.compile(r"차트|그래프|도표|\b(?:chart|graph|plot)s?\b", re.IGNORECASE)
+_CLAUSE_END = re.compile(r",\s*|\s+그리고\s+|\s+and\s+", re.IGNORECASE)
+
+
+def _clauses_of_charts(sentence: str) -> list[str]:
+    """ "요일별 평균 팁을 차트로 그리고, 경력별 팁 차이도 차트로 보여 주세요": one clause per
+    chart named, cut at the last clause boundary between two charts; [sentence] when it
+    names one chart (or no boundary parts them)."""
+    names = list(_CHART_NAME.finditer(sentence))
+    cuts: list[tuple[int, int]] = []
+    for before, after in itertools.pairwise(names):
+        between = [m for m in _CLAUSE_END.finditer(sentence, before.end(), after.start())]
+        if between:
+            cuts.append((between[-1].start(), between[-1].end()))
+    if not cuts:
+        return [sentence]
+    pieces, start = [], 0
+    for cut_start, cut_end in cuts:
+        pieces.append(sentence[start:cut_start])
+        start = cut_end
+    pieces.append(sentence[start:])
+    return [piece for piece in pieces if piece.strip()]
 
 
 def _parts(sentence: str) -> list[str]:

@@ -28,11 +28,12 @@ from multiverse.spec import (
 )
 from multiverse.tabular import TableProfile
 from offline.lexicon import Period, periods_in, span_in
-from offline.resolve import column_hits, table_and_measures, values_named
+from offline.resolve import column_hits, names_not_held, table_and_measures, values_named
 
 _QUESTION = re.compile(
     r"\?|？|^\s*(?:what|which|how|when|who|where|is|are|was|were|did|does|do)\b"
     r"|\b(?:tell me|work out|find out|calculate|compute|give me the|include the)\b"
+    r"|\bcompare the first and (?:the )?last\b|처음과 마지막을? 비교"
     r"|얼마|몇|어디|어느|언제|무엇|무슨|알려\s?주|계산해|구해|구하",
     re.IGNORECASE,
 )
@@ -99,7 +100,7 @@ _WHEN = re.compile(
 )
 _SPLIT = re.compile(
     r",?\s+and\s+(?=(?:what|which|how|who|when|where|is|was|were|did|does|work out|tell|"
-    r"calculate|compute)\b)|;\s*|,\s*(?=(?:what|which|how|when)\b)|(?<=[요까죠])[,.]?\s+|"
+    r"calculate|compute|compare)\b)|;\s*|,\s*(?=(?:what|which|how|when)\b)|(?<=[요까죠])[,.]?\s+|"
     r"(?<=\?)\s*|,?\s*그리고\s+|(?<=[고며])[,]\s+",
     re.IGNORECASE,
 )
@@ -152,6 +153,9 @@ def questions_of(
     target = _target(part, scan, excluded, previous)
     if target is None:
         return []
+    target = _with_names(part, target)
+    if target is None:
+        return [Question(reading=reading)]  # it names what no column holds: said, not guessed
     kind = _kind(part, target)
     category, filters = _compared(part, target, kind)
     if kind in _COMPARING and category is None:
@@ -171,6 +175,27 @@ def questions_of(
             part, target, kind, measure, category, filters, _range(part, target, kind), reading
         )
     ]
+
+
+def _with_names(part: str, target: _Target) -> _Target | None:
+    """The target with the names it asks that its table does not hold kept as a filter on
+    the table's category column of names, so the answer says they are not in the sources
+    (with the nearest cells) instead of answering for every row; None when no column could
+    hold them."""
+    absent = names_not_held(part, target.item, target.table)
+    if not absent:
+        return target
+    columns = [c for c in target.table.columns if c.role == "category"]
+    named = [
+        c for c in columns
+        if any(v[:1].isupper() for v in target.table.categories.get(c.name, []))
+    ]  # fmt: skip
+    column = max(named or columns, key=lambda c: c.distinct, default=None)
+    if column is None:
+        return None
+    filters = {**target.filters, column.name: [*target.filters.get(column.name, []), *absent]}
+    return _Target(target.item, target.table, target.measures, filters, target.periods,
+                   target.span)  # fmt: skip
 
 
 def _target(
@@ -252,7 +277,12 @@ def _timed(table: TableProfile) -> bool:
     return table.time is not None or (table.wide is not None and table.wide.axis == "time")
 
 
+_FIRST_LAST = re.compile(r"\bfirst and (?:the )?last\b|처음과 마지막", re.IGNORECASE)
+
+
 def _kind(part: str, target: _Target) -> ComputeKind | None:
+    if _FIRST_LAST.search(part) and _timed(target.table):
+        return "change"  # "compare the first and last full years": the change over the data
     ranged = len(target.periods) >= 2 or target.span is not None
     for kind, pattern in _KINDS:
         if not pattern.search(part):
@@ -397,10 +427,28 @@ def _computation(
             filters=filters,
             start=bounds[0],
             end=bounds[1],
-            frequency=_frequency(part, target),
+            frequency=_whole_grain(part) or _frequency(part, target),
             aggregation=_aggregation(part),
+            whole_periods=_WHOLE_YEARS.search(part) is not None,
         ),
     )
+
+
+_WHOLE_YEARS = re.compile(
+    r"\b(?:full|whole|complete)\s+(?:calendar\s+)?(?:years?|quarters?|months?)\b|온전한|완전한",
+    re.IGNORECASE,
+)
+
+
+def _whole_grain(part: str) -> Frequency | None:
+    """The grain of "full years" / "whole quarters" (None when not said)."""
+    found = _WHOLE_YEARS.search(part)
+    if found is None:
+        return None
+    for grain in ("year", "quarter", "month"):
+        if grain in found.group(0).lower():
+            return grain
+    return "year"  # 온전한 (해): a year unless said
 
 
 def _range(part: str, target: _Target, kind: ComputeKind) -> tuple[str | None, str | None]:

@@ -14,7 +14,7 @@ from pathlib import PurePosixPath
 
 from multiverse.spec import HomeScan, ScannedFile
 from multiverse.tabular import ColumnProfile, TableProfile
-from offline.lexicon import FILLER, expand, phrase_terms, split_name, stem, terms
+from offline.lexicon import FILLER, MONTHS, expand, phrase_terms, split_name, stem, terms
 
 # Words a phrase about files uses to say "the files", never what they hold.
 _FILE_WORDS = frozenset(
@@ -117,9 +117,10 @@ def near(one: str, other: str) -> bool:
     if one == other:
         return True
     short, long = sorted((one, other), key=len)
-    # a compound holds its last word: "superstore" is a store, "wastewater" water
+    # a compound holds its last word: "superstore" is a store, "wastewater" water; a prefix
+    # of a few letters makes another word ("discount" is no count, "amount" no mount)
     return (len(short) >= 4 and long.startswith(short)) or (
-        len(short) >= 5 and long.endswith(short)
+        len(short) >= 5 and long.endswith(short) and len(long) - len(short) >= 4
     )
 
 
@@ -206,6 +207,48 @@ def values_named(clause: str, table: TableProfile) -> dict[str, list[str]]:
             ):
                 found.setdefault(column, []).append(value)
     return found
+
+
+# A proper name in an English question: a capitalised word, possessive or not. An acronym
+# (US, PDF, GDP) is not taken: too often a file type, a unit or a measure's own short name.
+_NAME = re.compile(r"(?<![\w'’-])([A-Z][a-z][A-Za-z-]*)(?:['’]s)?(?![\w-])")
+_NOT_NAMES = frozenset(
+    {
+        "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "is", "was", "were",
+        "are", "did", "does", "do", "has", "have", "had", "the", "a", "an", "in", "on", "of", "for",
+        "and", "or", "but", "i", "we", "you", "it", "this", "that", "these", "those", "there",
+        "please", "tell", "show", "give", "list", "compare", "find", "name", "q1", "q2", "q3", "q4",
+        "h1", "h2", "fy"
+    }
+)
+
+
+def names_not_held(part: str, item: ScannedFile, table: TableProfile) -> list[str]:
+    """The proper names an English question uses that its table holds nowhere: not a category
+    value, a column's name, label or unit, nor a word of the file's name, title or first lines
+    ("Germany" asked of a table of Nordic countries). A sentence's first word counts only when
+    possessive ("Germany's revenue"): otherwise it is capitalised for being first."""
+    known = file_terms(item)
+    known |= {w.lower() for w in re.findall(r"[A-Za-z]+", f"{item.path} {item.title} {item.about}")}
+    for column in table.columns:
+        for text in (column.name, column.label or "", column.unit or ""):
+            known |= {stem(word.lower()) for word in split_name(text)}
+    for values in table.categories.values():
+        known |= {stem(word.lower()) for value in values for word in split_name(value)}
+    found: list[str] = []
+    for match in _NAME.finditer(part):
+        word = match.group(1)
+        before = part[: match.start()].rstrip()
+        first = not before or before.endswith((".", "?", "!", ":", ";", '"', "“"))
+        if first and not match.group(0).endswith(("'s", "’s")):
+            continue
+        lowered = word.lower()
+        if lowered in _NOT_NAMES or lowered in MONTHS or stem(lowered) in known:
+            continue
+        if any(stem(piece.lower()) in known for piece in split_name(word)):
+            continue
+        found.append(word)
+    return list(dict.fromkeys(found))
 
 
 def _words_of_value(value: str) -> set[str]:

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 import structlog
 from filelock import FileLock, Timeout
@@ -88,6 +89,8 @@ class Daemon:
         self.steps_finished = 0  # steps of runs done since start (said when it stops)
         self._started_at = datetime.now(UTC)
         self._next_beat = 0.0
+        self._warmers: list[threading.Thread] = []  # joined before `run` returns
+        self._previous_handlers: dict[int, Any] = {}  # restored when `run` returns
 
     # -- wake-ups ------------------------------------------------------------------------
 
@@ -359,7 +362,9 @@ class Daemon:
             with contextlib.suppress(MultiverseError):  # reported where a step meets it
                 self.crew.warm_indexes()
 
-        threading.Thread(target=warm, name="warm-indexes", daemon=True).start()
+        thread = threading.Thread(target=warm, name="warm-indexes", daemon=True)
+        self._warmers = [*(t for t in self._warmers if t.is_alive()), thread]
+        thread.start()
 
     # -- the loop ------------------------------------------------------------------------
 
@@ -369,7 +374,19 @@ class Daemon:
             return bool(self._in_flight) or self.wakeups.waiting()
 
     def run(self, once: bool = False) -> int:
-        """Serve until stopped (or, with `once`, until nothing advances); exit status."""
+        """Serve until stopped (or, with `once`, until nothing advances); exit status.
+
+        When it returns, no thread of its own is left running and the signal handlers
+        `install_signal_handlers` replaced are back (it can run again in the same process).
+        """
+        try:
+            return self._serve(once)
+        finally:
+            for signum, handler in self._previous_handlers.items():
+                signal.signal(signum, handler)
+            self._previous_handlers.clear()
+
+    def _serve(self, once: bool) -> int:
         self._once = once
         lock = self._take_daemon_lock()
         try:
@@ -394,7 +411,9 @@ class Daemon:
                 remove_beat(self.crew.home.state)
                 if observer is not None:
                     observer.stop()
+                    observer.join()
                 self._finish_in_flight()
+                self._finish_warming()
                 self.crew.speaker.close()  # bounded wait for channel deliveries
                 self._recheck_written()
             log.info("daemon_stopped", failed_runs=sorted(self.failed_runs))
@@ -457,8 +476,16 @@ class Daemon:
         def handle(signum: int, frame: FrameType | None) -> None:
             self.stop()
 
-        signal.signal(signal.SIGINT, handle)
-        signal.signal(signal.SIGTERM, handle)
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            self._previous_handlers.setdefault(signum, signal.getsignal(signum))
+            signal.signal(signum, handle)
+
+    def _finish_warming(self) -> None:
+        """Wait (a bounded time) for the index builds: none writes once the lock is released."""
+        deadline = time.monotonic() + STOP_GRACE_SECONDS
+        for thread in self._warmers:
+            thread.join(timeout=max(0.0, deadline - time.monotonic()))
+        self._warmers.clear()
 
     def _finish_in_flight(self) -> None:
         deadline = time.monotonic() + STOP_GRACE_SECONDS

@@ -121,13 +121,15 @@ def test_request_terms_drop_commands_and_keep_names() -> None:
 
 
 def test_a_figure_is_quoted_where_it_stands(brief_home: Path) -> None:
-    """A figure asked for by name is quoted verbatim with its file and line; rows of a CSV too."""
+    """A figure asked for by name is quoted verbatim with its file and line; a table's figure
+    for a year of quarters is their sum, cited by its rows."""
     text = reply("How many fast chargers does Sweden have?", brief_home)
     assert '"Sweden had 41,200 public charging points, but only 4,300 fast chargers' in text
     assert "`assets/nordic_ev_market.md`, line 18" in text
     rows = reply("What was Norway's revenue in 2023?", brief_home)
-    assert "`assets/revenue_by_country.csv`, line 18: quarter 2023-Q1 · country Norway" in rows
-    assert rows.count("country Norway") == 4
+    total = 11_829_000 + 12_432_000 + 12_726_000 + 12_719_000  # the four rows of 2023
+    assert f"{total:,} EUR in 2023" in rows and "Norway" in rows
+    assert "(assets/revenue_by_country.csv 4 of rows 18–30)" in rows
     korean = reply("한국 배터리 재활용 시장 규모는 얼마야?", brief_home)
     assert "1조 2천억 원" in korean and "`assets/korea_battery_recycling.md`, line 8" in korean
 

@@ -33,6 +33,8 @@ from multiverse.spec import (
 from fake_openai import FakeOpenAI, text
 from specbrief import RUN, assignment, chart, checked, corpus_home, publish, section
 
+pytestmark = pytest.mark.usefixtures("no_proxies")  # proxies off: loopback addresses
+
 INVENTED = "99.5"
 MEMO = (
     "# The US marriage rate\n\nMarriages per 1000 were highest in 1946, at 16.2, and "
@@ -142,13 +144,6 @@ def test_the_brief_quotes_what_the_search_found_never_its_bookkeeping(home: Home
         assert bookkeeping not in published.report
     assert "- <https://stats.example/marriage>" in section(published.report, "Sources")
     assert published.delivery["untraced_numbers"] == 0
-
-
-@pytest.fixture(autouse=True)
-def _no_proxies(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Proxies off, so the loopback addresses are reached directly."""
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
-        monkeypatch.delenv(name, raising=False)
 
 
 def test_a_search_that_gives_nothing_usable_is_said_by_the_brief(home: Home) -> None:

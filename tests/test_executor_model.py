@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import shutil
 import threading
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +32,8 @@ from multiverse.models import (
 from multiverse.roles import ExecutorRole, ResultSignal, TaskAssignment, ToolAssignment
 
 from fake_openai import FakeOpenAI, Reply, error, hang, text, tools
+from fakes import RecordingSleep
+from journey import wait_until
 
 RUN = "run-20250101-000000-001"
 OTHER_RUN = "run-20250101-000000-002"
@@ -42,27 +42,6 @@ ASSET = "assets/market_report_2024.md"
 PHASE_IDS = {"ANALYZING": "P1", "STRATEGIZING": "P2", "REFINING_CONTENT": "P3",
              "GENERATING_OUTPUT": "P4"}  # fmt: skip
 DONE = '{"status": "COMPLETED", "post_tool_required": false, "outputs": [], "error": null}'
-
-
-class RecordingSleep:
-    """A sleep that returns at once and remembers what it was asked to wait."""
-
-    def __init__(self) -> None:
-        self.delays: list[float] = []
-
-    def __call__(self, seconds: float) -> None:
-        self.delays.append(seconds)
-
-
-def wait_until(condition: Callable[[], bool], timeout: float = 10.0) -> bool:
-    """Poll a condition until it holds or the deadline passes."""
-    deadline = time.monotonic() + timeout
-    pause = threading.Event()
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        pause.wait(0.005)
-    return True
 
 
 class RenamedTool:
@@ -100,12 +79,6 @@ def root(home: Home) -> Path:
             home.run(run_id).phase_workspace(folder).mkdir(parents=True)
         home.run(run_id).outputs.mkdir(parents=True)
     return home.root.resolve()
-
-
-@pytest.fixture
-def sleep() -> RecordingSleep:
-    """The gateway's injected sleep."""
-    return RecordingSleep()
 
 
 def tier(server: FakeOpenAI) -> TierConfig:

@@ -66,7 +66,8 @@ def test_a_lookup_is_answered_at_once_with_its_figure_and_citation(home: Home) -
     value, line = cell("grunfeld", "invest", firm="Atlantic Refining", year="1950")
     assert reply.startswith("> Produced offline by the multiverse builtin engine")
     assert f"**{GRUNFELD}**" in reply
-    assert f"was {value} (assets/grunfeld.csv row {line})." in reply
+    # the unit is the description's ("Gross investment in 1947 dollars")
+    assert f"was {value} 1947 dollars (assets/grunfeld.csv row {line})." in reply
     assert not any(home.runs.iterdir())
 
 
@@ -77,7 +78,9 @@ def test_a_korean_question_is_answered_in_korean(home: Home) -> None:
     reply = reply_path(home, "ask.md").read_text(encoding="utf-8")
     value, line = cell("cpi_inflation", "CPI", Year="2012", Month="6")
     assert reply.startswith("> multiverse 내장 엔진이 오프라인으로 만든 답입니다")
-    assert f"{value}이었습니다 (assets/cpi_inflation.csv {line}행)." in reply
+    # the unit is the description's; the particle follows the last sound said (1984: 사)
+    assert f"{value} base=100 in 1984였습니다 (assets/cpi_inflation.csv {line}행)." in reply
+    assert "Consumer Price Index" in reply
     assert "Produced offline" not in reply
 
 
@@ -90,9 +93,8 @@ def test_a_long_question_the_table_answers_is_still_answered_at_once(home: Home)
     assert decided.mode.value == "SIMPLE_TASK" and "assets/grunfeld.csv" in decided.reason
     assert asked(crew, LONG) is None
     value, line = cell("grunfeld", "invest", firm="Atlantic Refining", year="1950")
-    assert f"{value} (assets/grunfeld.csv row {line})" in reply_path(home, "ask.md").read_text(
-        encoding="utf-8"
-    )
+    reply = reply_path(home, "ask.md").read_text(encoding="utf-8")
+    assert f"{value} 1947 dollars (assets/grunfeld.csv row {line})" in reply
 
 
 def test_a_question_that_must_be_a_run_says_why_at_submit_and_in_the_proposal(

@@ -155,3 +155,67 @@ def test_a_file_left_out_is_never_used(
     assert "assets/shipping_tonnage.csv" not in spec.sources
     assert f"assets/{measure}_data.csv" in spec.sources
     assert all(c.data is None or c.data.file != "assets/shipping_tonnage.csv" for c in spec.charts)
+
+
+ABSENT = ["Zephyr", "Quorra", "Ilvermorny", "Tallis"]  # names no generated table holds
+
+
+@SETTINGS
+@given(tables(), st.sampled_from(ABSENT), st.booleans())
+def test_a_question_is_answered_for_the_name_it_asks_or_not_at_all(
+    table: tuple[pd.DataFrame, str, str, str, str], absent: str, held: bool
+) -> None:
+    """"What was <name>'s <measure> in <year>?": for a name the table holds, that name's own
+    value of the year (pandas, by the measure's aggregation); for a name it does not hold, no
+    answer, never the total of every row."""
+    frame, measure, measure_en, _measure_ko, _category_en = table
+    category = next(c for c in frame.columns if c not in (measure, "year", "date"))
+    years = frame["year"] if "year" in frame else frame["date"].str[:4].astype(int)
+    year = int(years.iloc[-1])
+    name = str(frame[category].iloc[0]) if held else absent
+    with home_with(frame, f"{measure}_data.csv", other=False) as home:
+        spec = _spec(home, f"What was {name}'s {measure_en} in {year}?")
+    assert len(spec.questions) == 1, spec.questions
+    (question,) = spec.questions
+    if not held:
+        assert not question.answerable, question
+        assert absent in question.reason or "no table" in question.reason
+        return
+    assert question.answerable, question.reason
+    cells = frame[(years == year) & (frame[category] == name)][measure]
+    # a stock is the year's last value, a rate or level its mean, a count or amount the sum
+    how = {"population": "last", "unemployment_rate": "mean", "avg_temperature": "mean"}
+    expected = {"last": cells.iloc[-1], "mean": cells.mean()}.get(how.get(measure, ""), cells.sum())
+    shown = f"{expected:,.2f}".rstrip("0").rstrip(".") if expected % 1 else f"{int(expected):,}"
+    assert shown in question.answer and name in question.answer
+
+
+@SETTINGS
+@given(st.sampled_from(MEASURES), st.integers(2, 12), st.integers(1, 11), st.integers(3, 8),
+       st.lists(st.integers(0, 5000), min_size=120, max_size=120))
+def test_the_first_and_last_full_years_leave_out_years_held_in_part(
+    measure: tuple[str, str, str], first_month: int, last_month: int, years: int,
+    cells: list[int],
+) -> None:
+    """A monthly series that starts and ends inside a year: "compare the first and last full
+    years" is the change between the first and the last year of twelve months, each year's
+    value combined as the measure's kind says (pandas computes the same)."""
+    name, words, _korean = measure
+    dates = pd.period_range(f"2001-{first_month:02d}", f"{2001 + years}-{last_month:02d}",
+                            freq="M")
+    frame = pd.DataFrame({"month": dates.strftime("%Y-%m"), name: cells[: len(dates)]
+                          + [0] * max(0, len(dates) - len(cells))})  # fmt: skip
+    with home_with(frame, f"{name}_monthly.csv", other=False) as home:
+        spec = _spec(home, f"Chart the {words} by year and compare the first and last full years.")
+    (question,) = spec.questions
+    assert question.answerable, question.reason
+    years_of = frame["month"].str[:4].astype(int)
+    counts = years_of.value_counts()
+    whole = sorted(year for year, count in counts.items() if count == 12)
+    how = {"population": "last", "unemployment_rate": "mean", "avg_temperature": "mean"}
+    combine = how.get(name, "sum")
+    values = frame.groupby(years_of)[name].agg(combine)
+    assert f"in {whole[0]}" in question.answer and f"in {whole[-1]}" in question.answer
+    change = values[whole[-1]] - values[whole[0]]
+    shown = f"{abs(change):,.2f}" if change % 1 else f"{int(abs(change)):,}"
+    assert shown in question.answer, (question.answer, change)

@@ -5,8 +5,10 @@ from __future__ import annotations
 import csv
 import math
 import tempfile
+from collections import Counter
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_tabular_oracle import MEASURES, Gen, close, expected, tables
@@ -169,3 +171,35 @@ def test_refusals_name_the_problem(tmp_path: Path) -> None:
         refusal = compute(ComputeQuery.model_validate({"file": "assets/x.csv", **query}),
                           root=tmp_path)
         assert isinstance(refusal, FactRefusal) and words in refusal.reason, refusal
+
+
+def test_yearly_sums_over_whole_years_only() -> None:
+    """A monthly amount whose data starts in July and ends in April: asked over whole
+    periods (as the standard facts ask), its yearly sums leave out the two years held in part
+    (six months are no year), and the first value said is that of a whole year, never "the
+    data's first"."""
+    corpus = Path(__file__).resolve().parent / "corpus" / "tables"
+    with (corpus / "economics.csv").open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    sums: dict[int, float] = {}
+    for row in rows:
+        sums[int(row["date"][:4])] = sums.get(int(row["date"][:4]), 0.0) + float(row["pce"])
+    months = Counter(int(row["date"][:4]) for row in rows)
+    whole = sorted(year for year, count in months.items() if count == 12)
+    description = [(corpus / "economics.md").read_text(encoding="utf-8")]
+
+    def asked(kind: str, whole_periods: bool) -> Fact:
+        query = ComputeQuery(kind=kind, file="economics.csv", measure="pce", frequency="year",
+                             aggregation="sum", whole_periods=whole_periods)  # type: ignore[arg-type]
+        fact = compute(query, root=corpus, descriptions=description)
+        assert isinstance(fact, Fact), fact
+        return fact
+
+    change = asked("change", True)
+    assert (change.start, change.end) == (str(whole[0]), str(whole[-1]))  # 1968, 2014
+    assert change.start_value == pytest.approx(sums[whole[0]])
+    assert change.end_value == pytest.approx(sums[whole[-1]])
+    first = asked("first", True)
+    assert first.period == str(whole[0]) and "first period of the data" not in first.sentence("en")
+    # asked as the data has it, the partial first year is the first
+    assert asked("first", False).period == str(min(sums))

@@ -104,6 +104,8 @@ def test_descriptions_give_labels_units_and_kinds(tmp_path: Path) -> None:
     ("inventory", "stock", "last"), ("number of trips", "count", "sum"),
     ("tbilrate", "rate", "mean"), ("realgdp", "amount", "sum"),
     ("corporate_income", "amount", "sum"), ("account_balance", "stock", "last"),
+    ("construction_jobs", "stock", "last"), ("nonfarm", "stock", "last"),
+    ("nonfarm_change", "count", "sum"), ("employment", "stock", "last"),
 ])
 def test_names_decide_kinds(tmp_path: Path, name: str, kind: str, aggregation: str) -> None:
     """English and Korean words of a name give the measure's kind and aggregation."""
@@ -205,3 +207,26 @@ def test_importing_the_package_does_not_import_pandas() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=True)
     assert result.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize(("definition", "label", "unit"), [
+    ("the discharge at Aswan in 10^8, m^3", "the discharge at Aswan", "10^8, m^3"),
+    ("Gross investment in 1947 dollars", "Gross investment", "1947 dollars"),
+    ("personal consumption expenditures, in billions of dollars",
+     "personal consumption expenditures", "billions of dollars"),
+    ("Real gross domestic product, Bil. of chained 2005 US$ (SAAR)",
+     "Real gross domestic product", "Bil. of chained 2005 US$"),
+    ("Population, thousands of persons", "Population", "thousands of persons"),
+    ("Unemployment rate, percent", "Unemployment rate", "%"),
+    ("Civilian unemployment rate (percent)", "Civilian unemployment rate", "percent"),
+    ("Number of births, by month", "Number of births, by month", None),
+])  # fmt: skip
+def test_a_definition_gives_a_label_without_its_unit(
+    tmp_path: Path, definition: str, label: str, unit: str | None
+) -> None:
+    """A definition line's unit, wherever it is written (a parenthesis, `in …`, a clause
+    after a comma), is the column's unit and is not repeated in its label."""
+    path = _write(tmp_path, ["year", "value"], [[2000 + i, 10 + i] for i in range(5)])
+    column = profile(path, root=tmp_path, descriptions=[f"value - {definition}\n"]).column("value")
+    assert column is not None
+    assert (column.label, column.unit) == (label, unit)

@@ -231,7 +231,7 @@ def _queries(target: Target, found: TableProfile) -> list[ComputeQuery]:
     return [
         ComputeQuery(kind=kind, file=target.file, measure=target.measure, filters=target.filters,
                      category=category if kind in _RANKED else None, frequency=grain,
-                     aggregation=target.aggregation)
+                     aggregation=target.aggregation, whole_periods=True)
         for kind in kinds
     ]  # fmt: skip
 

@@ -215,6 +215,7 @@ def _computed(
         frequency=ask.frequency if ask.frequency != "week" else None,
         aggregation=ask.aggregation if ask.aggregation != "count" else None,
         filters=ask.filters,
+        whole_periods=ask.whole_periods,
     )
     fact = compute(query, root=root, descriptions=descriptions)
     if isinstance(fact, Fact):

@@ -108,6 +108,7 @@ class Computation(Plain):
     end: str | None = None
     frequency: Frequency | None = None
     aggregation: Aggregation | None = None  # None: the measure's kind decides
+    whole_periods: bool = False  # "the first and last full years": periods held in part left out
 
 
 class Question(Plain):

@@ -24,7 +24,9 @@ _WORDS: list[tuple[str, set[str]]] = [
     ("price", {"price", "prices", "fare", "fares", "tariff", "wage", "wages"}),
     ("stock", {"population", "pop", "stock", "stocks", "level", "levels", "balance", "inventory",
                "inventories", "debt", "reserves", "holdings", "outstanding", "unemployed",
-               "employed", "employees", "workers", "members", "subscribers", "enrollment"}),
+               "employed", "employees", "workers", "members", "subscribers", "enrollment",
+               "employment", "jobs", "payroll", "payrolls", "nonfarm", "headcount",
+               "workforce"}),
     ("count", {"count", "counts", "num", "cases", "visitors", "visits", "users", "deaths",
                "births", "arrivals", "passengers", "customers", "orders", "students",
                "quantity", "qty", "votes", "ballots", "marriages", "divorces", "accidents",
@@ -36,6 +38,7 @@ _WORDS: list[tuple[str, set[str]]] = [
                 "tip", "tips", "bill", "fee", "fees",
                 "budget", "payments", "emissions"}),
 ]
+_CHANGE_WORDS = {"change", "changes", "diff", "delta", "added", "net", "gain", "gains"}
 _PHRASES = [("count", "number of"), ("amount", "domestic product"), ("amount", "national product"),
             ("stock", "market value"), ("stock", "book value")]
 # Korean compounds are not split into words: their endings and stems decide.
@@ -75,6 +78,8 @@ def kind_of(text: str) -> str | None:
     hangul = "".join(w for w in words if re.search(r"[가-힣]", w))
     for kind, vocabulary in _WORDS:
         if any(word in vocabulary or _run_together(word) == kind for word in words):
+            if kind == "stock" and _CHANGE_WORDS & set(words):
+                return "count"  # "nonfarm_change": the change of a level is a flow, summed
             return kind
         if any(k == kind and f" {p} " in f" {lowered} " for k, p in _PHRASES):
             return kind
@@ -156,11 +161,12 @@ _UNIT_HINT = re.compile(
     r"%|\$|€|£|¥|₩|원|달러|\b(?:dollars?|euros?|won|yen|pounds?|thousands?|millions?|billions?|"
     r"trillions?|bil|mil|mn|bn|percent|per cent|kg|km|tonnes?|tons?|barrels?|liters?|litres?|"
     r"[kmgt]wh|megawatthours?|kilowatthours?|mm|cm|°[cf]|degrees?|people|persons?|units?|"
-    r"index|points?|usd|krw|eur)\b|=\s*100|천|만|억|백만|명|개|건|℃",
+    r"index|points?|usd|krw|eur)\b|=\s*100|천|만|억|백만|명|개|건|℃|\b10\^\d+|\bm\^?[23]\b",
     re.IGNORECASE,
 )
 _IN_UNIT = re.compile(
-    r"\b(?:in|measured in|expressed in|unit:)\s+((?:thousands? of |millions? of |billions? of )?"
+    r"\b(?:in|measured in|expressed in|unit:)\s+(10\^\d+,?\s*[a-z]+\^?\d?\b|"  # 10^8 m^3
+    r"(?:thousands? of |millions? of |billions? of )?"
     r"(?:(?:US|U\.S\.|constant|current|chained)\s+)*(?:\d{4}\s+)?[\w$€£¥₩%°]+(?:\s+[\w$]+)?)",
     re.IGNORECASE,
 )
@@ -308,7 +314,15 @@ def _table_rows(text: str, known: dict[str, str]) -> list[tuple[str, str, str | 
 
 def _definition(body: str, unit: str | None) -> Definition:
     """A definition's label and unit from its text."""
-    return Definition(body, _label(body), (unit or "").strip() or unit_in(body))
+    unit = (unit or "").strip() or unit_in(body)
+    label = _label(body)
+    if unit and label.lower().endswith(f" in {unit.lower()}"):
+        label = label[: -len(f" in {unit}")]  # "Gross investment in 1947 dollars": the unit
+    head, _, tail = label.rpartition(", ")
+    if unit and head and tail and (unit.lower().startswith(tail.lower())
+                                   or _short_unit(tail.rstrip(".")) == unit):
+        label = head  # "Real gross domestic product, Bil. of chained 2005 US$": the unit
+    return Definition(body, label, unit)
 
 
 def unit_in(text: str) -> str | None:
@@ -323,6 +337,12 @@ def unit_in(text: str) -> str | None:
     for match in _IN_UNIT.finditer(text):
         if _UNIT_HINT.search(match.group(1)):
             return _short_unit(match.group(1).strip())
+    # "Real gross domestic product, Bil. of chained 2005 US$ (SAAR)": a clause after a comma
+    for clause in re.split(r",\s+", re.sub(r"\s*\([^()]*\)", "", text))[1:]:
+        clause = clause.strip().rstrip(".")
+        if clause and len(clause) <= 40 and _UNIT_HINT.match(clause) and not _NOT_UNITS.search(
+                clause):
+            return _short_unit(clause)
     return None
 
 

@@ -65,6 +65,7 @@ class Values:
     how: str
     grain: str | None
     aggregated: bool  # some value stands for several cells (its sentence says how)
+    trimmed: bool = False  # a first or last period held in part was left out (whole periods)
 
     def citation(self, analysis: Analysis, keys: list[object]) -> Citation:
         """The lines behind the points of `keys`."""
@@ -104,15 +105,34 @@ def _within(point: Point, grain: str, low: tuple[str, int] | None,
 
 
 def per_period(analysis: Analysis, frame: pd.DataFrame, grain: str, how: str,
-               parts: list[str], decimals: int) -> Values:
-    """The values of each period at `grain`, in time order."""
+               parts: list[str], decimals: int, whole: bool = False) -> Values:
+    """The values of each period at `grain`, in time order (with `whole`, a first or last
+    period the data covers only in part is left out: six months of 1967 are no year)."""
     frame = frame[frame["_t"].astype(bool)].copy()
-    frame["_key"] = frame_times(frame, frame.attrs.get("grain") or grain).keys(grain)
+    native = frame.attrs.get("grain") or grain
+    frame["_key"] = frame_times(frame, native).keys(grain)
+    trimmed = False
+    if whole and native in RANK and RANK[native] > RANK[grain]:
+        kept = _whole_periods(frame, native)
+        trimmed, frame = len(kept) < len(frame), kept
     combined = combine(frame, ["_key"], how, parts)
     groups = combined.groups.sort_values("_key")
     points = [_point(analysis, combined, row, label_of(grain, int(row["_key"])), how, decimals)
               for row in groups.to_dict("records") if row["value"] == row["value"]]
-    return Values(points, combined, how, grain, _several(frame))
+    return Values(points, combined, how, grain, _several(frame), trimmed)
+
+
+def _whole_periods(frame: pd.DataFrame, native: str) -> pd.DataFrame:
+    """The rows without a first or last period holding fewer native periods than most do."""
+    import pandas as pd
+
+    sub = pd.Series(frame_times(frame, native).keys(native), index=frame.index)
+    counts = sub.groupby(frame["_key"]).nunique()
+    if len(counts) < 4:
+        return frame
+    full = counts.median()
+    partial = [key for key in (counts.index[0], counts.index[-1]) if counts[key] < full]
+    return frame[~frame["_key"].isin(partial)] if partial else frame
 
 
 def per_category(analysis: Analysis, frame: pd.DataFrame, column: str, how: str,
@@ -288,7 +308,8 @@ class Setup:
             raise Unanswerable(f"{self.analysis.table.file} has no time column: "
                                f"{self.query.kind} needs periods")
         rows = self.frame if frame is None else frame
-        return per_period(self.analysis, rows, self.grain, self.how, self.parts, self.decimals)
+        return per_period(self.analysis, rows, self.grain, self.how, self.parts, self.decimals,
+                          self.query.whole_periods)
 
     def categories(self, frame: pd.DataFrame) -> Values:
         """The measure's value per category of the compared column."""
@@ -393,8 +414,11 @@ def _over_time(setup: Setup) -> Fact:
         pick = {"first": points[0], "last": points[-1],
                 "min": min(points, key=lambda p: p.value),
                 "max": max(points, key=lambda p: p.value)}[kind]
+        # a period left out for being held in part: the one said is not the data's first/last
+        start = query.start or (points[0].label if values.trimmed else None)
+        end = query.end or (points[-1].label if values.trimmed else None)
         return setup.fact(values, [pick.key], value=pick.value, period=pick.label,
-                          decimals=pick.decimals, start=query.start, end=query.end)
+                          decimals=pick.decimals, start=start, end=end)
     if kind == "mean":
         mean = sum(p.value for p in points) / len(points)
         period = points[0].label if len(points) == 1 else f"{points[0].label}–{points[-1].label}"

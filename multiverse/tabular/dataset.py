@@ -262,10 +262,12 @@ def select(analysis: Analysis, frame: pd.DataFrame, filters: dict[str, list[str]
             column = found
         present = [str(v) for v in frame[column].unique()]
         kept = [v for w in wanted for v in matching_values(w, present)]
-        if not kept:
+        # one value asked and absent is refused, never left out of a sum of the others
+        missing = [w for w in wanted if not matching_values(w, present)]
+        if missing:
             shown = ", ".join(present[:20]) + (", …" if len(present) > 20 else "")
             raise Unanswerable(f"no row of {analysis.table.file} has {column} = "
-                               f"{' or '.join(map(repr, wanted))}; its values: {shown}",
+                               f"{' or '.join(map(repr, missing))}; its values: {shown}",
                                column=key)
         frame = frame[frame[column].isin(kept)]
         chosen[key] = list(dict.fromkeys(kept))

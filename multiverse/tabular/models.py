@@ -215,6 +215,9 @@ class ComputeQuery(_Plain):
     frequency: Frequency | None = None
     aggregation: Aggregation | None = None
     filters: dict[str, list[str]] = Field(default_factory=dict)
+    # sums over whole periods only: a first or last year the data covers in part is left out
+    # (the standard facts; a period asked by name is answered as the data has it)
+    whole_periods: bool = False
 
 
 class Fact(_Plain):

@@ -16,7 +16,10 @@ _GRAIN_NOUN = {"year": "year", "quarter": "quarter", "month": "month", "day": "d
 
 def lower_first(text: str) -> str:
     """`Real GDP` → `real GDP` inside a sentence; one word (`GDP`, `Dp`, a column's own name)
-    keeps its capitals."""
+    and a name whose every word is capitalised (`Consumer Price Index`) keep their capitals."""
+    words = text.split()
+    if len(words) > 1 and all(word[:1].isupper() for word in words):
+        return text
     if " " in text and text[0].isupper() and not text[1].isupper():
         return text[0].lower() + text[1:]
     return text

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from planner.builtin.planner import BuiltinPlanner
-from planner.builtin.proposal import request_spec
+from planner.builtin.proposal import modifications, read_spec, request_spec, settle_spec
 
 __all__ = [
     "BuiltinPlanner",
+    "modifications",
+    "read_spec",
     "request_spec",
+    "settle_spec",
 ]

@@ -69,9 +69,14 @@ def modifications(context: PlanContext) -> list[str]:
 
 
 def read_spec(request: str, texts: list[str], scan: HomeScan, root: Path) -> RequestSpec:
-    """A request and its MODIFY texts read by the rules, checked, with why it is a run; a
+    """A request and its MODIFY texts read by the rules, checked, with why it is a run."""
+    return settle_spec(read_request(request, texts, scan, len(texts)), scan, root)
+
+
+def settle_spec(spec: RequestSpec, scan: HomeScan, root: Path) -> RequestSpec:
+    """A spec (the rules' or a model's) checked against the files, with why it is a run; a
     file that may not be read (a link leaving the home, a pipe) is never a source."""
-    spec = check_spec(read_request(request, texts, scan, len(texts)), scan, root)
+    spec = check_spec(spec, scan, root)
     readable = [path for path in spec.sources if why_unread(look(root / path, root)) is None]
     spec = spec.model_copy(update={"sources": readable})
     return spec.model_copy(update={"why_run": why_run(spec)}) if spec.questions else spec

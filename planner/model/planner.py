@@ -159,8 +159,9 @@ class ModelPlanner:
             # A revised proposal is a new question, never the cached first answer.
             variant=f"modify-{digest(modification)}" if modification else "default",
         )
+        spec = make_spec(self.asker, package, context)
         proposal = to_proposal(self.asker.ask(package, job))
-        return proposal.model_copy(update={"spec": make_spec(context)})
+        return proposal.model_copy(update={"spec": spec})
 
     def plan_stages(self, context: PlanContext) -> StagesPlan:
         """Plan target `stages:<phase_id>` for `context.phase`."""
