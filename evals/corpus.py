@@ -403,7 +403,7 @@ def evaluate_model(documents: Path, ids: list[str], tier: dict[str, Any]) -> lis
     from multiverse.gateway import Gateway
     from multiverse.roles import PlanContext
     from planner.model.asking import Asker
-    from planner.model.spec import make_spec
+    from planner.model.planner import make_spec
 
     package = load_agent_package(role_package_dir("planner"), RuntimeMapping())
     asker = Asker(Gateway(), {package.card.tier: TierConfig.model_validate(tier)})
@@ -447,7 +447,8 @@ def model_report(found: list[ModelVerdict], model: str) -> str:
     """The model's readings as markdown: per case, used or fallen back, time, problems."""
     lines = [
         f"Model: `{model}`. Each case's request read by the model Planner's spec call "
-        "(planner/model/spec.py through the gateway), checked by the one validator and judged "
+        "(`make_spec` of planner/model/planner.py, through the gateway), checked by the one "
+        "validator and judged "
         "as the offline reading is.",
         "",
         "| case | model answer used | read unlike the rules | seconds | charts | exclusions | "
