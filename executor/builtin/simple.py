@@ -61,10 +61,10 @@ from executor.builtin.sources import (
 )
 from executor.builtin.tables import format_number
 from executor.builtin.text import word_count
+from multiverse.documents import look, open_regular, why_unread
 from multiverse.home import Home
 from multiverse.roles import Declined
 from multiverse.spec import Question, RequestSpec, check_spec, scan_home
-from multiverse.unread import look, open_regular, why_unread
 from offline import read_request
 
 BANNER_KO = "> multiverse 내장 엔진이 오프라인으로 만든 답입니다 (언어 모델을 쓰지 않았습니다)."

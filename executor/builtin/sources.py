@@ -35,15 +35,17 @@ from multiverse.documents import (
     convert,
     document_note,
     html_document,
+    look,
+    open_regular,
     sniff,
     source_text,
     text_encoding,
+    why_unread,
 )
 from multiverse.documents import decode as decode
 from multiverse.errors import MultiverseError
 from multiverse.home import Home
 from multiverse.tabular import profile
-from multiverse.unread import look, open_regular, why_unread
 
 log = structlog.get_logger(__name__)
 

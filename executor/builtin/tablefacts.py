@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from executor.builtin.charts import ChartSpec, SeriesLine, render_svg
-from multiverse.documents import source_text
+from multiverse.documents import look, source_text, why_unread
 from multiverse.spec import ChartAsk, ComputeKind, Question, RequestSpec
 from multiverse.tabular import (
     TABLE_SUFFIXES,
@@ -31,7 +31,6 @@ from multiverse.tabular import (
     lookup,
     profile,
 )
-from multiverse.unread import look, why_unread
 
 Frequency = Literal["year", "quarter", "month", "day"]  # the grains a table is computed at
 # The standard facts of a measure, the most telling first (the brief takes them in turn).

@@ -40,17 +40,24 @@ from multiverse.spec.model import (
 
 if TYPE_CHECKING:
     from multiverse.home import Home
+    from multiverse.spec.draft import describe_home, draft_model, draft_of_spec, spec_of_draft
     from multiverse.spec.scan import Guideline, HomeScan, ScannedFile
 
 _SCAN_NAMES = ("Guideline", "HomeScan", "ScannedFile")
+# the spec as a model fills it: its schema made for one home, and the answer made a spec
+_DRAFT_NAMES = ("describe_home", "draft_model", "draft_of_spec", "spec_of_draft")
 
 
 def __getattr__(name: str) -> object:
-    """The scan's data types, loaded with the scan on first use (PEP 562)."""
+    """The scan's data types and the model's draft, loaded on first use (PEP 562)."""
     if name in _SCAN_NAMES:
         from multiverse.spec import scan
 
         return getattr(scan, name)
+    if name in _DRAFT_NAMES:
+        from multiverse.spec import draft
+
+        return getattr(draft, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -92,5 +99,9 @@ __all__ = [
     "Research",
     "ScannedFile",
     "check_spec",
+    "describe_home",
+    "draft_model",
+    "draft_of_spec",
     "scan_home",
+    "spec_of_draft",
 ]

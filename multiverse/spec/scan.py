@@ -18,11 +18,10 @@ from typing import Literal
 import structlog
 from pydantic import Field
 
-from multiverse.documents import source_text
+from multiverse.documents import look, source_text, why_unread
 from multiverse.home import Home
 from multiverse.spec.model import Plain
 from multiverse.tabular import TABLE_SUFFIXES, TableProfile, profile
-from multiverse.unread import look, why_unread
 
 log = structlog.get_logger(__name__)
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from multiverse.documents import is_unread, look, why_unread
 from multiverse.models import AssetType, CatalogEntry
 from multiverse.roles import PlanContext
-from multiverse.unread import is_unread, look, why_unread
 from planner.mcp import MCP_FILE
 from planner.validation import inside_home, path_shape_problem, request_path
 

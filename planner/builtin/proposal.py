@@ -23,11 +23,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from multiverse.documents import look, why_unread
 from multiverse.home import Home
 from multiverse.models import AssetType, InstructionStatus, UserInstruction
 from multiverse.roles import PlanContext, Proposal, ProposedInstruction
 from multiverse.spec import Chart, HomeScan, Question, RequestSpec, check_spec, scan_home
-from multiverse.unread import look, why_unread
 from offline import read_request
 from planner.builtin.inputs import guideline_docs
 from planner.proposal_doc import (

@@ -38,8 +38,15 @@ from multiverse.roles import (
     TasksPlan,
     ToolTasksPlan,
 )
-from multiverse.spec import HomeScan, RequestSpec, scan_home
-from multiverse.spec.draft import describe_home, draft_model, draft_of_spec, spec_of_draft
+from multiverse.spec import (
+    HomeScan,
+    RequestSpec,
+    describe_home,
+    draft_model,
+    draft_of_spec,
+    scan_home,
+    spec_of_draft,
+)
 from planner.builtin import BuiltinPlanner, modifications, read_spec, settle_spec
 from planner.mcp import load_mcps
 from planner.mode import settle_mode
