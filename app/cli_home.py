@@ -152,7 +152,7 @@ def logs(
     home: HomeOption = None,
 ) -> None:
     """Print the daemon's log, or one run's lines and its child process logs."""
-    from app.logs_view import show_logs
+    from app.runs_view import show_logs
 
     run = run_ref(home, run) if run is not None else None
     try:

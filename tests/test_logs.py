@@ -12,7 +12,7 @@ import threading
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from app.logs_view import daemon_log
+from app.runs_view import daemon_log
 from multiverse.home import Home
 
 from journey import cli, once, only_run, run_tree
@@ -147,7 +147,7 @@ def test_logs_follow_prints_appended_lines_and_stops_quietly_on_ctrl_c(home: Hom
 
 def test_follow_reads_a_rotated_and_a_truncated_file(tmp_path: Path) -> None:
     """A file replaced or cut shorter is read again from its start; a partial line waits."""
-    from app.logs_view import _Reader
+    from app.runs_view import _Reader
 
     path = tmp_path / "log"
     path.write_text("one\ntw", encoding="utf-8")
