@@ -15,7 +15,6 @@ import re
 from dataclasses import dataclass
 
 from multiverse.spec import (
-    Aggregation,
     ChartAsk,
     Computation,
     ComputeKind,
@@ -28,7 +27,17 @@ from multiverse.spec import (
 )
 from multiverse.tabular import TableProfile
 from offline.lexicon import Period, periods_in, span_in
-from offline.resolve import column_hits, names_not_held, table_and_measures, values_named
+from offline.resolve import (
+    GRAIN_RANK,
+    WHOLE_PERIODS,
+    aggregation_said,
+    column_hits,
+    grain_of,
+    names_not_held,
+    table_and_measures,
+    values_named,
+    whole_grain,
+)
 
 _QUESTION = re.compile(
     r"\?|？|^\s*(?:what|which|how|when|who|where|is|are|was|were|did|does|do)\b"
@@ -107,11 +116,7 @@ _SPLIT = re.compile(
 _JUDGED = re.compile(r"\b(?:worst|best|better|worse)\b|가장\s?(?:좋|나쁜|나빴)", re.IGNORECASE)
 _WHOLE = re.compile(r"\bas a whole\b|\bfor the (?:whole|full|entire) (?:year|quarter)\b|"
                     r"\bin total\b|\boverall\b|전체|연간", re.IGNORECASE)
-_AGGREGATION: tuple[tuple[Aggregation, re.Pattern[str]], ...] = (
-    ("sum", re.compile(r"\btotal\b|\bin all\b|\bsum\b|합계|총", re.I)),
-    ("last", re.compile(r"\bend[- ]of[- ](?:the[- ])?(?:year|quarter|month)\b|연말", re.I)),
-)
-_GRAIN_RANK = {"year": 0, "quarter": 1, "month": 2, "week": 3, "day": 4}
+
 
 
 def question_parts(sentence: str) -> list[str]:
@@ -251,7 +256,7 @@ def _before(
         return None
     if previous.compute is not None:
         ask = previous.compute
-        periods = [Period(label, _grain_of(label), 0, 0) for label in (ask.start, ask.end) if label]
+        periods = [Period(label, grain_of(label), 0, 0) for label in (ask.start, ask.end) if label]
         span = (ask.start, ask.end) if ask.start != ask.end else None
         measures = _measures_named(item.profile, ask.measure)
         return _Target(item, item.profile, measures, dict(ask.filters), periods, span)
@@ -260,7 +265,7 @@ def _before(
     time = item.profile.time
     times = [v for k, v in look.selectors.items() if time is not None and k in time.columns]
     filters = {k: [v] for k, v in look.selectors.items() if k not in (time.columns if time else [])}
-    periods = [Period(label, _grain_of(label), 0, 0) for label in times]
+    periods = [Period(label, grain_of(label), 0, 0) for label in times]
     return _Target(item, item.profile, _measures_named(item.profile, look.column), filters,
                    periods, None)  # fmt: skip
 
@@ -374,9 +379,9 @@ def _lookups(
     for period in target.periods or [None]:  # type: ignore[list-item]
         coarser = (
             period is not None
-            and native in _GRAIN_RANK
-            and period.grain in _GRAIN_RANK
-            and _GRAIN_RANK[period.grain] < _GRAIN_RANK[str(native)]
+            and native in GRAIN_RANK
+            and period.grain in GRAIN_RANK
+            and GRAIN_RANK[period.grain] < GRAIN_RANK[str(native)]
         )
         if coarser or (period is not None and _WHOLE.search(part) and native != period.grain):
             found.append(
@@ -390,7 +395,7 @@ def _lookups(
                         start=period.label,
                         end=period.label,
                         frequency=period.grain,  # type: ignore[arg-type]
-                        aggregation=_aggregation(part),
+                        aggregation=aggregation_said(part),
                     ),
                 )
             )
@@ -427,28 +432,11 @@ def _computation(
             filters=filters,
             start=bounds[0],
             end=bounds[1],
-            frequency=_whole_grain(part) or _frequency(part, target),
-            aggregation=_aggregation(part),
-            whole_periods=_WHOLE_YEARS.search(part) is not None,
+            frequency=whole_grain(part) or _frequency(part, target),
+            aggregation=aggregation_said(part),
+            whole_periods=WHOLE_PERIODS.search(part) is not None,
         ),
     )
-
-
-_WHOLE_YEARS = re.compile(
-    r"\b(?:full|whole|complete)\s+(?:calendar\s+)?(?:years?|quarters?|months?)\b|온전한|완전한",
-    re.IGNORECASE,
-)
-
-
-def _whole_grain(part: str) -> Frequency | None:
-    """The grain of "full years" / "whole quarters" (None when not said)."""
-    found = _WHOLE_YEARS.search(part)
-    if found is None:
-        return None
-    for grain in ("year", "quarter", "month"):
-        if grain in found.group(0).lower():
-            return grain
-    return "year"  # 온전한 (해): a year unless said
 
 
 def _range(part: str, target: _Target, kind: ComputeKind) -> tuple[str | None, str | None]:
@@ -457,7 +445,7 @@ def _range(part: str, target: _Target, kind: ComputeKind) -> tuple[str | None, s
     periods = target.periods
     time = target.table.time
     if not periods and kind in _COMPARING and time is not None and (
-        _WHOLE.search(part) or _aggregation(part) == "sum"
+        _WHOLE.search(part) or aggregation_said(part) == "sum"
     ):
         return time.first, time.last  # "which day had the most births in total": all of it
     if len(periods) >= 2:
@@ -474,12 +462,12 @@ def _frequency(part: str, target: _Target) -> Frequency | None:
     table's (years named of a monthly table: yearly values), else what the words say."""
     time = target.table.time
     native = time.frequency if time is not None else None
-    grains = {p.grain for p in target.periods if p.grain in _GRAIN_RANK}
-    grains |= {_grain_of(label) for label in (target.span or ()) if label}
+    grains = {p.grain for p in target.periods if p.grain in GRAIN_RANK}
+    grains |= {grain_of(label) for label in (target.span or ()) if label}
     grains.discard("")
-    if grains and native in _GRAIN_RANK:
-        finest = max(grains, key=lambda grain: _GRAIN_RANK[grain])
-        if _GRAIN_RANK[finest] < _GRAIN_RANK[str(native)]:
+    if grains and native in GRAIN_RANK:
+        finest = max(grains, key=lambda grain: GRAIN_RANK[grain])
+        if GRAIN_RANK[finest] < GRAIN_RANK[str(native)]:
             return finest  # type: ignore[return-value]
         return None
     lowered = part.lower()
@@ -495,18 +483,3 @@ def _frequency(part: str, target: _Target) -> Frequency | None:
         ("월별", "month"),
     )
     return next((frequency for word, frequency in words if word in lowered), None)
-
-
-def _grain_of(label: str) -> str:
-    """The grain of a period label: `2009`, `2009Q3`, `2009-03`, `2009-03-01`."""
-    if re.fullmatch(r"\d{4}", label):
-        return "year"
-    if re.fullmatch(r"\d{4}Q[1-4]", label):
-        return "quarter"
-    if re.fullmatch(r"\d{4}-\d{2}", label):
-        return "month"
-    return "day" if re.fullmatch(r"\d{4}-\d{2}-\d{2}", label) else ""
-
-
-def _aggregation(part: str) -> Aggregation | None:
-    return next((name for name, pattern in _AGGREGATION if pattern.search(part)), None)

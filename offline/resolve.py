@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from multiverse.spec import HomeScan, ScannedFile
+from multiverse.spec import Aggregation, Frequency, HomeScan, ScannedFile
 from multiverse.tabular import ColumnProfile, TableProfile
 from offline.lexicon import FILLER, MONTHS, expand, phrase_terms, split_name, stem, terms
 
@@ -337,3 +337,42 @@ def _wide_measures(part: str, table: TableProfile) -> list[str]:
         for column in group
         if column.lower() in part.lower() or any(near(column.lower(), word) for word in said)
     ]
+
+
+# The words of a question about periods and their combination.
+_SAID_AGGREGATION: tuple[tuple[Aggregation, re.Pattern[str]], ...] = (
+    ("sum", re.compile(r"\btotal\b|\bin all\b|\bsum\b|합계|총", re.I)),
+    ("last", re.compile(r"\bend[- ]of[- ](?:the[- ])?(?:year|quarter|month)\b|연말", re.I)),
+)
+GRAIN_RANK = {"year": 0, "quarter": 1, "month": 2, "week": 3, "day": 4}
+WHOLE_PERIODS = re.compile(
+    r"\b(?:full|whole|complete)\s+(?:calendar\s+)?(?:years?|quarters?|months?)\b|온전한|완전한",
+    re.IGNORECASE,
+)
+
+
+def whole_grain(part: str) -> Frequency | None:
+    """The grain of "full years" / "whole quarters" (None when not said)."""
+    found = WHOLE_PERIODS.search(part)
+    if found is None:
+        return None
+    for grain in ("year", "quarter", "month"):
+        if grain in found.group(0).lower():
+            return grain
+    return "year"  # 온전한 (해): a year unless said
+
+
+def grain_of(label: str) -> str:
+    """The grain of a period label: `2009`, `2009Q3`, `2009-03`, `2009-03-01`."""
+    if re.fullmatch(r"\d{4}", label):
+        return "year"
+    if re.fullmatch(r"\d{4}Q[1-4]", label):
+        return "quarter"
+    if re.fullmatch(r"\d{4}-\d{2}", label):
+        return "month"
+    return "day" if re.fullmatch(r"\d{4}-\d{2}-\d{2}", label) else ""
+
+
+def aggregation_said(part: str) -> Aggregation | None:
+    """The aggregation a question says ("in total", "at the end of the year"), if any."""
+    return next((name for name, pattern in _SAID_AGGREGATION if pattern.search(part)), None)

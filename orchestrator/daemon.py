@@ -19,11 +19,16 @@ from types import FrameType
 from typing import Any
 
 import structlog
-from filelock import FileLock, Timeout
 
 from multiverse.config import DaemonConfig, default_parallel_runs
-from multiverse.errors import MultiverseError, StorageError, TableError, UserError
-from multiverse.home import BEAT_SECONDS, Beat, remove_beat, write_beat
+from multiverse.errors import MultiverseError, StorageError, TableError
+from multiverse.home import (
+    BEAT_SECONDS,
+    Beat,
+    remove_beat,
+    take_daemon_lock,
+    write_beat,
+)
 from multiverse.models import FINAL_STATUSES, Status
 from multiverse.processes import (
     allow_children,
@@ -53,16 +58,11 @@ from orchestrator.wakeups import (
 log = structlog.get_logger(__name__)
 STOP_GRACE_SECONDS = 10.0
 FAULT_RETRY_SECONDS = 5.0
-LOCK_WAIT_SECONDS = 1.0  # a `doctor` or `submit` probing the lock holds it for microseconds
 
 
 SERVICES = frozenset({INBOX, ARCHIVE})  # keys that are not runs
 ARCHIVE_DELAY_SECONDS = 2.0  # after a step: one look at the policy for a burst of steps
 ARCHIVE_LOOK_SECONDS = 3600.0  # runs grow old without an event: look again hourly
-
-
-class DaemonAlreadyRunning(UserError):
-    """Another daemon serves this home."""
 
 
 class Daemon:
@@ -388,7 +388,7 @@ class Daemon:
 
     def _serve(self, once: bool) -> int:
         self._once = once
-        lock = self._take_daemon_lock()
+        lock = take_daemon_lock(self.crew.home)
         try:
             observer = None if once else start_watching(self.crew.home, self.wake_debounced)
             self.crew.reserve.ensure()
@@ -494,24 +494,3 @@ class Daemon:
         if self._in_flight:
             # Abandoned: the step is redone on restart, which every step is safe for.
             log.warning("steps_abandoned", keys=sorted(self._in_flight))
-
-    def _take_daemon_lock(self) -> FileLock:
-        state = self.crew.home.state
-        state.mkdir(parents=True, exist_ok=True)
-        lock = FileLock(state / "daemon.lock", thread_local=False)
-        try:
-            lock.acquire(timeout=LOCK_WAIT_SECONDS)
-        except Timeout as error:
-            raise DaemonAlreadyRunning(
-                f"another multiverse daemon is already serving {self.crew.home.root} "
-                f"(pid {_read_pid(state / 'daemon.pid')}); stop it first"
-            ) from error
-        (state / "daemon.pid").write_text(str(os.getpid()), encoding="utf-8")
-        return lock
-
-
-def _read_pid(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8").strip() or "?"
-    except OSError:
-        return "?"

@@ -351,6 +351,26 @@ def _table_lines(lines: list[str]) -> tuple[list[str], list[str]]:
     return table, columns
 
 
+def spec_with_edits(
+    spec: RequestSpec, planned: list[ProposedInstruction], edited: list[ProposedInstruction]
+) -> RequestSpec:
+    """The spec as a person's edit of the proposal's table left it: a LENGTH they changed is the
+    length (read as the instruction states it, pages first); the rest stays as proposed."""
+    from offline.asks import length_asked
+
+    def content(rows: list[ProposedInstruction], kind: str) -> str:
+        return " ".join(" ".join(r.content.split()) for r in rows if r.instruction_type == kind)
+
+    wanted = content(edited, "LENGTH")
+    if not wanted or wanted == content(planned, "LENGTH"):
+        return spec
+    length = length_asked(wanted, pages_first=True)
+    if length is None:
+        return spec
+    reading = Reading(phrase=wanted, origin="proposal edit")
+    return spec.model_copy(update={"length_words": length.words, "length_reading": reading})
+
+
 def read_instructions(text: str) -> list[ProposedInstruction]:
     """The instructions table of a proposal document as it stands on disk (a person may have
     edited it before confirming); UnreadableEdit says why it cannot be taken."""

@@ -251,6 +251,6 @@ def test_a_purpose_edited_while_held_changes_what_the_task_does(home: Home) -> N
     steps_until_settled(runner, run_id)
     assert open_hold_names(box.names()) == []
     report = (home.root / publishing.output_path).read_text(encoding="utf-8")
-    facts = report.split("## Facts that bear on the question", 1)[1]
-    first = next(line for line in facts.splitlines() if line.startswith("1. "))
+    passages = report.split("## What the sources say", 1)[1]
+    first = next(line for line in passages.splitlines() if line.startswith("1. "))
     assert "Winter utilisation" in first

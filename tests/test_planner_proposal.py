@@ -105,7 +105,7 @@ def test_the_journey_request_is_read_with_where_each_part_came_from(tmp_path: Pa
     kinds = by_type(proposal)
     assert kinds["LENGTH"].startswith("2 pages")
     assert kinds["AUDIENCE"] == "a charging-network investor."
-    assert kinds["CHART"].startswith("revenue eur by country: Total revenue eur (EUR) by country")
+    assert kinds["CHART"].startswith("revenue eur by country: Total revenue (EUR) by country")
     assert "from `assets/revenue_by_country.csv` (`revenue_eur` by `country`)" in kinds["CHART"]
     assert "RESEARCH" not in kinds
     text = proposal.understanding

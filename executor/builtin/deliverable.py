@@ -23,7 +23,7 @@ import yaml
 
 from executor.builtin.brief import Written
 from executor.builtin.charts import ChartImage, report_html, report_title
-from executor.builtin.evidence import BANNER, Passage, split_passages
+from executor.builtin.evidence import BANNER, Passage, is_conclusion, split_passages
 from executor.builtin.relevance import rank, spec_query, subject_words, without_left_out
 from executor.builtin.sources import relative
 from executor.builtin.specialists import WebOutcome, web_outcome
@@ -53,6 +53,8 @@ DELIVERY_FILE = "delivery.json"
 MAX_VALUES = 12  # a chart with more points shows its values in the drawing only
 MAX_SERIES = 4
 FACTS_SHARE = 0.6  # of the length: the facts first, then the documents' passages
+CONCLUSIONS_SHARE = 0.3  # of the length at most: the sources' own conclusions, quoted first
+MAX_CONCLUSIONS = 8
 _WORD = re.compile(r"\w+")
 
 
@@ -108,6 +110,7 @@ class Brief:
     web: WebOutcome
     terms: list[str]
     facts: list[tuple[int, int, Fact]] = field(default_factory=list)  # (measure, rank, fact)
+    conclusions: list[Passage] = field(default_factory=list)  # the sources' own, quoted
     passages: list[Passage] = field(default_factory=list)
     not_followed: list[str] = field(default_factory=list)
     todo: list[str] = field(default_factory=list)  # what was asked and not done (delivery.json)
@@ -216,6 +219,16 @@ def _web(brief: Brief) -> list[str]:
     return [*lines, ""]
 
 
+def _conclusions(brief: Brief) -> list[str]:
+    if not brief.conclusions:
+        return []
+    lines = brief.heading(brief.w["conclude"])
+    for number, passage in enumerate(brief.conclusions, 1):
+        text = " ".join(passage.text.split())  # the source's words and advice, never ours
+        lines.append(brief.item(number, f"“{text}” {_cite_passage(passage, brief.w)}"))
+    return [*lines, ""]
+
+
 def _passages(brief: Brief) -> list[str]:
     if not brief.passages:
         return []
@@ -243,8 +256,8 @@ def _tail(brief: Brief, sources: list[str]) -> list[str]:
 
 def render(brief: Brief, sources: list[str]) -> str:
     """The brief as markdown, with the facts and passages chosen so far."""
-    parts = [_head(brief), _answers(brief), _facts(brief), _charts(brief), _web(brief),
-             _passages(brief), _tail(brief, sources)]  # fmt: skip
+    parts = [_head(brief), _answers(brief), _conclusions(brief), _facts(brief), _charts(brief),
+             _web(brief), _passages(brief), _tail(brief, sources)]  # fmt: skip
     return "\n".join(line for part in parts for line in part).rstrip() + "\n"
 
 
@@ -301,7 +314,7 @@ def _length(spec: RequestSpec) -> tuple[int, bool]:
 
 def fill(gathered: Gathered) -> str:
     """The brief within its length: the facts that bear on the question first, then the
-    passages best matching the request; filler passages only to reach a length asked."""
+    passages best matching the request (never one that matches none of its words)."""
     brief, spec, w = gathered.brief, gathered.brief.spec, gathered.brief.w
     sources = gathered.texts.sources
     target, stated = _length(spec)
@@ -327,14 +340,20 @@ def fill(gathered: Gathered) -> str:
                 chosen.pop()
 
     relevant = [p for p, score in gathered.ranked if score > 0]
-    others = [p for p, score in gathered.ranked if score <= 0]
+    # The conclusions of every source that bears on the request, the best-matching first.
+    bearing = {p.source for p in relevant}
+    quoted = [p for p, _ in gathered.ranked if is_conclusion(p) and p.source in bearing]
+    fit(cast(list[object], brief.conclusions), cast(list[object], quoted[:MAX_CONCLUSIONS]),
+        target * CONCLUSIONS_SHARE)
+    relevant = [p for p in relevant if p not in brief.conclusions]
     facts = _round_robin(gathered.facts)
     # The facts lead, leaving room for what the documents say; more facts if room is left.
     fit(cast(list[object], brief.facts), list(facts), target * FACTS_SHARE)
     fit(cast(list[object], brief.passages), list(relevant), target)
     fit(cast(list[object], brief.facts), [f for f in facts if f not in brief.facts], target)
     if stated:
-        fit(cast(list[object], brief.passages), list(others), target)
+        # passages that match none of the request's words are never filler: a brief short of
+        # the length asked says so rather than quote what does not bear on the request
         capped = limit is not None and limit < target * (1 - TOLERANCE)
         if count_words(render(brief, sources)) < target * (1 - TOLERANCE) and not capped:
             brief.skip(w["length_short"], w["todo_length"])

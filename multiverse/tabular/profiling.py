@@ -24,6 +24,7 @@ from multiverse.tabular.columns import (
     measure_unit,
     prose_units,
     says_counts,
+    unit_of_name,
 )
 from multiverse.tabular.models import ColumnProfile, Kind, TableProfile, TimeAxis, WideGroup
 from multiverse.tabular.reading import Table, read_table
@@ -169,13 +170,22 @@ def _shape(columns: list[ColumnProfile], wide: WideGroup | None,
     return "single"
 
 
+def _label_of_name(name: str) -> str:
+    """A header read as words, without a unit it ends with (`revenue_eur` → `revenue`: the
+    unit is said beside the figure)."""
+    words = name.replace("_", " ").split()
+    if len(words) > 1 and unit_of_name(words[-1]):
+        words = words[:-1]
+    return " ".join(words) or name
+
+
 def _column(name: str, role: str, cells: pd.Series, numbers: Numbers,
             definition: Definition | None, counted: bool) -> tuple[ColumnProfile, list[str]]:
     """The profile of one column, and the notes it gives the table."""
     notes: list[str] = []
     distinct = numbers.distinct
     described = definition is not None and definition.label and role != "time"
-    label = definition.label if described and definition else name.replace("_", " ")
+    label = definition.label if described and definition else _label_of_name(name)
     base: dict[str, object] = {
         "name": name, "role": role, "label": label, "distinct": len(distinct),
         "missing": int(len(numbers.codes) - numbers.filled), "examples": distinct[:_EXAMPLES],

@@ -29,7 +29,12 @@ from orchestrator.perform.catalog import refresh_inputs, register
 from orchestrator.perform.ending import StepFailed, cancel
 from orchestrator.perform.master import run_core_task
 from orchestrator.perform.roles import checked_tasks, plan_context
-from planner.proposal_doc import UnreadableEdit, read_instructions, render_proposal
+from planner.proposal_doc import (
+    UnreadableEdit,
+    read_instructions,
+    render_proposal,
+    spec_with_edits,
+)
 
 EDITED = "confirmed-proposal"
 log = structlog.get_logger(__name__)
@@ -229,10 +234,14 @@ def write_spec(path: Path, spec: RequestSpec) -> None:
 def freeze_spec(crew: Collaborators, run_id: str, revision: int) -> None:
     """CONFIRM freezes the confirmed proposal's spec in spec.json (again after a crash: the
     same file); a proposal without a spec leaves none."""
-    record = SignalBox(crew.home.run(run_id).signals).read(f"proposal-{revision}", ProposalRecord)
+    box = SignalBox(crew.home.run(run_id).signals)
+    record = box.read(f"proposal-{revision}", ProposalRecord)
     if record is None or record.proposal.spec is None:
         return
     spec = record.proposal.spec.model_copy(update={"confirmed": True})
+    edited = box.read(EDITED, ProposalRecord)  # the table as the person left it, if edited
+    if edited is not None and edited.revision == revision:
+        spec = spec_with_edits(spec, record.proposal.instructions, edited.proposal.instructions)
     write_spec(crew.home.run(run_id).spec, spec)
     log.info("spec_frozen", run_id=run_id, revision=revision, charts=len(spec.charts),
              questions=len(spec.questions))  # fmt: skip
