@@ -351,12 +351,33 @@ def _table_lines(lines: list[str]) -> tuple[list[str], list[str]]:
     return table, columns
 
 
+_EDITED_PAGES = re.compile(
+    r"(?P<n>\d+(?:\.\d+)?|one|two|three|four|five|half|한|두|세|네|다섯)[\s-]*"
+    r"(?:pages?\b|pager\b|페이지|쪽)",
+    re.IGNORECASE,
+)
+_EDITED_WORDS = re.compile(r"(?P<n>\d[\d,]*)\s*(?:words?\b|단어|어절)", re.IGNORECASE)
+_COUNTS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "half": 0.5, "한": 1, "두": 2,
+           "세": 3, "네": 4, "다섯": 5}  # fmt: skip
+
+
+def edited_length(text: str) -> int | None:
+    """The words a LENGTH cell a person wrote asks for: its pages first (a person who edits
+    "2 pages (about 1,000 words)" to "1 page" changes the length), else its words."""
+    pages = _EDITED_PAGES.search(text)
+    if pages:
+        said = pages["n"].lower()
+        count = _COUNTS.get(said) or _COUNTS.get(pages["n"]) or float(said)
+        return round(count * WORDS_PER_PAGE) or None
+    words = _EDITED_WORDS.search(text)
+    return int(words["n"].replace(",", "")) or None if words else None
+
+
 def spec_with_edits(
     spec: RequestSpec, planned: list[ProposedInstruction], edited: list[ProposedInstruction]
 ) -> RequestSpec:
     """The spec as a person's edit of the proposal's table left it: a LENGTH they changed is the
-    length (read as the instruction states it, pages first); the rest stays as proposed."""
-    from offline.asks import length_asked
+    length; the rest stays as proposed."""
 
     def content(rows: list[ProposedInstruction], kind: str) -> str:
         return " ".join(" ".join(r.content.split()) for r in rows if r.instruction_type == kind)
@@ -364,11 +385,11 @@ def spec_with_edits(
     wanted = content(edited, "LENGTH")
     if not wanted or wanted == content(planned, "LENGTH"):
         return spec
-    length = length_asked(wanted, pages_first=True)
+    length = edited_length(wanted)
     if length is None:
         return spec
     reading = Reading(phrase=wanted, origin="proposal edit")
-    return spec.model_copy(update={"length_words": length.words, "length_reading": reading})
+    return spec.model_copy(update={"length_words": length, "length_reading": reading})
 
 
 def read_instructions(text: str) -> list[ProposedInstruction]:

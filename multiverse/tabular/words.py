@@ -133,7 +133,10 @@ def _column_words(column: ColumnProfile, values: list[str]) -> str:
         return f"{column.name} ({column.distinct}: {shown}{more})"
     if column.role in ("identifier", "text"):
         return f"{column.name} ({column.role})"
-    words = [column.label] if column.label.replace(" ", "_") != column.name else []
+    # a label that only says the name's own words (`margin` of `margin_pct`) is not repeated
+    said = column.label.lower().replace(" ", "_")
+    words = [column.label] if said != column.name.lower() and not column.name.lower().startswith(
+        f"{said}_") else []
     if column.unit:
         words.append(column.unit)
     return f"{column.name} ({', '.join(words)})" if words else column.name
