@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: install start test lint typecheck plain-install bench-step-modules bench bench-store bench-orchestrator bench-gateway clean \
         bench-process bench-status bench-catalog bench-overlap bench-history bench-langgraph \
-        bench-celery eval-local check-agents
+        bench-celery eval-local eval-corpus eval-local-spec check-agents
 
 # pip's output goes to $(LOG), shown only when the install fails.
 LOG    := $(VENV)/install.log
@@ -82,6 +82,15 @@ bench-celery: install
 
 bench: bench-store bench-orchestrator bench-gateway bench-process bench-status bench-catalog \
        bench-overlap bench-history bench-langgraph bench-celery
+
+# Offline, a minute: every request of tests/corpus read into a checked spec; results in EVALS.md.
+eval-corpus: install
+	$(BIN)/python -m evals corpus --write
+
+# By hand only: corpus cases read into specs by the local model (a few minutes a case).
+SPEC_CASES ?= en-chart-01,en-excl-01,en-lookup-01
+eval-local-spec: install
+	$(BIN)/python -m evals corpus --model --cases $(SPEC_CASES) --write
 
 # By hand only, never part of `test`: real requests end to end on the local model (30-90 min a
 # case). LABEL=before|after|…, CASES=memo-en,memo-ko,chart-note, BUILTIN=1 (no model: checks the

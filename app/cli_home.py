@@ -1,14 +1,29 @@
-"""Commands that serve a home and show it: init, start, submit, status, show, logs, doctor."""
+"""Commands that serve a home and show it: init, start, submit, status, show, logs, doctor.
+
+Also here: after `submit`: wait until the daemon took the request, and (with `--wait`) for the
+proposal.
+
+The daemon keeps no record of which inbox file became which run for long (its intake claim is
+removed once the run exists), so the request is followed by its content: once the file left
+inbox/, a new file in inbox/done/ (or inbox/rejected/) holds the same bytes; a reply beside it
+means it was answered at once, else the new run whose `request.md` is its text is the one.
+"""
 
 from __future__ import annotations
 
+import json
+import time
 from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
+from pydantic import BaseModel, ConfigDict
 
 from app.cli_app import HomeOption, JsonOption, app, errors_said, fail, print_json, run_ref
 from multiverse.errors import MultiverseError
+from multiverse.home import Home
+from multiverse.models import FINAL_STATUSES, Status
+from multiverse.store import PROCESS_RUNS, TableStore
 
 
 @app.command()
@@ -76,8 +91,8 @@ def submit(
 
     With no daemon serving the home, the request is queued and a warning says so (exit 0).
     """
+    from app.cli_home import as_data, report
     from app.commands import submit_and_follow
-    from app.submit_follow import as_data, report
 
     follow: Literal["no", "taken", "proposal"] = (
         "no" if wait is False else "proposal" if wait else "taken"
@@ -137,7 +152,7 @@ def logs(
     home: HomeOption = None,
 ) -> None:
     """Print the daemon's log, or one run's lines and its child process logs."""
-    from app.logs_view import show_logs
+    from app.runs_view import show_logs
 
     run = run_ref(home, run) if run is not None else None
     try:
@@ -170,3 +185,220 @@ def doctor(
     else:
         typer.echo(render_doctor(report))
     raise typer.Exit(0 if report.healthy else 1)
+
+
+POLL_SECONDS = 0.1
+
+
+class Before(BaseModel):
+    """What the home held before the request was dropped (to tell the new from the old)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    runs: frozenset[str]
+    done: frozenset[str]
+    rejected: frozenset[str]
+
+
+class Taken(BaseModel):
+    """What became of a request: a run, an immediate reply, or a rejection."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["run", "reply", "rejected"]
+    path: Path  # the run's folder, the reply file, or the rejected file
+    run_id: str | None = None
+
+
+class Proposal(BaseModel):
+    """A run's state once it waits for the user (its proposal) or ended first."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    status: Status
+    path: Path
+    text: str | None = None
+
+
+def _names(folder: Path) -> frozenset[str]:
+    try:
+        return frozenset(entry.name for entry in folder.iterdir())
+    except OSError:
+        return frozenset()
+
+
+def snapshot(home: Home) -> Before:
+    """The runs and handled requests there are now."""
+    return Before(
+        runs=_names(home.runs), done=_names(home.inbox_done), rejected=_names(home.inbox_rejected)
+    )
+
+
+def find_taken(home: Home, submitted: Path, data: bytes, before: Before) -> Taken | None:
+    """One look: what the daemon made of the request `submitted` holding `data`, if anything."""
+    from orchestrator.inbox import parse_request, reply_path
+
+    if submitted.exists():
+        return None
+    rejected = _new_with(home.inbox_rejected, before.rejected, data)
+    if rejected is not None:
+        return Taken(kind="rejected", path=rejected)
+    kept = _new_with(home.inbox_done, before.done, data)
+    if kept is None:
+        return None
+    reply = reply_path(home, kept.name)
+    if reply.exists():
+        return Taken(kind="reply", path=reply)
+    body = parse_request(submitted.name, data).body
+    for run_id in sorted(_names(home.runs) - before.runs):
+        try:
+            if home.run(run_id).request.read_text(encoding="utf-8") == body:
+                return Taken(kind="run", path=home.run(run_id).root, run_id=run_id)
+        except OSError:
+            continue
+    return None
+
+
+def _new_with(folder: Path, before: frozenset[str], data: bytes) -> Path | None:
+    for name in sorted(_names(folder) - before):
+        path = folder / name
+        try:
+            if path.is_file() and path.stat().st_size == len(data) and path.read_bytes() == data:
+                return path
+        except OSError:
+            continue
+    return None
+
+
+def wait_taken(
+    home: Home, submitted: Path, data: bytes, before: Before, deadline: float
+) -> Taken | None:
+    """Look until the request is taken or the monotonic `deadline` passes (then None)."""
+    while True:
+        taken = find_taken(home, submitted, data, before)
+        if taken is not None or time.monotonic() >= deadline:
+            return taken
+        time.sleep(POLL_SECONDS)
+
+
+def proposal_of(home: Home, run_id: str) -> Proposal | None:
+    """The run's proposal once it waits for the user, or its status once it ended; else None."""
+    try:
+        row = TableStore().table(PROCESS_RUNS, home.db / PROCESS_RUNS.filename).get(run_id)
+    except MultiverseError:
+        return None  # a table being saved: looked at again
+    paths = home.run(run_id)
+    if row is None:
+        return None
+    if row.status is Status.AWAITING_CONFIRMATION and paths.feedback.exists():
+        text = paths.feedback.read_text(encoding="utf-8")
+        return Proposal(status=row.status, path=paths.feedback, text=text)
+    if row.status in FINAL_STATUSES:
+        return Proposal(status=row.status, path=paths.messages)
+    return None
+
+
+def wait_proposal(home: Home, run_id: str, deadline: float) -> Proposal | None:
+    """Look until the run's proposal is there (or the run ended), or the deadline passes."""
+    while True:
+        found = proposal_of(home, run_id)
+        if found is not None or time.monotonic() >= deadline:
+            return found
+        time.sleep(POLL_SECONDS)
+
+
+class Submitted(BaseModel):
+    """What `submit` did: the inbox file, whether a daemon serves, and what it made of it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    inbox: Path
+    serving: bool
+    taken: Taken | None = None
+    proposal: Proposal | None = None
+    timed_out: bool = False
+    followed: bool = True  # False for `--no-wait`: nothing was waited for
+    why_run: str = ""  # why a question became a run (the run's spec, else its intake record)
+
+
+def follow(
+    home: Home, submitted: Path, data: bytes, before: Before, *, proposal: bool, timeout: float
+) -> Submitted:
+    """Wait (at most `timeout` seconds) until the request is taken, then for its proposal."""
+    deadline = time.monotonic() + timeout
+    taken = wait_taken(home, submitted, data, before, deadline)
+    if taken is None:
+        return Submitted(inbox=submitted, serving=True, timed_out=True)
+    found = None
+    if proposal and taken.run_id is not None:
+        found = wait_proposal(home, taken.run_id, deadline)
+        if found is None:
+            return Submitted(inbox=submitted, serving=True, taken=taken, timed_out=True,
+                             why_run=why_run_of(home, taken.run_id))  # fmt: skip
+    why = why_run_of(home, taken.run_id) if taken.run_id is not None else ""
+    return Submitted(inbox=submitted, serving=True, taken=taken, proposal=found, why_run=why)
+
+
+def why_run_of(home: Home, run_id: str) -> str:
+    """Why a request that asked questions became a run: the run's spec says it once written,
+    the intake's record (the Executor's decline) before; "" when it is no such request."""
+    from orchestrator.learning import read_why_run
+
+    paths = home.run(run_id)
+    try:
+        data = json.loads(paths.spec.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        data = None
+    said = data.get("why_run") if isinstance(data, dict) else None
+    if isinstance(said, str) and said.strip():
+        return " ".join(said.split())
+    return read_why_run(paths)
+
+
+NO_DAEMON = (
+    "warning: no daemon serves this home: start one with `multiverse start` (or `make start`); "
+    "the request waits in inbox/ until then"
+)
+
+
+def report(done: Submitted) -> tuple[list[str], str | None, int]:
+    """What `submit` prints: stdout lines, a warning for stderr, and the exit code."""
+    lines = [f"submitted: {done.inbox}"]
+    if not done.serving:
+        return lines, NO_DAEMON, 0
+    if not done.followed:
+        return lines, None, 0
+    taken, proposal = done.taken, done.proposal
+    if taken is None:
+        return lines, "warning: the daemon did not take the request in time; it stays queued", 1
+    if taken.kind == "rejected":
+        return [*lines, f"rejected: {taken.path} (the reason is beside it)"], None, 1
+    if taken.kind == "reply":
+        return [*lines, f"answered: {taken.path}"], None, 0
+    lines.append(f"run: {taken.run_id}")
+    if done.why_run:
+        lines.append(f"why a run: {done.why_run}")
+    if done.timed_out:
+        return lines, "warning: no proposal in time; `multiverse status` shows where it is", 1
+    if proposal is not None and proposal.text is not None:
+        return [*lines, f"proposal: {proposal.path}", "", proposal.text.rstrip()], None, 0
+    if proposal is not None:
+        lines.append(f"{proposal.status.value}: see {proposal.path}")
+        return lines, None, 1 if proposal.status is Status.FAILED else 0
+    return lines, None, 0
+
+
+def as_data(done: Submitted) -> dict[str, object]:
+    """`submit --json`: the same facts as one JSON object."""
+    taken, proposal = done.taken, done.proposal
+    return {
+        "inbox": str(done.inbox),
+        "daemon": "serving" if done.serving else "not running",
+        "taken": taken.kind if taken else None,
+        "run_id": taken.run_id if taken else None,
+        "path": str(taken.path) if taken else None,
+        "status": proposal.status.value if proposal else None,
+        "proposal": proposal.text if proposal else None,
+        "timed_out": done.timed_out,
+        "why_run": done.why_run or None,
+    }

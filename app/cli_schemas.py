@@ -94,6 +94,7 @@ class SubmitResult(_Data):
     status: Status | None
     proposal: str | None
     timed_out: bool
+    why_run: str | None = None  # why a question became a run (its spec, else its intake)
 
 
 class RunEntry(_Data):

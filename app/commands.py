@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from app.submit_follow import Submitted
+from app.cli_home import Submitted
 from multiverse.atomic import atomic_write_text, create_exclusive
 from multiverse.errors import (
     MultiverseError,
@@ -33,25 +33,28 @@ def run_daemon(home_option: str | None, once: bool) -> int:
     """Start the daemon on this home; returns the exit status."""
     from app.team import build_collaborators
     from multiverse.config import load_runtime_mapping
-    from multiverse.logs import configure_logging
+    from multiverse.logs import close_logging, configure_logging
     from orchestrator.daemon import Daemon
 
     home = require_home(resolve_home(home_option))
     configure_logging(home.state / "logs" / "daemon.jsonl")
-    mapping = load_runtime_mapping(home.root)
-    crew = build_collaborators(home, mapping, os.environ)
-    daemon = Daemon(crew, mapping.daemon)
-    daemon.install_signal_handlers()
-    if not once:
-        print(
-            f"multiverse is serving {home.root} ({_engine_line(mapping)}): drop a request "
-            "into inbox/ (Ctrl-C stops)",
-            flush=True,
-        )
-    code = daemon.run(once=once)
-    if not once:
-        print(stopped_line(daemon.steps_finished, _waiting_runs(crew)), flush=True)
-    return code
+    try:
+        mapping = load_runtime_mapping(home.root)
+        crew = build_collaborators(home, mapping, os.environ)
+        daemon = Daemon(crew, mapping.daemon)
+        daemon.install_signal_handlers()
+        if not once:
+            print(
+                f"multiverse is serving {home.root} ({_engine_line(mapping)}): drop a request "
+                "into inbox/ (Ctrl-C stops)",
+                flush=True,
+            )
+        code = daemon.run(once=once)
+        if not once:
+            print(stopped_line(daemon.steps_finished, _waiting_runs(crew)), flush=True)
+        return code
+    finally:
+        close_logging()  # the log file is closed when the command is done
 
 
 def stopped_line(steps: int, waiting: int) -> str:
@@ -100,7 +103,7 @@ def submit_and_follow(
     timeout: float,
 ) -> Submitted:
     """Drop a request, then (when a daemon serves) wait until it is taken, or for its proposal."""
-    from app.submit_follow import follow, snapshot
+    from app.cli_home import follow, snapshot
     from multiverse.home import probe
 
     home = require_home(resolve_home(home_option))

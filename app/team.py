@@ -100,7 +100,7 @@ def _planner(
     home: Home, mapping: RuntimeMapping, served: Mapping[Tier, TierConfig], gateway: Gateway | None
 ) -> PlannerRole:
     if gateway is None:
-        return BuiltinPlanner()
+        return BuiltinPlanner(home.root)
     from planner.model import ModelPlanner
 
     # Every model-backed tier: the mode decision (LOW) and escalation use them as well.
@@ -174,4 +174,5 @@ def build_collaborators(
             open_channels(home, mapping.channels, environ),
         ),
         tool_types=tool_types(mapping),
+        search_provider=web.research.provider_label if web.research is not None else None,
     )

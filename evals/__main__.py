@@ -51,6 +51,11 @@ def _parser() -> argparse.ArgumentParser:
     again.add_argument("--label", required=True)
     again.add_argument("--cases", required=True, help="comma-separated case names")
     commands.add_parser("render", help="render EVALS.md from evals/results/*.json")
+    corpus = commands.add_parser("corpus", help="the corpus of real data, offline (EVALS.md)")
+    corpus.add_argument("--write", action="store_true", help="record the results in EVALS.md")
+    corpus.add_argument("--model", action="store_true",
+                        help="read the --cases with the local model's spec call instead")
+    corpus.add_argument("--cases", help="comma-separated case ids (with --model)")
     return parser  # fmt: skip
 
 
@@ -136,6 +141,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "collect":
             return collect_again(args)
+        if args.command == "corpus":
+            from evals import corpus
+
+            given = ["--write"] if args.write else []
+            if args.model:
+                given += ["--model", "--cases", args.cases or ""]
+            return corpus.main(given)
         if args.command == "render":
             render.write()
             print(f"rendered {render.EVALS_MD}")

@@ -122,5 +122,14 @@ def render() -> str:
 
 
 def write() -> None:
-    """Write EVALS.md at the repository root."""
-    EVALS_MD.write_text(render(), encoding="utf-8")
+    """Write EVALS.md at the repository root (the corpus results, written by `make
+    eval-corpus` between their markers, are kept)."""
+    from evals.corpus import BEGIN, END
+
+    kept = ""
+    if EVALS_MD.exists():
+        current = EVALS_MD.read_text(encoding="utf-8")
+        if BEGIN in current and END in current:
+            kept = BEGIN + current.partition(BEGIN)[2].partition(END)[0] + END + "\n"
+    text = render()
+    EVALS_MD.write_text(text.rstrip("\n") + "\n\n" + kept if kept else text, encoding="utf-8")

@@ -24,7 +24,7 @@ from multiverse.errors import StepInterrupted
 from multiverse.home import Home
 from multiverse.models import asset_type
 from multiverse.processes import RECORDS, Place, ProcessSession
-from multiverse.roles import ProducedFile, ResultSignal, TaskAssignment, ToolAssignment
+from multiverse.roles import Declined, ProducedFile, ResultSignal, TaskAssignment, ToolAssignment
 
 log = structlog.get_logger(__name__)
 TEMPLATE = "process_task.md"
@@ -74,8 +74,8 @@ class ProcessExecutor:
         """The builtin extractive summary (no process per catalogued file)."""
         return self._fallback.summarize(path)
 
-    def simple_task(self, request: str, home: Path) -> str | None:
-        """A SIMPLE_TASK reply from the builtin engine, or None when it declines (a run)."""
+    def simple_task(self, request: str, home: Path) -> str | Declined:
+        """A SIMPLE_TASK reply from the builtin engine, or its decline (a run)."""
         return self._fallback.simple_task(request, home)
 
     def _guarded(self, assignment: TaskAssignment) -> ResultSignal:

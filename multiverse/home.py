@@ -15,8 +15,12 @@ from datetime import UTC, datetime
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, ValidationError
+
+if TYPE_CHECKING:
+    from filelock import FileLock
 
 from multiverse.errors import HomeError, UnknownRun, UserError
 from multiverse.models import RUN_ID
@@ -441,3 +445,35 @@ def _shown(moment: datetime | None) -> str:
     if moment is None:
         return "?"
     return moment.astimezone().strftime("%Y-%m-%d %H:%M:%S")
+
+
+LOCK_WAIT_SECONDS = 1.0  # a `doctor` or `submit` probing the lock holds it for microseconds
+
+
+class DaemonAlreadyRunning(UserError):
+    """Another daemon serves this home."""
+
+
+def take_daemon_lock(home: Home) -> FileLock:
+    """The lock that lets one daemon serve a home, its pid written beside it; another daemon
+    serving it is a DaemonAlreadyRunning naming its pid."""
+    from filelock import FileLock, Timeout
+
+    home.state.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(home.state / "daemon.lock", thread_local=False)
+    try:
+        lock.acquire(timeout=LOCK_WAIT_SECONDS)
+    except Timeout as error:
+        raise DaemonAlreadyRunning(
+            f"another multiverse daemon is already serving {home.root} "
+            f"(pid {_read_pid(home.state / 'daemon.pid')}); stop it first"
+        ) from error
+    (home.state / "daemon.pid").write_text(str(os.getpid()), encoding="utf-8")
+    return lock
+
+
+def _read_pid(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8").strip() or "?"
+    except OSError:
+        return "?"

@@ -124,22 +124,36 @@ def mask_processor(
     return event_dict
 
 
+_installed: list[logging.Handler] = []  # the handlers the last configure_logging added
+_previous_level: list[int] = []  # the root logger's level before it
+
+
 def configure_logging(log_file: Path | None, console_level: int = logging.WARNING) -> None:
-    """structlog through stdlib: JSON lines to `log_file` (INFO), short lines to stderr."""
+    """structlog through stdlib: JSON lines to `log_file` (INFO), short lines to stderr.
+
+    Configuring again (a second command run in the same process, as the tests do) replaces the
+    handlers of the first call, closing its log file; `close_logging` removes them when the
+    command is done, so no home's log file stays open after it.
+    """
+    close_logging()
     shared: list[structlog.types.Processor] = [
         structlog.contextvars.merge_contextvars,
         structlog.stdlib.add_log_level,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
         mask_processor,
     ]
+    # The configured list is changed in place: loggers cached by an earlier configuration hold
+    # that very list, and so follow this one (and structlog.testing.capture_logs).
+    processors = structlog.get_config()["processors"]
+    processors[:] = [*shared, structlog.stdlib.ProcessorFormatter.wrap_for_formatter]
     structlog.configure(
-        processors=[*shared, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
+        processors=processors,
         logger_factory=structlog.stdlib.LoggerFactory(),
         wrapper_class=structlog.stdlib.BoundLogger,
         cache_logger_on_first_use=True,
     )
     root = logging.getLogger()
-    root.handlers.clear()
+    _previous_level.append(root.level)
     root.setLevel(logging.INFO)
     console = logging.StreamHandler(sys.stderr)
     console.setLevel(console_level)
@@ -154,7 +168,7 @@ def configure_logging(log_file: Path | None, console_level: int = logging.WARNIN
             foreign_pre_chain=shared,
         )
     )
-    root.addHandler(console)
+    _install(console)
     if log_file is not None:
         log_file.parent.mkdir(parents=True, exist_ok=True)
         handler = logging.FileHandler(log_file, encoding="utf-8")
@@ -173,4 +187,20 @@ def configure_logging(log_file: Path | None, console_level: int = logging.WARNIN
                 foreign_pre_chain=shared,
             )
         )
-        root.addHandler(handler)
+        _install(handler)
+
+
+def _install(handler: logging.Handler) -> None:
+    logging.getLogger().addHandler(handler)
+    _installed.append(handler)
+
+
+def close_logging() -> None:
+    """Remove and close the handlers `configure_logging` added (its log file is closed)."""
+    root = logging.getLogger()
+    while _installed:
+        handler = _installed.pop()
+        root.removeHandler(handler)
+        handler.close()
+    if _previous_level:
+        root.setLevel(_previous_level.pop())

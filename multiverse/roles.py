@@ -22,6 +22,7 @@ from multiverse.models import (
     ToolTask,
     UserInstruction,
 )
+from multiverse.spec import RequestSpec
 
 
 class Data(BaseModel):
@@ -91,6 +92,7 @@ class Proposal(Data):
     instructions: list[ProposedInstruction] = Field(min_length=1)
     conflicts: list[str] = Field(default_factory=list)
     made_offline: bool = False
+    spec: RequestSpec | None = None  # the request spec, checked against the files
 
 
 class PlanContext(Data):
@@ -113,6 +115,8 @@ class PlanContext(Data):
     modifications: list[str] = Field(default_factory=list)  # every MODIFY text so far, in order
     tool_types: list[str] = Field(default_factory=list)
     signal_outputs: list[str] = Field(default_factory=list)
+    spec: RequestSpec | None = None  # the confirmed request spec (None before CONFIRM)
+    search_provider: str | None = None  # the configured web_search provider, if any
 
 
 class StagesPlan(Data):
@@ -161,6 +165,7 @@ class TaskAssignment(Data):
     task: Task
     instructions: list[UserInstruction] = Field(default_factory=list)
     catalog: list[CatalogEntry] = Field(default_factory=list)
+    spec: RequestSpec | None = None  # the confirmed request spec every task reads
 
 
 class ToolAssignment(Data):
@@ -173,6 +178,7 @@ class ToolAssignment(Data):
     task: Task
     tool_task: ToolTask
     catalog: list[CatalogEntry] = Field(default_factory=list)
+    spec: RequestSpec | None = None  # the confirmed request spec (questions to search for)
 
 
 class MessageKind(StrEnum):
@@ -244,6 +250,13 @@ class PlannerRole(Protocol):
         ...
 
 
+class Declined(Data):
+    """A SIMPLE_TASK the Executor will not answer at once: the request becomes a run, and
+    `reason` (said at submit and in the proposal) tells the user why ("" when nothing can)."""
+
+    reason: str = ""
+
+
 class ExecutorRole(Protocol):
     """Performs exactly one task or tool task and reports a result signal; never raises."""
 
@@ -259,8 +272,8 @@ class ExecutorRole(Protocol):
         """A one-paragraph summary of a file, for the knowledge catalog."""
         ...
 
-    def simple_task(self, request: str, home: Path) -> str | None:
-        """Answer a SIMPLE_TASK request directly (markdown), or None: it cannot, make it a run."""
+    def simple_task(self, request: str, home: Path) -> str | Declined:
+        """Answer a SIMPLE_TASK request directly (markdown), or decline it: make it a run."""
         ...
 
 

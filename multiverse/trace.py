@@ -100,6 +100,19 @@ def untraced(markdown: str, known: Known) -> list[Untraced]:
     ]
 
 
+def with_untraced(
+    markdown: str, known: Known, heading: str, intro: str, bold: bool = False
+) -> tuple[str, list[Untraced]]:
+    """The deliverable with a closing section listing each untraced number with its context
+    (unchanged when every number is traced), and those numbers."""
+    missing = untraced(markdown, known)
+    if not missing:
+        return markdown, []
+    title = f"**{heading}**" if bold else f"## {heading}"
+    lines = [title, "", intro, "", *(f"- **{item.number}** — {item.context}" for item in missing)]
+    return markdown.rstrip() + "\n\n" + "\n".join(lines) + "\n", missing
+
+
 def _blank(markdown: str) -> str:
     """The text with every span that is not a claim replaced by spaces (offsets kept)."""
     text = markdown

@@ -1,1 +1,10 @@
-"""TODO-FACE"""
+"""The offline engine's language rules: what a request or an instruction asks that rules can read
+(lengths, audiences, deliverables, languages, charts, questions, periods, sources to leave out),
+and the request spec they fill (`read_request`). Used only by the builtin roles.
+"""
+
+from __future__ import annotations
+
+from offline.reader import read_request
+
+__all__ = ["read_request"]

@@ -1,10 +1,14 @@
 """What a text asks that an engine can honour mechanically: a length, an audience, a kind of
-deliverable, a language, charts (a measure by a dimension), sources to leave out, outside
-information, and the parts that need a judgement no rule can make.
+deliverable, a language, charts (a measure by a dimension), sources to leave out and outside
+information.
 
 Pure functions over strings, English and Korean. The builtin Planner reads a request and each
 MODIFY with them into visible instructions; the builtin Executor reads the confirmed
 instructions back with the same functions, so an instruction a person edited is what is done.
+
+Also here: charts asked for in words: "<measure> by <dimension>" (Korean "<dimension>별
+<measure>"), and whether a table's column names the measure or the dimension (synonyms
+included).
 """
 
 from __future__ import annotations
@@ -12,12 +16,75 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-# Charts are a concept of their own; read here with the rest of a request, so re-exported.
-from offline.charts import SYNONYMS as SYNONYMS
-from offline.charts import ChartAsk as ChartAsk
-from offline.charts import chart_asks as chart_asks
-from offline.charts import column_matches as column_matches
-from offline.charts import singular as singular
+_MEASURE_BY = re.compile(
+    r"(?P<measure>[A-Za-z][A-Za-z -]{1,40}?)\s+(?:by|per|across|for each)\s+"
+    r"(?P<dimension>[A-Za-z]{3,30})",
+    re.IGNORECASE,
+)
+_MEASURE_BY_KO = re.compile(
+    r"(?P<dimension>[가-힣A-Za-z]{1,10})별\s*(?P<measure>[가-힣A-Za-z]{1,10})"
+)
+_LEAD_WORDS = frozenset(
+    {"a", "an", "the", "of", "chart", "charts", "graph", "plot", "bar", "line", "show"}
+    | {"showing", "make", "draw", "total", "with", "and", "table", "compare", "list"}
+)
+
+SYNONYMS: dict[str, frozenset[str]] = {
+    "country": frozenset({"country", "countries", "region", "nation", "market", "국가", "나라"}),
+    "region": frozenset({"region", "regions", "country", "area", "market", "지역", "국가"}),
+    "revenue": frozenset({"revenue", "revenues", "sales", "turnover", "매출", "매출액"}),
+    "sales": frozenset({"sales", "revenue", "매출", "판매"}),
+    "year": frozenset({"year", "years", "연도", "년"}),
+    "quarter": frozenset({"quarter", "quarters", "분기"}),
+    "product": frozenset({"product", "products", "segment", "제품"}),
+    "units": frozenset({"units", "unit", "volume", "판매량"}),
+    "margin": frozenset({"margin", "margins", "마진"}),
+    "국가": frozenset({"국가", "나라", "country", "region"}),
+    "매출": frozenset({"매출", "매출액", "revenue", "sales"}),
+}
+for _key, _words in list(SYNONYMS.items()):
+    for _word in _words:
+        SYNONYMS.setdefault(_word, _words)
+
+
+@dataclass(frozen=True)
+class ChartAsk:
+    """A chart asked for in words: what is measured, grouped by what."""
+
+    measure: str
+    dimension: str
+
+
+def singular(word: str) -> str:
+    """An English word's singular by its ending ("countries" → "country"); others unchanged."""
+    word = word.casefold()
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
+
+
+def chart_asks(text: str) -> list[ChartAsk]:
+    """Every `<measure> by <dimension>` (Korean `<dimension>별 <measure>`) in order, once each."""
+    asks: list[ChartAsk] = []
+    for match in _MEASURE_BY.finditer(text):
+        words = [w for w in match["measure"].split() if w.casefold() not in _LEAD_WORDS]
+        if words:
+            asks.append(ChartAsk(singular(words[-1]), singular(match["dimension"])))
+    for match in _MEASURE_BY_KO.finditer(text):
+        # "국가별 매출을 차트로": the particle is not part of the measure's name.
+        measure = re.sub(r"(?:을|를|이|가|은|는|의|과|와|로|으로)$", "", match["measure"])
+        asks.append(ChartAsk(measure or match["measure"], match["dimension"]))
+    return list(dict.fromkeys(asks))
+
+
+def column_matches(word: str, header: str) -> bool:
+    """Whether a column header names `word` or a synonym ("revenue_eur" names revenue)."""
+    names = SYNONYMS.get(word, frozenset({word}))
+    parts = {singular(part) for part in re.split(r"[^0-9A-Za-z가-힣]+", header) if part}
+    return bool(parts & {singular(name) for name in names}) or any(
+        name in header for name in names if not name.isascii()
+    )
+
 
 WORDS_PER_PAGE = 500  # a printed page of prose, as the issue and most style guides count it
 SHORT_WORDS = 300  # "a short note", "짧은 메모": half a page and a little more
@@ -138,7 +205,6 @@ LANGUAGES = (
     ("chinese", "Chinese"), ("중국어", "Chinese"), ("german", "German"), ("독일어", "German"),
     ("french", "French"), ("프랑스어", "French"), ("spanish", "Spanish"),
 )  # fmt: skip
-CHART_WORDS = ("chart", "graph", "visual", "figure", "plot", "차트", "그래프", "시각화", "도표")
 _OUTSIDE = re.compile(
     r"\b(?:search the web|web search|online sources?|on the (?:web|internet)|outside "
     r"(?:information|sources?|data)|external (?:information|sources?|data)|"
@@ -146,12 +212,6 @@ _OUTSIDE = re.compile(
     r"figures|information|prices?)|"
     r"up[- ]to[- ]date|current news|look (?:it |this )?up online|google)\b|웹\s?검색|인터넷|"
     r"최신\s?(?:뉴스|자료|정보)|외부\s?(?:자료|정보)",
-    re.IGNORECASE,
-)
-_JUDGEMENT = re.compile(
-    r"\b(?:recommend\w*|advi[sc]e\w*|evaluat\w*|assess\w*|decid\w*|judg\w*|should (?:we|i|they)|"
-    r"forecast\w*|predict\w*|prioriti[sz]\w*|which (?:one |market |country |option )?is (?:the )?"
-    r"(?:best|better)|go or no[- ]go|whether to)\b|추천|권고|권장|평가|판단|예측|결정|우선순위",
     re.IGNORECASE,
 )
 _LEAVE_OUT = re.compile(
@@ -178,6 +238,7 @@ class Length:
     words: int
     said: str
     label: str
+
 
 def _number(word: str) -> float:
     folded = word.casefold()
@@ -306,16 +367,6 @@ def script_language(text: str) -> str:
     return {"Latin": "English", "Cyrillic": "Russian"}.get(best, best)
 
 
-def chart_words(text: str) -> list[str]:
-    """The chart words of a text ("chart", "그래프"), in order of the list."""
-    folded = text.casefold()
-    return [
-        word
-        for word in CHART_WORDS
-        if (re.search(rf"(?<![a-z]){word}", folded) if word.isascii() else word in folded)
-    ]
-
-
 def outside_asked(text: str) -> str | None:
     """The words asking for information from outside the sources (a web search), or None.
 
@@ -324,12 +375,6 @@ def outside_asked(text: str) -> str | None:
     """
     found = _OUTSIDE.search(text)
     return found.group(0) if found else None
-
-
-def judgements_asked(text: str) -> list[str]:
-    """The clauses asking for a judgement (recommend, assess, forecast, 추천, 평가…)."""
-    clauses = re.split(r"(?<=[.;!?])\s+|,\s+|\n+", text)
-    return [c.strip().rstrip(".") for c in clauses if c.strip() and _JUDGEMENT.search(c)]
 
 
 def paths_named(text: str) -> list[str]:
@@ -368,72 +413,6 @@ def charts_refused(text: str) -> bool:
 def search_refused(text: str) -> bool:
     """Whether the text says not to search the web ("no web search", "검색 없이")."""
     return _SEARCH_REFUSED.search(text) is not None
-
-
-def tokens(text: str) -> set[str]:
-    """Lower-cased word stems of a text, for matching names (Korean particles are kept whole,
-    so compare Hangul by containment: see `name_overlap`)."""
-    return {singular(t) for t in re.findall(r"[A-Za-z]{2,}|[가-힣]{2,}|\d+", text.casefold())}
-
-
-_FILLER = frozenset(
-    [
-        "the",
-        "a",
-        "an",
-        "of",
-        "and",
-        "or",
-        "in",
-        "on",
-        "for",
-        "to",
-        "with",
-        "from",
-        "about",
-        "report",
-        "reports",
-        "brief",
-        "briefs",
-        "document",
-        "documents",
-        "file",
-        "files",
-        "doc",
-        "docs",
-        "data",
-        "note",
-        "notes",
-        "memo",
-        "paper",
-        "study",
-        "sheet",
-        "table",
-        "csv",
-        "pdf",
-        "md",
-        "txt",
-        "this",
-        "that",
-        "these",
-        "those",
-        "our",
-        "my",
-    ]
-)
-
-
-def name_overlap(phrase: str, name: str) -> int:
-    """How many meaningful words of `phrase` appear in `name` (Hangul by containment)."""
-    wanted = {t for t in tokens(phrase) if t not in _FILLER}
-    have = tokens(name)
-    hits = 0
-    for word in wanted:
-        if word in have or (
-            not word.isascii() and any(word in h or h in word for h in have if not h.isascii())
-        ):
-            hits += 1
-    return hits
 
 
 def sources_in(instruction: str) -> tuple[list[str], list[str]]:

@@ -226,6 +226,7 @@ class Collaborators:
     speaker: Speaker
     store: TableStore = field(default_factory=TableStore)
     tool_types: tuple[str, ...] = DEFAULT_TOOL_TYPES
+    search_provider: str | None = None  # the web_search provider the mapping configures
     reserve: SpaceReserve = field(init=False)
     catalog_rows: CatalogRows = field(init=False)
     _runs: dict[str, RunTables] = field(init=False, default_factory=dict, repr=False)

@@ -16,13 +16,19 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 import structlog
-from filelock import FileLock, Timeout
 
 from multiverse.config import DaemonConfig, default_parallel_runs
-from multiverse.errors import MultiverseError, StorageError, TableError, UserError
-from multiverse.home import BEAT_SECONDS, Beat, remove_beat, write_beat
+from multiverse.errors import MultiverseError, StorageError, TableError
+from multiverse.home import (
+    BEAT_SECONDS,
+    Beat,
+    remove_beat,
+    take_daemon_lock,
+    write_beat,
+)
 from multiverse.models import FINAL_STATUSES, Status
 from multiverse.processes import (
     allow_children,
@@ -52,16 +58,11 @@ from orchestrator.wakeups import (
 log = structlog.get_logger(__name__)
 STOP_GRACE_SECONDS = 10.0
 FAULT_RETRY_SECONDS = 5.0
-LOCK_WAIT_SECONDS = 1.0  # a `doctor` or `submit` probing the lock holds it for microseconds
 
 
 SERVICES = frozenset({INBOX, ARCHIVE})  # keys that are not runs
 ARCHIVE_DELAY_SECONDS = 2.0  # after a step: one look at the policy for a burst of steps
 ARCHIVE_LOOK_SECONDS = 3600.0  # runs grow old without an event: look again hourly
-
-
-class DaemonAlreadyRunning(UserError):
-    """Another daemon serves this home."""
 
 
 class Daemon:
@@ -88,6 +89,8 @@ class Daemon:
         self.steps_finished = 0  # steps of runs done since start (said when it stops)
         self._started_at = datetime.now(UTC)
         self._next_beat = 0.0
+        self._warmers: list[threading.Thread] = []  # joined before `run` returns
+        self._previous_handlers: dict[int, Any] = {}  # restored when `run` returns
 
     # -- wake-ups ------------------------------------------------------------------------
 
@@ -99,7 +102,7 @@ class Daemon:
         """A file event: look after the debounce delay (editors write in several moves).
 
         Events within the delay after the first share its wake-up; what is read then is
-        trusted only once settled (`multiverse.store.settled`), so a save in several moves that
+        trusted only once settled (`multiverse.store.tablefile`), so a save in several moves that
         outlasts the delay is still read whole.
         """
         self.wake(key, self.config.debounce_ms / 1000)
@@ -359,7 +362,9 @@ class Daemon:
             with contextlib.suppress(MultiverseError):  # reported where a step meets it
                 self.crew.warm_indexes()
 
-        threading.Thread(target=warm, name="warm-indexes", daemon=True).start()
+        thread = threading.Thread(target=warm, name="warm-indexes", daemon=True)
+        self._warmers = [*(t for t in self._warmers if t.is_alive()), thread]
+        thread.start()
 
     # -- the loop ------------------------------------------------------------------------
 
@@ -369,9 +374,21 @@ class Daemon:
             return bool(self._in_flight) or self.wakeups.waiting()
 
     def run(self, once: bool = False) -> int:
-        """Serve until stopped (or, with `once`, until nothing advances); exit status."""
+        """Serve until stopped (or, with `once`, until nothing advances); exit status.
+
+        When it returns, no thread of its own is left running and the signal handlers
+        `install_signal_handlers` replaced are back (it can run again in the same process).
+        """
+        try:
+            return self._serve(once)
+        finally:
+            for signum, handler in self._previous_handlers.items():
+                signal.signal(signum, handler)
+            self._previous_handlers.clear()
+
+    def _serve(self, once: bool) -> int:
         self._once = once
-        lock = self._take_daemon_lock()
+        lock = take_daemon_lock(self.crew.home)
         try:
             observer = None if once else start_watching(self.crew.home, self.wake_debounced)
             self.crew.reserve.ensure()
@@ -394,7 +411,9 @@ class Daemon:
                 remove_beat(self.crew.home.state)
                 if observer is not None:
                     observer.stop()
+                    observer.join()
                 self._finish_in_flight()
+                self._finish_warming()
                 self.crew.speaker.close()  # bounded wait for channel deliveries
                 self._recheck_written()
             log.info("daemon_stopped", failed_runs=sorted(self.failed_runs))
@@ -457,8 +476,16 @@ class Daemon:
         def handle(signum: int, frame: FrameType | None) -> None:
             self.stop()
 
-        signal.signal(signal.SIGINT, handle)
-        signal.signal(signal.SIGTERM, handle)
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            self._previous_handlers.setdefault(signum, signal.getsignal(signum))
+            signal.signal(signum, handle)
+
+    def _finish_warming(self) -> None:
+        """Wait (a bounded time) for the index builds: none writes once the lock is released."""
+        deadline = time.monotonic() + STOP_GRACE_SECONDS
+        for thread in self._warmers:
+            thread.join(timeout=max(0.0, deadline - time.monotonic()))
+        self._warmers.clear()
 
     def _finish_in_flight(self) -> None:
         deadline = time.monotonic() + STOP_GRACE_SECONDS
@@ -467,24 +494,3 @@ class Daemon:
         if self._in_flight:
             # Abandoned: the step is redone on restart, which every step is safe for.
             log.warning("steps_abandoned", keys=sorted(self._in_flight))
-
-    def _take_daemon_lock(self) -> FileLock:
-        state = self.crew.home.state
-        state.mkdir(parents=True, exist_ok=True)
-        lock = FileLock(state / "daemon.lock", thread_local=False)
-        try:
-            lock.acquire(timeout=LOCK_WAIT_SECONDS)
-        except Timeout as error:
-            raise DaemonAlreadyRunning(
-                f"another multiverse daemon is already serving {self.crew.home.root} "
-                f"(pid {_read_pid(state / 'daemon.pid')}); stop it first"
-            ) from error
-        (state / "daemon.pid").write_text(str(os.getpid()), encoding="utf-8")
-        return lock
-
-
-def _read_pid(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8").strip() or "?"
-    except OSError:
-        return "?"

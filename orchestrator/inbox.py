@@ -34,10 +34,10 @@ import yaml
 from pydantic import BaseModel, ConfigDict
 
 from multiverse.atomic import atomic_write_text, fsync_folder
+from multiverse.documents import open_regular
 from multiverse.errors import UserError
 from multiverse.home import Home
 from multiverse.roles import Mode
-from multiverse.unread import open_regular
 from orchestrator.inbox_survey import (
     FOLDER,
     SPECIAL,

@@ -34,7 +34,7 @@ import structlog
 from multiverse.atomic import atomic_write_text
 from multiverse.gateway import carry_pending
 from multiverse.models import ProcessRun
-from multiverse.roles import Message, MessageKind, Mode
+from multiverse.roles import Declined, Message, MessageKind, Mode
 from multiverse.runs import run_created
 from orchestrator.crew import Collaborators
 from orchestrator.inbox import (
@@ -74,6 +74,7 @@ class Considered:
     reject: str | None = None
     claimed: tuple[str, Mode] | None = None
     simple: bool = False
+    why_run: str = ""  # with `claimed`: why the Executor declined it, as the claim recorded
 
 
 def take_in(
@@ -109,7 +110,8 @@ def consider(
         return Considered(path)  # taken by another pass already
     claimed = _read_claim(_claim_path(crew, path.name))
     if claimed is not None:
-        return Considered(path, request, claimed=(claimed["run_id"], Mode(claimed["mode"])))
+        return Considered(path, request, claimed=(claimed["run_id"], Mode(claimed["mode"])),
+                          why_run=claimed.get("why_run", ""))  # fmt: skip
     return Considered(path, request, simple=_first_word_simple(crew, request))
 
 
@@ -155,11 +157,13 @@ def act(crew: Collaborators, considered: Considered) -> str | None:
     if request is None:
         return None
     if considered.claimed is not None:
-        return _create_run(crew, path, request, *considered.claimed)
-    if considered.simple and _simple_task(crew, path, request):
+        return _create_run(crew, path, request, *considered.claimed, considered.why_run)
+    declined = _simple_task(crew, path, request) if considered.simple else None
+    if considered.simple and declined is None:
         shutil.rmtree(crew.home.pending_usage / request.name, ignore_errors=True)
         return None
     mode = _run_mode(crew)
+    why_run = declined.reason if declined is not None else ""
     if considered.simple:
         log.info(
             "mode_overridden",
@@ -167,11 +171,13 @@ def act(crew: Collaborators, considered: Considered) -> str | None:
             said=Mode.SIMPLE_TASK,
             mode=mode,
             reason="the executor cannot perform it as a simple task, so it becomes a run",
+            why_run=why_run,
         )
     run_id = allocate_run_id(crew)
     claim = _claim_path(crew, path.name)
-    atomic_write_text(claim, json.dumps({"run_id": run_id, "mode": mode.value}) + "\n")
-    return _create_run(crew, path, request, run_id, mode)
+    record = {"run_id": run_id, "mode": mode.value, "why_run": why_run}
+    atomic_write_text(claim, json.dumps(record, ensure_ascii=False) + "\n")
+    return _create_run(crew, path, request, run_id, mode, why_run)
 
 
 def turn_away(crew: Collaborators, path: Path, reason: str) -> None:
@@ -211,21 +217,21 @@ def _run_mode(crew: Collaborators) -> Mode:
     return Mode.CONTINUOUS_RUN if has_past_runs(crew) else Mode.INITIAL_RUN
 
 
-def _simple_task(crew: Collaborators, path: Path, request: InboxRequest) -> bool:
+def _simple_task(crew: Collaborators, path: Path, request: InboxRequest) -> Declined | None:
     """The Executor answers directly; nothing in runs/ or outputs/ (SPEC §5).
 
-    False when the Executor cannot do it: then nothing was written.
+    Its decline (with why, when it says) when it cannot do it: then nothing was written.
     """
     reply = crew.executor.simple_task(request.body, crew.home.root)
-    if reply is None:
-        return False
+    if isinstance(reply, Declined):
+        return reply
     kept = pair_name(crew.home, path.name)
     crew.speaker.reply(
         reply_path(crew.home, kept),
         Message(kind=MessageKind.SIMPLE_REPLY, facts={"reply": reply}),
     )
     move_to_done(crew.home, path, kept)
-    return True
+    return None
 
 
 def allocate_run_id(crew: Collaborators, now: datetime | None = None) -> str:
@@ -243,9 +249,15 @@ def allocate_run_id(crew: Collaborators, now: datetime | None = None) -> str:
 
 
 def _create_run(
-    crew: Collaborators, path: Path, request: InboxRequest, run_id: str, mode: Mode
+    crew: Collaborators,
+    path: Path,
+    request: InboxRequest,
+    run_id: str,
+    mode: Mode,
+    why_run: str = "",
 ) -> str:
-    """Every step idempotent: request.md, learning context, the process_runs row, inbox/done."""
+    """Every step idempotent: request.md, learning context (with why a question the Executor
+    declined is a run), the process_runs row, inbox/done."""
     paths = crew.home.run(run_id)
     paths.root.mkdir(parents=True, exist_ok=True)
     run_created(paths.root)
@@ -254,7 +266,7 @@ def _create_run(
     context = None
     if mode is Mode.CONTINUOUS_RUN:
         context = rank_past_runs(request.body, crew.past_runs(but=run_id))
-    write_learning_context(paths, context or rank_past_runs("", []), mode)
+    write_learning_context(paths, context or rank_past_runs("", []), mode, why_run)
     carry_pending(crew.home.pending_usage / request.name, paths.root)
     if crew.process_runs.get(run_id) is None:
         crew.process_runs.insert(ProcessRun(run_id=run_id, user_request=request.body.strip()))

@@ -32,6 +32,7 @@ COLUMNS = ("rank", "run_id", "score", "user_request")
 TITLE = "Learning context"
 NO_PAST_RUNS = "No past runs: this is an initial run."
 NO_SIMILAR_RUNS = "No past run has a request similar to this one."
+WHY_RUN = "Why a run: "  # a question the Executor could not answer at once, and why
 
 
 
@@ -40,9 +41,12 @@ def learning_context_path(run: RunPaths) -> Path:
     return run.root / LEARNING_CONTEXT_FILE
 
 
-def render_learning_context(context: LearningContext, mode: Mode) -> str:
-    """Markdown for learning_context.md: title, mode, then the ranking table or a sentence."""
+def render_learning_context(context: LearningContext, mode: Mode, why_run: str = "") -> str:
+    """Markdown for learning_context.md: title, mode (and why a question became a run), then
+    the ranking table or a sentence."""
     lines = [f"# {TITLE}\n", "\n", f"Mode: {mode.value}\n", "\n"]
+    if why_run.strip():
+        lines += [f"{WHY_RUN}{' '.join(why_run.split())}\n", "\n"]
     if not context.past_runs:
         sentence = NO_PAST_RUNS if mode is Mode.INITIAL_RUN else NO_SIMILAR_RUNS
         lines.append(sentence + "\n")
@@ -60,10 +64,12 @@ def render_learning_context(context: LearningContext, mode: Mode) -> str:
     return "".join(lines)
 
 
-def write_learning_context(run: RunPaths, context: LearningContext, mode: Mode) -> Path:
+def write_learning_context(
+    run: RunPaths, context: LearningContext, mode: Mode, why_run: str = ""
+) -> Path:
     """Write the run's learning_context.md atomically; returns its path."""
     path = learning_context_path(run)
-    atomic_write_text(path, render_learning_context(context, mode))
+    atomic_write_text(path, render_learning_context(context, mode, why_run))
     log.info("learning_context_written", run_id=run.run_id, past_runs=len(context.past_runs))
     return path
 
@@ -94,6 +100,16 @@ def read_learning_context(path: Path) -> LearningContext:
             raise TableError(path, line, "run_id is empty")
         past.append(PastRun(run_id=run_id, score=value, user_request=request))
     return LearningContext(past_runs=past)
+
+
+def read_why_run(run: RunPaths) -> str:
+    """Why the request became a run, as intake recorded it ("" when it did not)."""
+    try:
+        text = learning_context_path(run).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+    found = (line for line in text.splitlines() if line.startswith(WHY_RUN))
+    return next(found, "").removeprefix(WHY_RUN).strip()
 
 
 def has_past_runs(crew: Collaborators) -> bool:

@@ -16,6 +16,7 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from multiverse.documents import is_unread
 from multiverse.models import (
     PHASE0_STAGE,
     TASK_ID,
@@ -27,7 +28,6 @@ from multiverse.models import (
     Timing,
 )
 from multiverse.roles import PlanContext, PlanFailed, Proposal, StagesPlan, TasksPlan, ToolTasksPlan
-from multiverse.unread import is_unread
 
 PHASE0_TASK_IDS = ("T00", "T02", "T03", "T04")
 PUBLISHING_PHASE = "GENERATING_OUTPUT"

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from multiverse.errors import TableError
 from multiverse.store import parse_table_text
-from multiverse.store.codec import encode_cell
+from multiverse.store.schemas import encode_cell
 
 
 def _columns(text: str) -> list[str]:

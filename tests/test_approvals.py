@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from executor.model.approval import ApprovalBridge
+from executor.model.loop import ApprovalBridge
 from multiverse.errors import UserError
 from multiverse.home import Home
 from multiverse.processes.session import read_events
@@ -26,7 +26,7 @@ from multiverse.roles import ApprovalStatus
 from multiverse.runs import ApprovalBook, StepWaiting, action_hash
 
 from fake_openai import FakeOpenAI, Reply, text, tools
-from journey import cli, copy_assets, once, only_run, wait_for
+from journey import cli, copy_assets, once, only_run, serving, wait_for
 
 REQUEST = "Analyse the market report and write a memo with a chart of the revenue figures."
 MARKER = "approved-marker"
@@ -233,11 +233,6 @@ def test_a_serving_daemon_comes_back_at_the_deadline_by_itself(
     home: Home, fake_openai: FakeOpenAI
 ) -> None:
     """`start` (not --once): no answer and no file event, yet the run goes on at the deadline."""
-    import os
-    import signal
-    import subprocess
-    import sys
-
     copy_assets(home, "market_report_2024.md")
     fake_openai.responder = follow_the_prompt({})
     configure(home, fake_openai, timeout=2)
@@ -245,14 +240,8 @@ def test_a_serving_daemon_comes_back_at_the_deadline_by_itself(
     assert once(home).returncode == 0
     run_id = str(only_run(home)["run_id"])
     assert cli(home, "confirm", run_id).returncode == 0
-    daemon = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "start", "--home", str(home.root)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=dict(os.environ),
-    )  # fmt: skip
-    try:
+    with serving(home) as daemon:
         wait_for(lambda: only_run(home)["status"] == "COMPLETED", "the run to complete")
-    finally:
-        daemon.send_signal(signal.SIGTERM)
-        daemon.wait(timeout=60)
+        assert daemon.stop() == 0
     (record,) = ApprovalBook(home.run(run_id).root).all()
     assert record.status is ApprovalStatus.TIMED_OUT and markers(home) == []

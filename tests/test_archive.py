@@ -39,7 +39,7 @@ from orchestrator.learning import (
 from orchestrator.past_runs import rank_past_runs
 from orchestrator.wakeups import wake_key
 
-from journey import cli, copy_assets, once, running_daemon, runs, wait_for
+from journey import cli, copy_assets, once, runs, serving, wait_for
 from stepping import builtin_collaborators
 
 FINAL = (Status.COMPLETED, Status.FAILED, Status.CANCELLED)
@@ -198,7 +198,7 @@ def test_archive_then_a_similar_request_ranks_the_archived_run(home: Home) -> No
 
 
 def test_a_serving_daemon_never_puts_archived_rows_back(home: Home) -> None:
-    with running_daemon(home, quiet=True):
+    with serving(home):
         assert cli(home, "submit", "--no-wait", "Write a memo on heat pumps").returncode == 0
         wait_for(lambda: len(runs(home)) == 1, "the run")
         run_id = runs(home)[0]["run_id"]

@@ -13,7 +13,7 @@ from multiverse.home import Home
 from multiverse.models import Status
 from multiverse.store import PROCESS_RUNS, TableStore
 
-from journey import cli, running_daemon, wait_for
+from journey import cli, serving, wait_for
 
 
 def _policy(home: Home, **daemon: int) -> None:
@@ -36,7 +36,7 @@ def test_the_daemon_keeps_only_the_newest_final_runs_live(home: Home) -> None:
         r for r, s in zip(run_ids, statuses, strict=True) if s is not Status.PENDING
     )[-2:]
     pending = run_ids[2]
-    with running_daemon(home, quiet=True):
+    with serving(home):
         wait_for(lambda: len(list(home.archive_runs.glob("run-*"))) == 2, "two runs archived")
         wait_for(lambda: sorted(_live(home)) == sorted([pending, *newest_final]), "live rows")
         wait_for(lambda: not (home.archive_db / ".intent.json").exists(), "the archive's end")
@@ -49,7 +49,7 @@ def test_old_final_runs_are_archived_by_age(home: Home) -> None:
     """Final runs older than archive_after_days are archived by a serving daemon."""
     run_ids = make_history(home, [Status.COMPLETED, Status.COMPLETED])
     _policy(home, live_final_runs=0, archive_after_days=7)
-    with running_daemon(home, quiet=True):
+    with serving(home):
         wait_for(lambda: _live(home) == [], "every old run archived")
     assert sorted(path.name for path in home.archive_runs.iterdir()) == sorted(run_ids)
 

@@ -80,4 +80,3 @@ def test_deliverables_prefer_the_document_over_the_method() -> None:
     """ "market analysis report" asks for a report; "분석 보고서" too."""
     assert asks.deliverable_asked("a market analysis report") == ("report", "report")
     assert asks.deliverable_asked("시장 분석 보고서를 작성") == ("report", "보고서")
-    assert asks.judgements_asked("Write a memo and recommend which country to enter.")

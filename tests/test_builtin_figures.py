@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from executor.builtin.figures import find_figures, unit_family
+from executor.builtin.text import find_figures, unit_family
 
 
 def values(text: str) -> list[tuple[str, str]]:

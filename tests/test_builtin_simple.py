@@ -17,6 +17,7 @@ from executor.builtin.simple_lookup import (
     holds,
     text_quotes,
 )
+from multiverse.roles import Declined
 
 FIXTURES = Path(__file__).parent / "fixtures"
 BANNER = "> Produced offline by the multiverse builtin engine"
@@ -36,7 +37,7 @@ def brief_home(tmp_path: Path) -> Path:
 
 def reply(request: str, home: Path) -> str:
     text = BuiltinExecutor().simple_task(request, home)
-    assert text is not None, f"declined: {request}"
+    assert isinstance(text, str), f"declined: {request}"
     assert text.startswith(BANNER)
     return text
 
@@ -77,8 +78,9 @@ def test_paths_are_confined_and_errors_are_replies(home: Path) -> None:
     ["make me a sandwich", "Summarise the invoices", "What is the capital of France?", "hello"],
 )
 def test_what_cannot_be_done_offline_is_declined(home: Path, request_text: str) -> None:
-    """A request no offline capability answers gets None (it becomes a run), never a help text."""
-    assert BuiltinExecutor().simple_task(request_text, home) is None
+    """A request no offline capability answers is declined (it becomes a run), never a help
+    text; with nothing read in it, there is no reason to give."""
+    assert BuiltinExecutor().simple_task(request_text, home) == Declined()
 
 
 def test_a_document_is_named_by_its_topic(brief_home: Path) -> None:
@@ -119,21 +121,25 @@ def test_request_terms_drop_commands_and_keep_names() -> None:
 
 
 def test_a_figure_is_quoted_where_it_stands(brief_home: Path) -> None:
-    """A figure asked for by name is quoted verbatim with its file and line; rows of a CSV too."""
+    """A figure asked for by name is quoted verbatim with its file and line; a table's figure
+    for a year of quarters is their sum, cited by its rows."""
     text = reply("How many fast chargers does Sweden have?", brief_home)
     assert '"Sweden had 41,200 public charging points, but only 4,300 fast chargers' in text
     assert "`assets/nordic_ev_market.md`, line 18" in text
     rows = reply("What was Norway's revenue in 2023?", brief_home)
-    assert "`assets/revenue_by_country.csv`, line 18: quarter 2023-Q1 · country Norway" in rows
-    assert rows.count("country Norway") == 4
+    total = 11_829_000 + 12_432_000 + 12_726_000 + 12_719_000  # the four rows of 2023
+    assert f"{total:,} EUR in 2023" in rows and "Norway" in rows
+    assert "(assets/revenue_by_country.csv 4 of rows 18–30)" in rows
     korean = reply("한국 배터리 재활용 시장 규모는 얼마야?", brief_home)
     assert "1조 2천억 원" in korean and "`assets/korea_battery_recycling.md`, line 8" in korean
 
 
 def test_a_figure_not_in_the_assets_is_declined(brief_home: Path) -> None:
     """No sentence or row holds every named word: declined, never computed or guessed."""
-    assert BuiltinExecutor().simple_task("What was Germany's revenue in 2023?", brief_home) is None
-    assert BuiltinExecutor().simple_task("노르웨이 충전소 수는?", brief_home) is None
+    germany = BuiltinExecutor().simple_task("What was Germany's revenue in 2023?", brief_home)
+    assert isinstance(germany, Declined)
+    assert germany.reason.startswith("its question cannot be answered from the tables at once")
+    assert BuiltinExecutor().simple_task("노르웨이 충전소 수는?", brief_home) == Declined()
 
 
 def test_quotes_are_pure_and_exact() -> None:

@@ -20,7 +20,8 @@ from orchestrator.decide import StepKind
 from orchestrator.evidence import SignalBox
 from orchestrator.perform.ending import CANCELLED, CancelRecord
 
-from journey import cli, copy_assets, first_row, once, running_daemon, wait_for
+from forked import forked_daemon
+from journey import cli, copy_assets, first_row, once, said_count, wait_for
 from stepping import builtin_collaborators, confirmed_run, steps_until_settled
 
 AGENT = Path(__file__).resolve().parent / "fake_agent.py"
@@ -41,10 +42,6 @@ def _tables(home: Home, run_id: str) -> dict[str, list[Any]]:
         ]
         for spec in RUN_TABLES
     }
-
-
-def _said(home: Home, run_id: str, kind: str) -> int:
-    return home.run(run_id).messages.read_text(encoding="utf-8").count(f"· {kind} ")
 
 
 def _agent_tier(home: Home, state: Path) -> None:
@@ -80,7 +77,7 @@ def test_cancel_interrupts_a_process_child_and_the_run_is_cancelled_not_failed(
     state = tmp_path / f"agent-{uuid.uuid4().hex[:8]}"
     state.mkdir()
     run_id = _confirmed_on_the_agent(home, state)
-    with running_daemon(home, quiet=True) as daemon:
+    with forked_daemon(home) as daemon:
         wait_for(lambda: _waiting_task(state) is not None, "the child to take a Phase 1 task")
         task_id = _waiting_task(state)
         before = _tables(home, run_id)
@@ -97,7 +94,7 @@ def test_cancel_interrupts_a_process_child_and_the_run_is_cancelled_not_failed(
     assert task is not None and task.status is Status.PENDING
     names = SignalBox(home.run(run_id).signals).names()
     assert "failure" not in names and CANCELLED in names
-    assert _said(home, run_id, "CANCELLED") == 1 and _said(home, run_id, "FAILURE") == 0
+    assert said_count(home, run_id, "CANCELLED") == 1 and said_count(home, run_id, "FAILURE") == 0
     again = cli(home, "cancel", run_id)
     assert again.returncode == 1 and "CANCELLED already" in again.stderr
     assert len(again.stderr.strip().splitlines()) == 1
@@ -111,7 +108,7 @@ def test_a_cancel_written_while_no_daemon_runs_is_honoured_at_the_restart(
     state = tmp_path / f"agent-{uuid.uuid4().hex[:8]}"
     state.mkdir()
     run_id = _confirmed_on_the_agent(home, state)
-    with running_daemon(home, quiet=True) as daemon:
+    with forked_daemon(home) as daemon:
         wait_for(lambda: _waiting_task(state) is not None, "the child to take a Phase 1 task")
         daemon.send_signal(signal.SIGTERM)
         assert daemon.wait(timeout=60) == 0
@@ -124,7 +121,7 @@ def test_a_cancel_written_while_no_daemon_runs_is_honoured_at_the_restart(
         assert once(home).returncode == 0
         assert _status(home) is Status.CANCELLED
         assert _tables(home, run_id) == before
-        assert _said(home, run_id, "CANCELLED") == 1
+        assert said_count(home, run_id, "CANCELLED") == 1
     assert len(list(state.glob("waiting-*"))) == 1  # no task was started again
     record = SignalBox(home.run(run_id).signals).read(CANCELLED, CancelRecord)
     assert record is not None and "phases 1 of" in record.finished
@@ -141,7 +138,7 @@ def test_a_cancel_broken_off_by_a_crash_is_finished_once(home: Home) -> None:
     SignalBox(home.run(run_id).signals).write(CANCELLED, CancelRecord(finished="nothing"))
     assert steps_until_settled(runner, run_id) == [StepKind.CANCEL]
     assert _status(home) is Status.CANCELLED
-    assert _said(home, run_id, "CANCELLED") == 1
+    assert said_count(home, run_id, "CANCELLED") == 1
 
 
 def test_pause_holds_across_a_restart_and_resume_lets_the_run_complete(home: Home) -> None:
@@ -160,7 +157,7 @@ def test_pause_holds_across_a_restart_and_resume_lets_the_run_complete(home: Hom
     t02 = TableStore().table(TASKS, home.run(run_id).db / TASKS.filename).get("T02")
     assert t02 is not None and t02.status is Status.PENDING  # held before its next step
     assert once(home).returncode == 0  # a restart: still held, said once
-    assert _said(home, run_id, "HOLD") == 1 and _status(home) is Status.AWAITING_CONFIRMATION
+    assert said_count(home, run_id, "HOLD") == 1 and _status(home) is Status.AWAITING_CONFIRMATION
     shown = cli(home, "status", run_id)
     assert f"multiverse resume {run_id}" in shown.stdout, shown.stdout
     twice = cli(home, "pause", run_id)

@@ -9,10 +9,10 @@ from typing import Any
 
 from app.team import build_collaborators
 from multiverse.config import load_runtime_mapping
+from multiverse.documents import is_unread
 from multiverse.home import Home
 from multiverse.models import AssetType, CatalogEntry
 from multiverse.store import KNOWLEDGE_CATALOG, TableStore
-from multiverse.unread import is_unread
 from orchestrator.crew import upsert
 from orchestrator.perform import SUMMARY_WORKERS, refresh_inputs
 

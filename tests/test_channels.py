@@ -6,11 +6,8 @@ import contextlib
 import hashlib
 import hmac
 import json
-import os
 import re
 import signal
-import socket
-import subprocess
 import sys
 import threading
 from collections.abc import Iterator
@@ -34,7 +31,9 @@ from multiverse.errors import ConfigError
 from multiverse.home import Home
 from multiverse.roles import Message, MessageKind
 
+from forked import forked
 from journey import cli, copy_assets, once, only_run, runs, wait_for
+from web_servers import closed_port
 
 SECRET = "s3cret-hook-signing-key-42"
 SECRET_ENV = "TEST_HOOK_SECRET"
@@ -106,14 +105,6 @@ def hook() -> Iterator[Hook]:
     """A recording loopback webhook."""
     with serving_hook() as recorder:
         yield recorder
-
-
-def closed_port() -> int:
-    """A loopback port nobody listens on (bound, then released)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
 
 
 def signed_correctly(hit: Hit, key: str = SECRET) -> bool:
@@ -418,21 +409,18 @@ def test_delivery_survives_a_killed_daemon(home: Home) -> None:
           "max_attempts": 5, "retry_delay_seconds": 60}],
     )  # fmt: skip
     assert cli(home, "submit", "Summarise the reports in a short memo.").returncode == 0
-    daemon = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "start", "--home", str(home.root)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=dict(os.environ),
-    )  # fmt: skip
-    try:
-        outbox = home.state / "outbox"
+    outbox = home.state / "outbox"
+    with forked(home, "start") as daemon:
 
         def said_and_pending() -> bool:
             found = [path.parent.name for path in home.runs.glob("run-*/messages.md")]
             return bool(found and said(home, found[0]) and list(outbox.glob("*.json")))
 
-        wait_for(said_and_pending, "the proposal said and its delivery pending", seconds=120)
-    finally:
-        daemon.send_signal(signal.SIGKILL)
-        daemon.wait()
+        try:
+            wait_for(said_and_pending, "the proposal said and its delivery pending", seconds=120)
+        finally:
+            daemon.send_signal(signal.SIGKILL)
+            daemon.wait()
     run_id = runs(home)[0]["run_id"]
     ((kind, message_id),) = said(home, run_id)
     assert kind == "PROPOSAL"

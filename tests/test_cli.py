@@ -79,7 +79,7 @@ def test_submit_file_show_and_watch(home: Home, tmp_path: Path) -> None:
     assert shown.returncode == 0 and "## Proposal" in shown.stdout and "PROPOSAL" in shown.stdout
     cli(home, "cancel", run_id)
     cli(home, "start", "--once")
-    watched = cli(home, "status", run_id, "--watch", timeout=60)
+    watched = cli(home, "status", run_id, "--watch")
     assert watched.returncode == 0 and "CANCELLED" in watched.stdout
 
 

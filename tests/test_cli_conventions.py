@@ -21,7 +21,8 @@ from app.cli_app import EXAMPLES
 from app.commands import stopped_line
 from multiverse.home import BEAT_SECONDS, Beat, Home, probe, serving_state
 
-from journey import cli, running_daemon
+from forked import Forked, forked_daemon
+from journey import cli, serving
 
 ERROR_SCHEMA = {
     "type": "object",
@@ -148,16 +149,19 @@ def test_doctor_says_no_daemon_serves(home: Home) -> None:
 
 
 @pytest.fixture
-def daemon(home: Home) -> Iterator[subprocess.Popen[str]]:
-    """`multiverse start` serving the home until its heartbeat says so."""
-    with running_daemon(home, ready=lambda: probe(home.state).serving) as process:
+def daemon(home: Home) -> Iterator[Forked]:
+    """`multiverse start` serving the home (a forked child) once its heartbeat says so."""
+    with forked_daemon(home, ready=lambda: probe(home.state).serving) as process:
         yield process
 
 
-def test_submit_wait_prints_the_run_and_its_proposal(
-    home: Home, daemon: subprocess.Popen[str]
-) -> None:
+def test_submit_wait_prints_the_run_and_its_proposal(home: Home) -> None:
     """Against a serving daemon, `submit --wait` prints the run id, then the proposal."""
+    with serving(home):
+        _submit_wait_prints_the_run_and_its_proposal(home)
+
+
+def _submit_wait_prints_the_run_and_its_proposal(home: Home) -> None:
     result = cli(home, "submit", "--wait", "Write a 2-page memo about the e-bike market.")
     assert result.returncode == 0, result.stderr
     assert "no daemon" not in result.stderr
@@ -182,14 +186,15 @@ def test_the_stop_line_says_what_was_done() -> None:
 
 
 def test_doctor_shows_the_serving_daemon_and_ctrl_c_says_what_it_did(
-    home: Home, daemon: subprocess.Popen[str]
+    home: Home, daemon: Forked
 ) -> None:
     """`doctor` says since when and which pid serves; Ctrl-C prints what it did, no traceback."""
     shown = cli(home, "doctor")
     assert "✓ daemon: serving since " in shown.stdout and f"(pid {daemon.pid})" in shown.stdout
     assert "✓ all good" in shown.stdout
     daemon.send_signal(signal.SIGINT)
-    out, err = daemon.communicate(timeout=60)
+    daemon.wait(timeout=60)
+    out, err = daemon.stdout(), daemon.stderr()
     assert daemon.returncode == 0
     assert "Traceback" not in out + err
     assert out.strip().splitlines()[-1].startswith("stopped: 0 steps finished since start")

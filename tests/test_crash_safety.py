@@ -10,7 +10,8 @@ from collections import Counter
 from multiverse.home import Home
 from multiverse.store import GLOBAL_TABLES, RUN_TABLES, TableStore
 
-from journey import cli, copy_assets, once, only_run
+from forked import forked_once
+from journey import cli, copy_assets, only_run
 
 # Different write counts make each life of the daemon die at a different kind of step; the
 # larger ones let a step that makes many files (publishing the report) finish in some life.
@@ -52,7 +53,7 @@ def test_sigkill_at_many_points_then_restart_completes(home: Home) -> None:
     kills = 0
     points = itertools.cycle(KILL_POINTS)
     for _ in range(MAX_LIVES):
-        result = once(home, env={"MULTIVERSE_KILL_AFTER_WRITES": str(next(points))})
+        result = forked_once(home, env={"MULTIVERSE_KILL_AFTER_WRITES": str(next(points))})
         if result.returncode == -9:
             kills += 1
             rows = only_run(home) if (home.db / "process_runs.md").exists() else None

@@ -7,6 +7,7 @@ newcomer's journey (a Nordic EV charging brief, a Korean battery-recycling brief
 from __future__ import annotations
 
 import csv
+import json
 import re
 import shutil
 from pathlib import Path
@@ -50,6 +51,11 @@ def completed(home: Home, run_id: str) -> str:
     return (home.run(run_id).outputs / "report.md").read_text(encoding="utf-8")
 
 
+def people_count(markdown: str) -> int:
+    """The words of a text as people count them: tokens holding a letter or a digit."""
+    return len([token for token in markdown.split() if re.search(r"\w", token)])
+
+
 def csv_totals(path: Path, group: str, value: str) -> dict[str, int]:
     """The per-group sums of a CSV column, computed here with the csv module."""
     totals: dict[str, int] = {}
@@ -79,36 +85,45 @@ def own_sentences(markdown: str) -> str:
 
 def test_the_newcomers_journey(home: Home) -> None:
     """The proposal shows the length, the audience and the chart; the brief has the chart's real
-    per-country totals, keeps two pages (±15 %), and recommends nothing of its own."""
+    per-country totals, stays within two pages (±15 %) and says so when the sources hold too
+    little to fill them (never padding with what does not bear on the request), and recommends
+    nothing of its own."""
     brief_assets(home)
     run_id = proposed(home, JOURNEY)
     proposal = home.run(run_id).feedback.read_text(encoding="utf-8")
     understood = proposal.split("## How I understood the request", 1)[1].split("\n## ", 1)[0]
     assert "2 pages (about 1,000 words)" in understood and '"two-page"' in understood
     assert "a charging-network investor" in understood
-    assert "revenue by country: sums of `revenue_eur`" in understood
-    assert "grouped on `country`" in understood
-    assert "| web search  | none" in understood
+    totals = csv_totals(BRIEF_ASSETS / "revenue_by_country.csv", "country", "revenue_eur")
+    chart = next(line for line in understood.splitlines() if "revenue_by_country.csv`)" in line)
+    assert chart.strip().startswith("- Total revenue (EUR) by country")
+    assert all(f"{country}: {total:,}" in chart for country, total in totals.items())
+    assert "**Web search:** not asked" in understood
     assert "RESEARCH" not in proposal.split("## Proposed instructions", 1)[1]
 
     report = completed(home, run_id)
-    assert report.splitlines()[2].startswith("# Evidence brief: ")
+    assert report.splitlines()[2].startswith("# Analyse the market reports in assets/")
     assert "offline" in report.lower()
     totals = csv_totals(BRIEF_ASSETS / "revenue_by_country.csv", "country", "revenue_eur")
     for country, total in totals.items():
         assert f"| {country} | {total:,} |" in report
-    assert "revenue_eur (EUR)" in report and "all 48 rows" in report
+    assert "Total revenue (EUR) by country" in report
+    assert "_Computed from the table (assets/revenue_by_country.csv rows 2–49)._" in report
     assert (home.run(run_id).outputs / "report-chart-1.svg").is_file()
-    for count in (len(WORDS.findall(report)), len(report.split())):
-        assert 850 <= count <= 1150, count
+    count = people_count(report)
+    assert count <= 1150
+    if count < 850:  # short of two pages: said, not padded
+        assert "shorter than the length asked" in section(report, "Not followed")
     assert "“Enter Sweden first.”" in section(report, "What the sources conclude (quoted)")
     advice = [line for line in report.splitlines() if "recommend" in line.casefold()]
-    assert all(line.startswith("> “") for line in advice), advice  # only ever the sources'
+    # only ever the sources' words: a quote with its citation
+    assert all("“" in line and "” (`assets/" in line for line in advice), advice
     mine = own_sentences(report).casefold()
     for judgement in ("we recommend", "recommended direction", "should ", "concentrate on"):
         assert judgement not in mine
-    facts = section(report, "Facts that bear on the question")
-    assert re.search(r"— _`assets/nordic_ev_market\.md`, § [^,]+, line \d+_", facts)
+    passages = section(report, "What the sources say")
+    assert re.search(r"\(`assets/nordic_ev_market\.md`, § [^,]+, line \d+\)", passages)
+    assert "korea_battery_recycling.md" not in passages  # bears nothing on the request
     html = (home.run(run_id).outputs / "report.html").read_text(encoding="utf-8")
     assert "<svg" in html and "Norway" in html
 
@@ -117,9 +132,9 @@ def test_two_requests_rank_different_facts(home: Home) -> None:
     """Two requests over the same assets give briefs whose ranked facts differ."""
     brief_assets(home)
     finland = proposed(home, "Write a one-page briefing on Finland's charging market.")
-    first = section(completed(home, finland), "Facts that bear on the question")
+    first = section(completed(home, finland), "What the sources say")
     risks = proposed(home, "Write a one-page note on grid connection delays and price pressure.")
-    second = section(completed(home, risks), "Facts that bear on the question")
+    second = section(completed(home, risks), "What the sources say")
     lead = [line for line in first.splitlines() if line.startswith("1. ")]
     other = [line for line in second.splitlines() if line.startswith("1. ")]
     assert lead and other and lead != other
@@ -131,14 +146,19 @@ def test_modify_twice_then_confirm_keeps_both(home: Home) -> None:
     """Both MODIFY texts are in the confirmed instructions, and the brief follows them."""
     brief_assets(home)
     run_id = proposed(home, JOURNEY)
-    first = "Leave out the Korean battery report and make it one page."
+    first = "Leave out the Korean battery report. Make it one page."
     second = "Add a chart of sessions by country."
     for text in (first, second):
         assert cli(home, "modify", run_id, text).returncode == 0
         assert once(home).returncode == 0
     report = completed(home, run_id)
     rows = TableStore().table(USER_INSTRUCTIONS, home.db / USER_INSTRUCTIONS.filename).rows()
-    confirmed = {row.instruction_type: row.content for row in rows if row.run_id == run_id}
+    confirmed: dict[str, str] = {}
+    for row in rows:  # one CHART instruction per chart: their contents together
+        if row.run_id == run_id:
+            confirmed[row.instruction_type] = " ".join(
+                filter(None, [confirmed.get(row.instruction_type), row.content])
+            )
     assert first in confirmed["USER_MODIFICATION"] and second in confirmed["USER_MODIFICATION"]
     assert confirmed["LENGTH"].startswith("1 page")
     assert "Left out: `assets/korea_battery_recycling.md`" in confirmed["SOURCES"]
@@ -146,7 +166,7 @@ def test_modify_twice_then_confirm_keeps_both(home: Home) -> None:
     assert "korea_battery_recycling.md`, §" not in report  # nothing quoted from the left-out file
     sessions = csv_totals(BRIEF_ASSETS / "revenue_by_country.csv", "country", "sessions")
     assert f"| Norway | {sessions['Norway']:,} |" in report
-    assert 425 <= len(report.split()) <= 575
+    assert people_count(report) <= 575
 
 
 def test_an_edited_proposal_is_what_is_confirmed(home: Home) -> None:
@@ -159,7 +179,9 @@ def test_an_edited_proposal_is_what_is_confirmed(home: Home) -> None:
     assert edited != text
     feedback.write_text(edited, encoding="utf-8")
     report = completed(home, run_id)
-    assert 425 <= len(report.split()) <= 575
+    assert people_count(report) <= 575
+    spec = json.loads(home.run(run_id).spec.read_text(encoding="utf-8"))
+    assert spec["length_words"] == 500  # the edited table is the confirmed length
     messages = home.run(run_id).messages.read_text(encoding="utf-8")
     assert "are what was confirmed (changed or added: LENGTH)" in messages
 
@@ -174,7 +196,9 @@ def test_an_unreadable_proposal_edit_is_said_to_be_ignored(home: Home) -> None:
     report = completed(home, run_id)
     messages = home.run(run_id).messages.read_text(encoding="utf-8")
     assert "was ignored: its columns are" in messages
-    assert 850 <= len(report.split()) <= 1150  # the Planner's two pages stand
+    spec = json.loads(home.run(run_id).spec.read_text(encoding="utf-8"))
+    assert spec["length_words"] == 1000  # the Planner's two pages stand
+    assert 575 < people_count(report) <= 1150
 
 
 def test_past_runs_are_offered_as_references(home: Home) -> None:
@@ -232,7 +256,8 @@ def test_a_task_purpose_edited_by_hand_changes_the_work(home: Home) -> None:
 
 def test_documents_are_catalogued_and_cited_in_a_brief(home: Home) -> None:
     """A PDF, a .docx and an .xlsx (made here with the libraries) are catalogued with their real
-    text and quoted in the brief with their file and location (page, heading, sheet)."""
+    text and quoted in the brief with their file and location (page, heading), a sheet's
+    figures computed and cited with the sheet and row."""
     from makedocs import DOCX_SENTENCE, PDF_PAGE_2, write_docx, write_pdf, write_xlsx
 
     write_pdf(home.assets / "market_study.pdf")
@@ -246,4 +271,4 @@ def test_documents_are_catalogued_and_cited_in_a_brief(home: Home) -> None:
     assert f"{PDF_PAGE_2.split(' in 2024')[0]}" in report
     assert "`assets/market_study.pdf`, § Page 2, line" in report
     assert DOCX_SENTENCE in report and "`assets/fleet_review.docx`, § Summary" in report
-    assert "`assets/sales.xlsx`, § Sheet: Sales" in report
+    assert "(assets/sales.xlsx, sheet Sales, row" in report  # a sheet's figures are computed

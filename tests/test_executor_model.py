@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import shutil
 import threading
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +32,8 @@ from multiverse.models import (
 from multiverse.roles import ExecutorRole, ResultSignal, TaskAssignment, ToolAssignment
 
 from fake_openai import FakeOpenAI, Reply, error, hang, text, tools
+from fakes import RecordingSleep
+from journey import wait_until
 
 RUN = "run-20250101-000000-001"
 OTHER_RUN = "run-20250101-000000-002"
@@ -42,27 +42,6 @@ ASSET = "assets/market_report_2024.md"
 PHASE_IDS = {"ANALYZING": "P1", "STRATEGIZING": "P2", "REFINING_CONTENT": "P3",
              "GENERATING_OUTPUT": "P4"}  # fmt: skip
 DONE = '{"status": "COMPLETED", "post_tool_required": false, "outputs": [], "error": null}'
-
-
-class RecordingSleep:
-    """A sleep that returns at once and remembers what it was asked to wait."""
-
-    def __init__(self) -> None:
-        self.delays: list[float] = []
-
-    def __call__(self, seconds: float) -> None:
-        self.delays.append(seconds)
-
-
-def wait_until(condition: Callable[[], bool], timeout: float = 10.0) -> bool:
-    """Poll a condition until it holds or the deadline passes."""
-    deadline = time.monotonic() + timeout
-    pause = threading.Event()
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        pause.wait(0.005)
-    return True
 
 
 class RenamedTool:
@@ -100,12 +79,6 @@ def root(home: Home) -> Path:
             home.run(run_id).phase_workspace(folder).mkdir(parents=True)
         home.run(run_id).outputs.mkdir(parents=True)
     return home.root.resolve()
-
-
-@pytest.fixture
-def sleep() -> RecordingSleep:
-    """The gateway's injected sleep."""
-    return RecordingSleep()
 
 
 def tier(server: FakeOpenAI) -> TierConfig:
@@ -432,7 +405,8 @@ def test_unparseable_tool_arguments_are_an_error_for_the_model(
 def test_generating_output_types_deliverables_and_extra_files(
     root: Path, fake_openai: FakeOpenAI, sleep: RecordingSleep
 ) -> None:
-    """A published output is FINAL_OUTPUT, an extra workspace file TOOL_OUTPUT."""
+    """A published output is FINAL_OUTPUT, an extra workspace file TOOL_OUTPUT, and so is the
+    record of the delivery (what was not done, the numbers not traced) its tracing writes."""
     out = f"outputs/{RUN}/memo.md"
     extra = f"runs/{RUN}/workspace/GENERATING_OUTPUT/notes.md"
     fake_openai.script(
@@ -447,6 +421,7 @@ def test_generating_output_types_deliverables_and_extra_files(
     assert [(o.path, o.asset_type) for o in signal.outputs] == [
         (out, AssetType.FINAL_OUTPUT),
         (extra, AssetType.TOOL_OUTPUT),
+        (f"runs/{RUN}/workspace/GENERATING_OUTPUT/delivery.json", AssetType.TOOL_OUTPUT),
     ]
 
 
@@ -544,11 +519,16 @@ def test_tool_tasks_delegate_specialists_to_the_builtin_engine(
 def test_summarize_and_simple_task_use_the_builtin_engine(
     root: Path, fake_openai: FakeOpenAI, sleep: RecordingSleep
 ) -> None:
-    """Catalog summaries and SIMPLE_TASK replies equal the builtin's and call no model."""
+    """Catalog summaries and SIMPLE_TASK replies (a table's cell asked for too) equal the
+    builtin's and call no model."""
     role = executor(root, fake_openai, sleep)
     builtin = BuiltinExecutor()
     assert role.summarize(root / ASSET) == builtin.summarize(root / ASSET)
     assert role.simple_task("list the assets", root) == builtin.simple_task("list the assets", root)
+    question = "What was Germany's revenue in 2023-Q2?"  # a cell of a table: computed, cited
+    answer = role.simple_task(question, root)
+    assert answer == builtin.simple_task(question, root)
+    assert isinstance(answer, str) and "1,985 EUR (assets/quarterly_revenue.csv row 3)" in answer
     assert fake_openai.count == 0
 
 

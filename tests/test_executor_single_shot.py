@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +20,13 @@ from executor.model.role import context_window, resolve_executor_mode
 from executor.model.single_shot import judge_cut, unwrap_document
 from multiverse.config import RuntimeMapping, TierConfig
 from multiverse.gateway import Gateway, model_context_window, model_supports
-from multiverse.gateway.calls import LlmAnswer, LlmCall, RetryPolicy
+from multiverse.gateway.calls import RetryPolicy
 from multiverse.home import Home
 from multiverse.models import MajorStage, Phase, Task, UserInstruction
 from multiverse.roles import TaskAssignment
 
 from fake_openai import FakeOpenAI, Reply, length_cut, text, tools
+from fakes import ScriptedGateway
 from runhome import prepare_run_home
 
 RUN = "run-20250101-000000-001"
@@ -97,20 +97,6 @@ def test_a_cut_answer_is_a_runaway_when_it_loops_is_empty_or_cut_again() -> None
 
 
 # -- the single-shot task ---------------------------------------------------------------------
-
-
-class ScriptedModel:
-    """A Completer with a queue of answers and the calls it was given."""
-
-    def __init__(self, *answers: tuple[str, str]) -> None:
-        self.answers = deque(answers)
-        self.calls: list[LlmCall] = []
-
-    def complete(self, call: LlmCall) -> LlmAnswer:
-        """The next scripted (text, finish_reason)."""
-        self.calls.append(call)
-        answer, finish = self.answers.popleft()
-        return LlmAnswer(text=answer, finish_reason=finish, model=call.model)
 
 
 @pytest.fixture
@@ -269,7 +255,7 @@ def test_a_runaway_answer_fails_with_runaway_within_two_requests(
     assert fake_openai.count == requests and not (root / out).exists()
 
 
-def run_scripted(root: Path, model: ScriptedModel, out: str) -> Any:
+def run_scripted(root: Path, model: ScriptedGateway, out: str) -> Any:
     """Execute one task with a scripted model in single-shot mode."""
     role = ModelExecutor(model, RuntimeMapping(), tier(executor_mode="single_shot"), root)
     return role.execute_task(assignment(root, out))
@@ -277,7 +263,7 @@ def run_scripted(root: Path, model: ScriptedModel, out: str) -> Any:
 
 def test_a_looping_answer_stops_at_once(root: Path) -> None:
     """A cut answer that repeats itself is a RUNAWAY without a second call."""
-    model = ScriptedModel((LOOP, "length"))
+    model = ScriptedGateway((LOOP, "length"))
     signal = run_scripted(root, model, f"runs/{RUN}/workspace/ANALYZING/a.md")
     assert signal.error is not None and signal.error.startswith("RUNAWAY: ")
     assert "repeats" in signal.error and len(model.calls) == 1
@@ -286,7 +272,7 @@ def test_a_looping_answer_stops_at_once(root: Path) -> None:
 def test_an_honest_cut_is_asked_once_more_shorter_with_more_room(root: Path) -> None:
     """A first cut is asked again with the cut said and twice the max_tokens; then COMPLETED."""
     out = f"runs/{RUN}/workspace/ANALYZING/a.md"
-    model = ScriptedModel(("# Memo\n\nThe market reached", "length"), (MEMO, "stop"))
+    model = ScriptedGateway(("# Memo\n\nThe market reached", "length"), (MEMO, "stop"))
     assert run_scripted(root, model, out).status == "COMPLETED"
     first, second = model.calls
     assert (first.max_tokens, second.max_tokens) == (1440, 2880)
@@ -298,7 +284,7 @@ def test_a_second_cut_is_a_runaway(root: Path) -> None:
     """Cut twice: FAILED RUNAWAY after exactly two calls, nothing written."""
     out = f"runs/{RUN}/workspace/ANALYZING/a.md"
     honest = ("# Memo\n\nThe market reached", "length")
-    model = ScriptedModel(honest, honest)
+    model = ScriptedGateway(honest, honest)
     signal = run_scripted(root, model, out)
     assert signal.error is not None and "cut it twice" in signal.error
     assert len(model.calls) == 2 and not (root / out).exists()

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +19,7 @@ import pytest
 
 from multiverse.home import Home, init_home
 
+from forked import forked, forked_cli, forked_once
 from journey import cli, copy_assets, once, only_run, wait_for
 
 REQUEST = "Analyse the market report and write a memo with a chart of the revenue figures."
@@ -49,9 +50,9 @@ def test_deliverables_that_do_not_fit_fail_the_run_and_retry_completes_it(
     run_id = _confirmed(home)
     trigger = tmp_path / "disk-full"
     trigger.write_text(f"{home.root}/outputs/*\n", encoding="utf-8")
-    full = {"MULTIVERSE_FAULT_ENOSPC": str(trigger)}
+    full = {"MULTIVERSE_FAULT_ENOSPC": str(trigger)}  # read as the program starts: children
 
-    result = once(home, env=full)
+    result = forked_once(home, env=full)
     assert result.returncode == 1
     _no_traceback(result.stdout, result.stderr)
     assert only_run(home)["status"] == "FAILED"
@@ -59,7 +60,7 @@ def test_deliverables_that_do_not_fit_fail_the_run_and_retry_completes_it(
     assert "· FAILURE" in report and "No space left on device" in report
     assert f"multiverse retry {run_id}" in report
 
-    refused = cli(home, "retry", run_id, env=full)
+    refused = forked_cli(home, "retry", run_id, env=full)
     assert refused.returncode == 1 and "No space left on device" in refused.stderr
     _no_traceback(refused.stderr)
 
@@ -80,23 +81,18 @@ def test_a_disk_refusing_every_write_holds_the_failure_until_it_can_be_recorded(
     run_id = _confirmed(home)
     trigger = tmp_path / "disk-full"
     trigger.write_text("", encoding="utf-8")  # every write fails
-    env = {**os.environ, "MULTIVERSE_FAULT_ENOSPC": str(trigger), "PYTHONUNBUFFERED": "1"}
+    env = {"MULTIVERSE_FAULT_ENOSPC": str(trigger)}  # read as the program starts: a child
     log = home.state / "logs" / "daemon.jsonl"
-    daemon = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "start", "--home", str(home.root)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=env,
-    )
-    try:
-        wait_for(lambda: log.exists() and "machine_fault" in log.read_text("utf-8"), "a fault")
-        assert only_run(home)["status"] == "AWAITING_CONFIRMATION"  # nothing could be written
-        trigger.unlink()
-        wait_for(lambda: only_run(home)["status"] == "FAILED", "the failure to be recorded")
-    finally:
-        daemon.terminate()
-        console, _ = daemon.communicate(timeout=60)
+    with forked(home, "start", env=env) as daemon:
+        try:
+            wait_for(lambda: log.exists() and "machine_fault" in log.read_text("utf-8"), "a fault")
+            assert only_run(home)["status"] == "AWAITING_CONFIRMATION"  # nothing was written
+            trigger.unlink()
+            wait_for(lambda: only_run(home)["status"] == "FAILED", "the failure to be recorded")
+        finally:
+            daemon.send_signal(signal.SIGTERM)
+            daemon.wait(timeout=60)
+        console = daemon.stdout() + daemon.stderr()
     _no_traceback(console)
     assert "The disk refused a write" in console and "No space left on device" in console
     assert "· FAILURE" in _messages(home, run_id)
@@ -148,17 +144,17 @@ def test_a_real_full_disk(small_disk: Path, monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setenv("MULTIVERSE_HOME", str(home.root))
     run_id = _confirmed(home)  # the daemon's first life made its space reserve
     filler = _fill(small_disk, "filler.bin")
-    result = once(home)
+    result = forked_once(home)  # on the full disk: children, as a user's commands are
     _no_traceback(result.stdout, result.stderr)
     assert result.returncode == 1
     assert only_run(home)["status"] == "FAILED"
     assert "No space left on device" in _messages(home, run_id)
 
     filler_again = _fill(small_disk, "filler-2.bin")  # the reserve's space is taken again
-    refused = cli(home, "retry", run_id)
+    refused = forked_cli(home, "retry", run_id)
     assert refused.returncode == 1 and "No space left on device" in refused.stderr
     _no_traceback(refused.stderr)
-    submit = cli(home, "submit", "Another request")
+    submit = forked_cli(home, "submit", "Another request")
     assert submit.returncode == 4 and submit.stderr.count("\n") == 1
     assert "No space left on device" in submit.stderr
     _no_traceback(submit.stderr)

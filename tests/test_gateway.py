@@ -36,19 +36,10 @@ from fake_openai import (
     text,
     tools,
 )
+from fakes import RecordingSleep
 
 KEY_ENV = "MULTIVERSE_TEST_API_KEY"
 KEY = "sk-test-SECRET123"
-
-
-class RecordingSleep:
-    """A sleep that returns at once and remembers what it was asked to wait."""
-
-    def __init__(self) -> None:
-        self.delays: list[float] = []
-
-    def __call__(self, seconds: float) -> None:
-        self.delays.append(seconds)
 
 
 class Memo(BaseModel):
@@ -70,12 +61,6 @@ def api_key(monkeypatch: pytest.MonkeyPatch) -> str:
     """A fake key in the environment, as production reads it."""
     monkeypatch.setenv(KEY_ENV, KEY)
     return KEY
-
-
-@pytest.fixture
-def sleep() -> RecordingSleep:
-    """The gateway's injected sleep."""
-    return RecordingSleep()
 
 
 def make_call(server: FakeOpenAI, **changes: object) -> LlmCall:

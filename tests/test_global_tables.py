@@ -4,10 +4,7 @@ the runs that need it shown paused by `status`, and everything goes on once the 
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +15,7 @@ from multiverse.errors import TableError
 from multiverse.home import Home
 from multiverse.store import KNOWLEDGE_CATALOG, PROCESS_RUNS, TableStore
 
+from forked import Forked, forked
 from journey import cli, copy_assets, wait_for
 
 REQUEST = "Write a short market memo from the report."
@@ -26,19 +24,17 @@ FINISHED = ("COMPLETED", "FAILED")
 
 @dataclass
 class Console:
-    """A `multiverse start` child process with its stdout and stderr captured in files."""
+    """A `multiverse start` child process (forked, see forked.py), its output in files."""
 
-    process: subprocess.Popen[bytes]
-    out: Path
-    err: Path
+    process: Forked
 
     def said(self) -> str:
         """What the daemon told the user: its stdout, the Communicator's console channel."""
-        return self.out.read_text(encoding="utf-8")
+        return self.process.stdout()
 
     def text(self) -> str:
         """Everything the daemon printed so far, stdout then stderr."""
-        return self.said() + self.err.read_text(encoding="utf-8")
+        return self.said() + self.process.stderr()
 
     def stop(self) -> None:
         """SIGINT: the daemon stops cleanly, with status 0 and no traceback."""
@@ -48,23 +44,13 @@ class Console:
 
 
 @pytest.fixture
-def daemon(home: Home, tmp_path: Path) -> Iterator[Console]:
+def daemon(home: Home) -> Iterator[Console]:
     """`multiverse start` serving the home (one market report as its asset)."""
     copy_assets(home, "market_report_2024.md")
-    out, err = tmp_path / "daemon.out", tmp_path / "daemon.err"
-    with out.open("wb") as stdout, err.open("wb") as stderr:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "app.cli", "start", "--home", str(home.root)],
-            stdout=stdout,
-            stderr=stderr,
-            env=dict(os.environ),
-        )
-    console = Console(process, out, err)
-    wait_for(lambda: "is serving" in console.said(), "the daemon to start", 60)
-    yield console
-    if process.poll() is None:
-        process.kill()
-        process.wait(timeout=30)
+    with forked(home, "start") as process:
+        console = Console(process)
+        wait_for(lambda: "is serving" in console.said(), "the daemon to start", 60)
+        yield console
 
 
 def _statuses(home: Home) -> dict[str, str]:

@@ -5,7 +5,6 @@ killed daemon, and each plan holds once."""
 from __future__ import annotations
 
 import itertools
-import signal
 from pathlib import Path
 
 from multiverse.atomic import atomic_write_text
@@ -16,7 +15,8 @@ from orchestrator.decide import ReleaseRecord, StepKind, release_name
 from orchestrator.evidence import SignalBox, open_hold_names
 from orchestrator.perform import StepRunner
 
-from journey import cli, copy_assets, first_row, once, running_daemon, wait_for
+from forked import forked_daemon, forked_once
+from journey import cli, copy_assets, first_row, once, said_count, wait_for
 from stepping import builtin_collaborators, confirmed_run, steps_until_settled
 
 REQUEST = "Write a short market memo from the report.\n"
@@ -60,18 +60,37 @@ def _to_the_first_hold(home: Home) -> str:
     return run.run_id
 
 
-def _resume_until_completed(home: Home, run_id: str) -> None:
-    """Say `multiverse resume` at every hold until the run is COMPLETED."""
+def _once_to_the_first_hold(home: Home) -> str:
+    """Drop the request, confirm the proposal, work until the run holds (`start --once`)."""
+    atomic_write_text(home.inbox / "memo.md", REQUEST)
+    _once_cleanly(home)
+    run = first_row(home)
+    assert _waits(run) and run is not None
+    assert cli(home, "confirm", run.run_id).returncode == 0
+    _once_cleanly(home)
+    assert _held(home) == run.run_id
+    return run.run_id
+
+
+def _once_cleanly(home: Home) -> None:
+    """`start --once`: exits 0, no traceback."""
+    result = once(home)
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def _once_resume_until_completed(home: Home, run_id: str) -> None:
+    """Say `multiverse resume` at every hold, each followed by `start --once`, until COMPLETED."""
     box = SignalBox(home.run(run_id).signals)
     for _ in range(20):
-        wait_for(lambda: _settled(home), "a hold or the end")
+        assert _settled(home)
         run = first_row(home)
         if run is not None and run.status is Status.COMPLETED:
             return
         (hold,) = open_hold_names(box.names())
         assert cli(home, "resume", run_id).returncode == 0
-        released = "release-" + hold[len("hold-") :]
-        wait_for(lambda: released in box.names(), f"{hold} to be released")  # noqa: B023
+        _once_cleanly(home)
+        assert "release-" + hold[len("hold-") :] in box.names(), f"{hold} released"
     raise AssertionError("the run never completed")
 
 
@@ -90,31 +109,23 @@ def _edit_output_path(home: Home, run_id: str, task_id: str, new_path: str) -> s
     return task.output_path
 
 
-def _said(home: Home, run_id: str, kind: str) -> int:
-    return home.run(run_id).messages.read_text(encoding="utf-8").count(f"· {kind} ")
-
-
 def test_a_held_run_goes_on_with_the_plan_as_edited(home: Home) -> None:
     """pause_before: tasks holds after each task plan; an output path edited meanwhile is used."""
     copy_assets(home, "market_report_2024.md")
     _pause_before(home, "tasks")
-    with running_daemon(home) as daemon:
-        run_id = _to_the_first_hold(home)
-        shown = cli(home, "status", run_id)
-        assert f"multiverse resume {run_id}" in shown.stdout, shown.stdout
-        pending = [t for t in _tasks(home, run_id) if t.status is Status.PENDING]
-        first = min(pending, key=lambda t: t.execution_order)
-        new_path = str(Path(first.output_path).parent / "edited_by_hand.md")
-        old_path = _edit_output_path(home, run_id, first.task_id, new_path)
-        _resume_until_completed(home, run_id)
-        daemon.send_signal(signal.SIGINT)
-        assert daemon.wait(timeout=60) == 0
-        assert "Traceback" not in daemon.stderr.read()
+    run_id = _once_to_the_first_hold(home)
+    shown = cli(home, "status", run_id)
+    assert f"multiverse resume {run_id}" in shown.stdout, shown.stdout
+    pending = [t for t in _tasks(home, run_id) if t.status is Status.PENDING]
+    first = min(pending, key=lambda t: t.execution_order)
+    new_path = str(Path(first.output_path).parent / "edited_by_hand.md")
+    old_path = _edit_output_path(home, run_id, first.task_id, new_path)
+    _once_resume_until_completed(home, run_id)  # each life exits 0, without a traceback
     assert (home.root / new_path).exists() and not (home.root / old_path).exists()
     holds = _holds(home, run_id)
     stages = {t.stage_id for t in _tasks(home, run_id) if not t.stage_id.startswith("P0")}
     assert holds == sorted(f"hold-plan-tasks-{stage}" for stage in stages)  # each plan once
-    assert _said(home, run_id, "HOLD") == len(holds)
+    assert said_count(home, run_id, "HOLD") == len(holds)
     again = cli(home, "resume", run_id)
     assert again.returncode == 1 and "Traceback" not in again.stderr
     assert again.stderr.strip() == (
@@ -131,19 +142,20 @@ def test_a_hold_outlives_a_killed_daemon_and_a_resume_meanwhile_is_honoured(home
     daemon running is taken at the next start, and the run completes."""
     copy_assets(home, "market_report_2024.md")
     _pause_before(home, "stages")
-    with running_daemon(home) as daemon:
+    with forked_daemon(home) as daemon:
         run_id = _to_the_first_hold(home)
         daemon.kill()
         daemon.wait(timeout=30)
     assert once(home).returncode == 0  # a whole life of the daemon: it reconciles, then stops
-    assert _held(home) == run_id and _said(home, run_id, "HOLD") == 1
+    assert _held(home) == run_id and said_count(home, run_id, "HOLD") == 1
     assert cli(home, "resume", run_id).returncode == 0
-    with running_daemon(home):
-        wait_for(lambda: "release-plan-stages-P1" in SignalBox(home.run(run_id).signals).names(),
-                 "the resume written before the start")  # fmt: skip
-        _resume_until_completed(home, run_id)
+    _once_cleanly(home)
+    assert "release-plan-stages-P1" in SignalBox(home.run(run_id).signals).names(), (
+        "the resume written before the start"
+    )
+    _once_resume_until_completed(home, run_id)
     assert _holds(home, run_id) == [f"hold-plan-stages-P{n}" for n in (1, 2, 3, 4)]
-    assert _said(home, run_id, "HOLD") == 4
+    assert said_count(home, run_id, "HOLD") == 4
 
 
 def test_answers_to_a_held_run(home: Home) -> None:
@@ -175,7 +187,7 @@ def test_a_hold_broken_off_by_a_crash_is_finished_without_a_second_message(home:
     steps_until_settled(runner, run_id)
     crew.process_runs.update(run_id, status=Status.PENDING)  # as if killed before the status
     assert steps_until_settled(runner, run_id) == [StepKind.HOLD]
-    assert _said(home, run_id, "HOLD") == 1 and _held(home) == run_id
+    assert said_count(home, run_id, "HOLD") == 1 and _held(home) == run_id
     # Killed after the release was recorded, before the row went back to PENDING.
     reason = "plan:tasks:P1-S01"
     SignalBox(home.run(run_id).signals).write(release_name(reason), ReleaseRecord(reason=reason))
@@ -192,7 +204,7 @@ def test_killed_at_many_points_each_plan_holds_and_is_said_once(home: Home) -> N
     # Small counts cut the hold and its release at each of their writes; large ones move on.
     points = itertools.cycle((1, 2, 3, 14, 2, 9))
     for _ in range(200):
-        result = once(home, env={"MULTIVERSE_KILL_AFTER_WRITES": str(next(points))})
+        result = forked_once(home, env={"MULTIVERSE_KILL_AFTER_WRITES": str(next(points))})
         if result.returncode == -9:
             kills += 1
             continue
@@ -210,7 +222,7 @@ def test_killed_at_many_points_each_plan_holds_and_is_said_once(home: Home) -> N
     holds = _holds(home, run.run_id)
     assert len(holds) >= 4 and not open_hold_names(names)
     assert all("release-" + name[len("hold-") :] in names for name in holds)
-    assert _said(home, run.run_id, "HOLD") == len(holds)
+    assert said_count(home, run.run_id, "HOLD") == len(holds)
 
 
 def test_a_purpose_edited_while_held_changes_what_the_task_does(home: Home) -> None:
@@ -239,6 +251,6 @@ def test_a_purpose_edited_while_held_changes_what_the_task_does(home: Home) -> N
     steps_until_settled(runner, run_id)
     assert open_hold_names(box.names()) == []
     report = (home.root / publishing.output_path).read_text(encoding="utf-8")
-    facts = report.split("## Facts that bear on the question", 1)[1]
-    first = next(line for line in facts.splitlines() if line.startswith("1. "))
+    passages = report.split("## What the sources say", 1)[1]
+    first = next(line for line in passages.splitlines() if line.startswith("1. "))
     assert "Winter utilisation" in first

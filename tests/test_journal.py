@@ -15,7 +15,7 @@ from multiverse.atomic import exchange
 from multiverse.models import ProcessRun, Status
 from multiverse.store import PROCESS_RUNS, TableStore
 from multiverse.store.journal import Restoration, RowJournal, add_tombstone
-from multiverse.store.settled import read_settled
+from multiverse.store.tablefile import read_settled
 
 RUN = "run-20261123-100000-{:03d}"
 

@@ -1,14 +1,18 @@
-"""The whole journey through the CLI in child processes, on the builtin offline engine."""
+"""The whole journey through the CLI, on the builtin offline engine: the first one as a user
+makes it (each command a child process, a home as `multiverse init` makes it), the others with
+the commands run in process."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import pytest
+
 from multiverse.home import Home
 from multiverse.store import KNOWLEDGE_CATALOG, USER_INSTRUCTIONS, TableStore
 
-from journey import cli, copy_assets, once, only_run, run_tree, runs
+from journey import cli, cli_process, copy_assets, once, once_process, only_run, run_tree, runs
 
 REQUEST = (
     "Analyse these reports and write a 2-page market-entry memo with a chart of revenue by region."
@@ -22,11 +26,21 @@ def _all_rows_final(tree: dict[str, object]) -> list[str]:
     return statuses
 
 
-def test_submit_confirm_complete(home: Home) -> None:
-    """Submit → proposal → confirm → COMPLETED, every table final, outputs and catalog complete."""
+@pytest.fixture
+def user_home(_isolated_home: Path) -> Home:
+    """A home exactly as `multiverse init` makes it (an inbox file settles for a second)."""
+    made = Home(_isolated_home)
+    assert cli_process(made, "init").returncode == 0
+    return made
+
+
+def test_submit_confirm_complete(user_home: Home) -> None:
+    """Submit → proposal → confirm → COMPLETED, every table final, outputs and catalog complete
+    (every command a child process, as a user's shell runs them)."""
+    home = user_home
     copy_assets(home)
-    assert cli(home, "submit", REQUEST).returncode == 0
-    first = once(home)
+    assert cli_process(home, "submit", REQUEST).returncode == 0
+    first = once_process(home)
     assert first.returncode == 0, first.stderr
     run = only_run(home)
     assert run["status"] == "AWAITING_CONFIRMATION"
@@ -35,8 +49,8 @@ def test_submit_confirm_complete(home: Home) -> None:
     assert f"multiverse confirm {run_id}" in proposal
     assert list((home.inbox / "done").glob("*.md"))
 
-    assert cli(home, "confirm", run_id).returncode == 0
-    second = once(home)
+    assert cli_process(home, "confirm", run_id).returncode == 0
+    second = once_process(home)
     assert second.returncode == 0, second.stderr
 
     run = only_run(home)

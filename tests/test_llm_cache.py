@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from multiverse.gateway import LlmAnswer, LlmCall, ToolSpec
-from multiverse.gateway.ledger import LlmCache, cache_key
+from multiverse.gateway.limits import LlmCache, cache_key
 
 BASE = LlmCall(
     role="planner",

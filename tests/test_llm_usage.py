@@ -10,7 +10,7 @@ import pytest
 
 from multiverse.errors import TableError
 from multiverse.gateway import LlmAnswer, LlmError, LlmErrorCode
-from multiverse.gateway.ledger import (
+from multiverse.gateway.limits import (
     Budget,
     UsageLedger,
     UsageTotals,

@@ -63,6 +63,11 @@ def proposal() -> Reply:
     })  # fmt: skip
 
 
+def reading() -> Reply:
+    """The Planner's reading of the request into the spec (the call before the proposal)."""
+    return answer({"mode": "run", "deliverable": "memo", "language": "en"})
+
+
 def wording(words: str) -> Reply:
     """The Communicator's wording of a message."""
     return answer({"text": words})
@@ -144,7 +149,9 @@ class RunScript:
         return replies
 
 
-BEFORE_CONFIRM = (mode(), proposal(), wording("I read your request; here is my proposal."))
+BEFORE_CONFIRM = (
+    mode(), reading(), proposal(), wording("I read your request; here is my proposal.")
+)
 
 
 # -- the home and the daemon ------------------------------------------------------------------
@@ -234,7 +241,7 @@ def test_whole_run_on_the_model(model_home: Home, fake_openai: FakeOpenAI) -> No
     fake_openai.check_schemas = True
     run_id = to_confirmation(model_home, fake_openai)
     paths = model_home.run(run_id)
-    assert fake_openai.count == 3
+    assert fake_openai.count == len(BEFORE_CONFIRM)
     assert "market-entry memo" in paths.feedback.read_text(encoding="utf-8")
     asked = paths.messages.read_text(encoding="utf-8")
     assert "I read your request; here is my proposal." in asked
@@ -249,19 +256,20 @@ def test_whole_run_on_the_model(model_home: Home, fake_openai: FakeOpenAI) -> No
     run = the_run(model_home)
     assert run.status is Status.COMPLETED
     assert set(statuses(model_home, run_id).values()) == {Status.COMPLETED}
-    assert fake_openai.count == 3 + len(planned)
+    assert fake_openai.count == len(BEFORE_CONFIRM) + len(planned)
     memo = (model_home.root / script.memo).read_text(encoding="utf-8")
     assert memo == "# P4\n\nE-bike market: €18.5 billion in 2023.\n"  # the model's own words
     said = paths.messages.read_text(encoding="utf-8")
     assert "COMPLETION" in said and script.memo in said
     usage = json.loads((paths.root / "usage.json").read_text(encoding="utf-8"))
-    assert usage["calls"] == 3 + len(planned)  # the mode call is carried into the run
+    # the mode call is carried into the run
+    assert usage["calls"] == len(BEFORE_CONFIRM) + len(planned)
     assert set(usage["by_role"]) == {"planner", "executor", "communicator"}
 
     # Every planner answer fitted the json_schema its request carried.
     assert fake_openai.schema_violations == []
     planner_calls = [n for n, r in enumerate(fake_openai.requests) if is_planner(r)]
-    assert len(planner_calls) == 2 + 2 * len(PHASES_IN_ORDER)
+    assert len(planner_calls) == 3 + 2 * len(PHASES_IN_ORDER)  # mode, spec, proposal
     assert not set(planner_calls) & set(fake_openai.unstructured)
     # Code chained the phases: each phase's task read the previous phase's output.
     rows = {r.key: r for r in TableStore().table(TASKS, paths.db / TASKS.filename).rows()}
@@ -282,7 +290,7 @@ def test_simple_verdict_on_a_memo_request_becomes_a_run(
 ) -> None:
     """A model's SIMPLE_TASK for a request asking for a memo is overridden: a run is made."""
     simple = answer({"mode": "SIMPLE_TASK", "reason": "it is one line"})
-    fake_openai.script(simple, proposal(), wording("Here is my proposal."))
+    fake_openai.script(simple, reading(), proposal(), wording("Here is my proposal."))
     drop_request(model_home, "write a memo on the e-bike market", None)
     with capture_logs() as logs:
         assert serve_once(model_home) == 0
@@ -300,13 +308,15 @@ def test_malformed_json_repaired_on_second_answer(
     model_home: Home, fake_openai: FakeOpenAI
 ) -> None:
     """A malformed proposal is repaired by the second answer and the run goes on to the question."""
-    fake_openai.script(mode(), text("Sure! {understanding: oops"), proposal(), wording("Ready."))
+    fake_openai.script(
+        mode(), reading(), text("Sure! {understanding: oops"), proposal(), wording("Ready.")
+    )
     drop_request(model_home, REQUEST, None)
     assert serve_once(model_home) == 0
     run = the_run(model_home)
     assert run.status is Status.AWAITING_CONFIRMATION
-    assert fake_openai.count == 4
-    repair = fake_openai.requests[2]["messages"]
+    assert fake_openai.count == 5
+    repair = fake_openai.requests[3]["messages"]
     assert repair[-2] == {"role": "assistant", "content": "Sure! {understanding: oops"}
     assert "could not be used" in repair[-1]["content"]
     feedback = model_home.run(run.run_id).feedback.read_text(encoding="utf-8")
@@ -339,7 +349,7 @@ def test_still_malformed_after_two_repairs_fails_the_run(
     assert "The run stopped while planning the analysis." in messages
     assert raw + " still" in messages
     assert "tasks:P1-S01" in messages
-    assert fake_openai.count == 3 + 2 + 1 + 3 + 1
+    assert fake_openai.count == len(BEFORE_CONFIRM) + 2 + 1 + 3 + 1
 
 
 def test_restart_pays_no_second_call(model_home: Home, fake_openai: FakeOpenAI) -> None:
@@ -389,7 +399,7 @@ def test_budget_exhaustion_fails_the_run(
     messages = home.run(run_id).messages.read_text(encoding="utf-8")
     report = messages[messages.rindex("· FAILURE") :]
     assert "BUDGET_EXCEEDED" in report and "T04" in report
-    assert fake_openai.count == 4  # nothing was asked once the budget was spent
+    assert fake_openai.count == 5  # nothing was asked once the budget was spent
     assert not (home.root / script.first_analysis).exists()
 
 
@@ -429,11 +439,11 @@ def test_hostile_answers_are_refused(
     assert the_run(model_home).status is Status.COMPLETED
 
     requests = fake_openai.requests
-    plan_repair = requests[3 + 2 + 2]["messages"][-1]["content"]
+    plan_repair = requests[len(BEFORE_CONFIRM) + 2 + 2]["messages"][-1]["content"]
     assert "reference 99 is not allowed; use one of: 1, 2" in plan_repair
     rows = TableStore().table(TASKS, model_home.run(run_id).db / TASKS.filename).rows()
     assert next(row for row in rows if row.key == "P1-S01-T01").output_path == good
-    fed_back = [m for m in requests[3 + 2 + 4]["messages"] if m["role"] == "tool"]
+    fed_back = [m for m in requests[len(BEFORE_CONFIRM) + 2 + 4]["messages"] if m["role"] == "tool"]
     assert len(fed_back) == 5 and all(m["content"].startswith("ERROR") for m in fed_back)
     everything_sent = "".join(json.dumps(r, ensure_ascii=False) for r in requests)
     assert "root:x:0:0" not in everything_sent
@@ -447,12 +457,12 @@ def test_key_appears_in_no_file(model_home: Home, fake_openai: FakeOpenAI) -> No
     environ = {KEY_ENV: SECRET, "MULTIVERSE_HOME": str(model_home.root)}
     fake_openai.script(*BEFORE_CONFIRM)
     assert cli(model_home, "submit", REQUEST, env=environ).returncode == 0
-    first = cli(model_home, "start", "--once", env=environ, timeout=120)
+    first = cli(model_home, "start", "--once", env=environ)
     assert first.returncode == 0, first.stderr
     run_id = str(the_run(model_home).run_id)
     fake_openai.script(*RunScript(run_id).after_confirm())
     assert cli(model_home, "confirm", run_id, env=environ).returncode == 0
-    second = cli(model_home, "start", "--once", env=environ, timeout=120)
+    second = cli(model_home, "start", "--once", env=environ)
     assert second.returncode == 0, second.stderr
     assert the_run(model_home).status is Status.COMPLETED
 

@@ -19,9 +19,6 @@ from planner.model.answers import (
     TaskAnswer,
     TasksAnswer,
     ToolTasksAnswer,
-    tasks_answer,
-)
-from planner.model.bookkeeping import (
     asked_chart,
     chart_purpose,
     deliverable_marks,
@@ -29,6 +26,7 @@ from planner.model.bookkeeping import (
     free_path,
     output_paths,
     source_inputs,
+    tasks_answer,
 )
 from planner.model.context import REFERENCE_LIMIT, reference_candidates
 

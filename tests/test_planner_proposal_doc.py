@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from multiverse.roles import LearningContext, PastRun, Proposal, ProposedInstruction
+from multiverse.spec import RequestSpec
 from multiverse.store import parse_table_text
-from planner.proposal_doc import render_proposal
+from planner.proposal_doc import read_instructions, render_proposal
 
 RUN = "run-20260301-090000-001"
 
@@ -86,3 +87,31 @@ def test_offline_notice_only_when_offline() -> None:
     online = render_proposal(proposal(made_offline=False), RUN, LearningContext())
     assert "Made offline" not in online
     assert online.startswith(f"# Proposal for run {RUN}\n\n## How I understood the request")
+
+
+def test_a_korean_proposal_is_read_back_as_a_person_left_it() -> None:
+    """The instructions table of a Korean proposal (Korean headings and columns) is read back,
+    a person's edit included; its fixed words are Korean."""
+    korean = proposal().model_copy(
+        update={"spec": RequestSpec(request="시장 보고서", language="ko"), "conflicts": []}
+    )
+    text = render_proposal(korean, RUN, LearningContext())
+    assert text.startswith(f"# 실행 {RUN} 제안서\n") and "## 제안하는 지침" in text
+    assert "| 유형" in text and "없음: 이전 실행의 ACTIVE 지침과" in text
+    assert "첫 실행: 과거 실행이 없습니다." in text and "- 확정: `multiverse confirm" in text
+    edited = text.replace("| Write in Korean. ", "| 한국어로 씁니다. ")
+    kinds = {item.instruction_type: item for item in read_instructions(edited)}
+    assert kinds["LANGUAGE"].content == "한국어로 씁니다."
+    assert kinds["LANGUAGE"].supersedes == ["I0001"]
+    assert kinds["GOAL"].content == "시장 보고서 | 3페이지"
+
+
+def test_a_model_proposal_is_followed_by_what_the_files_allow() -> None:
+    """A model's own understanding is kept, then the spec as checked against the files."""
+    spec = RequestSpec(request="memo", deliverable="memo", language="en")
+    made = proposal(made_offline=False).model_copy(update={"spec": spec})
+    text = render_proposal(made, RUN, LearningContext())
+    understood = text.split("## How I understood the request\n\n", 1)[1].split("\n## ", 1)[0]
+    own = "- Request: 시장 보고서\n- Language: Korean."
+    assert understood.startswith(f"{own}\n\n- **Deliverable:**")
+    assert "Read offline" not in understood

@@ -1,72 +1,80 @@
-"""Tests of the offline request reading (planner.builtin.reading)."""
+"""Tests of how the offline Planner reads a request: the request spec (planner.builtin.proposal),
+its deliverable, language, length and research, read by the offline rules."""
 
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
 
-from planner.builtin.reading import (
-    chart_words,
-    deliverables,
-    first_line,
-    length_limit,
-    outside_words,
-    read_request,
-    script_language,
-)
+import pytest
+from test_planner_support import context, make_home
+
+from multiverse.spec import RequestSpec
+from planner.builtin import request_spec
+from planner.builtin.inputs import first_line
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return make_home(tmp_path, assets={}, style=False)
+
+
+def spec(home: Path, request: str) -> RequestSpec:
+    """The spec the builtin Planner reads for a request in a home without assets."""
+    return request_spec(context(home, request))
 
 
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("Summarize the reports into a memo", ["memo"]),
-        ("Write a market analysis report", ["report"]),
-        ("Draft a go-to-market strategy", ["strategy"]),
-        ("Make slides and a memo", ["memo", "presentation"]),
-        ("시장 분석 보고서를 써줘", ["report"]),
-        ("경쟁 전략을 정리해줘", ["strategy"]),
-        ("Explain the planet", []),
+        ("Summarize the reports into a memo", "memo"),
+        ("Write a market analysis report", "report"),
+        ("시장 분석 보고서를 써줘", "report"),
+        ("Explain the planet", "brief"),
     ],
 )
-def test_deliverables(text: str, expected: list[str]) -> None:
-    """Deliverables are whole singular words; a memo/report/presentation outranks qualifiers."""
-    assert deliverables(text) == expected
+def test_deliverables(home: Path, text: str, expected: str) -> None:
+    """The deliverable is a whole word; a report outranks a qualifier; none said: a brief."""
+    assert spec(home, text).deliverable == expected
 
 
 @pytest.mark.parametrize(
     ("text", "language"),
     [
-        ("Write a memo", "English"),
-        ("assets/q3.md 파일을 요약해서 보고서를 써줘", "Korean"),
-        ("市場レポートを書いて", "Japanese"),
-        ("写一份市场报告", "Chinese"),
-        ("Напиши отчёт", "Russian"),
-        ("123", "English"),
+        ("Write a memo", "en"),
+        ("assets/q3.md 파일을 요약해서 보고서를 써줘", "ko"),
+        ("123", "en"),
     ],
 )
-def test_script_language(text: str, language: str) -> None:
+def test_script_language(home: Path, text: str, language: str) -> None:
     """The language is judged by script; Korean with English file names stays Korean."""
-    assert script_language(text) == language
+    assert spec(home, text).language == language
 
 
-def test_length_and_words() -> None:
-    """Lengths, visuals, outside information and negations are read in both languages."""
-    assert length_limit("a 2-page memo") == "at most 2 pages"
-    assert length_limit("1 page") == "at most 1 page"
-    assert length_limit("3페이지 이내") == "at most 3 pages"
-    assert length_limit("about 500 words") == "at most 500 words"
-    assert length_limit("no limit") is None
-    assert chart_words("매출 그래프와 차트") == ["차트", "그래프"]
-    assert chart_words("a charter school") == ["chart"]  # word start: a documented limit
-    assert outside_words("latest competitor news") == ["competitor", "latest", "news"]
-    assert outside_words("a supermarket") == []
+@pytest.mark.parametrize("text", ["市場レポートを書いて", "写一份市场报告", "Напиши отчёт"])
+def test_a_language_without_texts_is_answered_in_english_said_once(home: Path, text: str) -> None:
+    """A request in a language the engine has no texts for is answered in English, said once."""
+    read = spec(home, text)
+    assert read.language == "en"
+    assert len([n for n in read.not_understood if "answers in English" in n.phrase]) == 1
 
 
-def test_read_request_defaults() -> None:
-    """A request naming no deliverable asks for a report; the language asked for wins."""
-    reading = read_request("한국어 자료를 English로 정리")
-    assert reading.deliverables == ["report"]
-    assert reading.language == "English"
-    assert read_request("Summarise the English notes in Korean").language == "Korean"
-    assert read_request("영어 자료를 한국어로 요약").language == "Korean"
+def test_length_and_research(home: Path) -> None:
+    """Lengths are read in both languages; only an explicit ask is a web search."""
+    assert spec(home, "a 2-page memo").length_words == 1000
+    assert spec(home, "1 page").length_words == 500
+    assert spec(home, "3페이지 이내").length_words == 1500
+    assert spec(home, "about 500 words").length_words == 500
+    assert spec(home, "no limit").length_words is None
+    research = spec(home, "Search the web for the latest competitor news").research
+    assert research is not None and research.reading.phrase == "Search the web"
+    assert spec(home, "웹 검색으로 최신 동향을 찾아 줘").research is not None
+    assert spec(home, "a supermarket").research is None
+
+
+def test_the_language_asked_wins(home: Path) -> None:
+    """The language asked for wins over the script the request is written in."""
+    assert spec(home, "한국어 자료를 English로 정리").language == "en"
+    assert spec(home, "Summarise the English notes in Korean").language == "ko"
+    assert spec(home, "영어 자료를 한국어로 요약").language == "ko"
     assert first_line("\n\n  first  \nsecond") == "first"
     assert first_line("x" * 200, 10) == "x" * 9 + "…"

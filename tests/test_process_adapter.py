@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import sys
 import threading
 import uuid
@@ -27,6 +26,7 @@ from multiverse.errors import StepInterrupted
 from multiverse.home import Home
 from multiverse.processes.session import Place, ProcessSession, PromptInProgress, read_events
 
+from forked import forked
 from journey import cli, copy_assets, once, only_run, run_tree, wait_for
 
 AGENT = Path(__file__).resolve().parent / "fake_agent.py"
@@ -317,16 +317,13 @@ def test_a_killed_daemon_leaves_no_child_and_the_task_is_done_once_more(
     assert once(home).returncode == 0
     run_id = only_run(home)["run_id"]
     assert cli(home, "confirm", run_id).returncode == 0
-    daemon = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "start", "--home", str(home.root)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    try:
-        wait_for(lambda: bool(_marked(state.name)), "the stubborn child to start")
-        wait_for(lambda: (state / "hung").exists(), "the child to take its first task")
-    finally:
-        daemon.send_signal(signal.SIGKILL)
-        daemon.wait(timeout=30)
+    with forked(home, "start") as daemon:
+        try:
+            wait_for(lambda: bool(_marked(state.name)), "the stubborn child to start")
+            wait_for(lambda: (state / "hung").exists(), "the child to take its first task")
+        finally:
+            daemon.send_signal(signal.SIGKILL)
+            daemon.wait(timeout=30)
     orphans = _marked(state.name)
     assert orphans, "the child should outlive the killed daemon"
     records = list(home.run(run_id).root.glob("children/*.json"))

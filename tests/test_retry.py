@@ -30,6 +30,7 @@ from orchestrator.decide import StepKind
 from orchestrator.perform import StepRunner
 
 from fake_openai import FakeOpenAI, text
+from forked import forked_once
 from journey import FIXTURE_ASSETS, cli, copy_assets, once, only_run, run_tree
 from stepping import builtin_collaborators, confirmed_run
 
@@ -194,7 +195,7 @@ def test_a_retry_killed_at_every_write_completes_once(home: Home) -> None:
     assert cli(home, "retry", run_id).returncode == 0
     kills = 0
     for point in (1, 1, 1, 1, 2, 2, 3, 3):  # the retry's steps are its first writes
-        result = once(home, env={"MULTIVERSE_KILL_AFTER_WRITES": str(point)})
+        result = forked_once(home, env={"MULTIVERSE_KILL_AFTER_WRITES": str(point)})
         if result.returncode != -9:
             break
         kills += 1

@@ -15,6 +15,7 @@ from multiverse.atomic import atomic_write_text
 from multiverse.home import Home
 from orchestrator.intake import take_in
 
+from forked import forked_once
 from journey import cli, once, runs
 from stepping import builtin_collaborators
 
@@ -34,7 +35,7 @@ CASES: list[tuple[str, str | None]] = [
         "Taken to mean `assets/nordic_ev_market.md`",
     ),
     ("summarize assets/nordic_ev_market.md", "## Summary of `assets/nordic_ev_market.md`"),
-    ("What was Norway's revenue in 2023?", "quarter 2023-Q1 · country Norway"),
+    ("What was Norway's revenue in 2023?", "for Norway was 49,706,000 EUR in 2023"),
     ("How many fast chargers does Sweden have?", "only 4,300 fast chargers"),
     ("Which file talks about Korea?", '`assets/korea_battery_recycling.md` ("korea")'),
     ("Count the words in the Korean battery brief", "`assets/korea_battery_recycling.md`: "),
@@ -100,7 +101,7 @@ def test_a_short_request_is_answered_from_the_assets_or_becomes_a_run(
     assert run_id is None and crew.process_runs.rows() == []
     text = reply.read_text(encoding="utf-8")
     assert text.startswith("> Produced offline by the multiverse builtin engine")
-    assert HELP_MARK not in text and "`assets/" in text
+    assert HELP_MARK not in text and "assets/" in text  # it cites the asset it read
     assert expected in text
     assert not [p for p in brief_home.runs.iterdir() if not p.name.startswith(".")]
 
@@ -174,12 +175,13 @@ def test_a_declined_request_killed_at_any_write_still_makes_one_run(brief_home: 
     it, or after any next write, and started again makes exactly one run, and no reply."""
     question = "What was Germany's revenue in 2023?\n"
     (brief_home.inbox / "germany.md").write_text(question, encoding="utf-8")
-    first = once(brief_home, env={"MULTIVERSE_KILL_AFTER_WRITES": "1"})
+    first = forked_once(brief_home, env={"MULTIVERSE_KILL_AFTER_WRITES": "1"})
     assert first.returncode == -9
     assert (brief_home.inbox / "germany.md").exists()
     assert [p.name for p in (brief_home.state / "intake").iterdir()] == ["germany.md.json"]
     for writes in (2, 3):
-        assert once(brief_home, env={"MULTIVERSE_KILL_AFTER_WRITES": str(writes)}).returncode == -9
+        killed = forked_once(brief_home, env={"MULTIVERSE_KILL_AFTER_WRITES": str(writes)})
+        assert killed.returncode == -9
     assert once(brief_home).returncode == 0
     [run] = runs(brief_home)
     assert run["user_request"] == question.strip()

@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from multiverse.errors import RowNotFoundError, StaleRowError, TableError
 from multiverse.models import AssetType, CatalogEntry, Phase, ProcessRun, Status, Task
 from multiverse.store import KNOWLEDGE_CATALOG, PHASES, PROCESS_RUNS, TASKS, TableSpec, TableStore
-from multiverse.store import settled as settled_module
 from multiverse.store import store as store_module
+from multiverse.store import tablefile as settled_module
 from multiverse.store import tablefile as tablesnapshot_module
 from multiverse.store.journal import RowJournal
 from multiverse.store.tablefile import (

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
+from contextlib import ExitStack
 from pathlib import Path
 
 from app.commands import drop_request
 from multiverse.home import Home
 from planner.mode import decide_mode
 
-from journey import cli, once, runs
+from forked import forked, forked_cli
+from journey import once, runs
 
 REQUEST = "Write a market memo about e-bikes for the board, variant {}"
 
@@ -20,14 +20,11 @@ def test_concurrent_submits_each_make_their_own_file_and_run(home: Home) -> None
     """Eight submits started together with the same first words make eight files, eight runs."""
     texts = [REQUEST.format(index) for index in range(8)]
     assert all(decide_mode(text, False).mode.value == "INITIAL_RUN" for text in texts)
-    command = [sys.executable, "-m", "app.cli", "submit", "--home", str(home.root)]
-    children = [
-        subprocess.Popen(
-            [*command, text], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-        )
-        for text in texts
-    ]
-    outputs = [child.communicate(timeout=120) for child in children]
+    with ExitStack() as stack:  # eight processes at once (forked: they start within ms)
+        children = [stack.enter_context(forked(home, "submit", text)) for text in texts]
+        for child in children:
+            child.wait(timeout=120)
+        outputs = [(child.stdout(), child.stderr()) for child in children]
     assert [child.returncode for child in children] == [0] * 8, outputs
     printed = [Path(out.strip().removeprefix("submitted: ")) for out, _ in outputs]
     assert len(set(printed)) == 8
@@ -63,7 +60,8 @@ def test_a_full_disk_is_one_clear_line_and_leaves_nothing(home: Home, tmp_path: 
     """A refused write exits 4 with one line naming the file, and leaves no file behind."""
     trigger = tmp_path / "enospc"
     trigger.write_text("", encoding="utf-8")
-    result = cli(home, "submit", "Write a memo", env={"MULTIVERSE_FAULT_ENOSPC": str(trigger)})
+    enospc = {"MULTIVERSE_FAULT_ENOSPC": str(trigger)}  # read at import: a process
+    result = forked_cli(home, "submit", "Write a memo", env=enospc)
     assert result.returncode == 4, result.stderr
     assert (
         result.stderr.startswith("error: cannot write ") and "free some disk space" in result.stderr
@@ -74,7 +72,7 @@ def test_a_full_disk_is_one_clear_line_and_leaves_nothing(home: Home, tmp_path: 
 
 def test_the_fallback_without_hard_links_creates_exclusively(home: Home) -> None:
     """Where hard links are refused, the file is still created under a free name only."""
-    from app.commands import _create_in_place
+    from multiverse.atomic import _create_in_place
 
     for name in ("req.md", "req-1.md"):
         (home.inbox / name).write_text("taken", encoding="utf-8")

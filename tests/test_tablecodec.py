@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from multiverse.store.codec import decode_cell, encode_cell, split_row
+from multiverse.store.schemas import decode_cell, encode_cell, split_row
 
 # Every value a person or a model may put in a cell. Hypothesis' text() never yields surrogates,
 # which a Python str read from UTF-8 cannot hold either.

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from tabulate import tabulate
 
 from multiverse.errors import TableError
-from multiverse.store.codec import encode_cell
+from multiverse.store.schemas import encode_cell
 from multiverse.store.tablefile import (
     new_file_lines,
     parse_table_text,

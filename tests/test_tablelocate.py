@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from multiverse.store.codec import find_simple_table, find_table_with_mistletoe
+from multiverse.store.schemas import find_simple_table, find_table_with_mistletoe
 from multiverse.store.tablefile import new_file_lines, render_table
 
 FIXTURES = sorted((Path(__file__).parent / "fixtures" / "tables").glob("*.md"))

@@ -119,3 +119,32 @@ def test_import_does_not_load_litellm(home: Home) -> None:
     command = [sys.executable, "-c", code, str(home.root)]
     result = subprocess.run(command, capture_output=True, text=True, timeout=60, check=True)
     assert result.stdout.strip().splitlines()[-1] == "False"
+
+
+def test_the_configured_search_provider_reaches_the_proposal(home: Home) -> None:
+    """The web_search provider the mapping configures is the crew's, and a proposal that asks
+    for outside information names it; without one it says nothing will be searched."""
+    from multiverse.config import load_runtime_mapping
+    from orchestrator.intake import take_in
+    from orchestrator.perform import StepRunner
+
+    from stepping import steps_until_settled
+
+    shipped = home.mapping_file.read_text(encoding="utf-8")
+    searxng = (
+        "web_search: {tool: web_search, options: {provider: searxng, "
+        "base_url: 'http://127.0.0.1:8888/'}}"
+    )
+    home.mapping_file.write_text(shipped.replace("web_search: web_search", searxng, 1))
+    searx = load_runtime_mapping(home.root)
+    crew = build_collaborators(home, searx, {}, _quiet, _quiet, OnceGate())
+    assert crew.search_provider == "searxng (http://127.0.0.1:8888)"
+    assert build_collaborators(home, RuntimeMapping(), {}, _quiet, _quiet, OnceGate()) \
+        .search_provider is None  # fmt: skip
+    (home.inbox / "ask.md").write_text("Write a memo. Search the web for the latest news.")
+    run_id = take_in(crew, home.inbox / "ask.md", 1 << 20)
+    assert run_id is not None
+    steps_until_settled(StepRunner(crew), run_id)
+    proposal = home.run(run_id).feedback.read_text(encoding="utf-8")
+    assert "provider: searxng (http://127.0.0.1:8888)" in proposal
+    assert "| RESEARCH    | Search the web (searxng (http://127.0.0.1:8888))" in proposal

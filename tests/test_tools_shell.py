@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +9,8 @@ import pytest
 
 from executor.tools import ToolContext, ToolLimits, ToolRegistry
 from multiverse.home import Home, init_home
+
+from journey import wait_until
 
 RUN = "run-20260101-000000-001"
 
@@ -154,15 +154,3 @@ def alive(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return fields[0] not in ("Z", "X")
-
-
-def wait_until(condition: object, seconds: float) -> bool:
-    """Poll `condition` until it holds or the deadline passes."""
-    assert callable(condition)
-    deadline = time.monotonic() + seconds
-    tick = threading.Event()
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        tick.wait(0.02)
-    return bool(condition())

@@ -7,7 +7,7 @@ from decimal import Decimal
 from hypothesis import given
 from hypothesis import strategies as st
 
-from multiverse.trace import Known, claims, untraced
+from multiverse.trace import Known, claims, untraced, with_untraced
 
 SOURCE = """| year | unemp | payroll |
 |---|---|---|
@@ -55,3 +55,14 @@ def test_a_value_printed_at_any_precision_is_traced(value: Decimal, places: int)
     if places == 0 and abs(value.quantize(quantum)) < 1000:
         printed = f"{value:,}"  # small whole numbers are traced exactly
     assert not untraced(f"The value was {printed} that year.", Known.of([f"| {value} |"]))
+
+
+def test_the_untraced_numbers_close_the_deliverable_in_a_section_of_their_own() -> None:
+    """Each number found nowhere is listed with its line under the heading; none: unchanged."""
+    text = "# Memo\n\nPayrolls were 146,624 thousand; costs rose 7%.\n"
+    closed, missing = with_untraced(text, Known.of([SOURCE]), "Numbers not found", "Unsourced:")
+    assert [item.number for item in missing] == ["7"]
+    assert closed.endswith("## Numbers not found\n\nUnsourced:\n\n"
+                           "- **7** — Payrolls were 146,624 thousand; costs rose 7%.\n")
+    clean = "# Memo\n\nPayrolls were 146,624 thousand.\n"
+    assert with_untraced(clean, Known.of([SOURCE]), "x", "y") == (clean, [])

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from executor.builtin.sources import read_references
+from multiverse.documents import NOTE_MARKER, Kind, Sighting, is_unread, look, why_unread
 from multiverse.home import Home
 from multiverse.models import AssetType, CatalogEntry, Status
 from multiverse.roles import PlanContext
 from multiverse.store import KNOWLEDGE_CATALOG, TableStore
-from multiverse.unread import NOTE_MARKER, Kind, Sighting, is_unread, look, why_unread
 from orchestrator.perform.catalog import HASHES_FILE, refresh_inputs
 from planner.model.context import catalog_block
 

@@ -19,6 +19,8 @@ from multiverse.roles import ToolAssignment
 from journey import cli, copy_assets, once, only_run, run_tree
 from web_servers import Loopback, Reply, Seen, html_reply, searxng_api, searxng_result, serve
 
+pytestmark = pytest.mark.usefixtures("no_proxies")  # proxies off: loopback servers
+
 RUN = "run-20260101-000000-001"
 NOW = "2026-01-02T03:04:05Z"
 MEMORY_URL = "https://remembered.example/never-fetched"
@@ -40,13 +42,6 @@ ARTICLES = {
         "in the afternoon and evening.</p>",
     ),
 }
-
-
-@pytest.fixture(autouse=True)
-def _no_proxies(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Proxies off, so the daemon and the test reach the loopback servers directly."""
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
-        monkeypatch.delenv(name, raising=False)
 
 
 def page(seen: Seen) -> Reply:

@@ -23,15 +23,15 @@ from web_servers import (
     tavily_result,
 )
 
+pytestmark = pytest.mark.usefixtures("no_proxies")  # proxies off: loopback servers
+
 KEY = "tvly-test-0123456789abcdef"
 RUN = "run-20260101-000000-001"
 
 
 @pytest.fixture(autouse=True)
-def _no_proxies(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Proxies off (httpx and requests both read them), and no Tavily settings from outside."""
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
-        monkeypatch.delenv(name, raising=False)
+def _no_tavily_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No Tavily settings from outside (the proxies are off too: `no_proxies`)."""
     for name in ("TAVILY_API_KEY", "TAVILY_HTTP_PROXY", "TAVILY_HTTPS_PROXY", "TAVILY_PROJECT"):
         monkeypatch.delenv(name, raising=False)
 

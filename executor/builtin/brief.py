@@ -19,9 +19,10 @@ from executor.builtin.evidence import (
     split_passages,
 )
 from executor.builtin.relevance import rank, subject_words
-from executor.builtin.sources import TaskError, entries, relative, resolve_reference, source_text
+from executor.builtin.sources import TaskError, entries, relative, resolve_reference
 from executor.builtin.text import shorten
 from multiverse.atomic import atomic_write_text
+from multiverse.documents import source_text
 from multiverse.models import AssetType
 from multiverse.roles import TaskAssignment
 from offline.asks import TOLERANCE, sources_in

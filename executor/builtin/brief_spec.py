@@ -12,8 +12,8 @@ from executor.builtin.charts import ChartImage, ChartSpec, SeriesLine, asked_cha
 from executor.builtin.relevance import purpose_focus
 from executor.builtin.sources import decode
 from executor.builtin.tables import RawTable, format_number, is_time_column, parse_csv
+from multiverse.documents import open_regular
 from multiverse.models import InstructionStatus, UserInstruction
-from multiverse.unread import open_regular
 from offline import asks
 
 

@@ -22,7 +22,6 @@ from executor.builtin.evidence import (
     largest_figures,
 )
 from executor.builtin.extract import Frozen, extract_text
-from executor.builtin.figures import unit_family
 from executor.builtin.tables import (
     RawTable,
     format_number,
@@ -32,7 +31,7 @@ from executor.builtin.tables import (
     parse_markdown_table,
     parse_number,
 )
-from executor.builtin.text import shorten
+from executor.builtin.text import shorten, unit_family
 from multiverse.store import MISTLETOE_LOCK
 from offline.asks import SYNONYMS, ChartAsk, chart_asks, column_matches
 
@@ -223,8 +222,13 @@ code { background: #f6f8fa; padding: 0 .25rem; border-radius: 4px; }
 """
 
 
-def render_svg(spec: ChartSpec, chart_id: str) -> str:
-    """The chart as an inline SVG element, with a stable id and no external resources."""
+LABELLED_POINTS = 24  # a longer series labels only some of its points, and draws no dots
+
+
+def render_svg(spec: ChartSpec, chart_id: str, x_title: str = "", y_title: str = "") -> str:
+    """The chart as an inline SVG element, with a stable id and no external resources; a series
+    of any length is drawn whole (a long one labels some points only)."""
+    long = len(spec.labels) > LABELLED_POINTS
     options = {
         "title": spec.title,
         "style": _STYLE,
@@ -237,6 +241,11 @@ def render_svg(spec: ChartSpec, chart_id: str) -> str:
         "height": 480,
         # 148,954,000 as a person reads it, on the bars and the axis alike.
         "value_formatter": format_number,
+        "x_title": x_title or None,
+        "y_title": y_title or None,
+        "show_dots": not long,
+        "show_minor_x_labels": not long,
+        "x_labels_major_count": 12 if long else None,
     }
     chart = pygal.Line(**options) if spec.kind == "line" else pygal.Bar(**options)
     chart.x_labels = spec.labels
@@ -258,14 +267,16 @@ def figure_block(svg: str, caption: str) -> str:
     return f"<figure>{svg}<figcaption>{html.escape(caption)}</figcaption></figure>"
 
 
-def page(title: str, body: str) -> str:
-    """A complete, self-contained HTML page (inline CSS, no external resources)."""
+def page(title: str, body: str, notice: str = "", lang: str = "en") -> str:
+    """A complete, self-contained HTML page (inline CSS, no external resources); `notice`: the
+    offline notice in the page's language (the English one by default)."""
+    said = html.escape(notice or f"{BANNER_MARK} (no language model was used).")
     return (
         "<!DOCTYPE html>\n"
-        f"<!-- {BANNER_MARK} (no language model was used). -->\n"
-        '<html><head><meta charset="utf-8">'
+        f"<!-- {said} -->\n"
+        f'<html lang="{html.escape(lang)}"><head><meta charset="utf-8">'
         f"<title>{html.escape(title)}</title><style>{PAGE_CSS}</style></head>\n<body>\n"
-        f'<p class="offline">{BANNER_MARK} (no language model was used).</p>\n'
+        f'<p class="offline">{said}</p>\n'
         f"{body}\n</body></html>\n"
     )
 
@@ -379,8 +390,11 @@ def markdown_to_html(markdown: str) -> str:
             return str(renderer.render(Document(markdown)))  # type: ignore[no-untyped-call]
 
 
-def report_html(markdown: str, title: str, charts: list[ChartImage]) -> str:
-    """The report as one self-contained HTML page; each chart image becomes its inline SVG."""
+def report_html(
+    markdown: str, title: str, charts: list[ChartImage], notice: str = "", lang: str = "en"
+) -> str:
+    """The report as one self-contained HTML page; each chart image becomes its inline SVG
+    (`notice`: the offline notice the markdown opens with, when not the English one)."""
     by_file = {c.file_name: c for c in charts}
     placeholders: dict[str, str] = {}
 
@@ -393,7 +407,8 @@ def report_html(markdown: str, title: str, charts: list[ChartImage]) -> str:
         return key
 
     # The page states the offline banner itself; the markdown's copy would say it twice.
-    body = markdown_to_html(_IMAGE_LINE.sub(hold, markdown.replace(BANNER + "\n", "", 1)))
+    banner = f"> {notice}" if notice else BANNER
+    body = markdown_to_html(_IMAGE_LINE.sub(hold, markdown.replace(banner + "\n", "", 1)))
     for key, block in placeholders.items():
         body = body.replace(f"<p>{key}</p>", block)
-    return page(html.unescape(title), body)
+    return page(html.unescape(title), body, notice, lang)

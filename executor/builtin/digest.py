@@ -9,7 +9,6 @@ import re
 
 from executor.builtin.evidence import Digest, Figure, Point
 from executor.builtin.extract import extract_text, key_sentences
-from executor.builtin.figures import FigureKind
 from executor.builtin.tables import (
     MAX_LABELS,
     ColumnStats,
@@ -19,7 +18,7 @@ from executor.builtin.tables import (
     parse_markdown_table,
     scan_rows,
 )
-from executor.builtin.text import shorten
+from executor.builtin.text import FigureKind, shorten
 from multiverse.documents import Converted
 
 KEY_SENTENCES = 8

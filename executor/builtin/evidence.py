@@ -10,9 +10,17 @@ from collections.abc import Iterable
 from pydantic import Field
 
 from executor.builtin.extract import Frozen, Heading, strip_front_matter
-from executor.builtin.figures import FigureKind, parse_figure, rank_key, unit_family
 from executor.builtin.tables import TableFacts, markdown_table, parse_markdown_table, parse_number
-from executor.builtin.text import clean_inline, normalized, similar, split_sentences
+from executor.builtin.text import (
+    FigureKind,
+    clean_inline,
+    normalized,
+    parse_figure,
+    rank_key,
+    similar,
+    split_sentences,
+    unit_family,
+)
 
 BANNER_MARK = "Produced offline by the multiverse builtin engine"
 BANNER = f"> {BANNER_MARK} (no language model was used)."

@@ -13,8 +13,15 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict
 
-from executor.builtin.figures import FoundFigure, find_figures
-from executor.builtin.text import clean_inline, ends_sentence, shorten, split_sentences, terms
+from executor.builtin.text import (
+    FoundFigure,
+    clean_inline,
+    ends_sentence,
+    find_figures,
+    shorten,
+    split_sentences,
+    terms,
+)
 from executor.builtin.text import word_count as count_words
 
 _ATX = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")

@@ -15,6 +15,7 @@ from rank_bm25 import BM25Okapi
 
 from executor.builtin.evidence import Passage
 from executor.builtin.text import terms
+from multiverse.spec import RequestSpec
 
 # Words of a request that name the work, not its subject.
 WORK_WORDS = frozenset(
@@ -226,6 +227,36 @@ def purpose_focus(purpose: str) -> str:
     """The subject words of a task's purpose (paths and the Planner's own vocabulary dropped)."""
     kept = [t for t in _words(_PATHLIKE.sub(" ", purpose)) if t not in PURPOSE_WORDS]
     return " ".join(kept)
+
+
+# The reason given after a file is left out ("…, it's unrelated") is part of the clause.
+_WHY = re.compile(r"\s*,?\s*(?:it'?s|it is|they'?re|they are|as|because|since|that'?s)\b[^.!?\n]*")
+
+
+def without_left_out(spec: RequestSpec, text: str) -> str:
+    """A text of the request without the clauses that leave files out and the names of those
+    files (their words choose nothing, rank nothing and title nothing)."""
+    cut = [group.reading.phrase for group in spec.left_out]
+    for path in spec.excluded():
+        name = path.rsplit("/", 1)[-1]
+        cut += [path, name, name.rsplit(".", 1)[0]]
+    for phrase in sorted((p for p in cut if len(p.strip()) > 2), key=len, reverse=True):
+        pattern = rf"(?<!\w){re.escape(phrase)}(?!\w)(?:{_WHY.pattern})?"
+        text = re.sub(pattern, " ", text, flags=re.IGNORECASE)
+    return text
+
+
+def spec_query(spec: RequestSpec, purpose: str = "") -> str:
+    """What a spec's brief ranks passages by: the request and its applied MODIFY texts, without
+    the clauses that leave files out, without the audience, and without any file name or path;
+    and the subject words of the task's purpose (a person may edit it: "only what concerns…")."""
+    texts = [spec.request, *(change.text for change in spec.changes if change.applied)]
+    text = without_left_out(spec, "\n".join(texts))
+    audience = spec.audience_reading.phrase
+    if audience:
+        text = text.replace(audience, " ")
+    focus = purpose_focus(without_left_out(spec, purpose))
+    return _PATHLIKE.sub(" ", f"{text}\n{focus}" if focus else text)
 
 
 def _stem(term: str) -> str:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import structlog
 
 from executor.builtin.brief import Written, publish_brief
+from executor.builtin.deliverable import publish_spec_brief
 from executor.builtin.documents import (
     DocContext,
     render_analysis,
@@ -34,6 +35,7 @@ from executor.builtin.sources import (
     summarize_path,
 )
 from executor.builtin.specialists import (
+    nothing_usable_note,
     read_texts,
     search_queries,
     visualization_page,
@@ -43,7 +45,7 @@ from multiverse.atomic import atomic_write_text
 from multiverse.errors import StorageError
 from multiverse.home import PHASE_FOLDERS, Home
 from multiverse.models import AssetType, InstructionStatus
-from multiverse.roles import ProducedFile, ResultSignal, TaskAssignment, ToolAssignment
+from multiverse.roles import Declined, ProducedFile, ResultSignal, TaskAssignment, ToolAssignment
 
 if TYPE_CHECKING:
     from executor.search import WebResearch
@@ -130,7 +132,11 @@ class BuiltinExecutor:
             markdown = (
                 target.with_suffix(".md") if target.suffix.lower() in (".html", ".htm") else target
             )
-            written = publish_brief(home, assignment, markdown)
+            if assignment.spec is not None:
+                written = publish_spec_brief(home, assignment.run_id, assignment.spec, markdown,
+                                             task.task_purpose)  # fmt: skip
+            else:
+                written = publish_brief(home, assignment, markdown)
         elif phase == "GENERATING_OUTPUT":
             charts = [relative(home, p) for p in _workspace_charts(home, assignment.run_id)]
             atomic_write_text(target, render_assembly_plan(context, digests, charts))
@@ -186,6 +192,8 @@ class BuiltinExecutor:
         try:
             findings = self._research.research(search_queries(assignment))
         except ResearchFailed as error:
+            if assignment.spec is not None:  # the deliverable says so, and the run goes on
+                return nothing_usable_note(assignment, str(error))
             raise TaskError(str(error)) from None
         return render_brief(assignment, findings)
 
@@ -197,15 +205,17 @@ class BuiltinExecutor:
             log.exception("builtin_summary_crashed", path=str(path))
             return f"no summary ({type(error).__name__})"
 
-    def simple_task(self, request: str, home: Path) -> str | None:
-        """The reply to a SIMPLE_TASK request (markdown), or None: not doable offline, a run."""
+    def simple_task(self, request: str, home: Path) -> str | Declined:
+        """The reply to a SIMPLE_TASK request (markdown), or a decline: not doable offline (or
+        a question the tables cannot answer at once), so a run."""
         try:
             reply = answer(request, home)
         except Exception:  # our bug: logged, and the request is not lost (it becomes a run)
             log.exception("builtin_simple_task_crashed")
-            return None
-        if reply is None:
-            log.info("builtin_simple_task_declined", why="no offline capability answers it")
+            return Declined()
+        if isinstance(reply, Declined):
+            log.info("builtin_simple_task_declined",
+                     why=reply.reason or "no offline capability answers it")  # fmt: skip
         return reply
 
 

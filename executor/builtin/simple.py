@@ -7,19 +7,33 @@ What the offline engine can do as a simple task, in this order of precedence:
 - summarise a document, named by its path or by its topic ("the Nordic charging brief");
 - list the assets, each with its size and one-line summary;
 - say which files are about something ("which file talks about Korea?");
+- answer a question over a table, a lookup or a computation, with its figure and citation in
+  the requester's language (`quick`: the offline rules and the spec's validator);
 - quote a figure asked for by name where the assets state it ("Norway's revenue in 2023?").
 A file is named by its path or resolved by its topic (`simple_resolve`). Anything else, or a
-topic that names no file clearly, is declined: `answer` returns None and the request becomes
-a run. A path the person named that cannot be used (outside the home, missing, not a CSV) is
-answered with the reason. Every reply opens with the offline banner and cites its files.
+topic that names no file clearly, is declined: `answer` returns a `Declined` (with why, when
+there is a reason to give) and the request becomes a run. A path the person named that cannot
+be used (outside the home, missing, not a CSV) is answered with the reason. Every reply opens
+with the offline banner (in Korean for a Korean question answered from a table) and cites its
+files.
 
 Also here: a document summarised for a person who asked for it.
+
+Also here: questions over the home's tables answered at once (SPEC §5): a lookup or a
+computation asked as a SIMPLE_TASK is read by the offline rules into a request spec, checked
+against the tables by the one validator, and answered with each figure and its citation, in the
+requester's language.
+
+A request that asks more than its questions (a chart, a memo, a length), or a question the
+tables cannot answer now, is declined with why: it becomes a run, and the user is told the
+reason at `submit` and in the proposal.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from executor.builtin.evidence import BANNER, Digest, Point, figures_table, key_figures, point_line
@@ -47,7 +61,91 @@ from executor.builtin.sources import (
 )
 from executor.builtin.tables import format_number
 from executor.builtin.text import word_count
-from multiverse.unread import look, open_regular, why_unread
+from multiverse.documents import look, open_regular, why_unread
+from multiverse.home import Home
+from multiverse.roles import Declined
+from multiverse.spec import Question, RequestSpec, check_spec, scan_home
+from offline import read_request
+
+BANNER_KO = "> multiverse 내장 엔진이 오프라인으로 만든 답입니다 (언어 모델을 쓰지 않았습니다)."
+
+_WORDS = {
+    "en": {
+        "chart": "a chart",
+        "length": "a length",
+        "asks": "it asks for {what} as well as the answer to its question",
+        "and": " and ",
+        "no_table": "no table of assets/ holds what its question asks",
+        "unanswered": "its question cannot be answered from the tables at once: {why}",
+    },
+    "ko": {
+        "chart": "차트",
+        "length": "분량",
+        "asks": "질문의 답 외에 {what}도 요청했습니다",
+        "and": ", ",
+        "no_table": "질문이 묻는 값을 담은 표가 assets/에 없습니다",
+        "unanswered": "표에서 바로 답할 수 없는 질문입니다: {why}",
+    },
+}
+
+
+def words(language: str) -> dict[str, str]:
+    """The fixed words of a decline in the requester's language (English otherwise)."""
+    return _WORDS.get(language, _WORDS["en"])
+
+
+def table_spec(request: str, home: Path) -> RequestSpec:
+    """The request read by the offline rules against the home's tables, checked."""
+    scan = scan_home(Home(home))
+    return check_spec(read_request(request, [], scan), scan, home)
+
+
+def why_run(spec: RequestSpec) -> str:
+    """Why a request that asks questions cannot be answered at once ("" when it can)."""
+    said = words(spec.language)
+    if spec.mode == "run":
+        asked = [said["chart"]] if spec.charts else []
+        if spec.deliverable_reading.phrase:
+            kind = spec.deliverable_reading.phrase
+            asked.append(kind if spec.language == "ko" else f"a {spec.deliverable}")
+        if spec.length_reading.phrase:
+            asked.append(said["length"])
+        if asked:
+            return said["asks"].format(what=said["and"].join(asked))
+        if any(q.lookup is None and q.compute is None for q in spec.questions):
+            return said["no_table"]
+        return spec.why_run
+    reasons = [question_reason(q) for q in spec.questions if not q.answerable]
+    return said["unanswered"].format(why="; ".join(reasons)) if reasons else ""
+
+
+def question_reason(question: Question) -> str:
+    """Why one checked question has no answer now (with the nearest cells, when there are)."""
+    return (question.reason or question.answer).rstrip(".")
+
+
+def table_answer(request: str, home: Path) -> str | None:
+    """The whole reply (its banner first) to a request whose every question over a table is
+    answered now; None when the rules read none, or cannot answer one at once."""
+    spec = table_spec(request, home)
+    if not spec.questions or why_run(spec):
+        return None
+    return f"{banner(spec.language)}\n\n{render_answer(spec)}\n"
+
+
+def banner(language: str) -> str:
+    """The offline banner in the reply's language."""
+    return BANNER_KO if language == "ko" else BANNER
+
+
+def render_answer(spec: RequestSpec) -> str:
+    """Each question in the request's words, then its answer with figure and citation."""
+    parts: list[str] = []
+    for question in spec.questions:
+        asked = " ".join(question.reading.phrase.split())
+        parts += [f"**{asked}**" if asked else "", question.answer]
+    return "\n\n".join(part for part in parts if part)
+
 
 KEY_POINTS = 6
 KEY_FIGURES = 6
@@ -181,8 +279,9 @@ def which_files(home: Path, request: str) -> str | None:
     return "\n".join(lines)
 
 
-def answer(request: str, home: Path) -> str | None:
-    """The reply to a simple request (markdown), or None when the engine cannot do it offline.
+def answer(request: str, home: Path) -> str | Declined:
+    """The reply to a simple request (markdown), or a decline when the engine cannot do it
+    offline (with why, when it read a question it cannot answer at once).
 
     A path the request names that cannot be used is answered with the reason.
     """
@@ -191,7 +290,18 @@ def answer(request: str, home: Path) -> str | None:
         body = _dispatch(_body(request), named_paths(request), home)
     except TaskError as error:
         body = f"Could not do that: {error}."
-    return None if body is None else f"{BANNER}\n\n{body}\n"
+    if body is None or isinstance(body, Declined):
+        return body or Declined()
+    reply = body if isinstance(body, Reply) else Reply(body)
+    return f"{reply.banner}\n\n{reply.text}\n"
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A reply's text and the banner it opens with (in the reply's language)."""
+
+    text: str
+    banner: str = BANNER
 
 
 def _body(request: str) -> str:
@@ -215,10 +325,15 @@ def is_known_command(request: str) -> bool:
     return targeted or _LIST.search(text) is not None
 
 
-def _dispatch(text: str, named: list[str], home: Path) -> str | None:
+def _dispatch(text: str, named: list[str], home: Path) -> str | Reply | Declined | None:
     if _COUNT.search(text):
         target = resolve(home, text, named)
         return _with_how(home, target, count_words) if target else None
+    spec = table_spec(text, home)
+    if spec.questions:  # a question over a table: answered from it, or declined with why
+        answered = _table_question(spec, text, named, home)
+        if answered is not None:
+            return answered
     tables = asset_files(home, TABLE_SUFFIXES)
     by = table_by(home, text, tables)
     if by is not None:
@@ -234,10 +349,29 @@ def _dispatch(text: str, named: list[str], home: Path) -> str | None:
     if _WHICH.search(text):
         return which_files(home, text)
     if _QUESTION.search(text):
-        target = named_target(home, named)
-        files = [target.path] if target else asset_files(home)
-        return quote_figures(home, asked_terms(text), files)
+        return _quoted(text, named, home)
     return None
+
+
+def _table_question(
+    spec: RequestSpec, text: str, named: list[str], home: Path
+) -> Reply | str | Declined | None:
+    """Every question the rules read answered from its table; a request asking more than its
+    questions declined with why; a question the tables cannot answer now quoted where the
+    assets state it, else declined with why."""
+    why = why_run(spec)
+    if not why:
+        return Reply(render_answer(spec), banner(spec.language))
+    if spec.mode == "run":
+        return Declined(reason=why)  # it asks more than a question: a run, said why
+    return _quoted(text, named, home) or Declined(reason=why)
+
+
+def _quoted(text: str, named: list[str], home: Path) -> str | None:
+    """The sentences and rows of the assets that state what the request names."""
+    target = named_target(home, named)
+    files = [target.path] if target else asset_files(home)
+    return quote_figures(home, asked_terms(text), files)
 
 
 def _with_how(home: Path, target: Resolved, work: Callable[[Path, Path], str]) -> str:

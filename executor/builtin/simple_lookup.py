@@ -30,7 +30,7 @@ from executor.builtin.tables import (
     parse_number,
 )
 from executor.builtin.text import ENGLISH_STOPWORDS, clean_inline, is_hangul, split_sentences, terms
-from multiverse.unread import open_regular
+from multiverse.documents import open_regular
 from offline.asks import SYNONYMS
 
 # Words that say what to do or what kind of thing is meant, not which thing.

@@ -1,5 +1,9 @@
 """Reading references: files and folders inside the home turned into digests, confined to it, and
 the one-line extractive summaries of files for the knowledge catalog.
+
+Also here: catalog lines that say what a file holds: a table by its profile (its columns with their
+units, the period it covers, its row count; never a sum of codes), a document by its first
+meaningful lines as the file writes them (no front matter, no bare link, no rule or fence).
 """
 
 from __future__ import annotations
@@ -11,15 +15,11 @@ import os
 import re
 from pathlib import Path
 
+import structlog
 import yaml
 
 from executor.builtin.charts import svgs_in
-from executor.builtin.digest import (
-    digest_document,
-    digest_note,
-    digest_scan,
-    digest_text,
-)
+from executor.builtin.digest import digest_document, digest_note, digest_scan, digest_text
 from executor.builtin.evidence import (
     Digest,
     is_builtin_document,
@@ -35,14 +35,107 @@ from multiverse.documents import (
     convert,
     document_note,
     html_document,
+    look,
+    open_regular,
     sniff,
+    source_text,
     text_encoding,
+    why_unread,
 )
 from multiverse.documents import decode as decode
-from multiverse.documents import source_text as source_text  # for the evidence brief
 from multiverse.errors import MultiverseError
 from multiverse.home import Home
-from multiverse.unread import look, open_regular, why_unread
+from multiverse.tabular import profile
+
+log = structlog.get_logger(__name__)
+
+DESCRIPTION_SUFFIXES = (".md", ".markdown", ".txt")
+DESCRIPTION_LIMIT = 60_000  # characters of a description read for the table's units
+_FRONT_MATTER = re.compile(r"\A\ufeff?---[ \t]*\n.*?\n---[ \t]*(?:\n|\Z)", re.DOTALL)
+_BARE_LINK = re.compile(
+    r"^(?:[-*+]\s+)?(?:<?(?:https?|ftp)://\S+>?|\[[^\]]*\]\((?:https?|ftp)://[^)]+\)|www\.\S+)$",
+    re.IGNORECASE,
+)
+_MARKUP_ONLY = re.compile(r"^(?:[-=_*~`#|:+\s]+|<!--.*-->|\|?[\s:|-]+\|?)$")
+_HEADING = re.compile(r"^#{1,6}\s+")
+
+
+def table_line(path: Path) -> str | None:
+    """The profile summary of a table (the documents beside it that describe it read for its
+    units); None when it cannot be profiled."""
+    path = path.absolute()
+    try:
+        found = profile(path, root=path.parent, descriptions=_descriptions(path))
+    except Exception as error:  # not a table after all: the caller describes it otherwise
+        log.info("table_not_profiled", path=str(path), error=str(error)[:200])
+        return None
+    return found.summary()
+
+
+def _stem(path: Path) -> str:
+    return re.sub(r"[^0-9a-z가-힣]+", "", path.stem.lower())
+
+
+def _descriptions(table: Path) -> list[str]:
+    """The texts of the documents beside a table with its name (`tips.md` for `tips.csv`)."""
+    stem = _stem(table)
+    texts = []
+    try:
+        siblings = sorted(table.parent.iterdir())
+    except OSError:
+        return []
+    for sibling in siblings:
+        other = _stem(sibling)
+        if (
+            sibling == table
+            or sibling.suffix.lower() not in DESCRIPTION_SUFFIXES
+            or not stem
+            or not other
+            or not (other == stem or other.startswith(stem) or stem.startswith(other))
+        ):
+            continue
+        text, _note = source_text(table.parent, sibling)
+        if text:
+            texts.append(text[:DESCRIPTION_LIMIT])
+    return texts
+
+
+_LOCATION = re.compile(r"^#{1,6}\s+(?:Page \d+|Slide \d+)(?::\s*|$)", re.MULTILINE)
+
+
+def document_lines(markdown: str, limit: int) -> str:
+    """The first meaningful lines of a converted document: the location headings the
+    conversion adds (`## Page 2`, `## Slide 3: `) are not the file's words."""
+    return first_lines(_LOCATION.sub("", markdown), limit)
+
+
+def meaningful_lines(text: str) -> list[str]:
+    """A document's lines that say something, in order, as the file writes them: without
+    front matter, empty lines, bare links, rules, fences and table separators (a heading's
+    `#` marks are markup, not words)."""
+    body = _FRONT_MATTER.sub("", text, count=1)
+    found = []
+    for raw in body.splitlines():
+        line = " ".join(raw.split())
+        if not line or _BARE_LINK.match(line) or _MARKUP_ONLY.match(line):
+            continue
+        found.append(_HEADING.sub("", line))
+    return found
+
+
+def first_lines(text: str, limit: int) -> str:
+    """The first meaningful lines of a text that fit in `limit` characters (the first one cut
+    with "…" when it alone is longer); "" when it has none."""
+    lines = meaningful_lines(text)
+    if not lines:
+        return ""
+    kept = [lines[0]]
+    for line in lines[1:]:
+        if len(" ".join([*kept, line])) > limit:
+            break
+        kept.append(line)
+    joined = " ".join(kept)
+    return joined if len(joined) <= limit else joined[: limit - 1].rstrip() + "…"
 
 
 class TaskError(MultiverseError):
@@ -210,6 +303,7 @@ def digest_content(source: str, suffix: str, text: str, stem: str) -> list[Diges
 
 
 LIMIT = 300
+PROFILED_SUFFIXES = (".csv", ".tsv", ".tab", ".xlsx", ".xlsm", ".json")  # tables profiled first
 _H1 = re.compile(r"^# (.+)$", re.MULTILINE)
 _HTML_H1 = re.compile(r"<h1>(.*?)</h1>", re.DOTALL)
 _SVG_TITLE = re.compile(r"<title>(.*?)</title>", re.DOTALL)
@@ -233,8 +327,7 @@ def summarize_text(text: str, suffix: str, name: str) -> str:
         return _table_line(digest)
     if digest.note:
         return _line(f"{digest.title}: {digest.note}")
-    sentences = " ".join(p.text for p in digest.points[:2])
-    return _line(f"{digest.title}. {sentences}" if sentences else digest.title)
+    return first_lines(text, LIMIT) or _line(digest.title)
 
 
 def _table_line(digest: Digest) -> str:
@@ -256,11 +349,12 @@ def summarize_document(converted: Converted, name: str) -> str:
     head = converted.label
     if converted.note:
         head += f" ({shorten(converted.note, 80)})"
-    sentences = [p.text for p in digest.points[:2]]
     if converted.kind == "xlsx":  # a workbook has no prose: its sheets, then its first column
         sheets = [h.text.removeprefix("Sheet: ") for h in digest.headings if h.level == 2]
-        sentences = [f"Sheets: {', '.join(sheets)}.", *sentences[:1]]
-    return _line(f"{head}: {digest.title}. " + " ".join(sentences))
+        sentences = [f"Sheets: {', '.join(sheets)}.", *[p.text for p in digest.points[:1]]]
+        return _line(f"{head}: {digest.title}. " + " ".join(sentences))
+    lines = document_lines(converted.markdown, LIMIT - len(head) - 2)
+    return _line(f"{head}: {lines or digest.title}")
 
 
 def _summarize_html(text: str, suffix: str, name: str, in_run_folders: bool) -> str:
@@ -287,6 +381,10 @@ def _summarize_markup(text: str, name: str) -> str:
 def summarize_path(path: Path) -> str:
     """The summary of a file on disk; binary or unreadable files are described, not read."""
     suffix = path.suffix.lower()
+    if suffix in PROFILED_SUFFIXES and why_unread(look(path, path.parent)) is None:
+        profiled = table_line(path)
+        if profiled is not None:
+            return _line(profiled)
     if suffix in TABLE_SUFFIXES:
         return _table_line(read_table(path.name, path))
     if suffix not in (".html", ".htm") and sniff(path) is not None:

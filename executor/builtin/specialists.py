@@ -1,11 +1,14 @@
-"""The specialised agents of the offline engine: web_search (an honest note) and
-data_visualization (a self-contained pygal chart page)."""
+"""The specialised agents of the offline engine: web_search (an honest note; the queries of a
+spec; what a run's search gave, read back for its deliverable) and data_visualization (a
+self-contained pygal chart page)."""
 
 from __future__ import annotations
 
 import html
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from executor.builtin.charts import (
     ChartSpec,
@@ -18,10 +21,13 @@ from executor.builtin.charts import (
 )
 from executor.builtin.evidence import BANNER, Digest, key_figures
 from executor.builtin.extract import extract_text
+from executor.builtin.relevance import spec_query
 from executor.builtin.sources import MAX_BYTES, decode
 from executor.builtin.tables import RawTable, parse_csv, parse_markdown_table
 from executor.builtin.text import terms, unique
+from multiverse.home import Home
 from multiverse.roles import ToolAssignment
+from multiverse.spec import RequestSpec
 
 _FILLER = frozenset(
     [
@@ -48,6 +54,7 @@ _FILLER = frozenset(
 _COMPARE = re.compile(r"compar|largest|across sources|비교|최대", re.IGNORECASE)
 # A file path in a purpose ("output runs/<run>/workspace/…") names no subject to search for.
 _PATH = re.compile(r"\S*/\S*")
+MAX_QUERY = 200  # characters of one query
 
 
 def _query(text: str, limit: int = 8) -> str:
@@ -55,8 +62,20 @@ def _query(text: str, limit: int = 8) -> str:
     return " ".join(unique(t for t in words if t not in _FILLER)[:limit])
 
 
+def spec_queries(spec: RequestSpec) -> list[str]:
+    """A spec's web queries: its research queries, then its questions in their own words (paths
+    left out); else the request's subject words without the clauses that leave files out."""
+    asked = list(spec.research.queries) if spec.research is not None else []
+    asked += [_PATH.sub(" ", question.reading.phrase) for question in spec.questions]
+    found = unique(" ".join(query.split())[:MAX_QUERY] for query in asked if query.strip())
+    return found or unique(q for q in [_query(spec_query(spec))] if q)
+
+
 def search_queries(assignment: ToolAssignment) -> list[str]:
-    """The queries a web search would run for this tool task, most specific first."""
+    """The queries a web search would run for this tool task, most specific first (the spec's,
+    when the run has one)."""
+    if assignment.spec is not None:
+        return spec_queries(assignment.spec)
     task = assignment.task
     candidates = [
         _query(assignment.tool_task.tool_task_purpose),
@@ -79,7 +98,7 @@ def web_search_note(assignment: ToolAssignment, reason: str | None = None) -> st
     lines = [
         BANNER,
         "",
-        f"# Web search not performed: {tool.tool_task_name}",
+        f"{NOT_PERFORMED}: {tool.tool_task_name}",
         "",
         f"- **Run:** `{assignment.run_id}` · **Tool task:** `{tool.tool_task_id}` ({tool.timing})",
         f"- **For task:** `{assignment.task.task_id}` {assignment.task.task_name}",
@@ -99,6 +118,29 @@ def web_search_note(assignment: ToolAssignment, reason: str | None = None) -> st
         "in `tool_mapping` to a search provider; then ask for the run to be retried.",
         "- Or run the queries above yourself and save what you find into `assets/`; the next run "
         "will analyse it.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+NOTHING_USABLE = "# Web search returned nothing usable"
+NOT_PERFORMED = "# Web search not performed"
+
+
+def nothing_usable_note(assignment: ToolAssignment, why: str) -> str:
+    """The note of a search that was made and gave nothing to quote (the brief says so)."""
+    tool = assignment.tool_task
+    lines = [
+        BANNER,
+        "",
+        f"{NOTHING_USABLE}: {tool.tool_task_name}",
+        "",
+        f"- **Run:** `{assignment.run_id}` · **Tool task:** `{tool.tool_task_id}` ({tool.timing})",
+        "",
+        f"**The search was made and nothing usable came of it.** {why}",
+        "",
+        "## Queries",
+        "",
+        *(f"- `{query}`" for query in search_queries(assignment)),
     ]
     return "\n".join(lines) + "\n"
 
@@ -161,3 +203,57 @@ def read_texts(home: Path, paths: list[Path]) -> dict[str, tuple[str, str]]:
         if text is not None:
             texts[path.relative_to(home).as_posix()] = (path.suffix.lower(), text)
     return texts
+
+
+@dataclass(frozen=True)
+class Quote:
+    """A passage a fetched page gave, with the page."""
+
+    title: str
+    url: str
+    passage: str
+
+
+@dataclass(frozen=True)
+class WebOutcome:
+    """What the web search planned for the run gave: passages, nothing usable, or no search."""
+
+    outcome: Literal["none", "found", "nothing", "not_made"]
+    quoted: list[Quote] = field(default_factory=list)
+    why: str = ""
+
+
+HEAD_CHARS = 600  # where a summary's or a note's mark stands
+
+
+def _run_files(home: Path, run_id: str) -> list[Path]:
+    """The markdown files of the run's workspace and outputs (where tool tasks write)."""
+    layout = Home(home)
+    folders = [layout.run(run_id).workspace, layout.root / "outputs" / run_id]
+    return [path for folder in folders if folder.is_dir()
+            for path in sorted(folder.rglob("*.md")) if path.is_file()]  # fmt: skip
+
+
+def web_outcome(home: Path, run_id: str, spec: RequestSpec | None, no_provider: str) -> WebOutcome:
+    """The run's web search, read back from the summaries and notes its tool tasks wrote: the
+    quoted passages only, never the search's own lines (purpose, provider, fetched, refused)."""
+    from executor.search import is_summary, read_findings
+
+    quoted: list[Quote] = []
+    nothing = not_made = False
+    for path in _run_files(home, run_id):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if is_summary(text):
+            quoted += [Quote(q.title, q.url, q.passage) for q in read_findings(text)]
+        nothing = nothing or NOTHING_USABLE in text[:HEAD_CHARS]
+        not_made = not_made or NOT_PERFORMED in text[:HEAD_CHARS]
+    if quoted:
+        return WebOutcome("found", quoted)
+    if nothing:
+        return WebOutcome("nothing")
+    research = spec.research if spec is not None else None
+    if not_made or research is not None:
+        english = spec is None or spec.language == "en"
+        note = research.note if research is not None and english and research.note else ""
+        return WebOutcome("not_made", why=note or no_provider)
+    return WebOutcome("none")

@@ -21,6 +21,7 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
+from executor.builtin import verified_facts
 from executor.model.references import (
     Source,
     describe_length,
@@ -157,6 +158,27 @@ class TaskPrompt:
     workspace: str
     outputs: str
     references: list[ReferenceFacts]
+    facts: tuple[str, ...] = ()  # computed from the spec's tables: verified, to use and cite
+
+
+def facts_of(home: Path, assignment: TaskAssignment) -> tuple[str, ...]:
+    """The verified facts of the run's confirmed spec (none without one)."""
+    if assignment.spec is None:
+        return ()
+    return tuple(verified_facts(home, assignment.spec))
+
+
+def facts_section(facts: Sequence[str]) -> str:
+    """The verified facts as a section of the task's message (empty without facts)."""
+    if not facts:
+        return ""
+    listed = "\n".join(f"- {fact}" for fact in facts)
+    return (
+        "\n\n## Verified facts to use and cite\n\n"
+        "Computed by code from the run's tables: use them as written, each with its citation "
+        "(file and rows). Every other number you state must come from a source you read.\n\n"
+        f"{listed}\n"
+    )
 
 
 def task_messages(
@@ -171,7 +193,7 @@ def task_messages(
         output_path=prompt.output_path,
         workspace=prompt.workspace,
         outputs=prompt.outputs,
-    )
+    ) + facts_section(prompt.facts)
     return [{"role": "system", "content": package.prompt}, {"role": "user", "content": user}]
 
 
@@ -203,6 +225,7 @@ class WritingTask:
     published: bool  # the output lies in outputs/<run_id>/: a memo
     words: int | None
     sources: Sequence[Source]
+    facts: tuple[str, ...] = ()  # computed from the spec's tables: verified, to use and cite
 
 
 def active_instructions(assignment: TaskAssignment) -> list[str]:
@@ -256,7 +279,7 @@ def _user(task: WritingTask, references: str) -> str:
         length=describe_length(task.words),
         structure=_structure(task),
         references=references,
-    )
+    ) + facts_section(task.facts)
 
 
 def writing_messages(

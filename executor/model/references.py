@@ -22,8 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from executor.tools import SKIPPED_DIRS, ToolRefused, is_private_name, readable_in_home
-from multiverse.documents import Converted, convert, decode, document_note, sniff
-from multiverse.unread import open_regular
+from multiverse.documents import Converted, convert, decode, document_note, open_regular, sniff
 
 ASCII_CHARS_PER_TOKEN = 3
 # Slack for the chat template's own tokens and the estimate's error.

@@ -12,18 +12,24 @@ What stays builtin, and why:
   are deterministic and say plainly what they cannot do offline.
 - `summarize`: cheap and deterministic; a model call per catalog file would cost a call for
   every asset, guideline and output of every run.
-- `simple_task` for the commands the builtin knows (list, convert, summarize, count); any other
-  request is answered by the model.
+- `simple_task` for the commands the builtin knows (list, convert, summarize, count) and the
+  questions over a table it answers whole (the figure computed from the table, cited); any
+  other request is answered by the model.
 
 Also here: how the model-backed Executor works for a tier; one prompt in flight per run (SPEC
-§4, §11).
+§4, §11); and the SIMPLE_TASK replies the model writes (`SimpleWriter`): with the files the
+request names read in (confined like the read tools) and, where the tier calls tools, the
+read-only file tools to look further; it is given no tool that writes, and the reply says the
+model wrote it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -32,23 +38,46 @@ import structlog
 from executor.builtin import (
     BuiltinExecutor,
     TaskError,
+    close_published,
     in_outputs,
     is_known_command,
+    named_paths,
     relative,
     resolve_output,
+    table_answer,
 )
-from executor.model.approval import ApprovalBridge, gate_approvals, shell_allow_list
-from executor.model.loop import LoopOutcome, ModelGateway, clipped, final_word, run_tool_loop
+from executor.model.loop import (
+    ApprovalBridge,
+    Completer,
+    LoopOutcome,
+    ModelGateway,
+    clipped,
+    final_word,
+    gate_approvals,
+    run_tool_loop,
+    shell_allow_list,
+)
 from executor.model.prompt import (
+    MAX_PASTED_TOKENS,
+    WRITER,
     NoRoom,
     TaskPrompt,
+    facts_of,
     load_template,
     prompt_version,
     reference_facts,
     task_messages,
 )
-from executor.model.simple import SimpleWriter
-from executor.model.single_shot import SingleShot
+from executor.model.references import (
+    asked_words,
+    estimate_tokens,
+    fit_sources,
+    gather_sources,
+    render_sources,
+    room_for_references,
+    writing_tokens,
+)
+from executor.model.single_shot import SingleShot, judge_cut, unwrap_document
 from executor.search import fetch_allow_hosts
 from executor.tools import (
     Approver,
@@ -61,10 +90,103 @@ from executor.tools import (
 from multiverse.agent_package import AgentPackage, load_agent_package, role_package_dir
 from multiverse.config import RuntimeMapping, TierConfig
 from multiverse.errors import ConfigError
-from multiverse.gateway import LlmCall, LlmError, model_context_window, model_supports
+from multiverse.gateway import ChatMessage, LlmCall, LlmError, model_context_window, model_supports
 from multiverse.home import Home
 from multiverse.models import asset_type
 from multiverse.roles import ProducedFile, ResultSignal, TaskAssignment, ToolAssignment
+
+log = structlog.get_logger(__name__)
+
+SIMPLE = "simple_task.md"
+READ_ONLY_TOOLS = ("list_directory", "read_file", "read_many_files", "glob", "search_file_content")
+MAX_TURNS = 6
+# A simple task belongs to no run; its tools write nothing, so no run's folder is ever touched.
+NO_RUN = "run-00000000-000000-000"
+TOOLS_NOTE = (
+    "## Tools\n\nYou may look at the home's files with the read-only tools (list_directory, "
+    "read_file, read_many_files, glob, search_file_content; paths relative to the home, e.g. "
+    "assets/). Read what the request needs, then give the answer as your last message."
+)
+
+
+def simple_messages(request: str, home: Path, window: int, max_tokens: int) -> list[ChatMessage]:
+    """The writer's role, then the request with the files it names fitted into the window."""
+    sources = [
+        source for source in gather_sources(home, named_paths(request))
+        if source.note != "not found in the home"  # "e.g. notes.txt" names nothing real
+    ]  # fmt: skip
+    system = load_template(WRITER).text
+    template = load_template(SIMPLE)
+    own = estimate_tokens(system + template.render(request=request, references=""))
+    room = min(MAX_PASTED_TOKENS, room_for_references(window, max_tokens, own))
+    references = render_sources(fit_sources(sources, room))
+    user = template.render(request=request.strip(), references=references)
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+@dataclass(frozen=True)
+class SimpleWriter:
+    """Answers one SIMPLE_TASK request with the model; never raises."""
+
+    gateway: Completer
+    tier: TierConfig
+    window: int
+    role: str
+    # Where the tier calls tools: the read-only tools, so the model can look beyond the files
+    # the request names (None: one written answer).
+    tools: Mapping[str, Tool] | None = None
+
+    def answer(self, request: str, home: Path, package: AgentPackage) -> str:
+        """The reply (markdown), saying that the model wrote it; a failure is a reply too."""
+        banner = f"> Written by the model `{self.tier.model}`."
+        try:
+            return f"{banner}\n\n{self._text(request, home.resolve(), package)}"
+        except LlmError as error:
+            return f"{banner} It could not answer: {error}\n"
+
+    def _text(self, request: str, home: Path, package: AgentPackage) -> str:
+        max_tokens = writing_tokens(asked_words([request]), self.tier.max_tokens)
+        texts = "\0".join(load_template(name).text for name in (WRITER, SIMPLE))
+        call = LlmCall(
+            role=self.role,
+            agent_version=package.agent_version,
+            prompt_version=f"{package.prompt_version}+simple@"
+            f"{hashlib.sha256(texts.encode()).hexdigest()[:12]}",
+            scope=f"simple:{hashlib.sha256(request.encode()).hexdigest()[:16]}",
+            tier=package.tier.value,
+            messages=simple_messages(request, home, self.window, max_tokens),
+            **self.tier.call_fields(),
+            max_tokens=max_tokens,
+        )
+        if self.tools is not None:
+            return self._with_tools(call, home)
+        answer = self.gateway.complete(call)
+        text = unwrap_document(answer.text)
+        if answer.finish_reason == "length":
+            # A quick reply is not asked twice: a loop is refused, an honest cut is said.
+            runaway = judge_cut(answer.text, cut_before=False, max_tokens=max_tokens).runaway
+            if runaway is not None:
+                log.warning("simple_task_runaway", model=self.tier.model, why=runaway)
+                return f"The model ran away ({runaway}); no answer is given.\n"
+            return f"{text}\n[the answer was cut at the length limit of {max_tokens} tokens]\n"
+        return text
+
+    def _with_tools(self, call: LlmCall, home: Path) -> str:
+        """A bounded loop with the read-only tools; the model's last text is the reply."""
+        context = ToolContext(home=home, run_id=NO_RUN)
+        registry = ToolRegistry(context, READ_ONLY_TOOLS, self.tools)
+        messages = [*call.messages[:-1], {
+            "role": "user", "content": f"{call.messages[-1]['content']}\n\n{TOOLS_NOTE}",
+        }]  # fmt: skip
+        first = call.model_copy(update={"messages": messages})
+        outcome = run_tool_loop(self.gateway, first, registry, MAX_TURNS, call.scope)
+        if not outcome.finished:
+            return (
+                f"The model did not finish in {outcome.turns} turns; its last text: "
+                f"{clipped(outcome.text) or '(none)'}\n"
+            )
+        return unwrap_document(outcome.text)
+
 
 WorkMode = Literal["tools", "single_shot"]
 DEFAULT_CONTEXT_WINDOW = 8192
@@ -120,7 +242,6 @@ class RunLocks:
             return run_id in self._busy
 
 
-log = structlog.get_logger(__name__)
 
 ROLE = "executor"
 DELEGATED_TOOL_TYPES = ("web_search", "data_visualization")
@@ -205,8 +326,11 @@ class ModelExecutor:
         """
         if is_known_command(request):
             reply = self._fallback.simple_task(request, home)
-            if reply is not None:
+            if isinstance(reply, str):
                 return reply
+        answered = table_answer(request, home)  # a question over a table: computed, cited
+        if answered is not None:
+            return answered
         try:
             package = load_agent_package(role_package_dir(ROLE), self._mapping)
             tools = self._tools if self.mode == "tools" else None
@@ -281,6 +405,7 @@ class ModelExecutor:
             workspace=context.relative(context.workspace),
             outputs=context.relative(context.outputs),
             references=reference_facts(context, assignment.task.related_references),
+            facts=facts_of(self._home, assignment),
         )
         return LlmCall(
             role=ROLE,
@@ -323,7 +448,15 @@ class ModelExecutor:
         output = relative(self._home, target)
         if not target.is_file():
             return _failed(f"the output file {output} does not exist")
-        paths = [output, *sorted(registry.written_files - {output})]
+        records: list[str] = []
+        if in_outputs(self._home, assignment.run_id, target) and target.suffix.lower() == ".md":
+            # Every number of a published memo traced; the ones found nowhere listed at its end.
+            untraced, record = close_published(self._home, assignment.run_id, assignment.request,
+                                               assignment.spec, target)  # fmt: skip
+            log.info("numbers_traced", run_id=assignment.run_id, task_id=assignment.task.task_id,
+                     untraced_numbers=untraced)  # fmt: skip
+            records.append(relative(self._home, record))
+        paths = [output, *sorted(registry.written_files - {output}), *records]
         outputs = [self._produced(assignment, path, path == output) for path in paths]
         post_tool = bool(assignment.task.post_tool_purpose.strip()) or post_tool
         return ResultSignal(

@@ -28,6 +28,7 @@ from executor.model.prompt import (
     WRITER,
     WritingTask,
     active_instructions,
+    facts_of,
     load_template,
     templates,
     writing_messages,
@@ -289,6 +290,7 @@ class SingleShot:
             published=False,
             words=analysis_words(words) if published else words,
             sources=gather_sources(home, references, (context.workspace, context.outputs)),
+            facts=facts_of(home, assignment),
         )  # fmt: skip
         document = unwrap_document(self._answer(task, package).text)
         if content_words(document) < MIN_CONTENT_WORDS:

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from executor.search.agent import ResearchFailed, WebResearch, render_brief
+from executor.search.agent import (
+    Quoted,
+    ResearchFailed,
+    WebResearch,
+    is_summary,
+    read_findings,
+    render_brief,
+)
 from executor.search.providers import (
     SearxngProvider,
     TavilyProvider,
@@ -12,12 +19,15 @@ from executor.search.providers import (
 )
 
 __all__ = [
+    "Quoted",
     "ResearchFailed",
     "SearxngProvider",
     "TavilyProvider",
     "WebResearch",
     "WebSetup",
     "fetch_allow_hosts",
+    "is_summary",
+    "read_findings",
     "render_brief",
     "web_setup",
 ]

@@ -291,3 +291,52 @@ def render_brief(assignment: ToolAssignment, findings: Findings) -> str:
         lines += ["", "## Results not used", ""]
         lines += [f"- <{s.url}> — {s.reason}" for s in findings.skipped]
     return "\n".join(lines).rstrip() + "\n"
+
+
+class Quoted(Record):
+    """A passage of a summary read back: what a fetched page says, and where it is."""
+
+    title: str
+    url: str
+    passage: str
+
+
+_SOURCE_HEADING = re.compile(r"^### \[\d+\] (?P<title>.*)$")
+_URL_LINE = re.compile(r"^- \*\*URL:\*\* <(?P<url>[^>]+)>$")
+
+
+def is_summary(markdown: str) -> bool:
+    """Whether a file is a summary this agent wrote (its mark opens it)."""
+    return markdown.lstrip().startswith(MARK)
+
+
+def read_findings(markdown: str) -> list[Quoted]:
+    """The quoted passages of a summary, each with its page: never its own bookkeeping lines
+    (purpose, provider, queries, fetched, results not used)."""
+    found: list[Quoted] = []
+    title = url = ""
+    block: list[str] = []
+    inside = False
+
+    def flush() -> None:
+        if block and url:
+            found.append(Quoted(title=title, url=url, passage="\n".join(block)))
+        block.clear()
+
+    for line in markdown.splitlines():
+        if line.startswith("## "):
+            flush()
+            inside = line == "## Sources"
+            continue
+        heading = _SOURCE_HEADING.match(line)
+        if inside and heading:
+            flush()
+            title, url = heading["title"], ""
+        elif inside and (link := _URL_LINE.match(line)):
+            url = link["url"]
+        elif inside and line.startswith(">"):
+            block.append(line[1:].strip())
+        else:
+            flush()
+    flush()
+    return found

@@ -8,23 +8,49 @@ be cited with the place it came from. Each reader imports its library on first u
 - `convert(path)`: the document as `Converted` (markdown, or a note saying why not); never raises.
 - `sniff(path)`: whether a file is such a document, by its bytes and its name.
 - `source_text(home, path)`: any readable file of the home as text, documents converted.
+- `look(path, home)`, `why_unread`, `open_regular`: whether a file of the home may be read at
+  all (a link leaving the home, a pipe, a device, a file that vanished) and opening it so.
 """
 
 from __future__ import annotations
 
-from multiverse.documents.convert import MAX_TEXT_BYTES, convert, document_note, sniff, source_text
+from multiverse.documents.convert import (
+    MAX_TEXT_BYTES,
+    NOTE_MARKER,
+    Kind,
+    Sighting,
+    Unread,
+    convert,
+    document_note,
+    is_note,
+    is_unread,
+    look,
+    open_regular,
+    sniff,
+    source_text,
+    why_unread,
+)
 from multiverse.documents.converted import Converted, decode, text_encoding
 from multiverse.documents.formats import html_document, html_to_markdown
 
 __all__ = [
     "MAX_TEXT_BYTES",
+    "NOTE_MARKER",
     "Converted",
+    "Kind",
+    "Sighting",
+    "Unread",
     "convert",
     "decode",
     "document_note",
     "html_document",
     "html_to_markdown",
+    "is_note",
+    "is_unread",
+    "look",
+    "open_regular",
     "sniff",
     "source_text",
     "text_encoding",
+    "why_unread",
 ]

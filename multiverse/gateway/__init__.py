@@ -21,8 +21,17 @@ from multiverse.gateway.calls import (
     repetition,
 )
 from multiverse.gateway.gateway import Gateway, ping_model
-from multiverse.gateway.ledger import Budget, LlmCache, UsageLedger, carry_pending, over_budget
-from multiverse.gateway.limits import CallLimits, RateLimits, endpoint_limits, endpoint_rates
+from multiverse.gateway.limits import (
+    Budget,
+    CallLimits,
+    LlmCache,
+    RateLimits,
+    UsageLedger,
+    carry_pending,
+    endpoint_limits,
+    endpoint_rates,
+    over_budget,
+)
 from multiverse.gateway.provider import load_litellm, model_context_window, model_supports
 
 __all__ = [

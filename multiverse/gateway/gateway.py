@@ -39,8 +39,17 @@ from multiverse.gateway.calls import (
     repetition,
     sanitize_tool_names,
 )
-from multiverse.gateway.ledger import TEXT_MODE, Budget, CacheEntry, LlmCache, UsageLedger
-from multiverse.gateway.limits import CallLimits, RateLimits, estimated_tokens, model_key
+from multiverse.gateway.limits import (
+    TEXT_MODE,
+    Budget,
+    CacheEntry,
+    CallLimits,
+    LlmCache,
+    RateLimits,
+    UsageLedger,
+    estimated_tokens,
+    model_key,
+)
 from multiverse.gateway.provider import (
     Fault,
     Reply,

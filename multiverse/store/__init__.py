@@ -6,7 +6,6 @@ The public face of the store; its modules are private to it.
 
 from __future__ import annotations
 
-from multiverse.store.codec import MISTLETOE_LOCK, decode_cell, split_row
 from multiverse.store.journal import (
     TOMBSTONE_KEEP_SECONDS,
     Restoration,
@@ -19,6 +18,7 @@ from multiverse.store.schemas import (
     GLOBAL_TABLES,
     KNOWLEDGE_CATALOG,
     MAJOR_STAGES,
+    MISTLETOE_LOCK,
     PHASE_TEMPLATE,
     PHASES,
     PROCESS_RUNS,
@@ -27,11 +27,12 @@ from multiverse.store.schemas import (
     TOOL_TASKS,
     USER_INSTRUCTIONS,
     TableSpec,
+    decode_cell,
+    split_row,
 )
-from multiverse.store.settled import Stamp, stamp_of
 from multiverse.store.store import TableStore
 from multiverse.store.table import FileFlock, LockTimeout, Table
-from multiverse.store.tablefile import parse_table_text, render_table
+from multiverse.store.tablefile import Stamp, parse_table_text, render_table, stamp_of
 
 __all__ = [
     "GLOBAL_TABLES",

@@ -31,16 +31,20 @@ from multiverse.atomic import exchange, placed, write_temp
 from multiverse.errors import StorageError, TableError
 from multiverse.store.journal import Restoration, RowJournal
 from multiverse.store.schemas import R, TableSpec
-from multiverse.store.settled import Reading, Stamp, read_settled, read_stamped, stamp_of
 from multiverse.store.table import FileFlock, LockTimeout, Table, describe
 from multiverse.store.tablefile import (
+    Reading,
     Rendered,
     Snapshot,
+    Stamp,
     group_rows,
     index_of,
     parse_table_text,
+    read_settled,
+    read_stamped,
     regroup,
     render,
+    stamp_of,
 )
 
 __all__ = ["RACY_NS", "Table", "TableStore"]

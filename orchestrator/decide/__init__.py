@@ -5,34 +5,33 @@ the pure functions that say what comes next (`next_step`) and what a run accepts
 
 from __future__ import annotations
 
-from orchestrator.decide.accepts import Acceptance, accepts, cancel_wanted
-from orchestrator.decide.answers import (
-    Decision,
-    DecisionKind,
-    decode_answer,
-    parse_answer,
-    parse_decision,
-    render_decision,
-)
-from orchestrator.decide.machine import next_step
-from orchestrator.decide.steps import Step, StepKind
+from orchestrator.decide.machine import Step, StepKind, next_step
 from orchestrator.decide.view import (
     CANCELLED,
     HOLD,
     RELEASE,
     USER,
+    Acceptance,
+    Decision,
+    DecisionKind,
     Evidence,
     FailureRecord,
     HoldRecord,
     Mark,
     ReleaseRecord,
     RunView,
+    accepts,
+    cancel_wanted,
+    decode_answer,
     describe,
     hold_name,
     is_user,
+    parse_answer,
+    parse_decision,
     plan_of,
     plan_reason,
     release_name,
+    render_decision,
     user_reason,
 )
 

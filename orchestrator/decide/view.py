@@ -2,17 +2,112 @@
 records of its evidence the decision reads (a failure, a hold) and the names holds are kept by.
 
 Nothing here reads a file: `orchestrator.evidence.load_run_view` fills a `RunView`.
+
+Also here: what a run accepts now (SPEC §6.5, §8, §11, §13): each answer word, taken or refused
+with the reason, from the run's state alone (pure). The CLI refuses an answer before writing it,
+and the daemon treats an answer the run does not take as a refusal; both ask this one function
+(`accepts`), so they never disagree.
+
+Also here: the user's answers, read one way everywhere (SPEC §6.5, §8, §11, §13): the words a
+person or the CLI writes into runs/<run_id>/user_response.md, decoded and parsed (pure).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
-from multiverse.models import MajorStage, Phase, PlanLevel, ProcessRun, Task, ToolTask
+from multiverse.models import (
+    FINAL_STATUSES,
+    MajorStage,
+    Phase,
+    PlanLevel,
+    ProcessRun,
+    Status,
+    Task,
+    ToolTask,
+)
 from multiverse.roles import Approval, ResultSignal
-from orchestrator.decide.answers import Decision
+
+
+class DecisionKind(StrEnum):
+    """What the user answered."""
+
+    CONFIRM = "CONFIRM"
+    MODIFY = "MODIFY"
+    CANCEL = "CANCEL"
+    RETRY = "RETRY"  # only for a FAILED run (SPEC §8)
+    RESUME = "RESUME"  # only for a held run (daemon.pause_before, or PAUSE)
+    PAUSE = "PAUSE"  # a confirmed run holds before its next step until RESUME
+    APPROVE = "APPROVE"  # only for a run waiting for an approval (SPEC §11)
+    DENY = "DENY"
+    INVALID = "INVALID"
+
+
+class Decision(BaseModel):
+    """A parsed answer; `text` is the MODIFY text or, when INVALID, what was written."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    kind: DecisionKind
+    text: str = ""
+
+
+_WORD = re.compile(
+    r"^\s*(confirm|cancel|modify|retry|resume|pause|approve|deny)\b\s*[:\-—]?\s*", re.IGNORECASE
+)
+_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+# Invisible characters editors and clipboards add: a byte-order mark, zero-width spaces and
+# joiners. They are never part of an answer.
+_INVISIBLE = re.compile("[\ufeff\u200b\u200c\u200d\u2060]")
+# "CONFIRM." or "Cancel!" is still the word.
+_END_PUNCTUATION = re.compile(r"^[.!。！]+$")
+
+
+def decode_answer(data: bytes) -> str:
+    """An answer file's text: UTF-8 (with or without a byte-order mark) or, as some Windows
+    editors save it, UTF-16 with a byte-order mark; undecodable bytes become U+FFFD."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16", errors="replace")
+    return data.decode("utf-8-sig", errors="replace")
+
+
+def parse_decision(raw: str) -> Decision:
+    """Parse CONFIRM, CANCEL, RETRY, RESUME, PAUSE, APPROVE, DENY or `MODIFY: text`
+    (case-insensitive; comments, headings, a byte-order mark and surrounding whitespace
+    ignored)."""
+    raw = _INVISIBLE.sub("", raw)
+    lines = [line for line in _COMMENT.sub("", raw).splitlines() if line.strip()]
+    lines = [line for line in lines if not line.lstrip().startswith("#")]
+    text = "\n".join(lines).strip()
+    match = _WORD.match(text)
+    if match is None:
+        return Decision(kind=DecisionKind.INVALID, text=text[:500])
+    word = match.group(1).upper()
+    rest = text[match.end() :].strip()
+    if word == "MODIFY":
+        if not rest:
+            return Decision(kind=DecisionKind.INVALID, text=text[:500])
+        return Decision(kind=DecisionKind.MODIFY, text=rest)
+    if rest and not _END_PUNCTUATION.match(rest):
+        # "confirm but change X" is not a confirmation: refuse rather than guess.
+        return Decision(kind=DecisionKind.INVALID, text=text[:500])
+    return Decision(kind=DecisionKind(word))
+
+
+def parse_answer(data: bytes) -> Decision | None:
+    """The answer an answer file's bytes hold, or None while it is still empty."""
+    raw = decode_answer(data)
+    return parse_decision(raw) if raw.strip() else None
+
+
+def render_decision(kind: DecisionKind, text: str = "") -> str:
+    """The content the CLI writes into user_response.md."""
+    if kind is DecisionKind.MODIFY:
+        return f"MODIFY: {text}\n"
+    return f"{kind.value}\n"
 
 
 class Evidence(BaseModel):
@@ -147,3 +242,77 @@ class RunView:
             if name.startswith(prefix + "-") and name[len(prefix) + 1 :].isdigit()
         ]
         return max(numbers, default=0)
+
+
+class Acceptance(BaseModel):
+    """The answers a run refuses now, each with why; every other answer is taken."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    run_id: str
+    refused: dict[DecisionKind, str]
+
+    def takes(self, kind: DecisionKind) -> bool:
+        """Whether the run takes this answer now."""
+        return kind is not DecisionKind.INVALID and kind not in self.refused
+
+    def why_not(self, kind: DecisionKind) -> str:
+        """The sentence that refuses this answer: `run <id> is COMPLETED already: …`."""
+        return f"run {self.run_id} {self.refused.get(kind, 'does not take that answer')}"
+
+
+def accepts(view: RunView) -> Acceptance:
+    """Which answers the run takes now, and why it refuses the others."""
+    run_id, status = view.run_id, view.run.status
+    final = status in FINAL_STATUSES
+    held = bool(view.holds) and not final
+    refused: dict[DecisionKind, str] = {}
+    if status is not Status.AWAITING_CONFIRMATION:
+        proposal = f"is not waiting for an answer (it is {status.value})"
+    elif held:
+        proposal = (
+            f"holds for a review of its plan: `multiverse resume {run_id}` lets it go on "
+            f"(or `multiverse cancel {run_id}`)"
+        )
+    else:
+        proposal = ""
+    if proposal:
+        refused[DecisionKind.CONFIRM] = refused[DecisionKind.MODIFY] = proposal
+    if final:
+        refused[DecisionKind.CANCEL] = f"is {status.value} already: nothing to cancel"
+    if not held:
+        refused[DecisionKind.RESUME] = f"is not held (it is {status.value}): nothing to resume"
+    pause = _pause_refusal(view, final, held)
+    if pause:
+        refused[DecisionKind.PAUSE] = pause
+    if status is not Status.FAILED:
+        refused[DecisionKind.RETRY] = (
+            f"is {status.value}: only a FAILED run can be retried"
+        )
+    if view.approval is None or final:
+        refused[DecisionKind.APPROVE] = refused[DecisionKind.DENY] = (
+            "is not waiting for an approval"
+        )
+    return Acceptance(run_id=run_id, refused=refused)
+
+
+def _pause_refusal(view: RunView, final: bool, held: bool) -> str:
+    """Why the run cannot be paused now ("" when it can)."""
+    if final:
+        return f"is {view.run.status.value} already: nothing to pause"
+    if held:
+        return f"is held already: `multiverse resume {view.run_id}` lets it go on"
+    if view.run.status is Status.AWAITING_CONFIRMATION or "confirmed" not in view.evidence:
+        return "waits for your answer to its proposal (or is preparing it): nothing runs until then"
+    if view.approval is not None:
+        return f"waits for your approval already: `multiverse approve|deny {view.run_id}`"
+    if cancel_wanted(view):
+        return "is being cancelled"
+    return ""
+
+
+def cancel_wanted(view: RunView) -> bool:
+    """Whether the run is to be cancelled: CANCEL answered, or a cancel begun (pure)."""
+    if view.run.status in FINAL_STATUSES:
+        return False
+    answer = view.response
+    return CANCELLED in view.evidence or (answer is not None and answer.kind is DecisionKind.CANCEL)

@@ -5,7 +5,7 @@ each kind of step does.
 from __future__ import annotations
 
 from orchestrator.perform.catalog import SUMMARY_WORKERS, refresh_inputs
-from orchestrator.perform.retry import retry_blockers, wants_a_look
+from orchestrator.perform.ending import retry_blockers, wants_a_look
 from orchestrator.perform.runner import StepRunner
 
 __all__ = [

@@ -11,9 +11,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from multiverse.atomic import atomic_write_text
-from multiverse.models import AssetType, CatalogEntry
-from multiverse.roles import Message, MessageKind, ProducedFile
-from multiverse.unread import (
+from multiverse.documents import (
     Kind,
     Sighting,
     Unread,
@@ -22,6 +20,8 @@ from multiverse.unread import (
     open_regular,
     why_unread,
 )
+from multiverse.models import AssetType, CatalogEntry
+from multiverse.roles import Message, MessageKind, ProducedFile
 from orchestrator.crew import Collaborators
 
 HASHES_FILE = "catalog_hashes.json"

@@ -5,6 +5,10 @@ Also here: a proposal edited by hand before CONFIRM.
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import structlog
+
 from multiverse.atomic import atomic_write_text
 from multiverse.home import PHASE_FOLDERS
 from multiverse.models import (
@@ -16,6 +20,7 @@ from multiverse.models import (
     UserInstruction,
 )
 from multiverse.roles import Message, MessageKind, ProducedFile, ProposedInstruction
+from multiverse.spec import RequestSpec
 from orchestrator.crew import Collaborators
 from orchestrator.decide import DecisionKind, FailureRecord, Mark, RunView, Step
 from orchestrator.evidence import ModifyRequest, ProposalRecord, SignalBox, archive_response
@@ -24,9 +29,15 @@ from orchestrator.perform.catalog import refresh_inputs, register
 from orchestrator.perform.ending import StepFailed, cancel
 from orchestrator.perform.master import run_core_task
 from orchestrator.perform.roles import checked_tasks, plan_context
-from planner.proposal_doc import UnreadableEdit, read_instructions, render_proposal
+from planner.proposal_doc import (
+    UnreadableEdit,
+    read_instructions,
+    render_proposal,
+    spec_with_edits,
+)
 
 EDITED = "confirmed-proposal"
+log = structlog.get_logger(__name__)
 
 
 def _key(items: list[ProposedInstruction]) -> list[tuple[str, str, tuple[str, ...]]]:
@@ -146,7 +157,10 @@ def propose(crew: Collaborators, view: RunView, step: Step) -> None:
     context = plan_context(crew, view, modification, every)
     proposal = crew.planner.propose(context)
     text = render_proposal(proposal, view.run_id, context.learning)
-    atomic_write_text(crew.home.run(view.run_id).feedback, text)
+    paths = crew.home.run(view.run_id)
+    atomic_write_text(paths.feedback, text)
+    if proposal.spec is not None:  # the run's understanding, before the record marks it done
+        write_spec(paths.spec, proposal.spec)
     box.write(
         f"proposal-{step.revision}",
         ProposalRecord(revision=step.revision, proposal=proposal, modification=modification),
@@ -194,6 +208,7 @@ def handle_response(crew: Collaborators, view: RunView, step: Step) -> None:
         return
     if decision.kind is DecisionKind.CONFIRM:
         take_edits(crew, run_id, step.revision)  # before the mark: a crash redoes both
+        freeze_spec(crew, run_id, step.revision)
         box.write("confirmed", Mark(revision=step.revision))
     else:
         box.write(
@@ -209,6 +224,27 @@ def handle_response(crew: Collaborators, view: RunView, step: Step) -> None:
     )
     crew.process_runs.compare_and_set(run_id, Status.AWAITING_CONFIRMATION, status=Status.PENDING)
     _archive_response(crew, run_id, decision.kind.value.lower())
+
+
+def write_spec(path: Path, spec: RequestSpec) -> None:
+    """runs/<run_id>/spec.json, written whole (atomically)."""
+    atomic_write_text(path, spec.model_dump_json(indent=2) + "\n")
+
+
+def freeze_spec(crew: Collaborators, run_id: str, revision: int) -> None:
+    """CONFIRM freezes the confirmed proposal's spec in spec.json (again after a crash: the
+    same file); a proposal without a spec leaves none."""
+    box = SignalBox(crew.home.run(run_id).signals)
+    record = box.read(f"proposal-{revision}", ProposalRecord)
+    if record is None or record.proposal.spec is None:
+        return
+    spec = record.proposal.spec.model_copy(update={"confirmed": True})
+    edited = box.read(EDITED, ProposalRecord)  # the table as the person left it, if edited
+    if edited is not None and edited.revision == revision:
+        spec = spec_with_edits(spec, record.proposal.instructions, edited.proposal.instructions)
+    write_spec(crew.home.run(run_id).spec, spec)
+    log.info("spec_frozen", run_id=run_id, revision=revision, charts=len(spec.charts),
+             questions=len(spec.questions))  # fmt: skip
 
 
 def _archive_response(crew: Collaborators, run_id: str, label: str) -> None:

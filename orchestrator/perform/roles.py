@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import structlog
+
 from multiverse.models import (
     CatalogEntry,
     InstructionStatus,
@@ -20,6 +22,7 @@ from multiverse.roles import (
     TaskAssignment,
     ToolAssignment,
 )
+from multiverse.spec import RequestSpec
 from orchestrator.crew import Collaborators
 from orchestrator.decide import FailureRecord, RunView, Step
 from orchestrator.evidence import SignalBox
@@ -30,6 +33,8 @@ from orchestrator.learning import (
     read_learning_context,
 )
 from orchestrator.perform.ending import StepFailed
+
+log = structlog.get_logger(__name__)
 
 
 def request_text(crew: Collaborators, run_id: str) -> str:
@@ -57,13 +62,27 @@ def active_instructions(rows: list[UserInstruction], run_ids: set[str]) -> list[
     return [r for r in rows if r.run_id in run_ids and r.status is InstructionStatus.ACTIVE]
 
 
+def frozen_spec(crew: Collaborators, run_id: str) -> RequestSpec | None:
+    """The run's request spec as CONFIRM froze it (runs/<run_id>/spec.json); None before
+    CONFIRM, and for a run made before there were specs."""
+    path = crew.home.run(run_id).spec
+    try:
+        spec = RequestSpec.model_validate_json(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as error:  # a damaged file: every step still works without
+        log.warning("spec_unreadable", run_id=run_id, path=str(path), error=str(error)[:300])
+        return None
+    return spec if spec.confirmed else None
+
+
 def plan_context(
     crew: Collaborators,
     view: RunView,
     modification: str | None = None,
     modifications: list[str] | None = None,
 ) -> PlanContext:
-    """Everything a plan of this run may be made from."""
+    """Everything a plan of this run may be made from (the frozen spec once confirmed)."""
     run_id = view.run_id
     past = learning(crew, run_id)
     past_ids = {p.run_id for p in past.past_runs}
@@ -81,6 +100,8 @@ def plan_context(
         modification=modification,
         modifications=modifications if modifications is not None else [],
         tool_types=list(crew.tool_types),
+        spec=frozen_spec(crew, run_id),
+        search_provider=crew.search_provider,
     )
 
 
@@ -98,6 +119,7 @@ def task_assignment(
         task=next(t for t in view.tasks if t.task_id == task_id),
         instructions=active_instructions(crew.instructions.rows(), {run_id}),
         catalog=relevant_catalog(crew, run_id, set()),
+        spec=frozen_spec(crew, run_id),
     )
 
 
@@ -114,6 +136,7 @@ def tool_assignment(
         task=next(t for t in view.tasks if t.task_id == task_id),
         tool_task=next(t for t in view.tool_tasks if t.tool_task_id == tool_task_id),
         catalog=relevant_catalog(crew, run_id, set()),
+        spec=frozen_spec(crew, run_id),
     )
 
 

@@ -26,9 +26,9 @@ from multiverse.runs import STEP_FINISHED, STEP_STARTED, StepWaiting, note
 from orchestrator.crew import Collaborators
 from orchestrator.decide import DecisionKind, FailureRecord, RunView, Step, StepKind, next_step
 from orchestrator.evidence import load_run_view
-from orchestrator.perform import master, phase0, retry
+from orchestrator.perform import ending, master, phase0
 from orchestrator.perform.ending import StepFailed, cancel, fail_run
-from orchestrator.perform.waits import answer_approval, answer_hold, ask_for_approval, hold
+from orchestrator.perform.master import answer_approval, answer_hold, ask_for_approval, hold
 
 log = structlog.get_logger(__name__)
 
@@ -100,8 +100,8 @@ ACTIONS: dict[StepKind, StepAction] = {
     StepKind.COMPLETE_STAGE: master.complete_stage,
     StepKind.COMPLETE_PHASE: master.complete_phase,
     StepKind.COMPLETE_RUN: master.complete_run,
-    StepKind.HANDLE_RETRY: retry.handle_retry,
-    StepKind.REOPEN: retry.reopen,
+    StepKind.HANDLE_RETRY: ending.handle_retry,
+    StepKind.REOPEN: ending.reopen,
     StepKind.ANSWER_APPROVAL: answer_approval,
     StepKind.HOLD: hold,
     StepKind.ANSWER_HOLD: answer_hold,

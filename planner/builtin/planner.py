@@ -22,6 +22,7 @@ from multiverse.models import (
 )
 from multiverse.roles import (
     McpRecipe,
+    Mode,
     ModeDecision,
     PlanContext,
     PlanFailed,
@@ -31,10 +32,10 @@ from multiverse.roles import (
     ToolTasksPlan,
 )
 from planner.builtin import proposal, tasks
-from planner.builtin.reading import first_line
-from planner.builtin.understanding import folder_files
+from planner.builtin.inputs import first_line, folder_files
+from planner.builtin.proposal import answered_at_once
 from planner.mcp import load_mcps, match_mcp
-from planner.mode import decide_mode
+from planner.mode import decide_mode, deliverable_asked, request_lines
 from planner.validation import (
     PHASE0_TASK_IDS,
     phase0_outputs,
@@ -246,14 +247,42 @@ def _checked(target: str, run_id: str, errors: list[str]) -> None:
     log.info("plan_made", target=target, run_id=run_id, engine="builtin")
 
 
+QUESTION_LINES = 3  # a request of more lines is no quick question
+
+
+def question_mode(request: str, home: Path) -> ModeDecision | None:
+    """SIMPLE_TASK for a request the heuristic makes a run but whose every question the home's
+    tables answer now (a long question, several questions); None otherwise."""
+    lines = request_lines(request)
+    if not lines or len(lines) > QUESTION_LINES or deliverable_asked(request) is not None:
+        return None
+    spec = answered_at_once(request, home)
+    if spec is None:
+        return None
+    asked = [q.lookup or q.compute for q in spec.questions]
+    tables = sorted({item.file for item in asked if item is not None})
+    reason = f"{len(spec.questions)} question(s) the tables answer now ({', '.join(tables)})"
+    return ModeDecision(mode=Mode.SIMPLE_TASK, reason=reason)
+
+
 class BuiltinPlanner:
-    """Deterministic offline plans from the phase template, the catalog and the request."""
+    """Deterministic offline plans from the phase template, the catalog and the request.
+
+    Given the home, the mode decision also reads the request's questions against its tables.
+    """
+
+    def __init__(self, home: Path | None = None) -> None:
+        self.home = home
 
     def decide_mode(
         self, request: str, has_past_runs: bool, pending_ledger: str | None = None
     ) -> ModeDecision:
-        """Plan target `mode`, by the documented heuristic of planner.mode (no model call)."""
-        return decide_mode(request, has_past_runs)
+        """Plan target `mode`, by the documented heuristic of planner.mode (no model call);
+        a question the home's tables answer at once is a SIMPLE_TASK however long it is."""
+        decided = decide_mode(request, has_past_runs)
+        if decided.mode is Mode.SIMPLE_TASK or self.home is None:
+            return decided
+        return question_mode(request, self.home) or decided
 
     def plan_phase0(self, context: PlanContext) -> TasksPlan:
         """Plan target `phase0`: tasks T00, T02, T03, T04 of stage P0-S01."""

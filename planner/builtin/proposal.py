@@ -1,31 +1,133 @@
-"""The builtin amendment proposal (SPEC §6.4): the request and every MODIFY, read by rules.
+"""The builtin amendment proposal (SPEC §6.4, §6a): the request spec, and instructions derived
+from it.
 
-`planner.builtin.understanding` reads the constraints; this module turns them into one
-instruction per type (GOAL, DELIVERABLE, AUDIENCE, LENGTH, SOURCES, CHART, LANGUAGE, FORMAT,
-RESEARCH and STYLE when they apply, USER_MODIFICATION with every MODIFY text in order) and a
-visible account of how the request was understood: each constraint with where it came from,
-what was not understood offline, what each MODIFY changed, which past work is reused. Every
-ACTIVE instruction of an earlier run with the same type and a different content is a conflict
-that the new instruction supersedes.
+The request and every MODIFY since are read once, into the spec (`request_spec` below), and
+checked against the files. Every instruction is derived from that spec and from nothing else
+of the request: GOAL, DELIVERABLE, AUDIENCE, LENGTH, LANGUAGE, SOURCES, LEAVE_OUT (one per
+group of files left out), CHART (one per drawable chart: table, measures, dimension,
+aggregation, filters, series, top-N), QUESTION (one per question, with its answer when
+checked), RESEARCH, FORMAT (with the format rules found), STYLE when guidelines exist, and
+USER_MODIFICATION with every MODIFY text in order; in the requester's language. Every ACTIVE
+instruction of an earlier run with the same type and a content none of the new ones has is a
+conflict the first new instruction of that type supersedes.
+
+Also here: the request spec the offline Planner reads (SPEC §6a): the request and every MODIFY
+since, read by the offline rules against a light scan of the home, checked by the one validator.
+
+Also here: why a request that asks questions is a run and not an answer at once (said in the
+proposal and at `submit`), and whether a request is a question the tables answer at once (the
+mode decision).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from multiverse.documents import look, why_unread
+from multiverse.home import Home
 from multiverse.models import AssetType, InstructionStatus, UserInstruction
 from multiverse.roles import PlanContext, Proposal, ProposedInstruction
-from multiverse.store import render_table
-from planner.builtin.understanding import (
-    Understanding,
-    guideline_docs,
-    modifications,
-    sources_instruction,
-    understand,
+from multiverse.spec import Chart, HomeScan, Question, RequestSpec, check_spec, scan_home
+from offline import read_request
+from planner.builtin.inputs import guideline_docs
+from planner.proposal_doc import (
+    ask_words,
+    length_label,
+    reading_words,
+    render_spec,
+    rule_words,
+    short,
 )
+from planner.wording import language_name, words
+
+_WHY = {
+    "en": {
+        "chart": "a chart",
+        "length": "a length",
+        "asks": "it asks for {what} as well as the answer to its question",
+        "and": " and ",
+        "no_table": "no table of assets/ holds what its question asks",
+        "unanswered": "its question cannot be answered from the tables at once: {why}",
+    },
+    "ko": {
+        "chart": "차트",
+        "length": "분량",
+        "asks": "질문의 답 외에 {what}도 요청했습니다",
+        "and": ", ",
+        "no_table": "질문이 묻는 값을 담은 표가 assets/에 없습니다",
+        "unanswered": "표에서 바로 답할 수 없는 질문입니다: {why}",
+    },
+}
+
+
+def modifications(context: PlanContext) -> list[str]:
+    """Every MODIFY text since the first proposal, in order."""
+    texts = [text for text in context.modifications if text.strip()]
+    if not texts and context.modification and context.modification.strip():
+        texts = [context.modification]
+    return texts
+
+
+def read_spec(request: str, texts: list[str], scan: HomeScan, root: Path) -> RequestSpec:
+    """A request and its MODIFY texts read by the rules, checked, with why it is a run."""
+    return settle_spec(read_request(request, texts, scan, len(texts)), scan, root)
+
+
+def settle_spec(spec: RequestSpec, scan: HomeScan, root: Path) -> RequestSpec:
+    """A spec (the rules' or a model's) checked against the files, with why it is a run; a
+    file that may not be read (a link leaving the home, a pipe) is never a source."""
+    spec = check_spec(spec, scan, root)
+    readable = [path for path in spec.sources if why_unread(look(root / path, root)) is None]
+    spec = spec.model_copy(update={"sources": readable})
+    return spec.model_copy(update={"why_run": why_run(spec)}) if spec.questions else spec
+
+
+def request_spec(context: PlanContext) -> RequestSpec:
+    """The run's request and every MODIFY since, read against the home and checked."""
+    home = Home(Path(context.home))
+    scan = scan_home(home, context.search_provider)
+    return read_spec(context.request, modifications(context), scan, home.root)
+
+
+def run_spec(context: PlanContext) -> RequestSpec:
+    """The spec a later plan reads: the one CONFIRM froze, else (a run made before there were
+    specs, or before CONFIRM) the request read afresh."""
+    return context.spec if context.spec is not None else request_spec(context)
+
+
+def why_run(spec: RequestSpec) -> str:
+    """Why a request that asks questions is a run, in its language ("" when the tables answer
+    every question at once)."""
+    said = _WHY.get(spec.language, _WHY["en"])
+    if spec.mode == "run":
+        asked = [said["chart"]] if spec.charts else []
+        if spec.deliverable_reading.phrase:
+            kind = spec.deliverable_reading.phrase if spec.language == "ko" else spec.deliverable
+            asked.append(kind if spec.language == "ko" else f"a {kind}")
+        if spec.length_reading.phrase:
+            asked.append(said["length"])
+        if asked:
+            return said["asks"].format(what=said["and"].join(asked))
+        if any(q.lookup is None and q.compute is None for q in spec.questions):
+            return said["no_table"]
+        return spec.why_run
+    reasons = [
+        (q.reason or q.answer).rstrip(".") for q in spec.questions if not q.answerable
+    ]
+    return said["unanswered"].format(why="; ".join(reasons)) if reasons else ""
+
+
+def answered_at_once(request: str, home: Path) -> RequestSpec | None:
+    """The checked spec of a request whose every question the home's tables answer now; None
+    when it asks none, asks more than its questions, or one has no answer yet."""
+    scan = scan_home(Home(home))
+    spec = read_spec(request, [], scan, home)
+    if not spec.questions or spec.why_run:
+        return None
+    return spec
+
 
 GOAL_LIMIT = 1000
-Instructions = dict[str, ProposedInstruction]
 
 
 def _instruction(kind: str, content: str, justification: str) -> ProposedInstruction:
@@ -46,61 +148,186 @@ def past_work(context: PlanContext) -> list[tuple[str, str, float]]:
     return sorted(rows, key=lambda row: -row[2])
 
 
-def base_instructions(context: PlanContext, understood: Understanding) -> Instructions:
-    """The instructions of what was understood, of the sources and of the guidelines."""
-    goal = understood.goal or "(empty request)"
-    if len(goal) > GOAL_LIMIT:
-        goal = goal[: GOAL_LIMIT - 1].rstrip() + "…"
-    found = {"GOAL": _instruction("GOAL", goal, "The request as written is the run's goal.")}
-    deliverable = understood.deliverable
-    found["DELIVERABLE"] = _instruction(
-        "DELIVERABLE",
-        f"{deliverable.value[0].upper()}{deliverable.value[1:]}, as report.md and report.html "
-        f"in outputs/{context.run_id}/.",
-        f"From {deliverable.origin}.",
-    )
-    if understood.audience is not None:
-        found["AUDIENCE"] = _instruction(
-            "AUDIENCE", f"{understood.audience.value}.", f"From {understood.audience.origin}."
+def _why(reading_text: str) -> str:
+    """A justification: the words that chose it, as a sentence."""
+    return reading_text[:1].upper() + reading_text[1:] + "."
+
+
+def shape_instructions(spec: RequestSpec, run_id: str) -> list[ProposedInstruction]:
+    """GOAL, DELIVERABLE, AUDIENCE, LENGTH and LANGUAGE, from the spec."""
+    lang = spec.language
+    said = words(lang)
+    goal = spec.request or "(empty request)"
+    goal = goal if len(goal) <= GOAL_LIMIT else goal[: GOAL_LIMIT - 1].rstrip() + "…"
+    asked = spec.deliverable_reading.phrase
+    kind = (asked or spec.deliverable) if lang == "ko" else spec.deliverable
+    deliverable = said["deliverable_asked" if asked else "deliverable_default"]
+    found = [
+        _instruction("GOAL", goal, said["goal_why"]),
+        _instruction(
+            "DELIVERABLE",
+            deliverable.format(kind=kind, run_id=run_id),
+            _why(reading_words(spec.deliverable_reading, lang)),
+        ),
+    ]
+    if spec.audience:
+        found.append(
+            _instruction(
+                "AUDIENCE", f"{spec.audience}.", _why(reading_words(spec.audience_reading, lang))
+            )
         )
-    found["LENGTH"] = _instruction(
-        "LENGTH", f"{understood.length.value}, ±15 %.", f"From {understood.length.origin}."
-    )
-    found["SOURCES"] = _instruction(
-        "SOURCES",
-        sources_instruction(understood),
-        "The files of assets/ and the catalog"
-        + (", less what you asked to leave out." if understood.left_out else "."),
-    )
-    if understood.charts:
-        found["CHART"] = _instruction(
-            "CHART",
-            "; ".join(chart.instruction() for chart in understood.charts) + ".",
-            "From " + "; ".join(chart.origin for chart in understood.charts) + ".",
+    found.append(
+        _instruction(
+            "LENGTH",
+            said["length_value"].format(label=length_label(spec, lang)),
+            _why(reading_words(spec.length_reading, lang)),
         )
-    found["LANGUAGE"] = _instruction(
-        "LANGUAGE", f"Write in {understood.language.value}.", f"From {understood.language.origin}."
     )
-    found["FORMAT"] = _instruction(
-        "FORMAT",
-        "Markdown with headings and short sections; every fact with its source and location.",
-        "House default.",
-    )
-    if understood.research is not None:
-        found["RESEARCH"] = _instruction(
-            "RESEARCH",
-            "Complement the sources with a web search for outside information.",
-            f"From {understood.research.origin}.",
+    language = language_name(spec.language, lang)
+    found.append(
+        _instruction(
+            "LANGUAGE",
+            said["language_value"].format(name=language),
+            _why(reading_words(spec.language_reading, lang))
+            if not spec.language_reading.phrase.startswith("written in ")
+            else _why(said["written_in"].format(name=language)),
         )
-    guidelines = guideline_docs(context)
+    )
+    return found
+
+
+def source_instructions(spec: RequestSpec) -> list[ProposedInstruction]:
+    """SOURCES (the files worked from, then those left out) and one LEAVE_OUT per group."""
+    said = words(spec.language)
+    excluded = [path for group in spec.left_out for path in group.files]
+    content = (
+        said["sources_value"].format(files=file_list_all(spec.sources))
+        if spec.sources
+        else said["sources_none"]
+    )
+    if excluded:
+        content += said["sources_left_out"].format(files=file_list_all(excluded))
+    found = [
+        _instruction(
+            "SOURCES", content, said["sources_why_less" if excluded else "sources_why"]
+        )
+    ]
+    found += [
+        _instruction(
+            "LEAVE_OUT",
+            said["leave_out_value"].format(files=file_list_all(group.files)),
+            _why(reading_words(group.reading, spec.language)),
+        )
+        for group in spec.left_out
+    ]
+    return found
+
+
+def file_list_all(paths: list[str]) -> str:
+    """Every file in backticks (an instruction names them all: it is read back)."""
+    return ", ".join(f"`{path}`" for path in paths)
+
+
+def chart_instruction(chart: Chart, language: str) -> ProposedInstruction | None:
+    """The CHART instruction of a drawable chart; None for one that cannot be drawn."""
+    data = chart.data
+    if not chart.drawable or data is None:
+        return None
+    said = words(language)
+    extras = "".join(
+        said["only"].format(column=f"`{column}`", values=", ".join(values))
+        for column, values in data.filters.items()
+    )
+    if data.series_by:
+        extras += said["series"].format(column=data.series_by)
+    if data.top_n:
+        extras += said["top"].format(count=data.top_n)
+    aggregation = said[data.aggregation] if data.aggregation else said["kind_aggregation"]
+    # An English head names the columns in plain words ("revenue eur by country"): a reader
+    # of the instruction (and a brief that reads "<measure> by <dimension>") finds them so.
+    measures = said["and"].join(_plain(name, language) for name in data.measures)
+    dimension = (
+        _plain(data.dimension, language)
+        if data.dimension != "time"
+        else said[data.frequency or "time"]
+    )
+    head = said["by"].format(measures=measures, dimension=dimension)
+    content = said["chart_value"].format(
+        head=head,
+        title=chart.title,
+        file=data.file,
+        columns=ask_words(data, language),
+        aggregation=aggregation,
+        extras=extras,
+    )
+    return _instruction("CHART", content, _why(reading_words(chart.reading, language)))
+
+
+def _plain(column: str, language: str) -> str:
+    """A column's name in plain English words ("revenue_eur" → "revenue eur"); as it is in a
+    text of another language (a value, never translated)."""
+    return column.replace("_", " ") if language == "en" else column
+
+
+def question_instruction(question: Question, language: str) -> ProposedInstruction:
+    """The QUESTION instruction: the question in its words, with its checked answer."""
+    said = words(language)
+    phrase = short(question.reading.phrase)
+    if question.answerable:
+        content = said["question_value"].format(phrase=phrase, answer=question.answer)
+    else:
+        reason = short(question.reason or question.answer, 240)
+        content = said["question_open"].format(phrase=phrase, reason=reason)
+    return _instruction("QUESTION", content, _why(reading_words(question.reading, language)))
+
+
+def work_instructions(spec: RequestSpec, guidelines: list[str]) -> list[ProposedInstruction]:
+    """CHART, QUESTION, RESEARCH, FORMAT and STYLE, from the spec (and the guideline files)."""
+    lang = spec.language
+    said = words(lang)
+    found = [made for chart in spec.charts if (made := chart_instruction(chart, lang))]
+    found += [question_instruction(question, lang) for question in spec.questions]
+    research = spec.research
+    if research is not None:
+        queries = "; ".join(f'"{short(query, 80)}"' for query in research.queries[:3])
+        content = (
+            said["research_value"].format(provider=research.provider, queries=queries)
+            if research.provider
+            else said["research_none"]
+        )
+        found.append(
+            _instruction("RESEARCH", content, _why(reading_words(research.reading, lang)))
+        )
+    content = said["format_value"]
+    if spec.format_rules:
+        rules = "; ".join(
+            f"{rule_words(rule, lang)} ({reading_words(rule.reading, lang)})"
+            for rule in spec.format_rules
+        )
+        content += said["format_rules_value"].format(rules=rules)
+    why = said["format_why_rules" if spec.format_rules else "format_why"]
+    found.append(_instruction("FORMAT", content, why))
     if guidelines:
-        content = f"Follow the format and style rules of {', '.join(guidelines)}."
-        found["STYLE"] = _instruction("STYLE", content, "Guideline documents present.")
-    texts = modifications(context)
+        files = file_list_all(guidelines)
+        found.append(
+            _instruction("STYLE", said["style_value"].format(files=files), said["style_why"])
+        )
+    return found
+
+
+def derived_instructions(
+    spec: RequestSpec, run_id: str, guidelines: list[str], texts: list[str]
+) -> list[ProposedInstruction]:
+    """Every instruction of the proposal, derived from the spec, in the order shown."""
+    found = shape_instructions(spec, run_id)
+    found += source_instructions(spec)
+    found += work_instructions(spec, guidelines)
     if texts:
         content = " ".join(f"({n}) {' '.join(t.split())}" for n, t in enumerate(texts, start=1))
-        found["USER_MODIFICATION"] = _instruction(
-            "USER_MODIFICATION", content, "Your modifications, verbatim and in order."
+        found.append(
+            _instruction(
+                "USER_MODIFICATION", content, words(spec.language)["modification_why"]
+            )
         )
     return found
 
@@ -109,26 +336,40 @@ def _same(a: str, b: str) -> bool:
     return " ".join(a.split()).casefold() == " ".join(b.split()).casefold()
 
 
-def _short(text: str, limit: int = 120) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
 def with_supersedes(
-    instructions: list[ProposedInstruction], past: list[UserInstruction], run_id: str
+    instructions: list[ProposedInstruction],
+    past: list[UserInstruction],
+    run_id: str,
+    language: str = "en",
 ) -> tuple[list[ProposedInstruction], list[str], int]:
-    """Mark what each instruction supersedes; returns them, the conflict lines, the agreements."""
+    """Mark what each instruction supersedes; returns them, the conflict lines, the agreements.
+
+    A type proposed several times (CHART, QUESTION) conflicts with a past instruction whose
+    content none of them has; the first of that type supersedes it.
+    """
     active = [p for p in past if p.status is InstructionStatus.ACTIVE and p.run_id != run_id]
+    said = words(language)
     result, conflicts, agreements = [], [], 0
-    for item in instructions:
+    first: dict[str, int] = {}
+    for index, item in enumerate(instructions):
+        first.setdefault(item.instruction_type, index)
+    for index, item in enumerate(instructions):
         same_type = [p for p in active if p.instruction_type == item.instruction_type]
         agreements += sum(1 for p in same_type if _same(p.content, item.content))
-        replaced = [p for p in same_type if not _same(p.content, item.content)]
+        if first[item.instruction_type] != index:
+            result.append(item)
+            continue
+        siblings = [i for i in instructions if i.instruction_type == item.instruction_type]
+        replaced = [p for p in same_type if not any(_same(p.content, s.content) for s in siblings)]
         for old in replaced:
             conflicts.append(
-                f"{item.instruction_type}: {old.instruction_id} of {old.run_id} says "
-                f'"{_short(old.content)}" but the proposal says "{_short(item.content)}"; '
-                f"{old.instruction_id} would be superseded."
+                said["conflict"].format(
+                    kind=item.instruction_type,
+                    old_id=old.instruction_id,
+                    run=old.run_id,
+                    old=short(old.content, 120),
+                    new=short(item.content, 120),
+                )
             )
         ids = [p.instruction_id for p in replaced]
         result.append(item.model_copy(update={"supersedes": ids}) if ids else item)
@@ -136,66 +377,41 @@ def with_supersedes(
 
 
 def propose(context: PlanContext) -> Proposal:
-    """The offline proposal: the request and every MODIFY since the first proposal, in order."""
-    understood = understand(context)
+    """The offline proposal: the spec of the request and every MODIFY since, its instructions."""
+    spec = request_spec(context)
+    texts = modifications(context)
     instructions, conflicts, agreements = with_supersedes(
-        list(base_instructions(context, understood).values()),
+        derived_instructions(spec, context.run_id, guideline_docs(context), texts),
         context.past_instructions,
         context.run_id,
+        spec.language,
     )
     return Proposal(
-        understanding=understanding_text(context, understood, len(conflicts), agreements),
+        understanding=understanding_text(context, spec, len(conflicts), agreements),
         instructions=instructions,
         conflicts=conflicts,
         made_offline=True,
+        spec=spec,
     )
-
-
-def _table(columns: list[str], rows: list[list[str]]) -> str:
-    return "".join(render_table(columns, rows)).rstrip("\n")
 
 
 def understanding_text(
-    context: PlanContext, understood: Understanding, conflicts: int, agree: int
+    context: PlanContext, spec: RequestSpec, conflicts: int, agree: int
 ) -> str:
-    """How the request was understood: a table of constraints with their origin, then what was
-    not understood, what each MODIFY changed, the past work reused and the learning context."""
-    rows = [[item.kind.lower(), item.value, item.origin] for item in understood.items()]
-    used = [s for s in understood.sources if s not in understood.left_out]
-    rows.append(
-        [
-            "sources",
-            f"{len(used)} file(s): " + ", ".join(f"`{s}`" for s in used) if used else "none",
-            "assets/ and the catalog",
-        ]
-    )
-    if understood.research is None:
-        rows.append(["web search", "none", "the request asks for no outside information"])
-    parts = [
-        "Read offline by fixed rules; each line says where it came from.",
-        _table(["asked", "understood as", "from"], rows),
-        "**Not understood offline** (nothing was guessed; a model would read these):",
-    ]
-    missing = [f'- "{i.value}" ({i.kind.lower()}): {i.origin}' for i in understood.not_understood]
-    parts.append(
-        "\n".join(missing) if missing else "- nothing: every part of the request was read."
-    )
-    if understood.changes:
-        parts += [
-            "**Changed by your modifications** (all applied, in order):",
-            "\n".join(f"- {line}" for line in understood.changes),
-        ]
+    """The rendered spec, then the past work reused and the learning context."""
+    said = words(spec.language)
+    parts = [render_spec(spec, offline=True)]
     reused = past_work(context)
     if reused:
-        parts += [
-            "**Past work reused** (the deliverables of similar past runs, read as references):",
-            "\n".join(f"- `{path}` (run {run}, BM25 {score:.3f})" for path, run, score in reused),
+        lines = [
+            said["past_item"].format(path=path, run=run, score=f"{score:.3f}")
+            for path, run, score in reused
         ]
+        parts.append(f"{said['past_work']}\n\n" + "\n".join(lines))
     past = len(context.learning.past_runs)
     parts.append(
-        f"Learning context: {past} similar past run(s); {agree} earlier instruction(s) agree, "
-        f"{conflicts} conflict."
+        said["learning_line"].format(past=past, agree=agree, conflicts=conflicts)
         if past or context.past_instructions
-        else "Learning context: first run, no past runs."
+        else said["learning_first"]
     )
     return "\n\n".join(parts)

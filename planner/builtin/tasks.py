@@ -14,20 +14,21 @@ from pathlib import Path
 
 from multiverse.models import AssetType, MajorStage, Phase, Task, task_id_of
 from multiverse.roles import PlanContext, TasksPlan
-from offline.asks import sources_in
-from planner.builtin.proposal import past_work
-from planner.builtin.reading import Reading, chart_words, deliverables, first_line, read_request
-from planner.builtin.understanding import (
+from offline.asks import deliverable_asked, paths_named, sources_in
+from planner.builtin.inputs import (
     fallback_inputs,
     first_analysis,
+    first_line,
     guideline_docs,
     original_sources,
     run_rows,
-    understand,
     unique,
     usable,
 )
+from planner.builtin.proposal import past_work, run_spec
+from planner.proposal_doc import length_label
 from planner.validation import is_publishing_stage, request_path
+from planner.wording import language_name
 
 GROUP_SIZE = 3
 MAX_TASKS = 99  # task ids end in two digits
@@ -45,30 +46,54 @@ class Draft:
     post: str = ""
 
 
-def intent(context: PlanContext) -> Reading:
-    """The request's reading; the run's confirmed instructions decide deliverables, visuals and
-    research once they exist (a MODIFY, or an edit of the proposal, may have changed them)."""
-    reading = read_request(context.request)
-    own = [i for i in context.instructions if i.run_id == context.run_id]
+@dataclass(frozen=True)
+class Intent:
+    """What the publishing plans need of the request: the deliverable, its language and length,
+    and whether outside information was asked for (the words that asked, when they did)."""
+
+    deliverable: str
+    language: str
+    length: str
+    outside: list[str]
+
+
+def intent(context: PlanContext) -> Intent:
+    """The run's spec (frozen by CONFIRM); the run's confirmed instructions decide the
+    deliverable, the length and the research once they exist (a person may have edited them
+    in the proposal before confirming)."""
+    spec = run_spec(context)
+    own = {i.instruction_type: i.content for i in context.instructions
+           if i.run_id == context.run_id}  # fmt: skip
+    research = spec.research
+    outside = [research.reading.phrase or "outside information"] if research is not None else []
     if not own:
-        return reading
-    wanted = [i.content for i in own if i.instruction_type == "DELIVERABLE"]
-    visuals = [i.content for i in own if i.instruction_type in ("VISUALS", "CHART")]
-    research = any(i.instruction_type == "RESEARCH" for i in own)
-    length = next((i.content for i in own if i.instruction_type == "LENGTH"), None)
-    return Reading(
-        deliverables=deliverables(" ".join(wanted)) or reading.deliverables,
-        charts=chart_words(" ".join(visuals)) or (["chart"] if visuals else []),
-        outside=(reading.outside or ["outside information"]) if research else [],
-        language=reading.language,
-        length=length.rstrip(".") if length else reading.length,
-        formats=reading.formats,
+        return Intent(spec.deliverable, language_name(spec.language, "en"),
+                      length_label(spec, "en"), outside)  # fmt: skip
+    asked = deliverable_asked(own.get("DELIVERABLE", ""))
+    if "RESEARCH" not in own:
+        outside = []
+    elif not outside:
+        outside = ["outside information"]
+    length = own.get("LENGTH", "").strip().rstrip(".") or length_label(spec, "en")
+    return Intent(
+        asked[0] if asked else spec.deliverable,
+        language_name(spec.language, "en"),
+        length,
+        outside,
     )
+
+
+def _sources_in(instruction: str) -> tuple[list[str], list[str]]:
+    """The files a SOURCES instruction works from and leaves out (English or Korean)."""
+    cut = instruction.find("제외")
+    if cut >= 0:
+        return paths_named(instruction[:cut]), paths_named(instruction[cut:])
+    return sources_in(instruction)
 
 
 def run_sources(context: PlanContext) -> list[str]:
     """The source files of this run: its SOURCES instruction as confirmed (or edited), read
-    back; before one exists, what the request and its MODIFY texts say."""
+    back; before one exists, the spec's sources (what the request and its MODIFY texts say)."""
     own = [
         i.content
         for i in context.instructions
@@ -76,9 +101,10 @@ def run_sources(context: PlanContext) -> list[str]:
     ]
     available = original_sources(context)
     if not own:
-        understood = understand(context)
-        return [s for s in understood.sources if s not in understood.left_out]
-    used, left_out = sources_in(own[0])
+        spec = run_spec(context)
+        excluded = spec.excluded()
+        return [s for s in spec.sources if s not in excluded]
+    used, left_out = _sources_in(own[0])
     home = Path(context.home)
     named = [p for p in used if usable(home, p) and (home / p).is_file()]
     chosen = named if used else available
@@ -188,7 +214,7 @@ def _consolidation(context: PlanContext, stage: MajorStage, folder: str) -> Draf
         if any((entry.source_task_id or "").startswith(f"{sid}-") for sid in earlier)
     ]
     refs = rows or _inputs(context, AssetType.ANALYSIS_REPORT)
-    outside = intent(context).outside if _asked_research(context) else []
+    outside = intent(context).outside
     pre = ""
     if outside and "web_search" in context.tool_types:  # no search the mapping cannot serve
         pre = (
@@ -222,11 +248,10 @@ def _refinement(context: PlanContext, folder: str) -> Draft:
 
 def _assembly(context: PlanContext, folder: str) -> Draft:
     refs = _inputs(context, AssetType.REFINED_CONTENT, AssetType.STRATEGY_DOC)
-    reading = intent(context)
-    limit = f", {reading.length}" if reading.length else ""
+    wanted = intent(context)
     purpose = (
-        f"Plan the assembly of the {' and '.join(reading.deliverables)} ({reading.language}"
-        f"{limit}): an outline of sections and which block of {describe(refs)} feeds each."
+        f"Plan the assembly of the {wanted.deliverable} ({wanted.language}, {wanted.length}): "
+        f"an outline of sections and which block of {describe(refs)} feeds each."
     )
     return Draft("Plan the assembly", purpose, refs, f"{folder}/assembly_plan.md")
 
@@ -242,22 +267,14 @@ def _publishing(context: PlanContext) -> Draft:
     # The sources themselves too: the brief quotes and locates each fact in its original file,
     # and draws the charts asked for from the whole tables (no tool task: nothing else is drawn).
     refs = _inputs(context, *types) + run_sources(context) + guideline_docs(context)
-    reading = intent(context)
+    wanted = intent(context)
     output = f"outputs/{context.run_id}/report.md"
     purpose = (
-        f"Publish an evidence brief for the request ({', '.join(reading.deliverables)} asked) in "
-        f"{reading.language}: the facts of {describe(refs)} ranked by relevance, the sources' own "
+        f"Publish an evidence brief for the request ({wanted.deliverable} asked) in "
+        f"{wanted.language}: the facts of {describe(refs)} ranked by relevance, the sources' own "
         "conclusions quoted, the charts asked for."
     )
     return Draft("Publish the deliverable", purpose, refs, output)
-
-
-def _asked_research(context: PlanContext) -> bool:
-    """Whether this run's instructions ask for a web search (before confirmation: the request)."""
-    own = [i for i in context.instructions if i.run_id == context.run_id]
-    if own:
-        return any(i.instruction_type == "RESEARCH" for i in own)
-    return understand(context).research is not None
 
 
 def _synthesis(context: PlanContext, phase: Phase, folder: str) -> Draft:

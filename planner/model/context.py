@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from multiverse.documents import is_unread
 from multiverse.models import (
     AssetType,
     CatalogEntry,
@@ -27,7 +28,6 @@ from multiverse.models import (
     UserInstruction,
 )
 from multiverse.roles import McpRecipe, PlanContext
-from multiverse.unread import is_unread
 from planner.mcp import match_mcp
 from planner.validation import request_path
 

@@ -2,15 +2,21 @@
 
 Each plan target is one JSON call (see planner.model.asking): the system message is the agent
 package's AGENT.md, loaded afresh on every call, the user message the target's template filled
-with the selective context (planner.model.context). The model answers only what needs judgement
-(planner.model.answers); code writes the ids, orders, chains and paths
-(planner.model.bookkeeping), and the plan is checked with the same validators as the builtin
-planner's, so an invalid plan goes back to the model with the errors. A target whose tier no
-model serves here is planned by the builtin planner.
-"""
+with the selective context (planner.model.context). The model answers only what needs judgement;
+code writes the ids, orders, chains and paths (planner.model.answers), and the plan is checked
+with the same validators as the builtin planner's, so an invalid plan goes back to the model
+with the errors. A target whose tier no model serves here is planned by the builtin planner.
 
+The request spec (SPEC §6a) is one such call, whose schema is made for the home
+(`multiverse.spec.draft`: the files and each table's columns as enums, so a small model cannot
+name a column that does not exist), its answer checked by the one validator as the rules'
+reading is. The rules read the request first and their reading is given to the model as a
+starting point to correct. Two things the model cannot undo: a file the rules read as left out
+stays left out, and a call that fails leaves the rules' spec, logged, never a lost proposal.
+"""
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TypeVar
@@ -21,6 +27,7 @@ from pydantic import BaseModel
 from multiverse.agent_package import AgentPackage, load_agent_package, role_package_dir
 from multiverse.config import RuntimeMapping, Tier, TierConfig
 from multiverse.gateway import Gateway, LlmError
+from multiverse.home import Home
 from multiverse.models import Timing
 from multiverse.roles import (
     ModeDecision,
@@ -31,23 +38,36 @@ from multiverse.roles import (
     TasksPlan,
     ToolTasksPlan,
 )
-from planner.builtin import BuiltinPlanner
+from multiverse.spec import (
+    HomeScan,
+    RequestSpec,
+    describe_home,
+    draft_model,
+    draft_of_spec,
+    scan_home,
+    spec_of_draft,
+)
+from planner.builtin import BuiltinPlanner, modifications, read_spec, settle_spec
 from planner.mcp import load_mcps
-from planner.mode import decide_mode as heuristic_mode
 from planner.mode import settle_mode
 from planner.model.answers import (
     StagesAnswer,
     proposal_answer,
     tasks_answer,
+    to_proposal,
+    to_stages,
+    to_tasks,
+    to_tool_tasks,
     tool_tasks_answer,
 )
 from planner.model.asking import Asker, PlanJob, checker, digest
-from planner.model.bookkeeping import to_proposal, to_stages, to_tasks, to_tool_tasks
 from planner.model.context import (
     active_past_ids,
     mode_values,
     proposal_values,
+    quoted,
     reference_candidates,
+    request_block,
     stages_values,
     tasks_values,
     tools_values,
@@ -64,6 +84,79 @@ from planner.validation import (
 )
 
 log = structlog.get_logger(__name__)
+
+# The answer is a short JSON object; room for a few charts and questions, not for a runaway.
+SPEC_TOKENS = 900
+GUIDELINES_LIMIT = 4000  # characters of guidelines shown (their format rules are what matter)
+
+
+def make_spec(asker: Asker, package: AgentPackage, context: PlanContext) -> RequestSpec:
+    """The checked spec of the run's request and every MODIFY since, as the model reads it
+    (the rules' reading when no model serves the card's tier or the call fails)."""
+    home = Home(Path(context.home))
+    scan = scan_home(home, context.search_provider)
+    texts = modifications(context)
+    rules = read_spec(context.request, texts, scan, home.root)
+    if not asker.serves(package.card.tier):
+        return rules
+    job = PlanJob(
+        target="spec",
+        template="spec",
+        values=spec_values(context, scan, rules),
+        schema=draft_model(scan),
+        check=None,
+        start=package.card.tier,
+        scope=f"{context.run_id}:spec",
+        tokens=SPEC_TOKENS,
+        run_id=context.run_id,
+        variant=f"modify-{digest(chr(10).join(texts))}" if texts else "default",
+    )
+    try:
+        answer = asker.ask(package, job)
+    except (PlanFailed, LlmError) as failed:
+        errors = failed.errors[:5] if isinstance(failed, PlanFailed) else [str(failed)]
+        log.warning("spec_fallback_rules", run_id=context.run_id, errors=errors)
+        return rules
+    drafted = spec_of_draft(answer, context.request, scan, rules)
+    return settle_spec(_keep_left_out(drafted, rules), scan, home.root)
+
+
+def spec_values(context: PlanContext, scan: HomeScan, rules: RequestSpec) -> dict[str, str]:
+    """Values of the `spec` template."""
+    texts = modifications(context)
+    said = "\n\n".join(quoted(text, f"modify-{n}") for n, text in enumerate(texts, 1))
+    guidelines = "\n\n".join(f"`{item.path}`:\n{quoted(item.text, 'text')}"
+                             for item in scan.guidelines)  # fmt: skip
+    if len(guidelines) > GUIDELINES_LIMIT:
+        guidelines = guidelines[:GUIDELINES_LIMIT] + "\n(cut)"
+    return {
+        "run_id": context.run_id,
+        "request": request_block(context.request),
+        "modifications": said or "(none)",
+        "home": describe_home(scan),
+        "guidelines": guidelines or "(none)",
+        "reading": json.dumps(draft_of_spec(rules), ensure_ascii=False, indent=1),
+    }
+
+
+def _keep_left_out(spec: RequestSpec, rules: RequestSpec) -> RequestSpec:
+    """The model's spec with every file the rules read as left out still left out."""
+    missed = [
+        group.model_copy(update={"files": [f for f in group.files if f not in spec.excluded()]})
+        for group in rules.left_out
+    ]
+    missed = [group for group in missed if group.files]
+    if not missed:
+        return spec
+    dropped = {path for group in missed for path in group.files}
+    return spec.model_copy(
+        update={
+            "left_out": [*spec.left_out, *missed],
+            "sources": [path for path in spec.sources if path not in dropped],
+        }
+    )
+
+
 
 P = TypeVar("P", bound=BaseModel)
 MODE_TIER = Tier.LOW
@@ -93,7 +186,7 @@ class ModelPlanner:
         self.home = home
         self.agent_dir = agent_dir
         self.asker = Asker(gateway, tier_configs, prompts_dir)
-        self.builtin = BuiltinPlanner()
+        self.builtin = BuiltinPlanner(home)
 
     def package(self) -> AgentPackage:
         """The Planner's agent package, loaded afresh (SPEC §10.1: on every spawn)."""
@@ -104,7 +197,7 @@ class ModelPlanner:
     ) -> ModeDecision:
         """Plan target `mode`: a cheap LOW-tier call held to the heuristic's evidence."""
         if not self.asker.serves(MODE_TIER):
-            return heuristic_mode(request, has_past_runs)
+            return self.builtin.decide_mode(request, has_past_runs)
         job = PlanJob(
             target="mode",
             template="mode",
@@ -122,7 +215,7 @@ class ModelPlanner:
             # Deciding the mode must not lose a request: the documented heuristic decides.
             errors = failed.errors[:5] if isinstance(failed, PlanFailed) else [str(failed)]
             log.warning("mode_fallback_heuristic", errors=errors)
-            return heuristic_mode(request, has_past_runs)
+            return self.builtin.decide_mode(request, has_past_runs)
         settled = settle_mode(verdict, request, has_past_runs)
         if settled.mode is not verdict.mode:
             log.info("mode_overridden", said=verdict.mode.value, mode=settled.mode.value,
@@ -156,7 +249,9 @@ class ModelPlanner:
             # A revised proposal is a new question, never the cached first answer.
             variant=f"modify-{digest(modification)}" if modification else "default",
         )
-        return to_proposal(self.asker.ask(package, job))
+        spec = make_spec(self.asker, package, context)
+        proposal = to_proposal(self.asker.ask(package, job))
+        return proposal.model_copy(update={"spec": spec})
 
     def plan_stages(self, context: PlanContext) -> StagesPlan:
         """Plan target `stages:<phase_id>` for `context.phase`."""

@@ -1,0 +1,528 @@
+"""The corpus of real public data (tests/corpus): each request read into a spec and checked
+against what it must be, offline. `python -m evals corpus` (`make eval-corpus`) prints the
+results and writes them into EVALS.md.
+
+A case's assets are copied into a fresh home (descriptions as .docx/.pdf built from their real
+text where the case names them); its request and MODIFY texts are read by the offline rules
+against the scan of that home; the checked spec is compared with the case's expectations:
+charts (file, measures, dimension, aggregation, filters, series, top-N, drawable), files left
+out, lookups and computations (answered exactly, or said absent), language, length, mode.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import yaml
+
+from multiverse.home import Home, init_home
+from multiverse.spec import HomeScan, RequestSpec, check_spec, scan_home
+from offline import read_request
+
+CORPUS = Path(__file__).resolve().parent.parent / "tests" / "corpus"
+
+
+def cases() -> list[dict[str, Any]]:
+    """Every request of the corpus with its expectations."""
+    loaded: list[dict[str, Any]] = yaml.safe_load(
+        (CORPUS / "requests.yaml").read_text(encoding="utf-8")
+    )
+    return loaded
+
+
+@contextmanager
+def corpus_home(case: dict[str, Any], documents: Path) -> Iterator[Home]:
+    """A fresh home whose assets/ holds the case's files (by their base names)."""
+    with tempfile.TemporaryDirectory() as folder:
+        home = Home(Path(folder) / "home")
+        init_home(home)
+        for asset in case["assets"]:
+            name = PurePosixPath(asset).name
+            source = CORPUS / asset
+            if not source.exists():
+                source = documents / name
+            shutil.copy(source, home.assets / name)
+        for name, text in (case.get("guidelines") or {}).items():
+            (home.guidelines / name).write_text(text, encoding="utf-8")
+        yield home
+
+
+def spec_of(case: dict[str, Any], home: Home) -> tuple[RequestSpec, HomeScan]:
+    """The checked spec of a case's request and MODIFY texts, offline."""
+    scan = scan_home(home)
+    spec = read_request(case["request"], case.get("modify") or [], scan)
+    return check_spec(spec, scan, home.root), scan
+
+
+@dataclass
+class Verdict:
+    """What one case got right and wrong."""
+
+    case: str
+    expect: dict[str, Any] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    charts: tuple[int, int] = (0, 0)  # right, asked
+    exclusions: tuple[int, int] = (0, 0)
+    questions: tuple[int, int] = (0, 0)
+    delivered: tuple[int, int] = (0, 0)  # questions answered by the spec or the deliverable
+    untraced: int = 0  # numbers of its offline deliverable found in no source or fact
+    leaked: int = 0  # files left out that its deliverable names outside the "left out" line
+
+    @property
+    def ok(self) -> bool:
+        """No problem found."""
+        return not self.problems
+
+
+def _base(path: str) -> str:
+    return PurePosixPath(path).name
+
+
+def judge(case: dict[str, Any], spec: RequestSpec) -> Verdict:
+    """Compare a case's spec with what the case expects."""
+    expect = case.get("expect") or {}
+    verdict = Verdict(case["id"], expect=expect)
+    if expect.get("language") and spec.language != expect["language"]:
+        verdict.problems.append(f"language {spec.language} != {expect['language']}")
+    if expect.get("mode") and spec.mode != expect["mode"]:
+        verdict.problems.append(f"mode {spec.mode} != {expect['mode']} ({spec.why_run})")
+    if expect.get("length_words") and spec.length_words != expect["length_words"]:
+        verdict.problems.append(f"length {spec.length_words} != {expect['length_words']}")
+    _judge_exclusions(expect, spec, verdict)
+    _judge_charts(expect, spec, verdict)
+    _judge_questions(expect, spec, verdict)
+    return verdict
+
+
+def _judge_exclusions(expect: dict[str, Any], spec: RequestSpec, verdict: Verdict) -> None:
+    wanted = {_base(path) for path in expect.get("left_out") or []}
+    got = {_base(path) for path in spec.excluded()}
+    used = {_base(path) for path in spec.sources}
+    if wanted - got:
+        verdict.problems.append(f"not left out: {sorted(wanted - got)}")
+    if got - wanted:
+        verdict.problems.append(f"left out wrongly: {sorted(got - wanted)}")
+    if wanted & used:
+        verdict.problems.append(f"excluded but used: {sorted(wanted & used)}")
+    verdict.exclusions = (len(wanted & got) - len(wanted & used), len(wanted))
+
+
+def _judge_charts(expect: dict[str, Any], spec: RequestSpec, verdict: Verdict) -> None:
+    wanted = expect.get("charts") or []
+    right = 0
+    for index, chart in enumerate(wanted):
+        match = next((c for c in spec.charts if _chart_fits(chart, c)), None)
+        if match is None:
+            got = [(c.data.model_dump(exclude_defaults=True) if c.data else None, c.drawable,
+                    c.reason) for c in spec.charts]  # fmt: skip
+            verdict.problems.append(f"chart {index + 1} {_shown(chart)}: got {got}")
+        else:
+            right += 1
+    verdict.charts = (right, len(wanted))
+
+
+def _chart_fits(wanted: dict[str, Any], chart: Any) -> bool:
+    if not wanted.get("drawable", True):
+        return not chart.drawable and bool(chart.reason)
+    data = chart.data
+    if data is None or not chart.drawable or _base(data.file) != _base(wanted["file"]):
+        return False
+    wide = (wanted.get("dimension") or {}).get("wide")
+    if sorted(data.measures) != sorted(wanted.get("measures") or []) and not wide:
+        return False
+    dimension = wanted.get("dimension") or {}
+    if "time" in dimension:
+        if data.dimension != "time" or (dimension["time"] and data.frequency not in
+                                         (dimension["time"], None)):  # fmt: skip
+            return False
+    elif "column" in dimension and data.dimension != dimension["column"]:
+        return False
+    if wanted.get("series_by") and data.series_by != wanted["series_by"]:
+        return False
+    if wanted.get("top_n") and data.top_n != wanted["top_n"]:
+        return False
+    filters = wanted.get("filter") or {}
+    return all(_same_values(values, data.filters.get(key, [])) for key, values in filters.items())
+
+
+def _same_values(wanted: list[str], got: list[str]) -> bool:
+    """Filter values that keep the same rows: equal ignoring case, or periods covering the same
+    months (`2015` keeps what `2015 Q1` … `2015 Q4` keep)."""
+    if sorted(v.lower() for v in wanted) == sorted(v.lower() for v in got):
+        return True
+    months = _months(wanted), _months(got)
+    return months[0] is not None and months[0] == months[1]
+
+
+def _months(values: list[str]) -> set[tuple[int, int]] | None:
+    """The months a list of period labels or ranges covers (None: not periods)."""
+    from multiverse.tabular.cells import parse_label
+    from multiverse.tabular.dataset import time_range
+
+    covered: set[tuple[int, int]] = set()
+    for value in values:
+        first_text, last_text = time_range(value) or (value, value)
+        first, last = parse_label(first_text), parse_label(last_text)
+        if first is None or last is None:
+            return None
+        last_month = {"year": 12, "quarter": last.month + 2}.get(last.grain, last.month)
+        month = (first.year, first.month)
+        while month <= (last.year, last_month):
+            covered.add(month)
+            month = (month[0] + month[1] // 12, month[1] % 12 + 1)
+    return covered
+
+
+def _shown(chart: dict[str, Any]) -> str:
+    keys = ("file", "measures", "dimension", "filter", "series_by", "top_n", "drawable")
+    return str({key: chart.get(key) for key in keys if chart.get(key) not in (None, {}, [])})
+
+
+def _judge_questions(expect: dict[str, Any], spec: RequestSpec, verdict: Verdict) -> None:
+    wanted = [*(expect.get("lookups") or []), *(expect.get("computations") or [])]
+    right = 0
+    for item in wanted:
+        answer = item.get("value", item.get("answer"))
+        found = [q for q in spec.questions if q.answerable and answer is not None
+                 and _holds(q.answer, str(answer))]  # fmt: skip
+        absent = answer is None and any(not q.answerable and q.reason for q in spec.questions)
+        if found or absent:
+            right += 1
+        else:
+            got = [(q.answer or q.reason)[:160] for q in spec.questions]
+            verdict.problems.append(f"question {answer!r}: got {got}")
+    verdict.questions = (right, len(wanted))
+
+
+def _holds(sentence: str, answer: str) -> bool:
+    """Whether an answer sentence states the expected figure (at the expected precision:
+    `212.2%` is stated by "212.20 %") or the expected name."""
+    if answer.lower() in sentence.lower() or _same_period(sentence, answer):
+        return True
+    expected = re.fullmatch(r"\s*(-?[\d,]*\.?\d+)\s*%?\s*", answer)
+    if expected is None:
+        return False
+    text = expected.group(1).replace(",", "")
+    places = len(text.partition(".")[2])
+    wanted = round(float(text), places)
+    for found in re.findall(r"-?\d[\d,]*\.?\d*", sentence):
+        try:
+            if round(float(found.replace(",", "")), places) == wanted:
+                return True
+        except ValueError:
+            continue
+    return False
+
+
+def _same_period(sentence: str, answer: str) -> bool:
+    """Whether the sentence names the period the answer names, in any form (`1993 Dec` is
+    `1993-12`; the first day of a month stands for the month in a monthly table)."""
+    from multiverse.tabular.cells import parse_label
+
+    wanted = parse_label(answer)
+    if wanted is None or wanted.grain == "year":
+        return False
+    for label in re.findall(r"\d{4}-\d{2}(?:-\d{2})?|\d{4}Q[1-4]", sentence):
+        found = parse_label(label)
+        if found is None:
+            continue
+        if (found.year, found.month) == (wanted.year, wanted.month) and (
+            found.grain == wanted.grain or (wanted.grain == "day" and wanted.day == 1)
+        ):
+            return True
+    return False
+
+
+RUN_ID = "run-20260101-000000-001"
+_LEFT_OUT_LINES = ("Left out as you asked:", "요청에 따라 제외:")
+
+
+def deliver(home: Home, spec: RequestSpec) -> tuple[str, dict[str, Any]]:
+    """The offline deliverable of a confirmed spec, as the publishing task writes it: the
+    report's markdown and its delivery record."""
+    import json
+
+    from executor.builtin import BuiltinExecutor
+    from multiverse.home import PHASE_FOLDERS
+    from multiverse.models import MajorStage, Phase, Task
+    from multiverse.roles import TaskAssignment
+
+    for folder in PHASE_FOLDERS:
+        home.run(RUN_ID).phase_workspace(folder).mkdir(parents=True, exist_ok=True)
+    outputs = home.root / "outputs" / RUN_ID
+    outputs.mkdir(parents=True, exist_ok=True)
+    task = Task(task_id="P4-S01-T01", run_id=RUN_ID, stage_id="P4-S01", task_name="Publish",
+                task_purpose="Publish the deliverable.", related_references=["assets/"],
+                output_path=f"outputs/{RUN_ID}/report.md", execution_order=1)  # fmt: skip
+    assignment = TaskAssignment(
+        home=str(home.root), run_id=RUN_ID, request=spec.request,
+        phase=Phase(phase_id="P4", run_id=RUN_ID, phase_name="GENERATING_OUTPUT"),
+        stage=MajorStage(stage_id="P4-S01", run_id=RUN_ID, phase_id="P4", stage_name="Publish",
+                         execution_order=1),
+        task=task, spec=spec.model_copy(update={"confirmed": True}),
+    )  # fmt: skip
+    signal = BuiltinExecutor().execute_task(assignment)
+    if signal.status != "COMPLETED":
+        raise RuntimeError(f"the publishing task failed: {signal.error}")
+    delivery = home.run(RUN_ID).phase_workspace("GENERATING_OUTPUT") / "delivery.json"
+    record: dict[str, Any] = json.loads(delivery.read_text(encoding="utf-8"))
+    return (outputs / "report.md").read_text(encoding="utf-8"), record
+
+
+def judge_deliverable(spec: RequestSpec, report: str, record: dict[str, Any],
+                      verdict: Verdict) -> None:  # fmt: skip
+    """Untraced numbers and files left out named anywhere but the line that lists them."""
+    body = "\n".join(
+        line for line in report.splitlines() if not line.startswith(_LEFT_OUT_LINES)
+    )
+    leaked = [path for path in sorted(spec.excluded()) if path in body or _base(path) in body]
+    _judge_delivered(spec, report, verdict)
+    verdict.untraced = int(record.get("untraced_numbers") or 0)
+    verdict.leaked = len(leaked)
+    if verdict.untraced:
+        verdict.problems.append(f"deliverable: {verdict.untraced} numbers found in no source")
+    if leaked:
+        verdict.problems.append(f"deliverable names files left out: {', '.join(leaked)}")
+
+
+def _judge_delivered(spec: RequestSpec, report: str, verdict: Verdict) -> None:
+    """The expected answers the reader gets: the spec's, or a line of the deliverable that
+    states the figure and names the measure (an answer asked without a question mark, such
+    as "what stands out", is among the facts computed from the tables)."""
+    expect = verdict.expect
+    wanted = [*(expect.get("lookups") or []), *(expect.get("computations") or [])]
+    right = 0
+    lines = report.splitlines()
+    for item in wanted:
+        answer = item.get("value", item.get("answer"))
+        if answer is None:
+            right += any(not q.answerable and q.reason for q in spec.questions)
+            continue
+        if any(q.answerable and _holds(q.answer, str(answer)) for q in spec.questions):
+            right += 1
+            continue
+        measure = str(item.get("measure") or item.get("column") or "").lower()
+        right += any(_holds(line, str(answer)) and measure in line.lower() for line in lines)
+    verdict.delivered = (right, len(wanted))
+
+
+def evaluate(documents: Path, deliverables: bool = True) -> list[Verdict]:
+    """Every case judged (with `deliverables`, its offline deliverable too)."""
+    verdicts = []
+    for case in cases():
+        with corpus_home(case, documents) as home:
+            spec, _scan = spec_of(case, home)
+            verdict = judge(case, spec)
+            if deliverables:
+                report, record = deliver(home, spec)
+                judge_deliverable(spec, report, record, verdict)
+        verdicts.append(verdict)
+    return verdicts
+
+
+def report(verdicts: list[Verdict]) -> str:
+    """The results as markdown: totals by kind, then each case that has a problem."""
+
+    def total(name: str) -> str:
+        right = sum(getattr(v, name)[0] for v in verdicts)
+        asked = sum(getattr(v, name)[1] for v in verdicts)
+        return f"{right}/{asked}"
+
+    ok = sum(v.ok for v in verdicts)
+    untraced = sum(v.untraced for v in verdicts)
+    leaked = sum(v.leaked for v in verdicts)
+    lines = [
+        "| cases fully right | charts | exclusions | questions (in the spec) | questions "
+        "(answered in the spec or the deliverable) | deliverables: numbers untraced | "
+        "deliverables: files left out named |",
+        "|---|---|---|---|---|---|---|",
+        f"| {ok}/{len(verdicts)} | {total('charts')} | {total('exclusions')} | "
+        f"{total('questions')} | {total('delivered')} | {untraced} | {leaked} |",
+        "",
+    ]
+    for verdict in verdicts:
+        if not verdict.ok:
+            lines.append(f"- **{verdict.case}**: " + "; ".join(verdict.problems))
+    return "\n".join(lines)
+
+
+EVALS_MD = CORPUS.parent.parent / "EVALS.md"
+BEGIN, END = "<!-- corpus results: make eval-corpus -->", "<!-- end of corpus results -->"
+
+
+def write(text: str, revision: str) -> None:
+    """Put the results into EVALS.md between their markers (added at the end the first time)."""
+    block = (
+        f"{BEGIN}\n## The corpus, offline (`make eval-corpus`, {revision})\n\n"
+        "Each request of tests/corpus read by the offline rules into a checked spec and judged "
+        "against its expectations: charts (table, measures, dimension, filter, series, top-N, "
+        "drawable), files left out (used nowhere), lookups and computations (the figure in the "
+        "answer), language, length, mode; then each case's offline deliverable is published "
+        "from its spec and every number in it traced to the sources or the computed facts, and "
+        "no file left out may be named in it but in the line that lists them.\n\n"
+        f"{text}\n{END}"
+    )
+    current = EVALS_MD.read_text(encoding="utf-8") if EVALS_MD.exists() else "# Evaluations\n"
+    if BEGIN in current and END in current:
+        head, _, rest = current.partition(BEGIN)
+        _, _, tail = rest.partition(END)
+        updated = head + block + tail
+    else:
+        updated = current.rstrip("\n") + "\n\n" + block + "\n"
+    EVALS_MD.write_text(updated, encoding="utf-8")
+
+
+@dataclass
+class ModelVerdict:
+    """One case read by the model: its verdict, whether the model's answer was used (or the
+    rules' spec after a failed call), and how long the call took."""
+
+    verdict: Verdict
+    used: bool
+    seconds: float
+    errors: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)  # what the model read unlike the rules
+
+
+def evaluate_model(documents: Path, ids: list[str], tier: dict[str, Any]) -> list[ModelVerdict]:
+    """The chosen cases read by the model Planner's spec call (the production seam, through
+    litellm) on one tier, each judged as the offline reading is."""
+    import time
+
+    from structlog.testing import capture_logs
+
+    from multiverse.agent_package import load_agent_package, role_package_dir
+    from multiverse.config import RuntimeMapping, TierConfig
+    from multiverse.gateway import Gateway
+    from multiverse.roles import PlanContext
+    from planner.model.asking import Asker
+    from planner.model.planner import make_spec
+
+    package = load_agent_package(role_package_dir("planner"), RuntimeMapping())
+    asker = Asker(Gateway(), {package.card.tier: TierConfig.model_validate(tier)})
+    chosen = [case for case in cases() if case["id"] in ids]
+    found: list[ModelVerdict] = []
+    for case in chosen:
+        with corpus_home(case, documents) as home:
+            context = PlanContext(
+                home=str(home.root),
+                run_id=f"eval-{case['id']}",
+                request=case["request"],
+                modifications=case.get("modify") or [],
+            )
+            rules, _scan = spec_of(case, home)
+            started = time.monotonic()
+            with capture_logs() as logs:
+                spec = make_spec(asker, package, context)
+            seconds = time.monotonic() - started
+        failed = [e for e in logs if e["event"] == "spec_fallback_rules"]
+        errors = [str(error) for e in failed for error in e.get("errors", [])]
+        changed = [
+            name for name in ("mode", "deliverable", "audience", "length_words", "language",
+                              "sources", "charts", "questions", "research")
+            if _plain(getattr(spec, name)) != _plain(getattr(rules, name))
+        ]  # fmt: skip
+        found.append(ModelVerdict(judge(case, spec), not failed, seconds, errors, changed))
+    return found
+
+
+def _plain(value: Any) -> Any:
+    """A spec field comparable across readings (readings' phrases and origins left out)."""
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    if hasattr(value, "model_dump"):
+        data = value.model_dump(exclude={"reading"})
+        return {k: v for k, v in data.items() if k not in ("reading", "preview", "title")}
+    return value
+
+
+def model_report(found: list[ModelVerdict], model: str) -> str:
+    """The model's readings as markdown: per case, used or fallen back, time, problems."""
+    lines = [
+        f"Model: `{model}`. Each case's request read by the model Planner's spec call "
+        "(`make_spec` of planner/model/planner.py, through the gateway), checked by the one "
+        "validator and judged "
+        "as the offline reading is.",
+        "",
+        "| case | model answer used | read unlike the rules | seconds | charts | exclusions | "
+        "questions | problems |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for item in found:
+        v = item.verdict
+        problems = "; ".join(v.problems + item.errors).replace("|", "\\|")[:400] or "none"
+        lines.append(
+            f"| {v.case} | {'yes' if item.used else 'no (rules)'} | "
+            f"{', '.join(item.changed) or 'nothing'} | {item.seconds:.0f} | "
+            f"{v.charts[0]}/{v.charts[1]} | {v.exclusions[0]}/{v.exclusions[1]} | "
+            f"{v.questions[0]}/{v.questions[1]} | {problems} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the corpus results (and with --write, record them in EVALS.md); with --model,
+    the chosen --cases read by the local model instead."""
+    import subprocess
+    import sys
+
+    sys.path.insert(0, str(CORPUS))
+    from make_documents import build  # type: ignore[import-not-found]
+
+    args = list(argv or [])
+    with tempfile.TemporaryDirectory() as folder:
+        documents = Path(folder)
+        build(documents)
+        if "--model" in args:
+            from evals.mapping import local_tier
+
+            ids = args[args.index("--cases") + 1].split(",") if "--cases" in args else []
+            tier = local_tier()
+            text = model_report(evaluate_model(documents, ids, tier), str(tier["model"]))
+        else:
+            text = report(evaluate(documents))
+    print(text)
+    if "--write" in args:
+        revision = subprocess.run(
+            ["git", "-C", str(CORPUS), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout.strip()
+        where = f"at {revision}" if revision else "this checkout"
+        if "--model" in args:
+            write_model(text, where)
+        else:
+            write(text, where)
+    return 0
+
+
+MODEL_BEGIN = "<!-- corpus on the local model: make eval-local-spec -->"
+MODEL_END = "<!-- end of corpus on the local model -->"
+
+
+def write_model(text: str, revision: str) -> None:
+    """Put the model's readings into EVALS.md between their markers."""
+    block = (
+        f"{MODEL_BEGIN}\n## The corpus on the local model (`make eval-local-spec`, {revision})"
+        f"\n\n{text}\n{MODEL_END}"
+    )
+    current = EVALS_MD.read_text(encoding="utf-8") if EVALS_MD.exists() else "# Evaluations\n"
+    if MODEL_BEGIN in current and MODEL_END in current:
+        head, _, rest = current.partition(MODEL_BEGIN)
+        _, _, tail = rest.partition(MODEL_END)
+        updated = head + block + tail
+    else:
+        updated = current.rstrip("\n") + "\n\n" + block + "\n"
+    EVALS_MD.write_text(updated, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(__import__("sys").argv[1:]))
