@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
 import structlog
 from pydantic import BaseModel, ConfigDict, Field
@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from communicator.builtin import BuiltinCommunicator
 from multiverse.agent_package import AgentPackage, load_agent_package, role_package_dir
 from multiverse.config import RuntimeMapping, TierConfig
-from multiverse.gateway import ChatMessage, JsonResult, LlmCall, LlmError
+from multiverse.gateway import ChatMessage, LlmCall, LlmError, ModelCalls
 from multiverse.home import Home
 from multiverse.logs import mask_secrets
 from multiverse.roles import Message, MessageKind
@@ -32,14 +32,6 @@ MESSAGE_TOKENS = 600
 MAX_TEXT_CHARS = 4000
 MAX_FILE_CHARS = 12_000
 FACTS_RULE = "\n\n---\n\n"
-
-
-class JsonGateway(Protocol):
-    """What the Communicator needs of the gateway: one validated JSON answer."""
-
-    def complete_json(self, call: LlmCall, schema: type[T]) -> JsonResult[T]:
-        """A JSON answer validated against `schema` (repaired, cached and recorded)."""
-        ...
 
 
 class Wording(BaseModel):
@@ -97,7 +89,7 @@ class ModelCommunicator:
     def __init__(
         self,
         home: Home,
-        gateway: JsonGateway,
+        gateway: ModelCalls,
         mapping: RuntimeMapping,
         tier: TierConfig | None = None,
         package_dir: Path | None = None,

@@ -1,6 +1,6 @@
 """Test doubles shared by the tests: real implementations of the project's interfaces, scripted.
 
-`ScriptedGateway` is the gateway's interface (`executor.model.loop.ModelGateway`: `complete`
+`ScriptedGateway` is the gateway's interface (`multiverse.gateway.ModelCalls`: `complete`
 and `complete_json`) with a queue of answers and the history of the calls it was given;
 `RecordingSleep` is an injected sleep that returns at once and remembers what it was asked to
 wait. For the litellm path itself, tests use `fake_openai` (a loopback server) instead.

@@ -13,7 +13,7 @@ import yaml
 from executor.builtin import BuiltinExecutor
 from executor.builtin.deliverable import words
 from executor.builtin.evidence import split_passages
-from executor.builtin.relevance import rank, spec_query, subject_words
+from executor.builtin.relevance import rank, spec_query, subject_words, without_left_out
 from executor.builtin.tablefacts import SourceTexts
 from multiverse.home import Home
 from multiverse.spec import FormatRule, Lookup, Question, Reading, RequestSpec, scan_home
@@ -131,6 +131,23 @@ def test_a_file_left_out_appears_nowhere_and_its_words_rank_nothing(home: Home) 
     passages = split_passages("assets/arbuthnot.md", texts.text("assets/arbuthnot.md") or "")
     assert rank(passages, spec_query(spec)) == rank(passages, spec_query(plain))
     assert "sunspot" not in section(published.report, "What the sources say").split("_")[1]
+
+
+def test_a_korean_exclusion_clause_names_no_measure_and_ranks_nothing(home: Home) -> None:
+    """"…정리해 주세요. 태양 흑점 데이터는 제외해 주세요.": the clause's words (흑점: sunspots)
+    go with it, its Korean ending included; the facts and the ranking are the request's."""
+    corpus_home(home, "arbuthnot", "sunspots")
+    scan = scan_home(home)
+    asked = "아버스넛 출생 자료를 정리해 주세요. 태양 흑점 데이터는 제외해 주세요."
+    spec = checked(home, read_request(asked, [], scan))
+    assert spec.excluded() == {"assets/sunspots.csv", "assets/sunspots.md"}
+    assert "흑점" not in without_left_out(spec, spec.request)
+    assert "제외" not in without_left_out(spec, spec.request)
+    plain = spec.model_copy(update={"request": asked.split(" 태양")[0]})
+    assert subject_words(spec_query(spec)) == subject_words(spec_query(plain))
+    published = publish(home, spec)
+    mentions = [line for line in published.report.splitlines() if "sunspot" in line.lower()]
+    assert mentions == ["요청에 따라 제외: `assets/sunspots.csv`, `assets/sunspots.md`."]
 
 
 KOREAN = ("호주 주별 숙박 매출 추이를 보고 싶습니다. "

@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from multiverse.gateway import load_prompt
 from multiverse.models import AssetType, CatalogEntry, MajorStage, Phase
 from multiverse.roles import PlanContext
-from planner.model import load_prompt
+from planner.model import PROMPTS_PACKAGE
 from planner.model.answers import (
     ProposalAnswer,
     StagesAnswer,
@@ -143,7 +144,7 @@ def test_answers_ignore_unknown_keys_but_refuse_empty_text() -> None:
 @pytest.mark.parametrize("name", sorted(EXAMPLES))
 def test_each_template_shows_one_example_in_the_new_format(name: str) -> None:
     """Every template shows exactly one example answer, and it validates as that answer."""
-    body = load_prompt(name).body
+    body = load_prompt(PROMPTS_PACKAGE, name).body
     assert body.count("Example answer:") == 1
     example = body.split("Example answer:", 1)[1].strip().splitlines()[0]
     filled = string.Template(example).substitute(example_reference="2", example_tool="web_search")

@@ -13,7 +13,7 @@ from structlog.testing import capture_logs
 
 from multiverse.agent_package import role_package_dir
 from multiverse.config import RuntimeMapping, Tier, TierConfig
-from multiverse.gateway import Gateway, LlmCache
+from multiverse.gateway import Gateway, LlmCache, PromptError, load_prompt, parse_prompt
 from multiverse.gateway.calls import RetryPolicy
 from multiverse.models import (
     AssetType,
@@ -27,8 +27,7 @@ from multiverse.models import (
 )
 from multiverse.roles import LearningContext, Mode, PastRun, PlanContext, PlanFailed, PlannerRole
 from planner.builtin import request_spec
-from planner.model import ModelPlanner, PromptError, load_prompt
-from planner.model.asking import parse_prompt
+from planner.model import PROMPTS_PACKAGE, ModelPlanner
 from planner.model.context import CATALOG_LIMIT, quoted, relevant_catalog
 from planner.model.planner import MODE_TOKENS, STAGES_TOKENS, TASKS_TOKENS, TOOLS_TOKENS
 from planner.validation import validate_phase0
@@ -812,9 +811,16 @@ def test_template_missing_a_variable_is_our_error(
 
 
 def test_shipped_templates_have_versions() -> None:
-    """Every shipped template declares a prompt_version; one without is refused."""
-    for name in ("mode", "proposal", "stages", "tasks", "tools"):
-        assert load_prompt(name).version
+    """Every shipped template of every model-backed role declares a prompt_version (one kind of
+    template for all); one without is refused."""
+    from importlib import resources
+
+    for package in (PROMPTS_PACKAGE, "executor.prompts"):
+        names = [f.name for f in resources.files(package).iterdir() if f.name.endswith(".md")]
+        assert names
+        for name in names:
+            template = load_prompt(package, name)
+            assert template.version and not template.body.startswith("<!--")
     with pytest.raises(PromptError, match="prompt_version"):
         parse_prompt("x", "no header $here")
 

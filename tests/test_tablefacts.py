@@ -257,3 +257,26 @@ def test_the_standard_facts_average_a_quarterly_rate_per_year_first(home: Home) 
     assert all(f.sentence("en").startswith("Mean unemployment rate") for f in facts)
     peak = next(fact for fact in facts if fact.kind == "max")
     assert (peak.period, round(peak.value, 2)) == ("1982", 9.70)
+
+
+def test_the_measures_the_request_names_lead_and_a_rate_changes_in_points(home: Home) -> None:
+    """With no chart or question, the facts are of the measures the request names (not the
+    table's first columns); a rate in % changes by percentage points and has no growth rate."""
+    corpus_home(home, "economics")
+    request = "Write a brief on the personal saving rate and the duration of unemployment."
+    spec = checked(home, RequestSpec(request=request))
+    lists = standard_facts(spec, SourceTexts(home.root.resolve(), spec.sources))
+    measures = [facts[0].measure for facts in lists if facts]
+    assert measures[:2] == ["psavert", "uempmed"], measures
+    saving = {fact.kind: fact for fact in lists[0]}
+    assert "cagr" not in saving
+    change = saving["change"].sentence("en")
+    assert "percentage points" in change or saving["change"].unit != "%", change
+    assert "(+" not in change.split("change of", 1)[1].split("(assets", 1)[0], change
+    yearly: dict[int, list[float]] = defaultdict(list)
+    for row in rows("economics"):
+        yearly[int(row["date"][:4])].append(float(row["psavert"]))
+    whole = [year for year, cells in yearly.items() if len(cells) == 12]  # years held whole
+    first, last = min(whole), max(whole)
+    assert math.isclose(saving["change"].value,
+                        statistics.mean(yearly[last]) - statistics.mean(yearly[first]))

@@ -153,9 +153,10 @@ def test_cells_keep_their_precision_and_changes_their_sign(tmp_path: Path) -> No
     assert isinstance(peak, Fact) and peak.period == "1982Q4" and "10.7 " in peak.sentence("en")
     change = compute(ComputeQuery(kind="change", file="assets/x.csv", measure="unemployment_rate"),
                      root=tmp_path)
-    assert isinstance(change, Fact)
+    assert isinstance(change, Fact) and change.percent == pytest.approx(-0.3 / 8.8 * 100)
+    # a rate's change is said in its own terms: never as a percent change of a rate
     assert change.sentence("en") == (
-        "Unemployment rate went from 8.8 in 1982Q1 to 8.5 in 1983Q4, a change of -0.3 (-3.41 %) "
+        "Unemployment rate went from 8.8 in 1982Q1 to 8.5 in 1983Q4, a change of -0.3 "
         "(assets/x.csv 2 of rows 2–9).")
 
 

@@ -241,7 +241,9 @@ def without_left_out(spec: RequestSpec, text: str) -> str:
         name = path.rsplit("/", 1)[-1]
         cut += [path, name, name.rsplit(".", 1)[0]]
     for phrase in sorted((p for p in cut if len(p.strip()) > 2), key=len, reverse=True):
-        pattern = rf"(?<!\w){re.escape(phrase)}(?!\w)(?:{_WHY.pattern})?"
+        # a Korean phrase goes on into its word's ending ("제외" + "해 주세요"): no end boundary
+        end = r"[가-힣]*" if re.search(r"[가-힣]$", phrase) else r"(?!\w)"
+        pattern = rf"(?<!\w){re.escape(phrase)}{end}(?:{_WHY.pattern})?"
         text = re.sub(pattern, " ", text, flags=re.IGNORECASE)
     return text
 

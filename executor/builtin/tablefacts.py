@@ -15,6 +15,7 @@ from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from executor.builtin.charts import ChartSpec, SeriesLine, render_svg
+from executor.builtin.relevance import without_left_out
 from multiverse.documents import look, source_text, why_unread
 from multiverse.spec import ChartAsk, ComputeKind, Question, RequestSpec
 from multiverse.tabular import (
@@ -31,6 +32,7 @@ from multiverse.tabular import (
     lookup,
     profile,
 )
+from offline.resolve import column_hits
 
 Frequency = Literal["year", "quarter", "month", "day"]  # the grains a table is computed at
 # The standard facts of a measure, the most telling first (the brief takes them in turn).
@@ -169,8 +171,9 @@ def targets(spec: RequestSpec, texts: SourceTexts) -> list[Target]:
         elif question.lookup is not None and question.lookup.file in texts.sources:
             found.append(Target(question.lookup.file, question.lookup.column))
     if not found:
+        asked = without_left_out(spec, spec.request)  # an exclusion's words name nothing
         for table in [path for path in texts.sources if is_table(path)][:MAX_TARGETS]:
-            found += _main_measures(table, texts)
+            found += _main_measures(table, texts, asked)
     unique = {target.key: target for target in reversed(found)}
     return [target for target in found if unique.get(target.key) is target][:MAX_TARGETS]
 
@@ -183,17 +186,20 @@ def _profile(table: str, texts: SourceTexts) -> TableProfile | None:
         return None
 
 
-def _main_measures(table: str, texts: SourceTexts) -> list[Target]:
-    """A table's first measures (those whose kind is known first) and its first category."""
+def _main_measures(table: str, texts: SourceTexts, asked: str = "") -> list[Target]:
+    """A table's measures the request names ("inflation and unemployment": infl, unemp), then
+    its first measures (those whose kind is known first), and its first category."""
     found = _profile(table, texts)
     if found is None:
         return []
+    named = [hit.column for hit in column_hits(asked, found, ("measure",))] if asked else []
     assumed = {c.name for c in found.role("measure")
                if any(note.startswith(f"aggregation of {c.name} ") for note in found.notes)}
     wide = found.wide
     grouped = set(wide.columns) if wide is not None else set()
     measures = [c.name for c in found.role("measure") if c.name not in assumed | grouped]
     measures += [c.name for c in found.role("measure") if c.name in assumed - grouped]
+    measures = [*[m for m in named if m not in grouped], *[m for m in measures if m not in named]]
     categories = found.role("category") if found.shape == "long" or found.time is None else []
     category = categories[0].name if categories else None
     chosen = [Target(table, measure, {}, category) for measure in measures]
@@ -218,14 +224,18 @@ def _grain(found: TableProfile, asked: Frequency | None) -> Frequency | None:
 def _queries(target: Target, found: TableProfile) -> list[ComputeQuery]:
     """The standard facts' queries of one measure, the most telling first."""
     kinds: list[ComputeKind] = list(TIME_KINDS) if found.time is not None else []
+    column = found.column(target.measure)
+    rate = column is not None and (column.kind in ("rate", "share") or column.unit == "%")
+    if rate:  # a rate's growth rate says nothing a reader wants: its change is in points
+        kinds = [kind for kind in kinds if kind != "cagr"]
     filtered = set(target.filters)
     categories = [c.name for c in found.role("category") if c.name not in filtered]
     own = found.shape == "long" or found.time is None  # its rows are categories' values
     category = target.category or (categories[0] if categories and own else None)
     category = category if category not in filtered else None
     if category is not None:
-        kinds += ["largest", "fastest_growing"] if found.time is not None else ["largest",
-                                                                                "smallest"]
+        kinds += (["largest"] if rate else ["largest", "fastest_growing"]) if found.time \
+            is not None else ["largest", "smallest"]
     grain = _grain(found, target.frequency)
     return [
         ComputeQuery(kind=kind, file=target.file, measure=target.measure, filters=target.filters,

@@ -27,10 +27,10 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 import structlog
 from pydantic import BaseModel
@@ -49,10 +49,10 @@ from multiverse.config import ToolBinding
 from multiverse.errors import ConfigError
 from multiverse.gateway import (
     ChatMessage,
-    JsonResult,
     LlmAnswer,
     LlmCall,
     LooseJsonError,
+    ModelCalls,
     ToolCall,
     ToolSpec,
     loose_parse,
@@ -156,24 +156,6 @@ T = TypeVar("T", bound=BaseModel)
 MAX_SHOWN_ARGUMENTS = 300
 
 
-class Completer(Protocol):
-    """What the loop needs of the gateway."""
-
-    def complete(self, call: LlmCall) -> LlmAnswer:
-        """One answer to one call; raises LlmError when the call fails."""
-        ...
-
-
-class ModelGateway(Completer, Protocol):
-    """What the Executor needs of the gateway: text answers and validated JSON answers."""
-
-    def complete_json(
-        self, call: LlmCall, schema: type[T], check: Callable[[T], list[str]] | None = None
-    ) -> JsonResult[T]:
-        """A JSON answer validated against `schema`; raises LlmError when it cannot be had."""
-        ...
-
-
 @dataclass(frozen=True)
 class ToolStep:
     """One tool call of one turn and how it went."""
@@ -268,7 +250,7 @@ def run_call(registry: ToolRegistry, call: ToolCall) -> ToolResult:
 
 
 def run_tool_loop(
-    gateway: Completer,
+    gateway: ModelCalls,
     first: LlmCall,
     registry: ToolRegistry,
     max_turns: int,

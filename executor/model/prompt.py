@@ -11,14 +11,11 @@ Also here: the messages of a single-shot task.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
-from string import Template
 from typing import Any
 
 from executor.builtin import verified_facts
@@ -33,41 +30,24 @@ from executor.model.references import (
 from executor.tools import ToolContext, ToolRefused, resolve_readable
 from multiverse.agent_package import AgentPackage
 from multiverse.errors import MultiverseError
-from multiverse.gateway import ChatMessage
+from multiverse.gateway import ChatMessage, PromptTemplate, load_prompt
 from multiverse.models import CatalogEntry, InstructionStatus
 from multiverse.roles import TaskAssignment
 
 TASK_TEMPLATE = "task.md"
+PROMPTS_PACKAGE = "executor.prompts"
 READ_TOOLS = ("read_file", "read_many_files")
 WRITE_TOOL = "write_file"
 
 
-@dataclass(frozen=True)
-class PromptTemplate:
-    """A template's text and the version that enters the LLM cache key."""
-
-    name: str
-    text: str
-
-    @property
-    def version(self) -> str:
-        """A short hash of the text: editing the template invalidates cached answers."""
-        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()[:12]
-
-    def render(self, **values: str) -> str:
-        """The text with every `$name` filled; a missing value is our bug (KeyError)."""
-        return Template(self.text).substitute(values)
-
-
 def load_template(name: str = TASK_TEMPLATE) -> PromptTemplate:
-    """Read a template shipped in executor/prompts/."""
-    text = resources.files("executor.prompts").joinpath(name).read_text(encoding="utf-8")
-    return PromptTemplate(name=name, text=text)
+    """A template shipped in executor/prompts/."""
+    return load_prompt(PROMPTS_PACKAGE, name)
 
 
 def prompt_version(package: AgentPackage, template: PromptTemplate) -> str:
     """The call's prompt_version: the card's (AGENT.md) and the template's together."""
-    return f"{package.prompt_version}+{template.name}@{template.version}"
+    return f"{package.prompt_version}+{template.tag}"
 
 
 @dataclass(frozen=True)
@@ -286,7 +266,7 @@ def writing_messages(
     task: WritingTask, window: int, max_tokens: int, note: str = ""
 ) -> list[ChatMessage]:
     """The call's messages for an answer of `max_tokens`; raises NoRoom when nothing fits."""
-    system = load_template(WRITER).text
+    system = load_template(WRITER).body
     suffix = f"\n\n## Note\n\n{note}\n" if note else ""
     own = estimate_tokens(system + _user(task, "") + suffix)
     room = min(MAX_PASTED_TOKENS, room_for_references(window, max_tokens, own))

@@ -48,9 +48,7 @@ from executor.builtin import (
 )
 from executor.model.loop import (
     ApprovalBridge,
-    Completer,
     LoopOutcome,
-    ModelGateway,
     clipped,
     final_word,
     gate_approvals,
@@ -90,7 +88,14 @@ from executor.tools import (
 from multiverse.agent_package import AgentPackage, load_agent_package, role_package_dir
 from multiverse.config import RuntimeMapping, TierConfig
 from multiverse.errors import ConfigError
-from multiverse.gateway import ChatMessage, LlmCall, LlmError, model_context_window, model_supports
+from multiverse.gateway import (
+    ChatMessage,
+    LlmCall,
+    LlmError,
+    ModelCalls,
+    model_context_window,
+    model_supports,
+)
 from multiverse.home import Home
 from multiverse.models import asset_type
 from multiverse.roles import ProducedFile, ResultSignal, TaskAssignment, ToolAssignment
@@ -115,7 +120,7 @@ def simple_messages(request: str, home: Path, window: int, max_tokens: int) -> l
         source for source in gather_sources(home, named_paths(request))
         if source.note != "not found in the home"  # "e.g. notes.txt" names nothing real
     ]  # fmt: skip
-    system = load_template(WRITER).text
+    system = load_template(WRITER).body
     template = load_template(SIMPLE)
     own = estimate_tokens(system + template.render(request=request, references=""))
     room = min(MAX_PASTED_TOKENS, room_for_references(window, max_tokens, own))
@@ -128,7 +133,7 @@ def simple_messages(request: str, home: Path, window: int, max_tokens: int) -> l
 class SimpleWriter:
     """Answers one SIMPLE_TASK request with the model; never raises."""
 
-    gateway: Completer
+    gateway: ModelCalls
     tier: TierConfig
     window: int
     role: str
@@ -146,7 +151,7 @@ class SimpleWriter:
 
     def _text(self, request: str, home: Path, package: AgentPackage) -> str:
         max_tokens = writing_tokens(asked_words([request]), self.tier.max_tokens)
-        texts = "\0".join(load_template(name).text for name in (WRITER, SIMPLE))
+        texts = "\0".join(load_template(name).body for name in (WRITER, SIMPLE))
         call = LlmCall(
             role=self.role,
             agent_version=package.agent_version,
@@ -256,7 +261,7 @@ class ModelExecutor:
 
     def __init__(
         self,
-        gateway: ModelGateway,
+        gateway: ModelCalls,
         mapping: RuntimeMapping,
         tier_config: TierConfig,
         home: Path,

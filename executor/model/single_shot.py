@@ -22,7 +22,7 @@ import structlog
 from pydantic import BaseModel, ConfigDict, Field
 
 from executor.builtin import TaskError, in_outputs, relative
-from executor.model.loop import ModelGateway, clipped
+from executor.model.loop import clipped
 from executor.model.prompt import (
     WRITE_TOOL,
     WRITER,
@@ -43,6 +43,7 @@ from multiverse.gateway import (
     LlmCall,
     LlmError,
     LlmErrorCode,
+    ModelCalls,
     repetition,
 )
 from multiverse.roles import TaskAssignment
@@ -256,7 +257,7 @@ def with_chart_links(document: str, sources: Sequence[Source], output: str) -> s
 
 def single_shot_version(package: AgentPackage) -> str:
     """The calls' prompt_version: the card's and every single-shot template's."""
-    texts = "\0".join(template.text for template in templates())
+    texts = "\0".join(template.body for template in templates())
     return f"{package.prompt_version}+single_shot@{hashlib.sha256(texts.encode()).hexdigest()[:12]}"
 
 
@@ -264,7 +265,7 @@ def single_shot_version(package: AgentPackage) -> str:
 class SingleShot:
     """Writes one task's document with one answer of the model (two when the first is cut)."""
 
-    gateway: ModelGateway
+    gateway: ModelCalls
     tier: TierConfig
     window: int
     role: str
@@ -320,7 +321,7 @@ class SingleShot:
         """The deliverable: the analysis and the model's verdict on it, assembled by code."""
         assignment = task.assignment
         messages = verdict_messages(
-            load_template(WRITER).text,
+            load_template(WRITER).body,
             assignment.request,
             active_instructions(assignment),
             analysis,

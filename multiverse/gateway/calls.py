@@ -1,19 +1,24 @@
 """Plain data of a model call (SPEC §10.4): the call, the answer, the retry policy, the errors,
-the JSON schema a structured answer is decoded with, the JSON guard's pure half, and telling a
-generation that ran away from a long honest answer.
+the JSON schema a structured answer is decoded with, the JSON guard's pure half, telling a
+generation that ran away from a long honest answer, and the prompt templates every model-backed
+role fills (one kind, whatever the role).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+import string
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from enum import StrEnum
-from typing import Any, Generic, TypeVar
+from importlib import resources
+from pathlib import Path
+from typing import Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -424,3 +429,78 @@ def repair_messages(answer: str, errors: list[str]) -> list[ChatMessage]:
         "Answer again with the complete, corrected JSON only: no prose, no code fence."
     )
     return [{"role": "assistant", "content": answer}, {"role": "user", "content": request}]
+
+
+_PROMPT_HEADER = re.compile(r"\A<!--\s*prompt_version:\s*([^\s>]+)\s*-->[ \t]*\r?\n")
+
+
+class PromptError(RuntimeError):
+    """A prompt template that cannot be loaded or rendered: our own bug, never the model's."""
+
+
+@dataclass(frozen=True)
+class PromptTemplate:
+    """A role's message template: its name, the version it declares, and its text."""
+
+    name: str
+    version: str
+    body: str
+
+    @property
+    def tag(self) -> str:
+        """`<name>-<version>.<hash>`, the part of a call's prompt_version (and so of its cache
+        key) the template adds: an edit of the text asks again even if its version was not
+        raised."""
+        digest = hashlib.sha256(self.body.encode("utf-8")).hexdigest()[:8]
+        return f"{self.name}-{self.version}.{digest}"
+
+    def render(self, values: Mapping[str, str] | None = None, /, **named: str) -> str:
+        """The text with every `$name` filled; a missing value raises PromptError."""
+        try:
+            return string.Template(self.body).substitute({**(values or {}), **named})
+        except KeyError as error:
+            raise PromptError(
+                f"prompt template {self.name!r} needs a value for ${error.args[0]}"
+            ) from None
+        except ValueError as error:
+            raise PromptError(f"prompt template {self.name!r} is malformed: {error}") from None
+
+
+def parse_prompt(name: str, text: str) -> PromptTemplate:
+    """A template from its file text; the first line must declare its prompt_version."""
+    match = _PROMPT_HEADER.match(text)
+    if match is None:
+        raise PromptError(
+            f"prompt template {name!r} must start with a line <!-- prompt_version: X -->"
+        )
+    return PromptTemplate(name=name, version=match.group(1), body=text[match.end() :])
+
+
+def load_prompt(package: str, name: str, folder: Path | None = None) -> PromptTemplate:
+    """The template `<name>.md` shipped in `package` (e.g. `planner.prompts`), or read from
+    `folder` instead when given."""
+    file_name = name if name.endswith(".md") else f"{name}.md"
+    try:
+        if folder is None:
+            text = resources.files(package).joinpath(file_name).read_text("utf-8")
+        else:
+            text = (folder / file_name).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise PromptError(f"prompt template {file_name} cannot be read: {error}") from None
+    return parse_prompt(file_name.removesuffix(".md"), text)
+
+
+class ModelCalls(Protocol):
+    """What a model-backed role needs of the gateway (`Gateway` is it; a test's scripted
+    gateway another): text answers and validated JSON answers, each recorded and cached."""
+
+    def complete(self, call: LlmCall) -> LlmAnswer:
+        """One answer to one call; raises LlmError when the call fails."""
+        ...
+
+    def complete_json(
+        self, call: LlmCall, schema: type[T], check: Callable[[T], list[str]] | None = None
+    ) -> JsonResult[T]:
+        """A JSON answer validated against `schema` (and `check`), repaired when it is not;
+        raises LlmError when it cannot be had."""
+        ...

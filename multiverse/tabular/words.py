@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from multiverse.tabular.cells import format_number
@@ -260,7 +261,7 @@ def fact_words(fact: Fact, lang: str = "en") -> str:
                 f"{s} averaged {value} over {p}",
         "change": f"{s} went from {start} in {fact.start} to {end} in {fact.end}, a change of "
                   f"{_signed(fact)}" + (f" ({'+' if up else '-'}{percent} %)"
-                                        if fact.percent is not None else ""),
+                                        if _relative(fact) else ""),
         "growth": f"{s} {'grew' if up else 'fell'} by {percent} % from {fact.start} to "
                   f"{fact.end}, from {start} to {end}",
         "cagr": f"{s} {'grew' if up else 'fell'} at a compound annual rate of {percent} % from "
@@ -274,9 +275,24 @@ def fact_words(fact: Fact, lang: str = "en") -> str:
     return f"{upper_first(text)} ({cite})."
 
 
-def _signed(fact: Fact) -> str:
-    """A change with its sign and unit: `+1,234 thousand MWh`."""
+def _relative(fact: Fact) -> bool:
+    """Whether a change is said with its percent change too: not for a rate or a share (a
+    percent change of a rate misleads; its change is said in its own unit or in points)."""
+    rate = re.search(r"\b(?:rate|ratio|share|percent(?:age)?|yield)\b", fact.label, re.I)
+    return fact.percent is not None and not _points(fact) and rate is None
+
+
+def _points(fact: Fact) -> bool:
+    """Whether a change is in percentage points (a rate or share written in %)."""
+    return fact.kind == "change" and (fact.unit or "").strip() in ("%", "percent")
+
+
+def _signed(fact: Fact, lang: str = "en") -> str:
+    """A change with its sign and unit: `+1,234 thousand MWh`; a rate's in percentage points
+    (`+0.35 percentage points`, never a percent change of a percent)."""
     number = format_number(fact.value, fact.decimals, signed=True)
+    if _points(fact):
+        return f"{number}%p" if lang == "ko" else f"{number} percentage points"
     return f"{number} {fact.unit}" if fact.unit else number
 
 
@@ -292,7 +308,7 @@ def _fact_ko(fact: Fact, value: str, start: str, end: str, percent: str, cite: s
     bounded = fact.start is not None or fact.end is not None
     p0, p1 = _period_ko(fact.start), _period_ko(fact.end)
     up = fact.percent is not None and fact.percent >= 0
-    change = _signed(fact)
+    change = _signed(fact, "ko")
     years = format_number(fact.years, _places(fact.years))
     was = f"{josa(value, '이었', '였')}습니다"
     text = {
@@ -307,7 +323,7 @@ def _fact_ko(fact: Fact, value: str, start: str, end: str, percent: str, cite: s
                 f"{p0}부터 {p1}까지 {s}의 평균은 {was}",
         "change": f"{josa(s, '은', '는')} {p0} {start}에서 {p1} {josa(end, '으로', '로')} "
                   f"{change}" + (f"({'+' if up else '-'}{percent} %)"
-                                       if fact.percent is not None else "") + " 변했습니다",
+                                       if _relative(fact) else "") + " 변했습니다",
         "growth": f"{josa(s, '은', '는')} {p0}부터 {p1}까지 {start}에서 {josa(end, '으로', '로')} "
                   f"{percent} % {'증가' if up else '감소'}했습니다",
         "cagr": f"{josa(s, '은', '는')} {p0}부터 {p1}까지 {years}년 동안 연평균 {percent} % "

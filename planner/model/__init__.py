@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from planner.model.asking import PromptError, PromptTemplate, load_prompt
+from planner.model.asking import PROMPTS_PACKAGE
 from planner.model.planner import ModelPlanner
 
 __all__ = [
+    "PROMPTS_PACKAGE",
     "ModelPlanner",
-    "PromptError",
-    "PromptTemplate",
-    "load_prompt",
 ]

@@ -6,18 +6,13 @@ that tier is served by another model (the same model and server would only repea
 otherwise (or when that fails too) it is a PlanFailed carrying the errors and the last raw
 answer. Any other failed call (budget, provider, timeout, a runaway answer) is a PlanFailed at
 once. Each call asks for about the tokens its answer needs, never more than the tier allows.
-
-Also here: prompt templates of the model-backed Planner.
 """
 
 from __future__ import annotations
 
 import hashlib
-import re
-import string
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Generic, TypeVar
 
@@ -26,63 +21,17 @@ from pydantic import BaseModel
 
 from multiverse.agent_package import NEXT_TIER, AgentCard, AgentPackage
 from multiverse.config import Tier, TierConfig
-from multiverse.gateway import Gateway, JsonGuardFailed, JsonResult, LlmCall, LlmError
+from multiverse.gateway import (
+    JsonGuardFailed,
+    JsonResult,
+    LlmCall,
+    LlmError,
+    ModelCalls,
+    load_prompt,
+)
 from multiverse.roles import PlanFailed
 
 PROMPTS_PACKAGE = "planner.prompts"
-_HEADER = re.compile(r"\A<!--\s*prompt_version:\s*([^\s>]+)\s*-->[ \t]*\r?\n")
-
-
-class PromptError(RuntimeError):
-    """A prompt template that cannot be loaded or rendered: our own bug, never the model's."""
-
-
-@dataclass(frozen=True)
-class PromptTemplate:
-    """One target's user-message template and its version."""
-
-    name: str
-    version: str
-    body: str
-
-    @property
-    def tag(self) -> str:
-        """`<name>-<version>`, the part of the call's prompt_version this template adds."""
-        return f"{self.name}-{self.version}"
-
-    def render(self, values: Mapping[str, str]) -> str:
-        """The template with every placeholder filled; a missing value raises PromptError."""
-        try:
-            return string.Template(self.body).substitute(values)
-        except KeyError as error:
-            raise PromptError(
-                f"prompt template {self.name!r} needs a value for ${error.args[0]}"
-            ) from None
-        except ValueError as error:
-            raise PromptError(f"prompt template {self.name!r} is malformed: {error}") from None
-
-
-def parse_prompt(name: str, text: str) -> PromptTemplate:
-    """A template from its file text; the first line must declare its prompt_version."""
-    match = _HEADER.match(text)
-    if match is None:
-        raise PromptError(
-            f"prompt template {name!r} must start with a line <!-- prompt_version: X -->"
-        )
-    return PromptTemplate(name=name, version=match.group(1), body=text[match.end() :])
-
-
-def load_prompt(name: str, folder: Path | None = None) -> PromptTemplate:
-    """The template `<name>.md` from `folder`, or from the shipped package data by default."""
-    file_name = f"{name}.md"
-    try:
-        if folder is None:
-            text = resources.files(PROMPTS_PACKAGE).joinpath(file_name).read_text("utf-8")
-        else:
-            text = (folder / file_name).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise PromptError(f"prompt template {file_name} cannot be read: {error}") from None
-    return parse_prompt(name, text)
 
 
 log = structlog.get_logger(__name__)
@@ -147,7 +96,7 @@ class Asker:
 
     def __init__(
         self,
-        gateway: Gateway,
+        gateway: ModelCalls,
         tier_configs: Mapping[Tier, TierConfig],
         prompts_dir: Path | None = None,
     ) -> None:
@@ -170,7 +119,7 @@ class Asker:
 
     def messages(self, package: AgentPackage, job: PlanJob[A]) -> tuple[str, list[dict[str, str]]]:
         """The call's prompt_version and its messages: AGENT.md, then the rendered template."""
-        template = load_prompt(job.template, self.prompts_dir)
+        template = load_prompt(PROMPTS_PACKAGE, job.template, self.prompts_dir)
         user = template.render(job.values)
         version = f"{package.prompt_version}+{template.tag}"
         return version, [

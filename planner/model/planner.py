@@ -26,7 +26,7 @@ from pydantic import BaseModel
 
 from multiverse.agent_package import AgentPackage, load_agent_package, role_package_dir
 from multiverse.config import RuntimeMapping, Tier, TierConfig
-from multiverse.gateway import Gateway, LlmError
+from multiverse.gateway import LlmError, ModelCalls
 from multiverse.home import Home
 from multiverse.models import Timing
 from multiverse.roles import (
@@ -174,7 +174,7 @@ class ModelPlanner:
 
     def __init__(
         self,
-        gateway: Gateway,
+        gateway: ModelCalls,
         mapping: RuntimeMapping,
         tier_configs: Mapping[Tier, TierConfig],
         home: Path,
