@@ -43,11 +43,12 @@ _TIME_WORDS: tuple[tuple[Frequency, re.Pattern[str]], ...] = (
     (
         "year",
         re.compile(
-            r"\b(?:year|years|yearly|annual|annually|each year|per year|by decade)\b|"
+            r"\b(?:year|years|yearly|annual|annually|each year|per year)\b|"
             r"연도|연간|매년|해마다|년별",
             re.I,
         ),
     ),
+    ("decade", re.compile(r"\b(?:by|per|each|every) decade\b|\bdecades?\b|10년 단위|연대별", re.I)),
     ("quarter", re.compile(r"\bquarter(?:ly|s)?\b|분기", re.I)),
     ("month", re.compile(r"\bmonth(?:ly|s)?\b|month by month|월별|매월|월간", re.I)),
     ("week", re.compile(r"\bweek(?:ly|s)?\b|week by week|주간|매주", re.I)),

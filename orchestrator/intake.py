@@ -35,7 +35,7 @@ from multiverse.atomic import atomic_write_text
 from multiverse.gateway import carry_pending
 from multiverse.models import ProcessRun
 from multiverse.roles import Declined, Message, MessageKind, Mode
-from multiverse.runs import run_created
+from multiverse.runs import archived_run, run_created
 from orchestrator.crew import Collaborators
 from orchestrator.inbox import (
     InboxEntry,
@@ -235,14 +235,20 @@ def _simple_task(crew: Collaborators, path: Path, request: InboxRequest) -> Decl
 
 
 def allocate_run_id(crew: Collaborators, now: datetime | None = None) -> str:
-    """A new `run-YYYYMMDD-HHMMSS-NNN`, reserved by creating its folder."""
+    """A new `run-YYYYMMDD-HHMMSS-NNN`, reserved by creating its folder; never the id of an
+    archived run (archived in the second it was made, its id is free in runs/ but not new)."""
     stamp = (now or datetime.now(UTC)).strftime("%Y%m%d-%H%M%S")
     crew.home.runs.mkdir(parents=True, exist_ok=True)
     for counter in range(1, 1000):
         run_id = f"run-{stamp}-{counter:03d}"
+        if (crew.home.archive_runs / run_id).exists():
+            continue
         try:
             (crew.home.runs / run_id).mkdir()
         except FileExistsError:
+            continue
+        if archived_run(crew.store, crew.home, run_id) is not None:
+            (crew.home.runs / run_id).rmdir()  # the archived run's row holds the id
             continue
         return run_id
     raise RuntimeError(f"more than 999 runs created in the second {stamp}")

@@ -39,7 +39,7 @@ from orchestrator.learning import (
 from orchestrator.past_runs import rank_past_runs
 from orchestrator.wakeups import wake_key
 
-from journey import cli, copy_assets, once, runs, serving, wait_for
+from journey import cli, copy_assets, once, running_daemon, runs, wait_for
 from stepping import builtin_collaborators
 
 FINAL = (Status.COMPLETED, Status.FAILED, Status.CANCELLED)
@@ -198,7 +198,9 @@ def test_archive_then_a_similar_request_ranks_the_archived_run(home: Home) -> No
 
 
 def test_a_serving_daemon_never_puts_archived_rows_back(home: Home) -> None:
-    with serving(home):
+    """The daemon and the `archive` command are two processes writing the same tables (as in
+    use): the daemon's own process, never a thread of the command's."""
+    with running_daemon(home, quiet=True):
         assert cli(home, "submit", "--no-wait", "Write a memo on heat pumps").returncode == 0
         wait_for(lambda: len(runs(home)) == 1, "the run")
         run_id = runs(home)[0]["run_id"]
@@ -287,3 +289,19 @@ def test_a_new_instruction_supersedes_an_archived_one_in_its_shard(home: Home) -
     supersede_archived(crew, {"I0001": "I0002"})  # again, as after a crash: nothing changes
     (row,) = archived_rows(TableStore(), home, USER_INSTRUCTIONS)
     assert (row.status, row.superseded_by_id) == (InstructionStatus.SUPERSEDED, "I0002")
+
+
+def test_a_new_run_never_takes_an_archived_runs_id(home: Home) -> None:
+    """A run archived in the second it was made leaves its id free in runs/; the next run made
+    in that second (or after the clock stepped back over it) takes the next number."""
+    from datetime import UTC, datetime
+
+    from orchestrator.intake import allocate_run_id
+
+    crew = builtin_collaborators(home)
+    now = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
+    first = allocate_run_id(crew, now)
+    assert first == "run-20260301-120000-001"
+    home.archive_runs.mkdir(parents=True, exist_ok=True)
+    (home.runs / first).rename(home.archive_runs / first)  # archived, folder and all
+    assert allocate_run_id(crew, now) == "run-20260301-120000-002"

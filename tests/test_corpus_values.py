@@ -204,8 +204,10 @@ def _combine(cells: list[tuple[tuple[int, ...], str, Decimal]], how: str) -> Dec
 
 
 def _coarse(table: Table, key: tuple[int, ...], grain: str) -> tuple[int, ...]:
-    """A period key at the chart's grain: a month's year, a date's quarter."""
+    """A period key at the chart's grain: a year's decade, a month's year, a date's quarter."""
     form = table.time["form"]
+    if grain == "decade":
+        return (key[0] // 10,)
     if grain == "year":
         return key[:1]
     if grain == "quarter":

@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -219,3 +220,20 @@ def test_the_first_and_last_full_years_leave_out_years_held_in_part(
     change = values[whole[-1]] - values[whole[0]]
     shown = f"{abs(change):,.2f}" if change % 1 else f"{int(abs(change)):,}"
     assert shown in question.answer, (question.answer, change)
+
+
+@SETTINGS
+@given(tables())
+def test_a_chart_by_decade_averages_each_decade(
+    table: tuple[pd.DataFrame, str, str, str, str],
+) -> None:
+    """"Chart the average <measure> by decade": one point a decade (`1950s`), the mean of its
+    cells, as pandas computes it."""
+    frame, measure, measure_en, _measure_ko, _category_en = table
+    with home_with(frame, f"{measure}_data.csv", other=False) as home:
+        drawn = _drawn(home, _spec(home, f"Chart the average {measure_en} by decade."))
+    years = frame["year"] if "year" in frame else frame["date"].str[:4].astype(int)
+    expected = frame.groupby(years // 10)[measure].mean()
+    assert drawn.query.frequency == "decade"
+    assert drawn.labels == [f"{decade * 10}s" for decade in expected.index]
+    assert drawn.series[0].values == pytest.approx([float(v) for v in expected.to_numpy()])

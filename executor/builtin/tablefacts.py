@@ -40,7 +40,8 @@ TIME_KINDS: tuple[ComputeKind, ...] = ("change", "cagr", "max", "min", "mean", "
 MAX_TARGETS = 4  # measures whose facts a brief computes
 MAIN_MEASURES = 2  # of a table the spec names no measure of
 YEARLY_AFTER = 3  # years: finer data spanning more are combined per year for the facts
-_GRAIN_KO = {"year": "연도", "quarter": "분기", "month": "월", "week": "주", "day": "날짜"}
+_GRAIN_KO = {"decade": "10년 단위",
+             "year": "연도", "quarter": "분기", "month": "월", "week": "주", "day": "날짜"}
 _COMBINED = ("Mean ", "Total ", "Number of ")
 _RANKED = ("largest", "smallest", "fastest_growing")
 

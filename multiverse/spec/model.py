@@ -37,7 +37,7 @@ class FileSet(Plain):
 Aggregation = Literal["mean", "sum", "last", "count"]
 ChartKind = Literal["line", "bar"]
 Mode = Literal["run", "simple"]
-Frequency = Literal["year", "quarter", "month", "week", "day"]
+Frequency = Literal["decade", "year", "quarter", "month", "week", "day"]
 
 
 class ChartAsk(Plain):

@@ -126,10 +126,10 @@ def numbers_in(text: str) -> list[str]:
 
 
 # Coarse to fine. A week is reported as a frequency but keyed and labelled by its day.
-GRAINS = ("year", "quarter", "month", "week", "day", "hour", "second")
+GRAINS = ("decade", "year", "quarter", "month", "week", "day", "hour", "second")
 RANK = {grain: index for index, grain in enumerate(GRAINS)}
-PER_YEAR = {"year": 1.0, "quarter": 4.0, "month": 12.0, "week": 365.25, "day": 365.25,
-            "hour": 8766.0, "second": 31_557_600.0}
+PER_YEAR = {"decade": 0.1, "year": 1.0, "quarter": 4.0, "month": 12.0, "week": 365.25,
+            "day": 365.25, "hour": 8766.0, "second": 31_557_600.0}
 EPOCH = dt.date(1970, 1, 1)
 YEARS = (1000, 2200)  # the years a time label may name
 
@@ -253,6 +253,8 @@ def day_number(year: int, month: int, day: int) -> int:
 
 def key_of(moment: Moment, grain: str) -> int:
     """The key of the period at `grain` holding the moment."""
+    if grain == "decade":
+        return moment.year // 10
     if grain == "year":
         return moment.year
     if grain == "quarter":
@@ -268,7 +270,9 @@ def key_of(moment: Moment, grain: str) -> int:
 
 
 def label_of(grain: str, key: int) -> str:
-    """A period's label: `1959`, `1959Q1`, `2001-03`, `2020-01-05`, `2020-01-05 13:00`."""
+    """A period's label: `1950s`, `1959`, `1959Q1`, `2001-03`, `2020-01-05`, `2020-01-05 13:00`."""
+    if grain == "decade":
+        return f"{key * 10}s"
     if grain == "year":
         return str(key)
     if grain == "quarter":
@@ -289,6 +293,8 @@ def coarsen(key: int, grain: str, to: str) -> int:
     """A period's key at a coarser grain: the year of `2017Q3` is 2017."""
     if grain == to:
         return key
+    if grain == "decade":
+        return key_of(Moment("year", "", key * 10, 1), to)
     if grain in ("year", "quarter", "month"):
         year, month = ((key, 1) if grain == "year" else (key // 4, 3 * (key % 4) + 1)
                        if grain == "quarter" else (key // 12, key % 12 + 1))

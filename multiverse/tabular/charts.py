@@ -26,10 +26,12 @@ from multiverse.tabular.models import ChartAggregation, ChartData, ChartQuery, C
 from multiverse.tabular.profiling import Analysis
 from multiverse.tabular.words import axis_labels, title
 
-_GRAIN_WORDS = {"year": "year", "yearly": "year", "annual": "year", "quarter": "quarter",
+_GRAIN_WORDS = {"decade": "decade", "decades": "decade",
+                "year": "year", "yearly": "year", "annual": "year", "quarter": "quarter",
                 "quarterly": "quarter", "month": "month", "monthly": "month", "day": "day",
                 "daily": "day", "date": None, "time": None, "period": None}
-_FREQUENCY_ADJECTIVE = {"year": "yearly", "quarter": "quarterly", "month": "monthly",
+_FREQUENCY_ADJECTIVE = {"decade": "per decade",
+                        "year": "yearly", "quarter": "quarterly", "month": "monthly",
                         "day": "daily", "hour": "hourly", "second": "timed"}
 _COMBINED = {"mean": "{} values averaged per {}", "sum": "{} values added up per {}",
              "last": "the last {} value of each {} taken", "count": "{} values counted per {}"}
@@ -83,7 +85,7 @@ def plan_chart(analysis: Analysis, query: ChartQuery) -> Plan:
     if not wide_time:
         parts.append("_source")
     order = query.order or ("time" if time else "value_desc")
-    frequency = grain if time and grain in ("year", "quarter", "month", "day") else None
+    frequency = grain if time and grain in ("decade", "year", "quarter", "month", "day") else None
     resolved = query.model_copy(update={
         "measures": measures, "frequency": frequency, "aggregation": hows[measures[0]],
         "order": order, "series_by": series_by if series_by != "_source" else query.series_by,

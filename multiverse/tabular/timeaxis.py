@@ -56,7 +56,9 @@ class RowTimes:
         import numpy as np
 
         grain = grain or self.grain
-        if grain == "year":
+        if grain == "decade":
+            keys = self.year // 10
+        elif grain == "year":
             keys = self.year.copy()
         elif grain == "quarter":
             keys = self.year * 4 + (self.month - 1) // 3

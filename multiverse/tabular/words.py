@@ -11,7 +11,8 @@ from multiverse.tabular.profiling import Analysis
 if TYPE_CHECKING:
     from multiverse.tabular.charts import Plan
 
-_GRAIN_NOUN = {"year": "year", "quarter": "quarter", "month": "month", "day": "date",
+_GRAIN_NOUN = {"decade": "decade",
+               "year": "year", "quarter": "quarter", "month": "month", "day": "date",
                "hour": "hour", "second": "time"}
 
 
@@ -161,7 +162,7 @@ def citation_text(citation: Citation, lang: str = "en") -> str:
 if TYPE_CHECKING:
     from multiverse.tabular.models import Fact, LookupAnswer
 
-_GRAIN_KO = {"year": "연도", "quarter": "분기", "month": "월", "day": "일"}
+_GRAIN_KO = {"decade": "10년 단위", "year": "연도", "quarter": "분기", "month": "월", "day": "일"}
 _DIGIT_CODA = set("013678")  # 영 일 삼 육 칠 팔 end in a consonant; 이 사 오 구 do not
 
 
