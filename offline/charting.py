@@ -26,7 +26,7 @@ from multiverse.spec import (
     ScannedFile,
 )
 from multiverse.tabular import TableProfile
-from offline.lexicon import periods_in, phrase_terms, span_in
+from offline.lexicon import expand, periods_in, phrase_terms, span_in
 from offline.resolve import column_hits, table_and_measures, values_named
 
 CHART_WORDS = re.compile(
@@ -418,15 +418,17 @@ def _kind(sentence: str) -> ChartKind | None:
 
 
 def drop_charts(charts: Iterable[Chart], text: str) -> list[Chart]:
-    """The charts a text keeps when it says to drop some: those its words name ("drop the chart
-    by party size"); all of them when it names none ("no charts"); none dropped when it names
-    something no chart draws (the caller says the change was not applied)."""
+    """The charts a text keeps when it says to drop some: those its words name, every word of
+    them ("drop the chart by party size"); all of them when it names none ("no charts"); none
+    dropped when it names something no chart draws (the caller says it was not applied)."""
     charts = list(charts)
     clause = re.split(r"\bkeep\b|유지", text, maxsplit=1, flags=re.IGNORECASE)[0]
     said = set(phrase_terms(clause)) - _GENERIC
     if not said:
         return []
-    named = [chart for chart in charts if said & _chart_terms(chart)]
+    # a chart is named when every word said of it is one of its words ("the revenue chart");
+    # "the chart of sessions by quarter" names no chart of revenue by country
+    named = [chart for chart in charts if said <= expand(_chart_terms(chart))]
     return [chart for chart in charts if chart not in named]
 
 
@@ -449,6 +451,12 @@ _GENERIC = frozenset(
         "add",
         "remov",
         "delet",
+        "the",
+        "chart",
+        "graph",
+        "plot",
+        "차트",
+        "그래프",
     }
 )
 

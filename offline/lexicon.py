@@ -77,7 +77,7 @@ KOREAN: dict[str, tuple[str, ...]] = {
     "업종": ("industry", "sector"), "숙박": ("accommodation", "hotel"), "객실": ("room",),
     "점유율": ("occupancy", "share"), "기념품": ("souvenir",), "가게": ("shop", "store"),
     "후보자": ("candidate",), "유형": ("type", "kind"), "종류": ("type", "kind"),
-    "정당": ("party",),
+    "정당": ("party",), "세션": ("sessions", "session"),
     # people and society
     "인구": ("population", "pop"), "출생아": ("births", "birth"), "출생": ("births", "birth"),
     "사망자": ("deaths", "death"), "사망": ("deaths", "death"), "혼인": ("marriage",),

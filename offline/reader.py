@@ -353,21 +353,33 @@ def _guidelines(draft: Draft, scan: HomeScan) -> None:
 
 
 def _modify(draft: Draft, text: str, scan: HomeScan, origin: str) -> None:
-    """Apply one MODIFY; it is recorded as applied (with what it did) or as not applied."""
-    before = len(draft.charts)
-    dropped = drop_charts(draft.charts, text) if _drops_a_chart(text) else draft.charts
+    """Apply one MODIFY; it is recorded as applied (with what it did, and any part of it that
+    could not be) or as not applied. A part that cannot be applied never loses the others."""
     done: list[str] = []
-    if len(dropped) < before:
-        done.append(f"charts removed: {before - len(dropped)}")
-        draft.charts = dropped
-    if _drops_a_chart(text) and len(dropped) == before:
-        draft.changes.append(
-            Change(text=text, applied=False, detail="no chart asked matches what to drop")
-        )
-        return
-    done += _read(draft, text, scan, origin)
+    failed: list[str] = []
+    found = _DROP_CHART.search(text)
+    clause = ""
+    if found is not None:  # the clause of the drop: from its verb to the clause's end
+        end = re.search(r"[.,;!?]|\s(?:and|but)\s|그리고|(?<=[고며])\s", text[found.end():])
+        start = found.start()
+        if re.match(r"차트|그래프", found.group(0)):  # Korean names the chart before it
+            starts = [m.end() for m in re.finditer(r"[.,;!?]\s*|그리고\s*", text[:start])]
+            start = starts[-1] if starts else 0
+        clause = text[start: found.end() + (end.start() if end else len(text))]
+        before = len(draft.charts)
+        kept = drop_charts(draft.charts, clause)  # the words of the drop, not the rest
+        if len(kept) < before:
+            done.append(f"charts removed: {before - len(kept)}")
+            draft.charts = kept
+        else:
+            failed.append("no chart asked matches what to drop")
+    rest = text.replace(clause, " ") if clause else text
+    done += _read(draft, rest, scan, origin)
     if done:
-        draft.changes.append(Change(text=text, applied=True, detail="; ".join(done)))
+        detail = "; ".join(done + [f"not applied: {why}" for why in failed])
+        draft.changes.append(Change(text=text, applied=True, detail=detail))
+    elif failed:
+        draft.changes.append(Change(text=text, applied=False, detail="; ".join(failed)))
     else:
         draft.changes.append(
             Change(text=text, applied=False, detail="the offline rules found nothing to change")

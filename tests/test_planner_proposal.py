@@ -244,10 +244,9 @@ def test_several_charts_supersede_a_past_chart_once(tmp_path: Path) -> None:
     assert validate_proposal(proposal, ctx) == []
 
 
-@pytest.mark.xfail(strict=True, reason="offline reader: a MODIFY that drops a chart no chart "
-                   "matches is not applied at all (its other parts are lost)")
 def test_modify_revises_the_proposal(tmp_path: Path) -> None:
-    """MODIFY keeps the text verbatim and replaces the deliverable, language, charts it names."""
+    """MODIFY keeps the text verbatim and replaces the deliverable, language, charts it names:
+    each part applied, the chart dropped by its own clause."""
     home = brief_home(tmp_path)
     text = "Make it a presentation in Korean, without the chart"
     proposal = BuiltinPlanner().propose(context(home, JOURNEY, modification=text))
@@ -265,6 +264,19 @@ def test_a_modify_that_cannot_be_applied_is_said_as_not_applied(tmp_path: Path) 
     assert f'MODIFY 1 "{text}": not applied: ' in proposal.understanding
     assert by_type(proposal)["USER_MODIFICATION"] == f"(1) {text}"
     assert "CHART" in by_type(proposal)
+
+
+def test_a_modify_part_that_cannot_be_applied_loses_no_other_part(tmp_path: Path) -> None:
+    """A MODIFY whose chart to drop matches none still applies its other parts, and says which
+    part it did not apply (English and Korean)."""
+    home = brief_home(tmp_path)
+    for text, length in (("Drop the chart of sessions by quarter and make it one page.", "1 page"),
+                         ("분기별 세션 차트는 빼고 한 페이지로 해 주세요", "1 page")):
+        proposal = BuiltinPlanner().propose(context(home, JOURNEY, modification=text))
+        kinds = by_type(proposal)
+        assert kinds["LENGTH"].startswith(length), kinds["LENGTH"]
+        assert "CHART" in kinds  # the revenue chart stays
+        assert "not applied: no chart asked matches what to drop" in proposal.understanding
 
 
 def test_korean_modify_adds_a_chart_and_a_length(tmp_path: Path) -> None:
