@@ -278,17 +278,22 @@ def _exclusions(draft: Draft, text: str, scan: HomeScan, origin: str, done: list
         *_NOT_NEEDED.finditer(text),
         *_EXCLUDE_KO.finditer(text),
     ]:
-        what = _CLAUSE_END.split(match.group("what"), maxsplit=1)[0].strip(" '\"`")
+        head = _CLAUSE_END.split(match.group("what"), maxsplit=1)[0]
+        what = head.strip(" '\"`")
         if not what or re.search(r"\b(?:charts?|graphs?|plots?)\b|차트|그래프", what, re.I):
             continue  # "drop the chart by party size" is about a chart, read with the charts
         if re.fullmatch(r"(?:it|this|that|them|그것|이것)", what, re.IGNORECASE):
             continue
+        # the exclusion's own clause: "... report and make it one page" keeps its length
+        clause = match.group(0)
+        if len(head) < len(match.group("what")):
+            clause = text[match.start(): match.start("what") + len(head)]
         named = files_named(what, scan)
-        reading = Reading(phrase=match.group(0).strip(), origin=origin)
+        reading = Reading(phrase=clause.strip(), origin=origin)
         if named is None:
             draft.not_understood.append(
                 Reading(
-                    phrase=f"{match.group(0).strip()}: no file of assets/ matches "
+                    phrase=f"{clause.strip()}: no file of assets/ matches "
                     f"“{what}”; name the file to leave out",
                     origin=origin,
                 )
@@ -298,7 +303,7 @@ def _exclusions(draft: Draft, text: str, scan: HomeScan, origin: str, done: list
             if new:
                 draft.left_out.append(FileSet(files=new, reading=reading))
                 done.append("left out: " + ", ".join(new))
-        rest = rest.replace(match.group(0), " ")
+        rest = rest.replace(clause, " ")
     return rest
 
 

@@ -158,14 +158,13 @@ def test_modify_is_cumulative(tmp_path: Path) -> None:
     assert f'MODIFY 2 "{texts[1]}": 적용함' in text
 
 
-@pytest.mark.xfail(strict=True, reason="offline reader: an exclusion's clause swallows the rest "
-                   "of the sentence ('... report and make it one page' loses the length)")
 def test_a_modify_that_leaves_out_and_shortens_does_both(tmp_path: Path) -> None:
     """'Leave out X and make it one page' leaves X out and sets one page."""
     home = brief_home(tmp_path)
     text = "Leave out the Korean battery report and make it one page."
     proposal = BuiltinPlanner().propose(context(home, JOURNEY, modification=text))
     assert by_type(proposal)["LENGTH"].startswith("1 page")
+    assert "`assets/korea_battery_recycling.md`" in by_type(proposal)["LEAVE_OUT"]
 
 
 def test_a_leave_out_no_source_matches_is_not_guessed(tmp_path: Path) -> None:
