@@ -369,102 +369,20 @@ def write(text: str, revision: str) -> None:
         "no file left out may be named in it but in the line that lists them.\n\n"
         f"{text}\n{END}"
     )
+    write_block(BEGIN, END, block)
+
+
+def write_block(begin: str, end: str, block: str) -> None:
+    """Replace the part of EVALS.md between two markers with `block` (which holds them), or
+    add it at the end the first time."""
     current = EVALS_MD.read_text(encoding="utf-8") if EVALS_MD.exists() else "# Evaluations\n"
-    if BEGIN in current and END in current:
-        head, _, rest = current.partition(BEGIN)
-        _, _, tail = rest.partition(END)
+    if begin in current and end in current:
+        head, _, rest = current.partition(begin)
+        _, _, tail = rest.partition(end)
         updated = head + block + tail
     else:
         updated = current.rstrip("\n") + "\n\n" + block + "\n"
     EVALS_MD.write_text(updated, encoding="utf-8")
-
-
-@dataclass
-class ModelVerdict:
-    """One case read by the model: its verdict, whether the model's answer was used (or the
-    rules' spec after a failed call), and how long the call took."""
-
-    verdict: Verdict
-    used: bool
-    seconds: float
-    errors: list[str] = field(default_factory=list)
-    changed: list[str] = field(default_factory=list)  # what the model read unlike the rules
-
-
-def evaluate_model(documents: Path, ids: list[str], tier: dict[str, Any]) -> list[ModelVerdict]:
-    """The chosen cases read by the model Planner's spec call (the production seam, through
-    litellm) on one tier, each judged as the offline reading is."""
-    import time
-
-    from structlog.testing import capture_logs
-
-    from multiverse.agent_package import load_agent_package, role_package_dir
-    from multiverse.config import RuntimeMapping, TierConfig
-    from multiverse.gateway import Gateway
-    from multiverse.roles import PlanContext
-    from planner.model.asking import Asker
-    from planner.model.planner import make_spec
-
-    package = load_agent_package(role_package_dir("planner"), RuntimeMapping())
-    asker = Asker(Gateway(), {package.card.tier: TierConfig.model_validate(tier)})
-    chosen = [case for case in cases() if case["id"] in ids]
-    found: list[ModelVerdict] = []
-    for case in chosen:
-        with corpus_home(case, documents) as home:
-            context = PlanContext(
-                home=str(home.root),
-                run_id=f"eval-{case['id']}",
-                request=case["request"],
-                modifications=case.get("modify") or [],
-            )
-            rules, _scan = spec_of(case, home)
-            started = time.monotonic()
-            with capture_logs() as logs:
-                spec = make_spec(asker, package, context)
-            seconds = time.monotonic() - started
-        failed = [e for e in logs if e["event"] == "spec_fallback_rules"]
-        errors = [str(error) for e in failed for error in e.get("errors", [])]
-        changed = [
-            name for name in ("mode", "deliverable", "audience", "length_words", "language",
-                              "sources", "charts", "questions", "research")
-            if _plain(getattr(spec, name)) != _plain(getattr(rules, name))
-        ]  # fmt: skip
-        found.append(ModelVerdict(judge(case, spec), not failed, seconds, errors, changed))
-    return found
-
-
-def _plain(value: Any) -> Any:
-    """A spec field comparable across readings (readings' phrases and origins left out)."""
-    if isinstance(value, list):
-        return [_plain(item) for item in value]
-    if hasattr(value, "model_dump"):
-        data = value.model_dump(exclude={"reading"})
-        return {k: v for k, v in data.items() if k not in ("reading", "preview", "title")}
-    return value
-
-
-def model_report(found: list[ModelVerdict], model: str) -> str:
-    """The model's readings as markdown: per case, used or fallen back, time, problems."""
-    lines = [
-        f"Model: `{model}`. Each case's request read by the model Planner's spec call "
-        "(`make_spec` of planner/model/planner.py, through the gateway), checked by the one "
-        "validator and judged "
-        "as the offline reading is.",
-        "",
-        "| case | model answer used | read unlike the rules | seconds | charts | exclusions | "
-        "questions | problems |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for item in found:
-        v = item.verdict
-        problems = "; ".join(v.problems + item.errors).replace("|", "\\|")[:400] or "none"
-        lines.append(
-            f"| {v.case} | {'yes' if item.used else 'no (rules)'} | "
-            f"{', '.join(item.changed) or 'nothing'} | {item.seconds:.0f} | "
-            f"{v.charts[0]}/{v.charts[1]} | {v.exclusions[0]}/{v.exclusions[1]} | "
-            f"{v.questions[0]}/{v.questions[1]} | {problems} |"
-        )
-    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -481,6 +399,7 @@ def main(argv: list[str] | None = None) -> int:
         documents = Path(folder)
         build(documents)
         if "--model" in args:
+            from evals.corpus_model import evaluate_model, model_report, write_model
             from evals.mapping import local_tier
 
             ids = args[args.index("--cases") + 1].split(",") if "--cases" in args else []
@@ -498,30 +417,12 @@ def main(argv: list[str] | None = None) -> int:
         ).stdout.strip()
         where = f"at {revision}" if revision else "this checkout"
         if "--model" in args:
+            from evals.corpus_model import write_model
+
             write_model(text, where)
         else:
             write(text, where)
     return 0
-
-
-MODEL_BEGIN = "<!-- corpus on the local model: make eval-local-spec -->"
-MODEL_END = "<!-- end of corpus on the local model -->"
-
-
-def write_model(text: str, revision: str) -> None:
-    """Put the model's readings into EVALS.md between their markers."""
-    block = (
-        f"{MODEL_BEGIN}\n## The corpus on the local model (`make eval-local-spec`, {revision})"
-        f"\n\n{text}\n{MODEL_END}"
-    )
-    current = EVALS_MD.read_text(encoding="utf-8") if EVALS_MD.exists() else "# Evaluations\n"
-    if MODEL_BEGIN in current and MODEL_END in current:
-        head, _, rest = current.partition(MODEL_BEGIN)
-        _, _, tail = rest.partition(MODEL_END)
-        updated = head + block + tail
-    else:
-        updated = current.rstrip("\n") + "\n\n" + block + "\n"
-    EVALS_MD.write_text(updated, encoding="utf-8")
 
 
 if __name__ == "__main__":

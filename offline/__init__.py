@@ -5,6 +5,6 @@ and the request spec they fill (`read_request`). Used only by the builtin roles.
 
 from __future__ import annotations
 
-from offline.reader import read_request
+from offline.reader import read_request, why_run
 
-__all__ = ["read_request"]
+__all__ = ["read_request", "why_run"]

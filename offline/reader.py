@@ -452,3 +452,46 @@ def _mode(draft: Draft) -> tuple[Mode, str]:
     if unanswerable:
         return "run", "no table of assets/ could be matched to its question"
     return "simple", ""
+
+
+# Why a request that asks questions is a run, in its language.
+_WHY_RUN = {
+    "en": {
+        "chart": "a chart",
+        "length": "a length",
+        "asks": "it asks for {what} as well as the answer to its question",
+        "and": " and ",
+        "no_table": "no table of assets/ holds what its question asks",
+        "unanswered": "its question cannot be answered from the tables at once: {why}",
+    },
+    "ko": {
+        "chart": "차트",
+        "length": "분량",
+        "asks": "질문의 답 외에 {what}도 요청했습니다",
+        "and": ", ",
+        "no_table": "질문이 묻는 값을 담은 표가 assets/에 없습니다",
+        "unanswered": "표에서 바로 답할 수 없는 질문입니다: {why}",
+    },
+}
+
+
+def why_run(spec: RequestSpec) -> str:
+    """Why a request that asks questions is a run, in its language ("" when the tables answer
+    every question at once)."""
+    said = _WHY_RUN.get(spec.language, _WHY_RUN["en"])
+    if spec.mode == "run":
+        asked = [said["chart"]] if spec.charts else []
+        if spec.deliverable_reading.phrase:
+            kind = spec.deliverable_reading.phrase if spec.language == "ko" else spec.deliverable
+            asked.append(kind if spec.language == "ko" else f"a {kind}")
+        if spec.length_reading.phrase:
+            asked.append(said["length"])
+        if asked:
+            return said["asks"].format(what=said["and"].join(asked))
+        if any(q.lookup is None and q.compute is None for q in spec.questions):
+            return said["no_table"]
+        return spec.why_run
+    reasons = [
+        (q.reason or q.answer).rstrip(".") for q in spec.questions if not q.answerable
+    ]
+    return said["unanswered"].format(why="; ".join(reasons)) if reasons else ""

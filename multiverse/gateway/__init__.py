@@ -15,7 +15,6 @@ from multiverse.gateway.calls import (
     LlmError,
     LlmErrorCode,
     LooseJsonError,
-    ModelCalls,
     PromptError,
     PromptTemplate,
     ToolCall,
@@ -25,7 +24,7 @@ from multiverse.gateway.calls import (
     parse_prompt,
     repetition,
 )
-from multiverse.gateway.gateway import Gateway, ping_model
+from multiverse.gateway.gateway import Gateway, ModelCalls, ping_model
 from multiverse.gateway.limits import (
     Budget,
     CallLimits,

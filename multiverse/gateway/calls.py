@@ -18,7 +18,7 @@ from email.utils import parsedate_to_datetime
 from enum import StrEnum
 from importlib import resources
 from pathlib import Path
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -488,19 +488,3 @@ def load_prompt(package: str, name: str, folder: Path | None = None) -> PromptTe
     except (OSError, UnicodeDecodeError) as error:
         raise PromptError(f"prompt template {file_name} cannot be read: {error}") from None
     return parse_prompt(file_name.removesuffix(".md"), text)
-
-
-class ModelCalls(Protocol):
-    """What a model-backed role needs of the gateway (`Gateway` is it; a test's scripted
-    gateway another): text answers and validated JSON answers, each recorded and cached."""
-
-    def complete(self, call: LlmCall) -> LlmAnswer:
-        """One answer to one call; raises LlmError when the call fails."""
-        ...
-
-    def complete_json(
-        self, call: LlmCall, schema: type[T], check: Callable[[T], list[str]] | None = None
-    ) -> JsonResult[T]:
-        """A JSON answer validated against `schema` (and `check`), repaired when it is not;
-        raises LlmError when it cannot be had."""
-        ...

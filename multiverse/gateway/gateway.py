@@ -111,6 +111,22 @@ PLACEHOLDER_KEY = "no-key"
 __all__ = ["Gateway", "load_litellm", "model_context_window", "model_supports", "ping_model"]
 
 
+class ModelCalls(Protocol):
+    """What a model-backed role needs of the gateway (`Gateway` is it; a test's scripted
+    gateway another): text answers and validated JSON answers, each recorded and cached."""
+
+    def complete(self, call: LlmCall) -> LlmAnswer:
+        """One answer to one call; raises LlmError when the call fails."""
+        ...
+
+    def complete_json(
+        self, call: LlmCall, schema: type[T], check: Callable[[T], list[str]] | None = None
+    ) -> JsonResult[T]:
+        """A JSON answer validated against `schema` (and `check`), repaired when it is not;
+        raises LlmError when it cannot be had."""
+        ...
+
+
 class Gateway:
     """Model calls with retries, the JSON guard, the cache, the run ledger and a log event."""
 
