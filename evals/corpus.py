@@ -308,8 +308,10 @@ def _judge_delivered(spec: RequestSpec, report: str, verdict: Verdict) -> None:
         if any(q.answerable and _holds(q.answer, str(answer)) for q in spec.questions):
             right += 1
             continue
-        measure = str(item.get("measure") or item.get("column") or "").lower()
-        right += any(_holds(line, str(answer)) and measure in line.lower() for line in lines)
+        named = item.get("measure") or item.get("column") or ""
+        measures = [str(m).lower() for m in (named if isinstance(named, list) else [named])]
+        right += any(_holds(line, str(answer)) and any(m in line.lower() for m in measures)
+                     for line in lines)  # fmt: skip
     verdict.delivered = (right, len(wanted))
 
 

@@ -32,7 +32,7 @@ from multiverse.tabular import (
     lookup,
     profile,
 )
-from offline.resolve import column_hits
+from offline.resolve import column_hits, measures_named
 
 Frequency = Literal["year", "quarter", "month", "day"]  # the grains a table is computed at
 # The standard facts of a measure, the most telling first (the brief takes them in turn).
@@ -121,7 +121,8 @@ def answer(question: Question, texts: SourceTexts, lang: str, generic: str) -> A
     assert question.compute is not None
     ask_ = question.compute
     query = ComputeQuery(kind=ask_.kind, file=ask_.file, measure=ask_.measure,
-                         category=ask_.category, start=ask_.start, end=ask_.end,
+                         compared=ask_.compared, category=ask_.category, start=ask_.start,
+                         end=ask_.end,
                          frequency=ask_.frequency if ask_.frequency != "week" else None,
                          filters=ask_.filters)  # fmt: skip
     fact = compute(query, root=texts.home, descriptions=texts.descriptions(ask_.file))
@@ -171,10 +172,17 @@ def targets(spec: RequestSpec, texts: SourceTexts) -> list[Target]:
                                 _frequency(ask_.frequency)))  # fmt: skip
         elif question.lookup is not None and question.lookup.file in texts.sources:
             found.append(Target(question.lookup.file, question.lookup.column))
+    asked = without_left_out(spec, spec.request)  # an exclusion's words name nothing
     if not found:
-        asked = without_left_out(spec, spec.request)  # an exclusion's words name nothing
         for table in [path for path in texts.sources if is_table(path)][:MAX_TARGETS]:
             found += _main_measures(table, texts, asked)
+    else:  # "a brief on unemployment and inflation, with a chart of unemp": inflation too
+        scopes = {target.file: target.filters for target in reversed(found)}
+        for table, filters in scopes.items():
+            named = _profile(table, texts)
+            beside = [target.measure for target in found if target.file == table]
+            found += [Target(table, measure, dict(filters))
+                      for measure in (measures_named(asked, named, beside) if named else [])]
     unique = {target.key: target for target in reversed(found)}
     return [target for target in found if unique.get(target.key) is target][:MAX_TARGETS]
 
@@ -246,11 +254,41 @@ def _queries(target: Target, found: TableProfile) -> list[ComputeQuery]:
     ]  # fmt: skip
 
 
+def _compared(spec: RequestSpec, texts: SourceTexts,
+              profiles: dict[str, TableProfile | None]) -> list[Fact]:
+    """For a chart of several measures of one kind ("deaths by cause: disease, wounds,
+    other"), which of them is largest over the chart's rows."""
+    facts: list[Fact] = []
+    for chart in spec.charts:
+        ask = chart.data
+        if ask is None or ask.file not in texts.sources or len(ask.measures) < 2:
+            continue
+        found = profiles.setdefault(ask.file, _profile(ask.file, texts))
+        if found is None:
+            continue
+        columns = [found.column(m) for m in ask.measures]
+        kinds = {(c.kind, c.aggregation, c.unit) for c in columns if c is not None}
+        if len(kinds) != 1 or None in columns or (found.wide and set(ask.measures) <= set(
+                found.wide.columns)):  # fmt: skip
+            continue  # unlike measures are not ranked; a wide group has its own facts
+        axis = found.time
+        query = ComputeQuery(kind="largest", file=ask.file, measure=ask.measures[0],
+                             compared=ask.measures[1:], filters=ask.filters,
+                             start=axis.first if axis else None, end=axis.last if axis else None,
+                             aggregation=ask.aggregation if ask.aggregation != "count" else None)
+        fact = compute(query, root=texts.home, descriptions=texts.descriptions(ask.file))
+        if isinstance(fact, Fact):
+            facts.append(fact)
+    return facts
+
+
 def standard_facts(spec: RequestSpec, texts: SourceTexts) -> list[list[Fact]]:
     """The standard facts of each target measure (first/last, extremes, change, annual growth,
-    mean, largest and fastest-growing category), one list per measure, the most telling first."""
-    lists: list[list[Fact]] = []
+    mean, largest and fastest-growing category), one list per measure, the most telling first;
+    first, which of a chart's like measures is largest."""
     profiles: dict[str, TableProfile | None] = {}
+    compared = _compared(spec, texts, profiles)
+    lists: list[list[Fact]] = [compared] if compared else []
     for target in targets(spec, texts):
         if target.file not in profiles:
             profiles[target.file] = _profile(target.file, texts)

@@ -6,6 +6,7 @@ import re
 from typing import TYPE_CHECKING
 
 from multiverse.tabular.cells import format_number
+from multiverse.tabular.dataset import plain
 from multiverse.tabular.profiling import Analysis
 
 if TYPE_CHECKING:
@@ -221,9 +222,22 @@ def _period_ko(label: str | None) -> str:
     return label
 
 
+_NAME = re.compile(r"[A-Za-z][A-Za-z_ ]*")
+
+
+def _named(fact: Fact) -> str:
+    """A label read from a description, with the column's name a reader asks by ("stock of
+    plant and equipment (capital)"); a label that is the name, or a name with digits, alone."""
+    label = lower_first(fact.label)
+    name = fact.measure
+    if not _NAME.fullmatch(name) or plain(name) in plain(label):
+        return label
+    return f"{label} ({name})"
+
+
 def subject(fact: Fact, lang: str) -> str:
     """What a fact is about, with the aggregation that formed its periods."""
-    label = lower_first(fact.label)
+    label = _named(fact)
     grain = fact.frequency or "period"
     if lang == "ko":
         words = {"mean": f"평균 {label}", "sum": f"총 {label}",
@@ -250,6 +264,11 @@ def fact_words(fact: Fact, lang: str = "en") -> str:
         return _fact_ko(fact, value, start, end, percent, cite)
     s = subject(fact, "en")
     p = fact.period
+    if fact.column == "columns" and fact.kind in ("largest", "smallest"):
+        how = {"sum": "total", "mean": "mean", "last": "latest value"}.get(
+            fact.aggregation or "", "value")
+        return (f"Of {fact.label}, {fact.category} had the {fact.kind} {how}"
+                f"{' in ' + p if p else ''}, {value} ({cite}).")
     bounded = fact.start is not None or fact.end is not None  # a range asked: not the data's
     up = fact.percent is not None and fact.percent >= 0
     text = {
@@ -268,6 +287,8 @@ def fact_words(fact: Fact, lang: str = "en") -> str:
         "cagr": f"{s} {'grew' if up else 'fell'} at a compound annual rate of {percent} % from "
                 f"{fact.start} to {fact.end} ({format_number(fact.years, _places(fact.years))} "
                 f"years)",
+        "distinct": f"{s} has {value} different values",
+        "columns": f"the table {fact.citation.file} has {value} columns: {fact.label}",
         "largest": f"{fact.category} had the largest {s}{' in ' + p if p else ''}, {value}",
         "smallest": f"{fact.category} had the smallest {s}{' in ' + p if p else ''}, {value}",
         "fastest_growing": f"{fact.category} grew fastest in {s} from {fact.start} to {fact.end}: "
@@ -329,6 +350,8 @@ def _fact_ko(fact: Fact, value: str, start: str, end: str, percent: str, cite: s
                   f"{percent} % {'증가' if up else '감소'}했습니다",
         "cagr": f"{josa(s, '은', '는')} {p0}부터 {p1}까지 {years}년 동안 연평균 {percent} % "
                 f"{'성장' if up else '감소'}했습니다",
+        "distinct": f"{s}에는 서로 다른 값이 {value}개 있습니다",
+        "columns": f"{fact.citation.file}의 열은 {value}개입니다: {fact.label}",
         "largest": f"{p + ' ' if p else ''}{josa(s, '은', '는')} {fact.category}에서 "
                    f"{josa(value, '으로', '로')} 가장 컸습니다",
         "smallest": f"{p + ' ' if p else ''}{josa(s, '은', '는')} {fact.category}에서 "
