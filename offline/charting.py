@@ -60,7 +60,9 @@ _TREND = re.compile(
     re.IGNORECASE,
 )
 _BY = re.compile(
-    r"\b(?:by|per|for each|for every|across|of each|each)\s+(?P<en>[\w-]+(?:\s[\w-]+)?)"
+    # "across all districts" sums over them: no dimension
+    r"\b(?:by|per|for each|for every|across(?!\s+(?:all|every|the whole|the entire)\b)|of each|"
+    r"each)\s+(?P<en>[\w-]+(?:\s[\w-]+)?)"
     r"|(?P<ko>[가-힣A-Za-z]+)\s?별",
     re.IGNORECASE,
 )
@@ -246,10 +248,15 @@ def _chart(
     dimension, frequency, series_by = _dimension(
         part if part != sentence else sentence, table, measures
     )
-    group = _like_measures(table, measures)
-    if dimension not in {c.name for c in table.columns} | {"time"} and group:
-        # "deaths by cause" where the causes are the columns: each its own series over time
-        measures, dimension = group, "time"
+    wide = table.wide
+    if dimension not in {c.name for c in table.columns} | {"time"}:
+        group = _like_measures(table, measures)
+        if wide is not None and wide.axis == "category":
+            # "votes by candidate" where the candidates are the columns of one measure
+            measures, dimension = list(wide.columns), wide.name
+        elif group:
+            # "deaths by cause" where the causes are the columns: each its own series over time
+            measures, dimension = group, "time"
     filters = {
         column: found
         for column, found in values_named(sentence, table).items()

@@ -293,3 +293,52 @@ def test_which_year_of_a_finer_table_compares_years(table: str, measure: str) ->
     assert asked and asked[0].compute is not None, spec.questions
     assert asked[0].compute.frequency == "year"
     assert asked[0].answerable and f" in {best[1]}," in asked[0].answer, asked[0].answer
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_measure_columns_named_by_a_category_columns_values_are_one_measure(seed: int) -> None:
+    """Generated elections: candidates as columns beside a `winner` column naming them are one
+    measure's categories; a category column whose values are not all column names makes none."""
+    import random
+
+    from multiverse.tabular import profile as profile_of
+
+    rng = random.Random(seed)
+    names = rng.sample(["Avery", "Blake", "Casey", "Drew", "Emery", "Finley", "Gray"],
+                       rng.randint(2, 4))  # fmt: skip
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        for control in (False, True):
+            lines = [",".join(["district", *names, "total", "winner"])]
+            for number in range(rng.randint(5, 30)):
+                votes = [rng.randint(0, 5000) for _ in names]
+                winner = names[votes.index(max(votes))] if not control else "nobody"
+                lines.append(",".join([f"D{number}", *map(str, votes), str(sum(votes)), winner]))
+            (root / "election.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+            found = profile_of(root / "election.csv", root=root)
+            winners = set(found.categories.get("winner", []))
+            if control or len(winners) < 2:  # no column names the candidates' columns
+                assert found.wide is None
+            else:  # the candidates, those that never won too; never the total
+                assert found.wide is not None and found.wide.axis == "category"
+                assert found.wide.columns == names
+
+
+def test_votes_each_candidate_got_across_all_districts_are_the_columns_totals() -> None:
+    """"Across all districts" sums over them; "each candidate" and "후보별" are the columns."""
+    _, rows = _rows(MANIFEST["montreal_election"])
+    totals = {name: sum(int(row[name]) for row in rows) for name in ("Coderre", "Bergeron", "Joly")}
+    for request in (
+        "Chart the total votes each candidate got across all districts in the election.",
+        "2013년 몬트리올 시장 선거 결과를 정리해 주세요. 후보별 득표 합계 차트도 넣어 주세요.",
+    ):
+        with _home("montreal_election") as home:
+            spec = _spec(home, request)
+            chart = spec.charts[0]
+            assert chart.drawable and chart.data is not None, chart.reason
+            assert sorted(chart.data.measures) == sorted(totals)
+            drawn = chart_data(ChartQuery(file=chart.data.file, measures=chart.data.measures,
+                                          dimension=chart.data.dimension,
+                                          aggregation=chart.data.aggregation),
+                               root=home.root)  # fmt: skip
+        assert dict(zip(drawn.labels, drawn.series[0].values, strict=True)) == totals

@@ -66,6 +66,9 @@ def dimension_label(analysis: Analysis, plan: Plan) -> str:
 def title(analysis: Analysis, plan: Plan, labels: list[str], combined: bool) -> str:
     """`Mean unemployment rate (%) by year, 1959–2009`, `Total sales by region`."""
     text = f"{_head(plan, combined)} by {dimension_label(analysis, plan)}"
+    if plan.dimension == "_source" and 2 <= len(plan.measures) <= _NAMED_COLUMNS:
+        # a wide group's columns as the bars: named, when few ("… of Coderre, Bergeron and Joly")
+        text = f"{_head(plan, combined)} of {', '.join(plan.measures[:-1])} and {plan.measures[-1]}"
     series = plan.query.series_by
     if series:
         column = analysis.profile.column(series)
@@ -90,6 +93,7 @@ if TYPE_CHECKING:
     from multiverse.tabular.models import Citation, ColumnProfile, TableProfile
 
 _SHOWN_VALUES = 5
+_NAMED_COLUMNS = 6  # a chart of a wide group's columns names them in its title up to this
 _FREQUENCY_WORDS = {"quarter": "quarterly", "month": "monthly", "week": "weekly", "day": "daily",
                     "hour": "hourly", "irregular": "irregular"}
 
@@ -230,7 +234,8 @@ def _named(fact: Fact) -> str:
     plant and equipment (capital)"); a label that is the name, or a name with digits, alone."""
     label = lower_first(fact.label)
     name = fact.measure
-    if not _NAME.fullmatch(name) or plain(name) in plain(label):
+    if not _NAME.fullmatch(name) or plain(name) in plain(label) or name in ("series", "time"):
+        # (a wide group's own names, "series" and "time", say nothing a reader asked by)
         return label
     return f"{label} ({name})"
 
