@@ -384,6 +384,10 @@ def chart_title(data: ChartData, lang: str) -> str:
         return data.title
     combined = data.title.startswith(_COMBINED) or "(last value of each" in data.title
     label = data.y_label
+    measures = data.query.measures
+    if len(measures) > 1 and data.query.dimension != "series" and len(data.series) > 1:
+        # several measures: their names as written, without the English "and"
+        label = ", ".join(measures) if len(measures) <= 3 else f"측정값 {len(measures)}개"
     if combined:
         label = {"mean": f"평균 {label}", "sum": f"합계 {label}", "count": f"{label} 값의 개수",
                  "last": f"{label}(기간별 마지막 값)"}.get(data.aggregation, label)  # fmt: skip

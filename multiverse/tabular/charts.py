@@ -219,8 +219,10 @@ def _unit_and_label(analysis: Analysis, measures: list[str]) -> tuple[str | None
     unit = units.pop() if len(units) == 1 else None
     if len(measures) == 1 and columns[0] is not None:
         return unit, columns[0].label
-    return unit, " and ".join(c.label for c in columns if c is not None) if len(
-        measures) <= 3 else f"{len(measures)} measures"
+    labels = [c.label for c in columns if c is not None]
+    if len(measures) > 3 or not labels:
+        return unit, f"{len(measures)} measures"
+    return unit, labels[0] if len(labels) == 1 else f"{', '.join(labels[:-1])} and {labels[-1]}"
 
 
 MAX_ALTERNATIVES = 4
