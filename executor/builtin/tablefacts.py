@@ -161,8 +161,8 @@ def targets(spec: RequestSpec, texts: SourceTexts) -> list[Target]:
             category = ask.series_by or (ask.dimension if ask.dimension != "time" else None)
             how = ask.aggregation if ask.aggregation != "count" else None
             grain = _frequency(ask.frequency)
-            table = _profile(ask.file, texts) if len(ask.measures) > 1 else None
-            wide = table.wide if table is not None else None
+            charted = _profile(ask.file, texts) if len(ask.measures) > 1 else None
+            wide = charted.wide if charted is not None else None
             if wide is not None and wide.axis == "category" and set(ask.measures) == set(
                     wide.columns):  # fmt: skip
                 # the columns of one measure charted as its categories: compared as such
