@@ -39,8 +39,7 @@ from multiverse.processes import (
 )
 from orchestrator.archiving import Archiver, archive_runs, due_for_archive, forget_tombstoned
 from orchestrator.crew import Collaborators
-from orchestrator.decide import DecisionKind
-from orchestrator.evidence import read_response
+from orchestrator.evidence import cancel_waiting
 from orchestrator.inbox import InboxEntry, survey_inbox
 from orchestrator.intake import act, consider_all
 from orchestrator.perform import StepRunner, wants_a_look
@@ -133,8 +132,7 @@ class Daemon:
         """
         if key in SERVICES or key in self._interrupted:
             return
-        answer = read_response(self.crew.home.run(key).user_response)
-        if answer is None or answer.kind is not DecisionKind.CANCEL:
+        if not cancel_waiting(self.crew.home.run(key)):
             return
         with self._guard:  # the step's end (`_work`) allows the run's children again
             if key not in self._in_flight:

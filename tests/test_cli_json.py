@@ -4,6 +4,7 @@ validates against `app.cli_schemas`, an error as `{error, code}`, the same exit 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -100,10 +101,14 @@ def test_an_answer_to_a_proposal_prints_its_file_and_sentence(
     """confirm/modify/cancel --json: the run, the answer, its file, and the text-mode sentence."""
     answer = _json(home, command, waiting, *ANSWERS[command])
     assert answer["run_id"] == waiting and answer["answer"] == command
-    assert answer["path"] == f"runs/{waiting}/user_response.md"
-    assert home.run(waiting).user_response.exists()
+    # each answer its own file, waiting to be handled in order (two never overwrite)
+    assert answer["path"].startswith(f"runs/{waiting}/answers/") and answer["path"].endswith(".md")
+    assert (home.root / answer["path"]).exists()
     said = cli(home, command, waiting, *ANSWERS[command])  # the same answer again, as text
-    assert said.returncode == 0 and said.stdout.strip() == answer["message"]
+    files = re.compile(r"answers/[^ )]+\.md")
+    assert said.returncode == 0
+    assert files.sub("…", said.stdout.strip()) == files.sub("…", answer["message"])
+    assert len(list(home.run(waiting).answers.iterdir())) == 2  # a second file: none replaced
 
 
 def test_approve_and_deny_name_the_approval_they_answered(home: Home, waiting: str) -> None:
@@ -127,7 +132,7 @@ def test_pause_then_resume_prints_what_the_run_was_held_for(home: Home) -> None:
     run_id, runner = confirmed_run(builtin_collaborators(home))
     assert runner.advance(run_id) is not None  # the CONFIRM
     paused = _json(home, "pause", run_id)
-    assert paused["answer"] == "pause" and paused["path"] == f"runs/{run_id}/user_response.md"
+    assert paused["answer"] == "pause" and paused["path"].startswith(f"runs/{run_id}/answers/")
     assert once(home).returncode == 0
     assert "held already" in _json(home, "pause", run_id, code=1)["error"]
     resumed = _json(home, "resume", run_id)
