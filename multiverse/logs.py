@@ -205,7 +205,7 @@ class LogFile(logging.FileHandler):
         if not self._failed_now:
             self.failing = False
 
-    def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 (logging's name)
+    def handleError(self, record: logging.LogRecord) -> None:
         """Say once that lines are lost, with the reason and what to do."""
         self._failed_now = True
         self._say(sys.exc_info()[1])

@@ -125,6 +125,28 @@ def test_approve_and_deny_name_the_approval_they_answered(home: Home, waiting: s
     assert "no approval is waiting" in _json(home, "deny", waiting, code=2)["error"]
 
 
+def test_a_run_waiting_for_an_approval_says_which_and_how_to_answer(
+    home: Home, waiting: str
+) -> None:
+    """`status`, `runs` and `status RUN` (text and --json) name the action waiting, shortened,
+    and the commands that answer it, with no "running" time; once answered, the line goes."""
+    book = ApprovalBook(home.run(waiting).root)
+    long_command = "wc -l " + " ".join(f"assets/file-{n}.csv" for n in range(40))
+    book.request(waiting, "T01", "run_shell", {"command": long_command}, 600)
+    rows = _json(home, "status")
+    line = next(row["waiting"] for row in rows if row["run_id"] == waiting)
+    assert line.startswith("waiting for your approval: run_shell")
+    assert f"`multiverse approve {waiting}`" in line and f"`multiverse deny {waiting}`" in line
+    assert "…" in line and len(line) < 250  # the arguments shortened
+    assert line == _json(home, "status RUN", waiting)["run"]["waiting"]
+    for command in ("status", "runs"):
+        text = cli(home, command).stdout
+        assert line in text and "running" not in text, text
+    assert "waiting for your approval" in cli(home, "status", waiting).stdout
+    _json(home, "approve", waiting)
+    assert all("waiting" not in row or row["waiting"] is None for row in _json(home, "status"))
+
+
 def test_pause_then_resume_prints_what_the_run_was_held_for(home: Home) -> None:
     """pause --json on a confirmed run; once held, a second pause is a JSON error (exit 1);
     resume --json lists what held it."""
