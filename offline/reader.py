@@ -12,7 +12,7 @@ party size"); an exclusion never becomes an inclusion; a MODIFY nothing could ap
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from multiverse.spec import (
@@ -158,6 +158,11 @@ def _body(request: str) -> str:
     """The request without its front matter."""
     match = re.match(r"\A---\n.*?\n---\n", request, re.DOTALL)
     return (request[match.end() :] if match else request).strip()
+
+
+def charts_said(texts: Iterable[str]) -> bool:
+    """Whether a request or a MODIFY asks for a chart in words."""
+    return any(is_chart_sentence(sentence) for text in texts for sentence in sentences(text))
 
 
 def sentences(text: str) -> list[str]:
