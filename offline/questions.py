@@ -148,7 +148,15 @@ _HOW_MANY = (  # "how many countries", "몇 개 나라", "나라가 몇 개": th
     re.compile(r"몇\s?(?:개|명|곳|가지)\s?(?:의\s)?(?P<what>[가-힣]+)"),
     re.compile(r"(?P<what>[가-힣]+?)(?:이|가|은|는)?\s?(?:모두\s)?몇\s?(?:개|명|곳|가지)"),
 )
-_NOT_COUNTED = re.compile(r"^(?:times?|more|less|fewer|of|years?|rows?|번|해)$", re.IGNORECASE)
+_NOT_COUNTED = re.compile(r"^(?:times?|more|less|fewer|of|rows?|번)$", re.IGNORECASE)
+# A count with a condition ("how many years was it above 8 %") is no count of the table's
+# values: not read as one (the rules cannot apply the condition).
+_CONDITION = re.compile(
+    r"\b(?:above|below|over|under|exceed\w*|more than|less than|fewer than|greater|higher|"
+    r"lower|when|where|with|without|after|before|since|between|during|in which|that)\b"
+    r"|이상|이하|초과|미만|넘|보다|동안|이후|이전",
+    re.IGNORECASE,
+)
 _COLUMNS_ASKED = re.compile(
     r"\b(?:which|what)\s+columns?\b|\bcolumns?\s+(?:does|do|are|is)\b|\blist\s+(?:the|its|all"
     r"|every)\s+columns?\b|(?:열|컬럼|칼럼)(?:은|는|이|가|을|를)?\s?(?:무엇|뭐|어떤|어떻게|알려)",
@@ -168,10 +176,10 @@ def _of_table(part: str, target: _Target, reading: Reading) -> list[Question] | 
     if match is None:
         return None
     said = _PARTICLE.sub("", match.group("what"))
-    if not said or _NOT_COUNTED.match(said):
+    if not said or _NOT_COUNTED.match(said) or _CONDITION.search(part[match.end():]):
         return None
     hits = column_hits(singular(said) if said.isascii() else said, target.table,
-                       ("category", "identifier", "text"))
+                       ("category", "identifier", "text", "time"))
     if not hits:
         return None
     return [Question(reading=reading,
@@ -533,12 +541,16 @@ _GRAIN_ASKED: dict[str, Frequency] = {
 }
 
 
+_WHEN_KO = re.compile(r"(?P<noun>해|연도|년도|분기|달)(?:는|은|가|이|를)?\s?(?:언제|몇|어느)")
+
+
 def _grain_asked(part: str) -> Frequency | None:
-    """The period a "which year" or "어느 해" question asks for."""
+    """The period a "which year", "어느 해" or "…던 해는 언제" question asks for."""
     match = _WHICH.search(part)
     said = (match.group("en") or match.group("ko") or match.group("ko2") or "") if match else ""
     first = _PARTICLE.sub("", said.split()[0].lower()) if said.split() else ""
-    return _GRAIN_ASKED.get(first)
+    korean = _WHEN_KO.search(part)
+    return _GRAIN_ASKED.get(first) or (_GRAIN_ASKED.get(korean["noun"]) if korean else None)
 
 
 def _frequency(part: str, target: _Target) -> Frequency | None:

@@ -287,12 +287,14 @@ def test_which_year_of_a_finer_table_compares_years(table: str, measure: str) ->
     expected = Table(MANIFEST[table])
     years = series(expected, measure, expected.rows, by_year=True)
     best = max(years, key=lambda point: (point[2], -point[0][0]))
-    with _home(table) as home:
-        spec = _spec(home, f"Which year had the highest {measure}?")
-    asked = [q for q in spec.questions if q.compute is not None]
-    assert asked and asked[0].compute is not None, spec.questions
-    assert asked[0].compute.frequency == "year"
-    assert asked[0].answerable and f" in {best[1]}," in asked[0].answer, asked[0].answer
+    for request, said in ((f"Which year had the highest {measure}?", f" in {best[1]},"),
+                          (f"{measure}가 가장 높았던 해는 언제인가요?", f" {best[1]}년에 ")):
+        with _home(table) as home:
+            spec = _spec(home, request)
+        asked = [q for q in spec.questions if q.compute is not None]
+        assert asked and asked[0].compute is not None, (request, spec.questions)
+        assert asked[0].compute.frequency == "year", request
+        assert asked[0].answerable and said in asked[0].answer, asked[0].answer
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -342,3 +344,13 @@ def test_votes_each_candidate_got_across_all_districts_are_the_columns_totals() 
                                           aggregation=chart.data.aggregation),
                                root=home.root)  # fmt: skip
         assert dict(zip(drawn.labels, drawn.series[0].values, strict=True)) == totals
+
+
+def test_a_count_with_a_condition_is_not_read_as_a_count_of_the_tables_values() -> None:
+    """"How many years was it above …" needs the condition applied: never answered as the
+    number of years the table holds."""
+    with _home("sunspots") as home:
+        plain = _spec(home, "How many different years does sunspots.csv cover?")
+        conditioned = _spec(home, "How many years had more than 100 sunspots?")
+    assert [q.compute.kind for q in plain.questions if q.compute] == ["distinct"]
+    assert not any(q.compute and q.compute.kind == "distinct" for q in conditioned.questions)
