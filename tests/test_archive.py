@@ -343,3 +343,15 @@ def test_an_id_is_never_reused_whatever_the_clock_did_and_archiving_never_replac
     assert (home.runs / twin).is_dir()
     live = TableStore().table(PROCESS_RUNS, home.db / PROCESS_RUNS.filename).get(twin)
     assert live is not None and live.user_request == "the live one"
+
+
+def test_open_prefers_the_reports_html_page_and_md_asks_for_the_markdown(home: Home) -> None:
+    """`open` gives the self-contained report.html beside report.md (charts inline); `--md`
+    the markdown; a report without a page is opened as it is."""
+    (run_id,) = make_history(home, [Status.COMPLETED])
+    report = home.outputs / run_id / "report.md"
+    page = report.with_suffix(".html")
+    assert cli(home, "open", run_id, "--print").stdout.strip() == str(report)  # no page yet
+    page.write_text("<!doctype html><html lang=\"en\"><body>report</body></html>\n", "utf-8")
+    assert cli(home, "open", run_id, "--print").stdout.strip() == str(page)
+    assert cli(home, "open", run_id, "--print", "--md").stdout.strip() == str(report)
