@@ -43,13 +43,15 @@ def run_daemon(home_option: str | None, once: bool) -> int:
         crew = build_collaborators(home, mapping, os.environ)
         daemon = Daemon(crew, mapping.daemon)
         daemon.install_signal_handlers()
-        if not once:
+
+        def serving() -> None:
             print(
                 f"multiverse is serving {home.root} ({_engine_line(mapping)}): drop a request "
                 "into inbox/ (Ctrl-C stops)",
                 flush=True,
             )
-        code = daemon.run(once=once)
+
+        code = daemon.run(once=once, serving=None if once else serving)
         if not once:
             print(stopped_line(daemon.steps_finished, _waiting_runs(crew)), flush=True)
         return code
