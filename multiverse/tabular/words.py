@@ -283,7 +283,7 @@ def fact_words(fact: Fact, lang: str = "en") -> str:
         "max": f"{s} was highest in {p}, at {value}",
         "mean": f"{s} averaged {value} across {fact.citation.rows} rows" if not p else
                 f"{s} was {value} in {p}" if fact.start == fact.end else
-                f"{s} averaged {value} over {p}",
+                f"{upper_first(s.removeprefix('mean '))} averaged {value} over {p}",
         "change": f"{s} went from {start} in {fact.start} to {end} in {fact.end}, a change of "
                   f"{_signed(fact)}" + (f" ({'+' if up else '-'}{percent} %)"
                                         if _relative(fact) else ""),
@@ -347,7 +347,7 @@ def _fact_ko(fact: Fact, value: str, start: str, end: str, percent: str, cite: s
         "max": f"{josa(s, '은', '는')} {p}에 {josa(value, '으로', '로')} 가장 높았습니다",
         "mean": f"{fact.citation.rows}개 행의 {s} 평균은 {was}" if not p else
                 f"{p} {josa(s, '은', '는')} {was}" if fact.start == fact.end else
-                f"{p0}부터 {p1}까지 {s}의 평균은 {was}",
+                f"{p0}부터 {p1}까지 {s.removeprefix('평균 ')}의 평균은 {was}",
         "change": f"{josa(s, '은', '는')} {p0} {start}에서 {p1} {josa(end, '으로', '로')} "
                   f"{change}" + (f"({'+' if up else '-'}{percent} %)"
                                        if _relative(fact) else "") + " 변했습니다",
