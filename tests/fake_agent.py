@@ -19,8 +19,9 @@ process tier can. MODE:
 - answer: prints a JSON answer that fits the schema given in the prompt (a Planner or
   Communicator served by a CLI).
 - daemonize: like write, and first leaves a grandchild behind (as agent CLIs that daemonise
-  helpers do): it calls setsid, ignores SIGTERM and appends a line to STATE_FOLDER/grandchild.log
-  every 20 ms, forever. hang-after-daemonize: the same grandchild, then like hang.
+  helpers do): it calls setsid, ignores SIGTERM (when STATE_FOLDER/stubborn exists) and appends
+  a line to STATE_FOLDER/grandchild.log every 20 ms, forever. hang-after-daemonize: the same
+  grandchild, then like hang.
 The process carries its mode and RAWP_SESSION_ID in its argv/environment, so a test can find it.
 """
 
@@ -111,7 +112,8 @@ def _answer(prompt: str) -> None:
 
 
 def _grandchild(state: Path) -> None:
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if (state / "stubborn").exists():
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     with contextlib.suppress(PermissionError):
         os.setsid()  # its own session, out of the group the child was started in
     while True:
@@ -132,7 +134,7 @@ def main() -> None:
                          stderr=subprocess.DEVNULL)  # fmt: skip
         deadline = time.monotonic() + 30
         while not (state / "grandchild.log").exists() and time.monotonic() < deadline:
-            time.sleep(0.01)  # the helper is up (it ignores SIGTERM from its first line)
+            time.sleep(0.01)  # until the helper is up (and, if stubborn, ignores SIGTERM)
         mode = "write" if mode == "daemonize" else "hang"
     prompt = sys.stdin.read()
     if mode == "stubborn-once" and state is not None:

@@ -358,6 +358,7 @@ def test_a_grandchild_that_calls_setsid_and_ignores_sigterm_ends_with_the_step(
     when its turn ends, the helper is gone and writes nothing more."""
     state = tmp_path / f"daemonize-{uuid.uuid4().hex[:8]}"
     state.mkdir()
+    (state / "stubborn").touch()
     turn = ProcessSession(spec("daemonize", str(state)), place(tmp_path)).prompt("x")
     assert turn.error_code is None, turn.message
     assert (state / "grandchild.log").exists()  # it did run, and write
@@ -372,6 +373,7 @@ def test_a_grandchild_dies_with_a_killed_daemon(tmp_path: Path) -> None:
 
     state = tmp_path / f"orphan-{uuid.uuid4().hex[:8]}"
     state.mkdir()
+    (state / "stubborn").touch()
     script = (
         "import sys; from pathlib import Path\n"
         "from multiverse.processes.session import Place, ProcessSession\n"
@@ -395,8 +397,9 @@ def test_a_grandchild_dies_with_a_killed_daemon(tmp_path: Path) -> None:
 
 
 def test_a_whole_run_leaves_nothing_writing_after_it_completed(home: Home, tmp_path: Path) -> None:
-    """Every task of a run done by an agent that leaves a helper behind each time: the run
-    COMPLETED, and no helper is left and nothing writes afterwards."""
+    """Every task of a run done by an agent that leaves a helper behind each time (one that
+    obeys SIGTERM: the stubborn one is the tests' above): the run COMPLETED, and no helper is
+    left and nothing writes afterwards."""
     state = tmp_path / f"run-helpers-{uuid.uuid4().hex[:8]}"
     state.mkdir()
     copy_assets(home, "market_report_2024.md")
