@@ -42,7 +42,7 @@ plain-install:
 	@$(PLAIN)/bin/python tests/plain_install.py
 
 test: install lint typecheck plain-install
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n auto
 
 bench-store: install
 	$(BIN)/python bench/store.py

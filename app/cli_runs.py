@@ -270,15 +270,19 @@ def open_(
     print_only: Annotated[
         bool, typer.Option("--print", help="Only print the report's path.")
     ] = False,
+    markdown: Annotated[
+        bool, typer.Option("--md", help="The markdown report, not its HTML page.")
+    ] = False,
     as_json: JsonOption = False,
     home: HomeOption = None,
 ) -> None:
-    """Open the run's report (its path is printed where no opener exists)."""
+    """Open the run's report: its HTML page with the charts inline (`--md`: the markdown); the
+    path is printed where no opener exists."""
     from app.runs_view import open_run
 
     run = run_ref(home, run, as_json)
     with errors_said(as_json):
-        result = open_run(home, run, folder, print_only)
+        result = open_run(home, run, folder, print_only, markdown)
     if as_json:
         print_json(result)
     elif result["opened"]:

@@ -36,11 +36,11 @@ class InitResult(_Data):
 
 
 class Answered(_Data):
-    """`confirm`, `modify`, `cancel`, `pause`: the answer written into user_response.md."""
+    """`confirm`, `modify`, `cancel`, `pause`: the answer given (its own file in answers/)."""
 
     run_id: str
     answer: Literal["confirm", "modify", "cancel", "pause"]
-    path: str  # home-relative: runs/<run_id>/user_response.md
+    path: str  # home-relative: runs/<run_id>/answers/<time>-<pid>.md
     message: str  # the sentence the command prints without --json
 
 
@@ -112,6 +112,7 @@ class RunEntry(_Data):
     elapsed_seconds: float | None
     paused: str | None = None  # only when a broken table holds the run up
     held: str | None = None  # only when the run holds for a review of its plan
+    waiting: str | None = None  # only when an action waits for your approval: which, and how
 
 
 class ReplyEntry(_Data):

@@ -43,13 +43,15 @@ def run_daemon(home_option: str | None, once: bool) -> int:
         crew = build_collaborators(home, mapping, os.environ)
         daemon = Daemon(crew, mapping.daemon)
         daemon.install_signal_handlers()
-        if not once:
+
+        def serving() -> None:
             print(
                 f"multiverse is serving {home.root} ({_engine_line(mapping)}): drop a request "
                 "into inbox/ (Ctrl-C stops)",
                 flush=True,
             )
-        code = daemon.run(once=once)
+
+        code = daemon.run(once=once, serving=None if once else serving)
         if not once:
             print(stopped_line(daemon.steps_finished, _waiting_runs(crew)), flush=True)
         return code
@@ -195,13 +197,13 @@ def _answerable(home: Home, run_id: str, kind: DecisionKind) -> RunPaths:
 def answer_run(home_option: str | None, run_id: str, kind: str, text: str = "") -> Path:
     """Write the user's decision into runs/<run_id>/user_response.md."""
     from orchestrator.decide import DecisionKind, render_decision
+    from orchestrator.evidence import give_answer
 
     home = require_home(resolve_home(home_option))
     paths = _answerable(home, run_id, DecisionKind(kind))
     if kind == "MODIFY" and not text.strip():
         raise UserError('say what to change: multiverse modify RUN "…"')
-    atomic_write_text(paths.user_response, render_decision(DecisionKind(kind), text.strip()))
-    return paths.user_response
+    return give_answer(paths, render_decision(DecisionKind(kind), text.strip()))
 
 
 class NotHeld(RunStateError):
@@ -214,13 +216,13 @@ def resume_run(home_option: str | None, run_id: str) -> tuple[Path, list[str]]:
     Refused, saying so, unless the run holds (its plan waits for a person's review).
     """
     from orchestrator.decide import DecisionKind, describe, render_decision
-    from orchestrator.evidence import SignalBox, open_holds
+    from orchestrator.evidence import SignalBox, give_answer, open_holds
 
     home = require_home(resolve_home(home_option))
     paths = _answerable(home, run_id, DecisionKind.RESUME)
     holds = open_holds(SignalBox(paths.signals))
-    atomic_write_text(paths.user_response, render_decision(DecisionKind.RESUME))
-    return paths.user_response, [describe(record.reason) for record in holds]
+    answer = give_answer(paths, render_decision(DecisionKind.RESUME))
+    return answer, [describe(record.reason) for record in holds]
 
 
 # -- cancel and pause at any time (SPEC §13) ----------------------------------------------
@@ -237,11 +239,11 @@ def cancel_run(home_option: str | None, run_id: str) -> Path:
     daemon that is not running takes it at its start. Refused for a final run.
     """
     from orchestrator.decide import DecisionKind, render_decision
+    from orchestrator.evidence import give_answer
 
     home = require_home(resolve_home(home_option))
     paths = _answerable(home, run_id, DecisionKind.CANCEL)
-    atomic_write_text(paths.user_response, render_decision(DecisionKind.CANCEL))
-    return paths.user_response
+    return give_answer(paths, render_decision(DecisionKind.CANCEL))
 
 
 def pause_run(home_option: str | None, run_id: str) -> Path:
@@ -251,11 +253,11 @@ def pause_run(home_option: str | None, run_id: str) -> Path:
     a hold, an approval), has not been confirmed yet, or is being cancelled.
     """
     from orchestrator.decide import DecisionKind, render_decision
+    from orchestrator.evidence import give_answer
 
     home = require_home(resolve_home(home_option))
     paths = _answerable(home, run_id, DecisionKind.PAUSE)
-    atomic_write_text(paths.user_response, render_decision(DecisionKind.PAUSE))
-    return paths.user_response
+    return give_answer(paths, render_decision(DecisionKind.PAUSE))
 
 
 def answer_approval(

@@ -178,9 +178,10 @@ def opener(environ: dict[str, str] | None = None, platform: str | None = None) -
 
 
 def open_run(
-    home_option: str | None, run_id: str, folder: bool, print_only: bool
+    home_option: str | None, run_id: str, folder: bool, print_only: bool, markdown: bool = False
 ) -> dict[str, object]:
-    """Open the run's report (or its outputs folder); what was opened, and with what."""
+    """Open the run's report: its self-contained HTML where there is one (charts inline), its
+    markdown with `markdown`, or its outputs folder; what was opened, and with what."""
     import typer
 
     home = require_home(resolve_home(home_option))
@@ -189,6 +190,9 @@ def open_run(
     if not any(path.is_dir() for path in folders):
         raise UnknownRun(run_id)
     target = outputs if folder else report_path(home, run_id)
+    if target is not None and not folder and not markdown and target.suffix.lower() == ".md":
+        page = target.with_suffix(".html")
+        target = page if page.is_file() else target
     if target is None or not target.exists():
         raise RunStateError(
             f"run {run_id} has no report yet (outputs/{run_id}/ holds no document): "

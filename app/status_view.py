@@ -19,10 +19,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from multiverse.errors import TableError, UnknownRun, shown_error
+from multiverse.errors import TableError, UnknownRun, UserError, shown_error
 from multiverse.home import Home, require_home, resolve_home, run_folder_ids
 from multiverse.models import FINAL_STATUSES, RUN_ID, Status
 from multiverse.runs import (
+    ApprovalBook,
     add_run_times,
     add_tree_times,
     archived_count,
@@ -168,6 +169,29 @@ def _note_held(home: Home, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
+def _note_approvals(home: Home, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A run whose action waits for your approval gets `waiting`: the action, shortened, and
+    the commands that answer it (and no "running" time: the run waits for you)."""
+    for row in rows:
+        if row["status"] is None or Status(row["status"]) in FINAL_STATUSES:
+            continue
+        root = home.run(row["run_id"]).root
+        if not (root / "approvals").is_dir():
+            continue  # the common case: nothing was ever asked
+        try:
+            pending = ApprovalBook(root).pending()
+        except UserError:
+            continue  # an unreadable request: `status RUN` and the daemon say so
+        if pending:
+            run_id = row["run_id"]
+            row["waiting"] = (
+                f"waiting for your approval: {pending[0].shown(80)} — "
+                f"`multiverse approve {run_id}` or `multiverse deny {run_id}`"
+                + (f" ({len(pending)} actions wait)" if len(pending) > 1 else "")
+            )
+    return rows
+
+
 def _has_hold(home: Home, run_id: str) -> bool:
     """Whether the run's signals hold any hold record (a listing; the records are read later)."""
     try:
@@ -185,7 +209,7 @@ def runs_data(home: Home, store: TableStore, found: Survey | None = None) -> lis
     found = found or survey(home, store)
     rows = found.rows if found.rows is not None else folder_rows(home, run_folders(home))
     add_run_times(home, rows, datetime.now(UTC))
-    return _note_held(home, _note_paused(rows, found))
+    return _note_approvals(home, _note_held(home, _note_paused(rows, found)))
 
 
 def run_data(
@@ -204,7 +228,9 @@ def run_data(
     if not runs:
         raise UnknownRun(run_id)
     db = run_paths(home, run_id).db
-    data: dict[str, Any] = {"run": _note_held(home, _note_paused(runs, found))[0]}
+    data: dict[str, Any] = {
+        "run": _note_approvals(home, _note_held(home, _note_paused(runs, found)))[0]
+    }
     for name, spec in _RUN_TABLES.items():
         rows = store.table(spec, db / spec.filename).rows()
         data[name] = [row.model_dump(mode="json") for row in rows]
@@ -278,6 +304,8 @@ def render_runs(runs: list[dict[str, Any]]) -> str:
             lines.append(f"    paused: {run['paused']}")
         if run.get("held"):
             lines.append(f"    held: {run['held']}")
+        if run.get("waiting"):
+            lines.append(f"    {run['waiting']}")
     return "\n".join(lines)
 
 
@@ -306,6 +334,8 @@ def render_tree(data: dict[str, Any]) -> str:
         lines.append(f"  paused: {run['paused']}")
     if run.get("held"):
         lines.append(f"  held: {run['held']}")
+    if run.get("waiting"):
+        lines.append(f"  {run['waiting']}")
     if run.get("in_flight"):
         lines.append(f"  in flight: {_flight(run['in_flight'])}")
     seconds = elapsed_by_id(data)

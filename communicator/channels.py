@@ -4,14 +4,19 @@ delivered off the caller's thread, one worker per channel with bounded, spaced a
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import itertools
 import json
+import os
 import queue
+import secrets
 import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import structlog
 from pydantic import ValidationError
@@ -34,14 +39,19 @@ class Pending:
     envelope: Envelope
 
 
+REFUSED = "refused"  # the outbox's subfolder of entries the daemon did not write
+
+
 class Outbox:
-    """The folder of pending deliveries."""
+    """The folder of pending deliveries, each signed with the home's outbox key (kept beside
+    it, mode 0600): an entry anyone else drops there is refused, never delivered."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self._counter = itertools.count()
         self._lock = threading.Lock()
         self._last_ns = 0
+        self._key_bytes: bytes | None = None
 
     def stage(self, channel: str, envelope: Envelope) -> Path:
         """Write one pending delivery durably; StorageError when the disk refuses."""
@@ -49,10 +59,45 @@ class Outbox:
         with self._lock:  # names strictly increase in this process, whatever the clock does
             self._last_ns = max(time.time_ns(), self._last_ns + 1)
             name = f"{self._last_ns:020d}-{next(self._counter):06d}-{channel}-{envelope.id}.json"
-        data = {"channel": channel, "envelope": envelope.model_dump(mode="json")}
+        data: dict[str, Any] = {"channel": channel, "envelope": envelope.model_dump(mode="json")}
+        data["mac"] = self._mac(data)
         path = self.folder / name
         atomic_write_bytes(path, json.dumps(data, ensure_ascii=False).encode("utf-8") + b"\n")
         return path
+
+    def _key(self) -> bytes:
+        """The outbox key: made once (32 random bytes, readable by the owner only), then read."""
+        if self._key_bytes is None:
+            path = self.folder.parent / "outbox.key"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_CLOEXEC, 0o600)
+            except FileExistsError:
+                os.chmod(path, 0o600)  # never readable by others, whatever made it
+            else:
+                with os.fdopen(fd, "w", encoding="ascii") as handle:
+                    handle.write(secrets.token_hex(32))
+                    handle.flush()
+                    os.fsync(handle.fileno())
+            self._key_bytes = path.read_text(encoding="ascii").strip().encode("ascii")
+        return self._key_bytes
+
+    def _mac(self, data: dict[str, Any]) -> str:
+        body = json.dumps({k: data[k] for k in ("channel", "envelope")}, sort_keys=True,
+                          ensure_ascii=False).encode("utf-8")  # fmt: skip
+        return hmac.new(self._key(), body, hashlib.sha256).hexdigest()
+
+    def _refuse(self, path: Path, reason: str) -> None:
+        """Move an entry the daemon did not write aside, with its reason; it is never sent."""
+        aside = self.folder / REFUSED
+        try:
+            aside.mkdir(exist_ok=True)
+            os.replace(path, aside / path.name)
+            atomic_write_bytes(aside / f"{path.name}.reason.txt", f"{reason}\n".encode())
+        except OSError as error:
+            log.warning("channel_outbox_not_moved", path=path.name, error=str(error))
+            self.remove(path)
+        log.warning("channel_outbox_refused", path=path.name, reason=reason)
 
     def remove(self, path: Path) -> None:
         """Forget a delivery that is done (or given up)."""
@@ -69,6 +114,11 @@ class Outbox:
         for path in sorted(self.folder.glob("*.json")):
             try:
                 data = json.loads(path.read_text(encoding="utf-8"))
+                signed = isinstance(data, dict) and isinstance(data.get("mac"), str)
+                if not signed or not hmac.compare_digest(data["mac"], self._mac(data)):
+                    self._refuse(path, "not written by this home's daemon: no valid signature "
+                                       "of the outbox key")  # fmt: skip
+                    continue
                 found.append(
                     Pending(path, str(data["channel"]), Envelope.model_validate(data["envelope"]))
                 )

@@ -169,6 +169,9 @@ class WebhookSender:
 STDERR_SHOWN = 300  # characters of the program's stderr kept in the failure's log event
 
 
+PASSED_ENV = ("PATH", "HOME", "LANG")  # what every command channel's program gets
+
+
 class CommandSender:
     """Runs the channel's command for each envelope."""
 
@@ -203,8 +206,10 @@ class CommandSender:
             raise DeliveryFailed(f"exit {process.returncode}" + (f": {said}" if said else ""))
 
     def _environment(self, envelope: Envelope) -> dict[str, str]:
+        """PATH, HOME, LANG and the variables the channel names; no key, no secret."""
+        kept = [*PASSED_ENV, *self.channel.env]
         return {
-            **self.environ,
+            **{name: self.environ[name] for name in kept if name in self.environ},
             "MULTIVERSE_MESSAGE_ID": envelope.id,
             "MULTIVERSE_RUN_ID": envelope.run_id or "",
             "MULTIVERSE_MESSAGE_KIND": envelope.kind.value,

@@ -69,6 +69,8 @@ class Verdict:
     expect: dict[str, Any] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     charts: tuple[int, int] = (0, 0)  # right, asked
+    implied: tuple[int, int] = (0, 0)  # charts not asked that a reader may expect: drawn, all
+    notes: list[str] = field(default_factory=list)  # what was not asked and not done
     exclusions: tuple[int, int] = (0, 0)
     questions: tuple[int, int] = (0, 0)
     delivered: tuple[int, int] = (0, 0)  # questions answered by the spec or the deliverable
@@ -115,17 +117,23 @@ def _judge_exclusions(expect: dict[str, Any], spec: RequestSpec, verdict: Verdic
 
 
 def _judge_charts(expect: dict[str, Any], spec: RequestSpec, verdict: Verdict) -> None:
+    """The charts asked, each drawn as expected (or refused with a reason); the charts marked
+    `implied` (not asked, but a reader of such a deliverable may expect them) counted apart."""
     wanted = expect.get("charts") or []
-    right = 0
+    right = {True: 0, False: 0}
     for index, chart in enumerate(wanted):
+        implied = bool(chart.get("implied"))
         match = next((c for c in spec.charts if _chart_fits(chart, c)), None)
         if match is None:
             got = [(c.data.model_dump(exclude_defaults=True) if c.data else None, c.drawable,
                     c.reason) for c in spec.charts]  # fmt: skip
-            verdict.problems.append(f"chart {index + 1} {_shown(chart)}: got {got}")
+            said = f"chart {index + 1} {_shown(chart)}: got {got}"
+            (verdict.notes if implied else verdict.problems).append(said)
         else:
-            right += 1
-    verdict.charts = (right, len(wanted))
+            right[implied] += 1
+    asked = sum(not chart.get("implied") for chart in wanted)
+    verdict.charts = (right[False], asked)
+    verdict.implied = (right[True], len(wanted) - asked)
 
 
 def _chart_fits(wanted: dict[str, Any], chart: Any) -> bool:
@@ -134,8 +142,8 @@ def _chart_fits(wanted: dict[str, Any], chart: Any) -> bool:
     data = chart.data
     if data is None or not chart.drawable or _base(data.file) != _base(wanted["file"]):
         return False
-    wide = (wanted.get("dimension") or {}).get("wide")
-    if sorted(data.measures) != sorted(wanted.get("measures") or []) and not wide:
+    # a wide group's columns charted as its categories: the very columns, whatever the name
+    if sorted(data.measures) != sorted(wanted.get("measures") or []):
         return False
     dimension = wanted.get("dimension") or {}
     if "time" in dimension:
@@ -308,8 +316,10 @@ def _judge_delivered(spec: RequestSpec, report: str, verdict: Verdict) -> None:
         if any(q.answerable and _holds(q.answer, str(answer)) for q in spec.questions):
             right += 1
             continue
-        measure = str(item.get("measure") or item.get("column") or "").lower()
-        right += any(_holds(line, str(answer)) and measure in line.lower() for line in lines)
+        named = item.get("measure") or item.get("column") or ""
+        measures = [str(m).lower() for m in (named if isinstance(named, list) else [named])]
+        right += any(_holds(line, str(answer)) and any(m in line.lower() for m in measures)
+                     for line in lines)  # fmt: skip
     verdict.delivered = (right, len(wanted))
 
 
@@ -339,17 +349,21 @@ def report(verdicts: list[Verdict]) -> str:
     untraced = sum(v.untraced for v in verdicts)
     leaked = sum(v.leaked for v in verdicts)
     lines = [
-        "| cases fully right | charts | exclusions | questions (in the spec) | questions "
+        "| cases fully right | charts asked | exclusions | questions (in the spec) | questions "
         "(answered in the spec or the deliverable) | deliverables: numbers untraced | "
-        "deliverables: files left out named |",
-        "|---|---|---|---|---|---|---|",
+        "deliverables: files left out named | charts not asked but expected |",
+        "|---|---|---|---|---|---|---|---|",
         f"| {ok}/{len(verdicts)} | {total('charts')} | {total('exclusions')} | "
-        f"{total('questions')} | {total('delivered')} | {untraced} | {leaked} |",
+        f"{total('questions')} | {total('delivered')} | {untraced} | {leaked} | "
+        f"{total('implied')} |",
         "",
     ]
     for verdict in verdicts:
         if not verdict.ok:
             lines.append(f"- **{verdict.case}**: " + "; ".join(verdict.problems))
+    for verdict in verdicts:
+        if verdict.notes:
+            lines.append(f"- **{verdict.case}** (not asked): " + "; ".join(verdict.notes))
     return "\n".join(lines)
 
 
@@ -362,9 +376,10 @@ def write(text: str, revision: str) -> None:
     block = (
         f"{BEGIN}\n## The corpus, offline (`make eval-corpus`, {revision})\n\n"
         "Each request of tests/corpus read by the offline rules into a checked spec and judged "
-        "against its expectations: charts (table, measures, dimension, filter, series, top-N, "
-        "drawable), files left out (used nowhere), lookups and computations (the figure in the "
-        "answer), language, length, mode; then each case's offline deliverable is published "
+        "against its expectations: charts asked (table, measures, dimension, filter, series, "
+        "top-N, drawable; the charts a request did not ask for but a reader may expect are "
+        "counted apart), files left out (used nowhere), lookups and computations (the figure "
+        "in the answer), language, length, mode; then each case's offline deliverable is published "
         "from its spec and every number in it traced to the sources or the computed facts, and "
         "no file left out may be named in it but in the line that lists them.\n\n"
         f"{text}\n{END}"

@@ -20,6 +20,7 @@ class ModelVerdict:
     verdict: Verdict
     used: bool
     seconds: float
+    asked: bool = True  # False: the rules answer the request at once; the model is not asked
     errors: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)  # what the model read unlike the rules
 
@@ -62,7 +63,9 @@ def evaluate_model(documents: Path, ids: list[str], tier: dict[str, Any]) -> lis
                               "sources", "charts", "questions", "research")
             if _plain(getattr(spec, name)) != _plain(getattr(rules, name))
         ]  # fmt: skip
-        found.append(ModelVerdict(judge(case, spec), not failed, seconds, errors, changed))
+        asked = any(e["event"] == "llm_call" for e in logs) or bool(failed)
+        found.append(ModelVerdict(judge(case, spec), not failed, seconds, asked=asked,
+                                  errors=errors, changed=changed))  # fmt: skip
     return found
 
 
@@ -92,7 +95,7 @@ def model_report(found: list[ModelVerdict], model: str) -> str:
         v = item.verdict
         problems = "; ".join(v.problems + item.errors).replace("|", "\\|")[:400] or "none"
         lines.append(
-            f"| {v.case} | {'yes' if item.used else 'no (rules)'} | "
+            f"| {v.case} | {_used(item)} | "
             f"{', '.join(item.changed) or 'nothing'} | {item.seconds:.0f} | "
             f"{v.charts[0]}/{v.charts[1]} | {v.exclusions[0]}/{v.exclusions[1]} | "
             f"{v.questions[0]}/{v.questions[1]} | {problems} |"
@@ -111,3 +114,9 @@ def write_model(text: str, revision: str) -> None:
         f"\n\n{text}\n{MODEL_END}"
     )
     write_block(MODEL_BEGIN, MODEL_END, block)
+
+
+def _used(item: ModelVerdict) -> str:
+    if not item.asked:
+        return "not asked (the tables answer it at once)"
+    return "yes" if item.used else "no (rules)"

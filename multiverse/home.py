@@ -97,6 +97,11 @@ class RunPaths:
         return self.root / "user_response.md"
 
     @cached_property
+    def answers(self) -> Path:
+        """Answers given by commands, each its own file, waiting to be handled oldest first."""
+        return self.root / "answers"
+
+    @cached_property
     def responses(self) -> Path:
         """Answers already handled, moved aside so none is read twice (`NNN-<kind>.md`)."""
         return self.root / "responses"

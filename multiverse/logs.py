@@ -4,6 +4,7 @@ logging is configured by the CLI and only there (STYLE rule 10).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -171,7 +172,7 @@ def configure_logging(log_file: Path | None, console_level: int = logging.WARNIN
     _install(console)
     if log_file is not None:
         log_file.parent.mkdir(parents=True, exist_ok=True)
-        handler = logging.FileHandler(log_file, encoding="utf-8")
+        handler = LogFile(log_file, encoding="utf-8")
         handler.setLevel(logging.INFO)
         handler.setFormatter(
             structlog.stdlib.ProcessorFormatter(
@@ -188,6 +189,43 @@ def configure_logging(log_file: Path | None, console_level: int = logging.WARNIN
             )
         )
         _install(handler)
+
+
+class LogFile(logging.FileHandler):
+    """The log file; a line it cannot write (a full disk) is said once on stderr, in a plain
+    sentence, never as logging's own traceback, and said again only after a line went in."""
+
+    failing = False  # the last line could not be written
+    _failed_now = False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        """Write the line; a line that went in ends a run of failures."""
+        self._failed_now = False
+        super().emit(record)
+        if not self._failed_now:
+            self.failing = False
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        """Say once that lines are lost, with the reason and what to do."""
+        self._failed_now = True
+        self._say(sys.exc_info()[1])
+
+    def close(self) -> None:
+        """Close the file; the last lines that cannot be flushed are said lost, not raised."""
+        try:
+            super().close()
+        except OSError as error:  # the stream is let go of before the error reaches here
+            self._say(error)
+
+    def _say(self, error: BaseException | None) -> None:
+        if self.failing:
+            return
+        self.failing = True
+        with contextlib.suppress(Exception):
+            sys.stderr.write(
+                f"multiverse: could not write the log file {self.baseFilename} ({error}); "
+                "its lines are lost until it can be written: free some disk space\n"
+            )
 
 
 def _install(handler: logging.Handler) -> None:

@@ -5,6 +5,6 @@ and the request spec they fill (`read_request`). Used only by the builtin roles.
 
 from __future__ import annotations
 
-from offline.reader import read_request, why_run
+from offline.reader import charts_said, read_request, why_run
 
-__all__ = ["read_request", "why_run"]
+__all__ = ["charts_said", "read_request", "why_run"]

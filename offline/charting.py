@@ -25,7 +25,7 @@ from multiverse.spec import (
     Reading,
     ScannedFile,
 )
-from multiverse.tabular import TableProfile
+from multiverse.tabular import TableProfile, TimeAxis, parse_label
 from offline.lexicon import expand, periods_in, phrase_terms, span_in
 from offline.resolve import column_hits, table_and_measures, values_named
 
@@ -60,7 +60,9 @@ _TREND = re.compile(
     re.IGNORECASE,
 )
 _BY = re.compile(
-    r"\b(?:by|per|for each|for every|across|of each|each)\s+(?P<en>[\w-]+(?:\s[\w-]+)?)"
+    # "across all districts" sums over them: no dimension
+    r"\b(?:by|per|for each|for every|across(?!\s+(?:all|every|the whole|the entire)\b)|of each|"
+    r"each)\s+(?P<en>[\w-]+(?:\s[\w-]+)?)"
     r"|(?P<ko>[가-힣A-Za-z]+)\s?별",
     re.IGNORECASE,
 )
@@ -246,6 +248,15 @@ def _chart(
     dimension, frequency, series_by = _dimension(
         part if part != sentence else sentence, table, measures
     )
+    wide = table.wide
+    if dimension not in {c.name for c in table.columns} | {"time"}:
+        group = _like_measures(table, measures)
+        if wide is not None and wide.axis == "category":
+            # "votes by candidate" where the candidates are the columns of one measure
+            measures, dimension = list(wide.columns), wide.name
+        elif group:
+            # "deaths by cause" where the causes are the columns: each its own series over time
+            measures, dimension = group, "time"
     filters = {
         column: found
         for column, found in values_named(sentence, table).items()
@@ -278,6 +289,23 @@ def _chart(
 
 
 
+
+
+_TOTAL = re.compile(r"^(?:total|sum|all|overall|합계|전체)\b", re.IGNORECASE)
+
+
+def _like_measures(table: TableProfile, measures: list[str]) -> list[str]:
+    """The measures a "by <what no column is>" can only mean in a table with no category
+    column: the columns of the same kind and unit as the one named (its siblings), not a
+    total of them; none when there are fewer than two or the table has categories."""
+    if len(measures) != 1 or table.time is None or table.role("category"):
+        return []
+    named = table.column(measures[0])
+    if named is None:
+        return []
+    group = [c.name for c in table.role("measure")
+             if (c.kind, c.unit) == (named.kind, named.unit) and not _TOTAL.match(c.label)]
+    return group if len(group) >= 2 and measures[0] in group else []
 
 
 def _mentions_file(part: str, item: ScannedFile) -> bool:
@@ -333,6 +361,8 @@ def _period(words: str, table: TableProfile) -> tuple[str, str] | None:
     span = span_in(words)
     if span is not None:
         start, end = span
+        if _covers_all(start, end, time):
+            return None  # "from 1948 on" over data that starts in 1948 keeps every row
         return time.columns[0], f"{start or time.first}–{end or time.last}"
     found = periods_in(words)
     if len(found) == 1:
@@ -340,6 +370,27 @@ def _period(words: str, table: TableProfile) -> tuple[str, str] | None:
     if len(found) >= 2:
         return time.columns[0], f"{found[0].label}–{found[-1].label}"
     return None
+
+
+def _covers_all(start: str | None, end: str | None, time: TimeAxis) -> bool:
+    """Whether a range of periods holds every period of the table (an open side holds it)."""
+    first, last = parse_label(time.first), parse_label(time.last)
+    if first is None or last is None:
+        return False
+    if start is not None:
+        begin = parse_label(start)
+        if begin is None or (begin.year, begin.month, begin.day) > (
+                first.year, first.month, first.day):
+            return False
+    if end is not None:
+        finish = parse_label(end)
+        if finish is None:
+            return False
+        month = {"year": 12, "quarter": finish.month + 2}.get(finish.grain, finish.month)
+        day = finish.day if finish.grain in ("day", "second") else 31
+        if (finish.year, month, day) < (last.year, last.month, last.day):
+            return False
+    return True
 
 
 def _frequency(sentence: str) -> Frequency | None:

@@ -12,7 +12,7 @@ party size"); an exclusion never becomes an inclusion; a MODIFY nothing could ap
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from multiverse.spec import (
@@ -31,7 +31,13 @@ from multiverse.spec import (
 )
 from offline import asks
 from offline.charting import chart_sentence, drop_charts, is_chart_sentence, with_scope
-from offline.questions import is_judgement, is_question, question_parts, questions_of
+from offline.questions import (
+    extremes_asked,
+    is_judgement,
+    is_question,
+    question_parts,
+    questions_of,
+)
 from offline.resolve import files_named, table_and_measures
 
 LANGUAGE_CODES = {"English": "en", "Korean": "ko"}
@@ -84,6 +90,17 @@ _FORMAT_RULES: tuple[tuple[FormatRuleKind, re.Pattern[str]], ...] = (
         re.compile(
             r"\b(?:never|don't|do not|avoid|no)\s+(?:use\s+)?(?:headings?|headers?|titles?)\b"
             r"|제목(?:은|을)?\s?(?:사용하지|쓰지|달지)",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "item_words",  # before max_words: "keep every bullet under 25 words" limits each one
+        re.compile(
+            r"\b(?:each|every|per|all)\s+(?:bullet(?:\s+point)?|point|item|sentence|line)s?\b"
+            r"[^.\n]{0,40}?\b(?:no more than|at most|under|maximum of|max\.?|within|below|"
+            r"less than|not exceed(?:ing)?)\s+(?P<n>\d[\d,]*)\s+words\b"
+            r"|(?:각\s?(?:항목|문장|글머리\s?기호)|(?:항목|문장|글머리\s?기호)마다)[^.\n]{0,20}?"
+            r"(?P<k>\d[\d,]*)\s?(?:단어|자)\s?(?:이내|이하|미만)",
             re.IGNORECASE,
         ),
     ),
@@ -141,6 +158,11 @@ def _body(request: str) -> str:
     """The request without its front matter."""
     match = re.match(r"\A---\n.*?\n---\n", request, re.DOTALL)
     return (request[match.end() :] if match else request).strip()
+
+
+def charts_said(texts: Iterable[str]) -> bool:
+    """Whether a request or a MODIFY asks for a chart in words."""
+    return any(is_chart_sentence(sentence) for text in texts for sentence in sentences(text))
 
 
 def sentences(text: str) -> list[str]:
@@ -217,10 +239,17 @@ def _question(
         draft.not_understood.append(
             Reading(
                 phrase=f"{part} — “worst” or “best” is a judgement the offline rules do not "
-                "make; the facts give the highest and lowest values",
+                "make; the answer gives the highest and lowest values",
                 origin=origin,
             )
         )
+        reading = Reading(phrase=part, origin=origin)
+        ends = [q for asked in extremes_asked(part)
+                for q in questions_of(asked, scan, draft.excluded(), reading, about)]
+        if len(ends) == 2 and all(q.compute is not None for q in ends):
+            draft.questions += ends
+            done.append(f"question: {part}")
+            return ends[-1]
         return about
     found = questions_of(part, scan, draft.excluded(), Reading(phrase=part, origin=origin), about)
     if found:
@@ -333,12 +362,15 @@ def _research(draft: Draft, text: str, scan: HomeScan, origin: str, done: list[s
 
 def _rules(draft: Draft, text: str, origin: str, done: list[str]) -> None:
     """Format rules the text itself states ("no tables", "in bullet points")."""
+    per_item = ""  # the words of a limit on each item, which no limit on the whole reads
     for rule, pattern in _FORMAT_RULES:
-        match = pattern.search(text)
+        match = pattern.search(text.replace(per_item, " ") if per_item else text)
         if match is None or any(item.rule == rule for item in draft.format_rules):
             continue
         value = ""
-        if rule == "max_words":
+        if rule == "item_words":
+            per_item = match.group(0)
+        if rule in ("max_words", "item_words"):
             value = (match.group("n") or match.group("k") or "").replace(",", "")
         draft.format_rules.append(
             FormatRule(

@@ -9,6 +9,7 @@ never guessed into the nearest name.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -299,6 +300,16 @@ def table_and_measures(
 _GENERIC_WORDS = frozenset(
     {"change", "total", "value", "number", "count", "rate", "growth", "average", "mean", "level"}
 )
+
+
+def measures_named(text: str, table: TableProfile, beside: Sequence[str] = ()) -> list[str]:
+    """The measure columns the words name by more than a word every analysis uses or a word
+    that already names one of the columns `beside` ("marriage rate" of Marriages_per_1000
+    does not name Marriages too)."""
+    hits = column_hits(text, table, ("measure",))
+    taken = {word for hit in hits if hit.column in beside for word in hit.words}
+    return [hit.column for hit in hits
+            if hit.column not in beside and hit.words - _GENERIC_WORDS - taken]  # fmt: skip
 
 
 def _names_table(said: set[str], item: ScannedFile) -> bool:

@@ -166,7 +166,9 @@ class Archiver:
                 rows, wanted, before, lambda row: busy_reason(self.home, row, since)
             )
             refused = self._not_live(rows, wanted or []) + refused
-            result = ArchiveResult(refused=refused, dry_run=dry_run)
+            taken = self._taken(rows, chosen)
+            chosen = [run_id for run_id in chosen if run_id not in {r.run_id for r in taken}]
+            result = ArchiveResult(refused=refused + taken, dry_run=dry_run)
             result.archived = [self._moved(run_id) for run_id in chosen]
             if chosen and not dry_run:
                 atomic_write_text(self._intent, json.dumps({"runs": chosen}) + "\n")
@@ -196,6 +198,19 @@ class Archiver:
             reason = f"it is archived already (runs/archive/{run_id})"
             refused.append(Refused(run_id=run_id, status=row.status.value, reason=reason))
         return refused
+
+    def _taken(self, rows: Sequence[ProcessRun], chosen: Sequence[str]) -> list[Refused]:
+        """Runs whose id an archived run holds already (made before ids were checked against
+        the archive): archiving would replace that run's row and mix their files, so never."""
+        statuses = {row.run_id: row.status.value for row in rows}
+        return [
+            Refused(run_id=run_id, status=statuses[run_id],
+                    reason=f"an archived run has the same id (runs/archive/{run_id}): archiving "
+                           "it would replace that run's record; keep it, or delete one of them")
+            for run_id in chosen
+            if (self.home.archive_runs / run_id).exists()
+            or archived_run(self.store, self.home, run_id) is not None
+        ]  # fmt: skip
 
     def _lock(self) -> FileFlock:
         """The home's archive lock, taken (another archive holds it: a RunStateError)."""

@@ -39,8 +39,7 @@ from multiverse.processes import (
 )
 from orchestrator.archiving import Archiver, archive_runs, due_for_archive, forget_tombstoned
 from orchestrator.crew import Collaborators
-from orchestrator.decide import DecisionKind
-from orchestrator.evidence import read_response
+from orchestrator.evidence import cancel_waiting
 from orchestrator.inbox import InboxEntry, survey_inbox
 from orchestrator.intake import act, consider_all
 from orchestrator.perform import StepRunner, wants_a_look
@@ -133,8 +132,7 @@ class Daemon:
         """
         if key in SERVICES or key in self._interrupted:
             return
-        answer = read_response(self.crew.home.run(key).user_response)
-        if answer is None or answer.kind is not DecisionKind.CANCEL:
+        if not cancel_waiting(self.crew.home.run(key)):
             return
         with self._guard:  # the step's end (`_work`) allows the run's children again
             if key not in self._in_flight:
@@ -373,23 +371,27 @@ class Daemon:
         with self._guard:
             return bool(self._in_flight) or self.wakeups.waiting()
 
-    def run(self, once: bool = False) -> int:
+    def run(self, once: bool = False, serving: Callable[[], None] | None = None) -> int:
         """Serve until stopped (or, with `once`, until nothing advances); exit status.
 
-        When it returns, no thread of its own is left running and the signal handlers
-        `install_signal_handlers` replaced are back (it can run again in the same process).
+        `serving` is called once the home is this daemon's (its lock taken): a second daemon
+        refused says only why. When it returns, no thread of its own is left running and the
+        signal handlers `install_signal_handlers` replaced are back (it can run again in the
+        same process).
         """
         try:
-            return self._serve(once)
+            return self._serve(once, serving)
         finally:
             for signum, handler in self._previous_handlers.items():
                 signal.signal(signum, handler)
             self._previous_handlers.clear()
 
-    def _serve(self, once: bool) -> int:
+    def _serve(self, once: bool, serving: Callable[[], None] | None) -> int:
         self._once = once
         lock = take_daemon_lock(self.crew.home)
         try:
+            if serving is not None:
+                serving()
             observer = None if once else start_watching(self.crew.home, self.wake_debounced)
             self.crew.reserve.ensure()
             remove_orphan_temps(self.crew.home)

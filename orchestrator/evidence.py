@@ -15,7 +15,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from multiverse.atomic import atomic_write_text
+from multiverse.atomic import atomic_write_text, create_exclusive, fsync_folder
 from multiverse.errors import TableError
 from multiverse.home import RunPaths
 from multiverse.models import (
@@ -35,6 +35,7 @@ from orchestrator.decide import (
     HOLD,
     RELEASE,
     Decision,
+    DecisionKind,
     Evidence,
     FailureRecord,
     HoldRecord,
@@ -132,6 +133,53 @@ def read_response(path: Path) -> Decision | None:
         return parse_answer(path.read_bytes())
     except FileNotFoundError:
         return None
+
+
+def give_answer(paths: RunPaths, text: str) -> Path:
+    """An answer of a command as its own file in runs/<id>/answers/, created exclusively: two
+    answers given at once (`cancel` racing `confirm`) are both kept and handled in order."""
+    name = f"{time.time_ns():020d}-{os.getpid()}.md"
+    paths.answers.mkdir(exist_ok=True)
+    return create_exclusive(paths.answers, name, text.encode("utf-8"))
+
+
+def waiting_answers(paths: RunPaths) -> list[Path]:
+    """The answers of commands not handled yet, oldest first (hidden temporaries skipped)."""
+    try:
+        names = sorted(n for n in os.listdir(paths.answers) if n.endswith(".md") and n[0] != ".")
+    except FileNotFoundError:
+        return []
+    return [paths.answers / name for name in names]
+
+
+def take_next_answer(paths: RunPaths) -> None:
+    """Put the oldest waiting answer where answers are read (user_response.md), once the one
+    there was handled; never over an answer a person or a command put there.
+
+    A hard link, then the queue's name removed: a crash between the two leaves the same file
+    at both names, which the next call (always before the answer is handled) finishes.
+    """
+    waiting = waiting_answers(paths)
+    if not waiting:
+        return
+    oldest = waiting[0]
+    try:
+        os.link(oldest, paths.user_response)
+    except FileExistsError:
+        with contextlib.suppress(FileNotFoundError):
+            if not os.path.samefile(oldest, paths.user_response):
+                return  # the answer there is handled first
+    except FileNotFoundError:
+        return  # taken by another reader meanwhile
+    with contextlib.suppress(FileNotFoundError):
+        oldest.unlink()
+    fsync_folder(paths.answers, paths.root)
+
+
+def cancel_waiting(paths: RunPaths) -> bool:
+    """Whether a CANCEL was given and not handled yet (in user_response.md or waiting)."""
+    answers = [read_response(path) for path in [paths.user_response, *waiting_answers(paths)]]
+    return any(answer is not None and answer.kind is DecisionKind.CANCEL for answer in answers)
 
 
 HELD = "held"  # an answer set aside by `multiverse retry`, given back once the run is reopened

@@ -235,14 +235,17 @@ def _simple_task(crew: Collaborators, path: Path, request: InboxRequest) -> Decl
 
 
 def allocate_run_id(crew: Collaborators, now: datetime | None = None) -> str:
-    """A new `run-YYYYMMDD-HHMMSS-NNN`, reserved by creating its folder; never the id of an
-    archived run (archived in the second it was made, its id is free in runs/ but not new)."""
+    """A new `run-YYYYMMDD-HHMMSS-NNN`, reserved by creating its folder (exclusively); never an
+    id in use anywhere: an archived run's (its id is free in runs/ but not new), a live row's,
+    or one that has deliverables in outputs/ — whatever the clock did."""
     stamp = (now or datetime.now(UTC)).strftime("%Y%m%d-%H%M%S")
     crew.home.runs.mkdir(parents=True, exist_ok=True)
     for counter in range(1, 1000):
         run_id = f"run-{stamp}-{counter:03d}"
-        if (crew.home.archive_runs / run_id).exists():
-            continue
+        if (crew.home.archive_runs / run_id).exists() or (crew.home.outputs / run_id).exists():
+            continue  # an archived run's, or deliverables left by a run whose folder is gone
+        if crew.process_runs.get(run_id) is not None:
+            continue  # a row without its folder: its id is still taken
         try:
             (crew.home.runs / run_id).mkdir()
         except FileExistsError:

@@ -125,6 +125,7 @@ ENGLISH: dict[str, str] = {
     "no_charts": "no charts",
     "no_headings": "no headings",
     "max_words": "at most {value} words",
+    "item_words": "at most {value} words an item",
     # aggregations and frequencies
     "mean": "mean",
     "sum": "sum",
@@ -251,6 +252,7 @@ KOREAN: dict[str, str] = {
     "no_charts": "차트 없음",
     "no_headings": "제목 없음",
     "max_words": "최대 {value}단어",
+    "item_words": "항목마다 최대 {value}단어",
     "mean": "평균",
     "sum": "합계",
     "last": "기간마다 마지막 값",

@@ -18,16 +18,23 @@ process tier can. MODE:
   STATE_FOLDER/terminated-<task id> and exits 143 (a task a cancel interrupts).
 - answer: prints a JSON answer that fits the schema given in the prompt (a Planner or
   Communicator served by a CLI).
+- daemonize: like write, and first leaves a grandchild behind (as agent CLIs that daemonise
+  helpers do): it calls setsid, ignores SIGTERM (when STATE_FOLDER/stubborn exists) and appends
+  a line to STATE_FOLDER/grandchild.log every 20 ms, forever. hang-after-daemonize: the same
+  grandchild, then like hang.
 The process carries its mode and RAWP_SESSION_ID in its argv/environment, so a test can find it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
+import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -104,10 +111,31 @@ def _answer(prompt: str) -> None:
     print(json.dumps(_instance(schema, schema.get("$defs", {}))))
 
 
+def _grandchild(state: Path) -> None:
+    if (state / "stubborn").exists():
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    with contextlib.suppress(PermissionError):
+        os.setsid()  # its own session, out of the group the child was started in
+    while True:
+        with (state / "grandchild.log").open("a", encoding="utf-8") as handle:
+            handle.write("still here\n")
+        time.sleep(0.02)
+
+
 def main() -> None:
     """Behave as MODE says."""
     mode = sys.argv[1]
     state = Path(sys.argv[2]) if len(sys.argv) > 2 else None
+    if mode == "grandchild" and state is not None:
+        _grandchild(state)
+    if mode in ("daemonize", "hang-after-daemonize") and state is not None:
+        subprocess.Popen([sys.executable, __file__, "grandchild", str(state)],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)  # fmt: skip
+        deadline = time.monotonic() + 30
+        while not (state / "grandchild.log").exists() and time.monotonic() < deadline:
+            time.sleep(0.01)  # until the helper is up (and, if stubborn, ignores SIGTERM)
+        mode = "write" if mode == "daemonize" else "hang"
     prompt = sys.stdin.read()
     if mode == "stubborn-once" and state is not None:
         flag = state / "hung"

@@ -305,3 +305,53 @@ def test_a_new_run_never_takes_an_archived_runs_id(home: Home) -> None:
     home.archive_runs.mkdir(parents=True, exist_ok=True)
     (home.runs / first).rename(home.archive_runs / first)  # archived, folder and all
     assert allocate_run_id(crew, now) == "run-20260301-120000-002"
+
+
+def test_an_id_is_never_reused_whatever_the_clock_did_and_archiving_never_replaces(
+    home: Home,
+) -> None:
+    """With the clock stepped back (an injected time): an id whose deliverables are in
+    outputs/, or whose row is live without its folder, is skipped; a live run that holds an
+    archived run's id (made before ids were checked) is refused by `archive`, with its reason,
+    and the archived run's row and files stay as they were."""
+    from datetime import UTC, datetime
+
+    from multiverse.models import ProcessRun, Status
+    from multiverse.store import PROCESS_RUNS
+    from orchestrator.archiving import Archiver
+    from orchestrator.intake import allocate_run_id
+
+    crew = builtin_collaborators(home)
+    now = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
+    (home.outputs / "run-20260301-120000-001").mkdir(parents=True)  # its folder is gone
+    crew.process_runs.insert(ProcessRun(run_id="run-20260301-120000-002",
+                                        user_request="x", status=Status.COMPLETED))  # fmt: skip
+    assert allocate_run_id(crew, now) == "run-20260301-120000-003"
+
+    twin = "run-20260301-120000-009"
+    home.archive_runs.mkdir(parents=True, exist_ok=True)
+    (home.archive_runs / twin).mkdir()
+    (home.archive_runs / twin / "request.md").write_text("the archived one\n", "utf-8")
+    (home.runs / twin).mkdir()
+    crew.process_runs.insert(ProcessRun(run_id=twin, user_request="the live one",
+                                        status=Status.COMPLETED))  # fmt: skip
+    result = Archiver(home, TableStore(), started=lambda _: None).archive([twin])
+    assert not result.archived
+    (refused,) = [r for r in result.refused if r.run_id == twin]
+    assert "an archived run has the same id" in refused.reason
+    assert (home.archive_runs / twin / "request.md").read_text("utf-8") == "the archived one\n"
+    assert (home.runs / twin).is_dir()
+    live = TableStore().table(PROCESS_RUNS, home.db / PROCESS_RUNS.filename).get(twin)
+    assert live is not None and live.user_request == "the live one"
+
+
+def test_open_prefers_the_reports_html_page_and_md_asks_for_the_markdown(home: Home) -> None:
+    """`open` gives the self-contained report.html beside report.md (charts inline); `--md`
+    the markdown; a report without a page is opened as it is."""
+    (run_id,) = make_history(home, [Status.COMPLETED])
+    report = home.outputs / run_id / "report.md"
+    page = report.with_suffix(".html")
+    assert cli(home, "open", run_id, "--print").stdout.strip() == str(report)  # no page yet
+    page.write_text("<!doctype html><html lang=\"en\"><body>report</body></html>\n", "utf-8")
+    assert cli(home, "open", run_id, "--print").stdout.strip() == str(page)
+    assert cli(home, "open", run_id, "--print", "--md").stdout.strip() == str(report)

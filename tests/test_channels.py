@@ -454,3 +454,74 @@ def test_doctor_lists_channels_without_secrets(home: Home) -> None:
     assert "program not found: no-such-program-xyz" in text
     assert SECRET not in text and "pw" not in text and "t=abc" not in text
     assert not report.healthy
+
+
+# -- what only the daemon may say, and what a program may see ---------------------------------
+
+
+def test_a_forged_outbox_entry_is_refused_never_sent(home: Home, hook: Hook) -> None:
+    """Entries dropped into the outbox by anyone but the daemon (no signature, a wrong one, a
+    genuine one edited) are moved aside with their reason and never delivered; the daemon's own
+    entry is; the outbox key is readable by its owner only."""
+    outbox = Outbox(home.state / "outbox")
+    genuine = outbox.stage("ops", envelope_of(notice(None, "genuine"), "genuine"))
+    body = {"channel": "ops", "envelope": envelope_of(notice(None, "forged"), "forged")
+            .model_dump(mode="json")}  # fmt: skip
+    forged = {
+        "00000000000000000001-unsigned.json": body,
+        "00000000000000000002-wrong.json": {**body, "mac": "0" * 64},
+    }
+    edited = json.loads(genuine.read_text(encoding="utf-8"))
+    edited["envelope"]["text"] = "edited after it was staged"
+    forged["00000000000000000003-edited.json"] = edited
+    for name, data in forged.items():
+        (outbox.folder / name).write_text(json.dumps(data), encoding="utf-8")
+    assert (home.state / "outbox.key").stat().st_mode & 0o077 == 0
+
+    channels = Channels(home, [WebhookChannel(name="ops", type="webhook", url=hook.url)], {})
+    channels.start()
+    channels.close()
+    texts = [json.loads(hit.body)["text"] for hit in hook.accepted()]
+    assert "genuine" in texts[0] and len(texts) == 1, texts
+    refused = outbox.folder / "refused"
+    assert sorted(p.name for p in refused.glob("*.json")) == sorted(forged)
+    for name in forged:
+        reason = (refused / f"{name}.reason.txt").read_text(encoding="utf-8")
+        assert "not written by this home's daemon" in reason
+    assert not list(outbox.folder.glob("*.json"))
+
+
+def test_a_command_channel_gets_a_minimal_environment(home: Home, tmp_path: Path) -> None:
+    """The program sees PATH, HOME, LANG, the variables its entry names and its message's
+    MULTIVERSE_*; never a model key, a webhook's secret or anything else of the daemon's."""
+    out = tmp_path / "environment.json"
+    dump = "import json, os, sys; open(sys.argv[1], 'w').write(json.dumps(dict(os.environ)))"
+    channel = CommandChannel(name="env", type="command", command=[sys.executable, "-c", dump,
+                                                                  str(out)], env=["NAMED_VAR"])
+    environ = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8",
+               "OPENAI_API_KEY": "sk-test-0123456789abcdef", "HOOK_SECRET": "s3cret-value-123",
+               "NAMED_VAR": "named", "OTHER_VAR": "other"}  # fmt: skip
+    speaker = speaker_with(home, channel, **environ)
+    speaker.tell(notice("run-20260101-000000-001", "hello"))
+    speaker.close()
+    seen = json.loads(out.read_text(encoding="utf-8"))
+    own = {name for name in seen if not name.startswith("MULTIVERSE_")} - {"LC_CTYPE"}
+    assert own == {"PATH", "HOME", "LANG", "NAMED_VAR"}, sorted(seen)
+    assert seen["NAMED_VAR"] == "named" and seen["MULTIVERSE_RUN_ID"] == "run-20260101-000000-001"
+    assert "sk-test-0123456789abcdef" not in json.dumps(seen)
+    assert "s3cret-value-123" not in json.dumps(seen)
+
+
+@pytest.mark.parametrize(
+    ("section", "problem"),
+    [
+        ("[{name: a, type: command, command: [x], env: [OPENAI_API_KEY]}]", "model key"),
+        ("[{name: h, type: webhook, url: 'http://127.0.0.1:9/h', secret_env: HOOK_KEY},"
+         " {name: a, type: command, command: [x], env: [HOOK_KEY]}]", "webhook's secret"),
+    ],
+)
+def test_a_channel_that_would_pass_a_key_to_its_program_is_refused(
+    section: str, problem: str
+) -> None:
+    with pytest.raises(ConfigError, match=problem):
+        parse_runtime_mapping(f"channels: {section}\n", "runtime-mapping.yaml")

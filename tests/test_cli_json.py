@@ -4,6 +4,7 @@ validates against `app.cli_schemas`, an error as `{error, code}`, the same exit 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -100,10 +101,14 @@ def test_an_answer_to_a_proposal_prints_its_file_and_sentence(
     """confirm/modify/cancel --json: the run, the answer, its file, and the text-mode sentence."""
     answer = _json(home, command, waiting, *ANSWERS[command])
     assert answer["run_id"] == waiting and answer["answer"] == command
-    assert answer["path"] == f"runs/{waiting}/user_response.md"
-    assert home.run(waiting).user_response.exists()
+    # each answer its own file, waiting to be handled in order (two never overwrite)
+    assert answer["path"].startswith(f"runs/{waiting}/answers/") and answer["path"].endswith(".md")
+    assert (home.root / answer["path"]).exists()
     said = cli(home, command, waiting, *ANSWERS[command])  # the same answer again, as text
-    assert said.returncode == 0 and said.stdout.strip() == answer["message"]
+    files = re.compile(r"answers/[^ )]+\.md")
+    assert said.returncode == 0
+    assert files.sub("…", said.stdout.strip()) == files.sub("…", answer["message"])
+    assert len(list(home.run(waiting).answers.iterdir())) == 2  # a second file: none replaced
 
 
 def test_approve_and_deny_name_the_approval_they_answered(home: Home, waiting: str) -> None:
@@ -120,6 +125,28 @@ def test_approve_and_deny_name_the_approval_they_answered(home: Home, waiting: s
     assert "no approval is waiting" in _json(home, "deny", waiting, code=2)["error"]
 
 
+def test_a_run_waiting_for_an_approval_says_which_and_how_to_answer(
+    home: Home, waiting: str
+) -> None:
+    """`status`, `runs` and `status RUN` (text and --json) name the action waiting, shortened,
+    and the commands that answer it, with no "running" time; once answered, the line goes."""
+    book = ApprovalBook(home.run(waiting).root)
+    long_command = "wc -l " + " ".join(f"assets/file-{n}.csv" for n in range(40))
+    book.request(waiting, "T01", "run_shell", {"command": long_command}, 600)
+    rows = _json(home, "status")
+    line = next(row["waiting"] for row in rows if row["run_id"] == waiting)
+    assert line.startswith("waiting for your approval: run_shell")
+    assert f"`multiverse approve {waiting}`" in line and f"`multiverse deny {waiting}`" in line
+    assert "…" in line and len(line) < 250  # the arguments shortened
+    assert line == _json(home, "status RUN", waiting)["run"]["waiting"]
+    for command in ("status", "runs"):
+        text = cli(home, command).stdout
+        assert line in text and "running" not in text, text
+    assert "waiting for your approval" in cli(home, "status", waiting).stdout
+    _json(home, "approve", waiting)
+    assert all("waiting" not in row or row["waiting"] is None for row in _json(home, "status"))
+
+
 def test_pause_then_resume_prints_what_the_run_was_held_for(home: Home) -> None:
     """pause --json on a confirmed run; once held, a second pause is a JSON error (exit 1);
     resume --json lists what held it."""
@@ -127,7 +154,7 @@ def test_pause_then_resume_prints_what_the_run_was_held_for(home: Home) -> None:
     run_id, runner = confirmed_run(builtin_collaborators(home))
     assert runner.advance(run_id) is not None  # the CONFIRM
     paused = _json(home, "pause", run_id)
-    assert paused["answer"] == "pause" and paused["path"] == f"runs/{run_id}/user_response.md"
+    assert paused["answer"] == "pause" and paused["path"].startswith(f"runs/{run_id}/answers/")
     assert once(home).returncode == 0
     assert "held already" in _json(home, "pause", run_id, code=1)["error"]
     resumed = _json(home, "resume", run_id)

@@ -59,6 +59,9 @@ def test_a_second_daemon_on_the_same_home_is_refused(
     second = cli(home, "start", "--once")
     assert second.returncode == 2
     assert "already serving" in second.stderr and "Traceback" not in second.stderr
+    serving = cli(home, "start")  # the serving form: only the refusal, no "is serving" first
+    assert serving.returncode == 2 and "already serving" in serving.stderr
+    assert "is serving" not in serving.stdout and "stopped:" not in serving.stdout
     daemon_process.send_signal(signal.SIGTERM)
     assert daemon_process.wait(timeout=60) == 0
 

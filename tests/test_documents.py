@@ -3,6 +3,7 @@ location headings, and the ones that cannot be read named with why."""
 
 from __future__ import annotations
 
+import re
 import zipfile
 from pathlib import Path
 
@@ -156,3 +157,50 @@ def test_pdf_protected_without_password_is_read(tmp_path: Path) -> None:
     protected = encrypt_pdf(write_pdf(tmp_path / "plain.pdf"), tmp_path / "protected.pdf", "")
     converted = convert(protected)
     assert "2.1 million e-bikes" in (converted.markdown or "") and converted.note == ""
+
+
+def _docx_bomb(path: Path, expanded: int) -> Path:
+    """A valid .docx (python-docx made it) whose document.xml is replaced by `expanded` bytes
+    of repeated paragraphs: a small file that expands a thousandfold."""
+    source = write_docx(path.with_name("plain.docx"))
+    paragraph = "<w:p><w:r><w:t>" + "lorem ipsum " * 40 + "</w:t></w:r></w:p>"
+    head = ('<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'
+            '<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">'
+            "<w:body>")  # fmt: skip
+    body = head + paragraph * (expanded // len(paragraph)) + "</w:body></w:document>"
+    with zipfile.ZipFile(source) as plain, zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as out:
+        for info in plain.infolist():
+            data = body.encode() if info.filename == "word/document.xml" else plain.read(info)
+            out.writestr(info.filename, data, compress_type=zipfile.ZIP_DEFLATED)
+    return path
+
+
+def test_a_docx_that_expands_past_the_limit_is_not_read_and_memory_stays_bounded(
+    tmp_path: Path,
+) -> None:
+    """A small .docx holding 120 MB of XML: "not read" with the reason, before any parsing
+    (a child process converting it stays under 200 MB of memory); one under the limit is read."""
+    import subprocess
+    import sys
+
+    bomb = _docx_bomb(tmp_path / "bomb.docx", 120_000_000)
+    assert bomb.stat().st_size < 2_000_000
+    script = (
+        "import sys; from pathlib import Path\n"
+        "from multiverse.documents import convert\n"
+        "converted = convert(Path(sys.argv[1]))\n"
+        "print(converted.markdown is None)\n"
+        "print(converted.note)\n"
+        # the peak of this process's own memory since its exec (ru_maxrss would count the
+        # forked parent's pages too)
+        "print(next(line.split()[1] for line in open('/proc/self/status')"
+        " if line.startswith('VmHWM')))\n"
+    )
+    child = subprocess.run([sys.executable, "-c", script, str(bomb)], capture_output=True,
+                           text=True, timeout=120)  # fmt: skip
+    unread, note, peak_kb = child.stdout.strip().splitlines()
+    assert unread == "True", child.stdout + child.stderr
+    assert re.search(r"expand to 12\d MB of XML", note) and "split it" in note, note
+    assert int(peak_kb) < 200_000, peak_kb
+    small = convert(_docx_bomb(tmp_path / "small.docx", 2_000_000))
+    assert small.markdown is not None and "lorem ipsum" in small.markdown

@@ -12,6 +12,8 @@ import threading
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from app.runs_view import daemon_log
 from multiverse.home import Home
 
@@ -166,3 +168,26 @@ def test_follow_reads_a_rotated_and_a_truncated_file(tmp_path: Path) -> None:
         handle.write("4\n")
     assert reader.new_lines() == ["4"]
     reader.close()
+
+
+def test_a_log_file_on_a_full_device_is_said_once_without_a_traceback(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The log file on /dev/full (every write: no space left): lines logged, then logging
+    closed, print one plain sentence on stderr and raise nothing; no traceback."""
+    import structlog
+
+    from multiverse.logs import close_logging, configure_logging
+
+    configure_logging(Path("/dev/full"))
+    try:
+        log = structlog.get_logger("t")
+        for number in range(5):
+            log.info("line", n=number)
+    finally:
+        close_logging()
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "could not write the log file /dev/full" in lines[0], lines
+    assert "free some disk space" in lines[0]
+    assert "Traceback" not in err and "Logging error" not in err

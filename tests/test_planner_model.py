@@ -901,6 +901,36 @@ def test_a_model_cannot_undo_an_exclusion_the_rules_read(
     assert "assets/grunfeld.csv" in proposal.spec.sources
 
 
+def test_the_model_keeps_the_requesters_language_and_adds_no_chart_not_asked(
+    fake_openai: FakeOpenAI, home: Path
+) -> None:
+    """A Korean request read as English by the model stays Korean; a chart the model adds to a
+    request that asks for none (as the real local model did) is dropped, and logged."""
+    with_tables(home, "grunfeld")
+    chart = {"file": "assets/grunfeld.csv", "measures": ["invest"], "dimension": "time"}
+    fake_openai.script(spec_answer(language="en", charts=[chart]), answer(proposal_answer()))
+    request = "1950년 이후 제너럴 모터스의 투자에 대한 메모를 써 주세요."
+    with capture_logs() as logs:
+        proposal = make_planner(fake_openai, home).propose(make_context(home, request=request))
+    assert proposal.spec is not None
+    assert proposal.spec.language == "ko" and proposal.spec.charts == []
+    assert any(entry["event"] == "spec_model_chart_dropped" for entry in logs)
+
+
+def test_a_question_the_tables_answer_at_once_needs_no_spec_call(
+    fake_openai: FakeOpenAI, home: Path
+) -> None:
+    """A lookup the rules read and the table answers is answered as the rules read it: the
+    model is not asked to reread it (and cannot turn it into a run with a chart)."""
+    with_tables(home, "grunfeld")
+    fake_openai.script(answer(proposal_answer()))
+    request = "What was Atlantic Refining's gross investment in 1950?"
+    proposal = make_planner(fake_openai, home).propose(make_context(home, request=request))
+    assert proposal.spec is not None and proposal.spec.mode == "simple"
+    assert all("Plan target: `spec`" not in prompt(fake_openai, n)
+               for n in range(len(fake_openai.requests)))  # fmt: skip
+
+
 def test_a_failed_spec_call_leaves_the_rules_reading(fake_openai: FakeOpenAI, home: Path) -> None:
     """No valid answer after the repairs: the rules' spec, logged; the proposal is still made."""
     with_tables(home, "grunfeld")

@@ -307,8 +307,8 @@ def _marked(marker: str) -> list[int]:
 def test_a_killed_daemon_leaves_no_child_and_the_task_is_done_once_more(
     home: Home, tmp_path: Path
 ) -> None:
-    """SIGKILL the daemon while a child ignoring SIGTERM runs; the next start stops it first,
-    then does the task again, exactly once."""
+    """SIGKILL the daemon while a child ignoring SIGTERM runs: the child dies with it; the next
+    start does the task again, exactly once."""
     state = tmp_path / f"agent-state-{uuid.uuid4().hex[:8]}"  # the marker the child carries
     state.mkdir()
     copy_assets(home, "market_report_2024.md")
@@ -324,8 +324,9 @@ def test_a_killed_daemon_leaves_no_child_and_the_task_is_done_once_more(
         finally:
             daemon.send_signal(signal.SIGKILL)
             daemon.wait(timeout=30)
-    orphans = _marked(state.name)
-    assert orphans, "the child should outlive the killed daemon"
+    # The child dies with the daemon (its keeper is told, and stops it: SIGTERM is ignored,
+    # so SIGKILL after the grace), not at the next start.
+    wait_for(lambda: _marked(state.name) == [], "the child to die with the daemon", seconds=30)
     records = list(home.run(run_id).root.glob("children/*.json"))
     assert len(records) == 1
     hung_task = json.loads(records[0].read_text("utf-8"))["task_id"]
@@ -336,3 +337,79 @@ def test_a_killed_daemon_leaves_no_child_and_the_task_is_done_once_more(
     counts = {path.name: path.read_text().count("1") for path in state.glob("writes-*")}
     assert counts[f"writes-{hung_task}"] == 1, counts  # the task the child hung on: once more
     assert all(count == 1 for count in counts.values()), counts
+
+
+# -- nothing a step started outlives it -------------------------------------------------------
+
+
+def _growing(log: Path, seconds: float = 0.5) -> bool:
+    """Whether a file still grows over `seconds`."""
+    import time
+
+    before = log.stat().st_size if log.exists() else 0
+    time.sleep(seconds)  # watching a file for writes: no condition to wait on but time
+    return (log.stat().st_size if log.exists() else 0) != before
+
+
+def test_a_grandchild_that_calls_setsid_and_ignores_sigterm_ends_with_the_step(
+    tmp_path: Path,
+) -> None:
+    """An agent that leaves a helper behind (setsid, SIGTERM ignored, writing every 20 ms):
+    when its turn ends, the helper is gone and writes nothing more."""
+    state = tmp_path / f"daemonize-{uuid.uuid4().hex[:8]}"
+    state.mkdir()
+    (state / "stubborn").touch()
+    turn = ProcessSession(spec("daemonize", str(state)), place(tmp_path)).prompt("x")
+    assert turn.error_code is None, turn.message
+    assert (state / "grandchild.log").exists()  # it did run, and write
+    assert _marked(state.name) == []
+    assert not _growing(state / "grandchild.log")
+
+
+def test_a_grandchild_dies_with_a_killed_daemon(tmp_path: Path) -> None:
+    """A "daemon" (a real process running the child) SIGKILLed while its child's helper runs:
+    the helper is stopped at once, not at the next start."""
+    import subprocess
+
+    state = tmp_path / f"orphan-{uuid.uuid4().hex[:8]}"
+    state.mkdir()
+    (state / "stubborn").touch()
+    script = (
+        "import sys; from pathlib import Path\n"
+        "from multiverse.processes.session import Place, ProcessSession\n"
+        "from multiverse.config import TierConfig\n"
+        "tier = TierConfig(adapter_type='process', command=[sys.executable, sys.argv[1], "
+        "'hang-after-daemonize', sys.argv[2]], timeout_seconds=600)\n"
+        "root = Path(sys.argv[3]); (root / 'w').mkdir(parents=True, exist_ok=True)\n"
+        "where = Place(home=root, cwd=root / 'w', events=root / 'e.jsonl', logs=root / 'l',"
+        " records=root / 'c', run_id='run-x', task_id='T1', output_path=root / 'w' / 'o.md')\n"
+        "ProcessSession(tier.process_spec(), where).prompt('x')\n"
+    )
+    daemon = subprocess.Popen([sys.executable, "-c", script, str(AGENT), str(state),
+                               str(tmp_path / "daemon")])  # fmt: skip
+    try:
+        wait_for(lambda: _growing(state / "grandchild.log", 0.1), "the helper to write")
+    finally:
+        daemon.kill()
+        daemon.wait(timeout=30)
+    wait_for(lambda: _marked(state.name) == [], "the helper to die with the daemon", seconds=30)
+    assert not _growing(state / "grandchild.log")
+
+
+def test_a_whole_run_leaves_nothing_writing_after_it_completed(home: Home, tmp_path: Path) -> None:
+    """Every task of a run done by an agent that leaves a helper behind each time (one that
+    obeys SIGTERM: the stubborn one is the tests' above): the run COMPLETED, and no helper is
+    left and nothing writes afterwards."""
+    state = tmp_path / f"run-helpers-{uuid.uuid4().hex[:8]}"
+    state.mkdir()
+    copy_assets(home, "market_report_2024.md")
+    configure(home, "daemonize", state)
+    assert cli(home, "submit", REQUEST).returncode == 0
+    assert once(home).returncode == 0
+    run_id = only_run(home)["run_id"]
+    assert cli(home, "confirm", run_id).returncode == 0
+    result = once(home)
+    assert only_run(home)["status"] == "COMPLETED", result.stdout + result.stderr
+    assert (state / "grandchild.log").exists()
+    assert _marked(state.name) == []
+    assert not _growing(state / "grandchild.log")

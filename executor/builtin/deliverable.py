@@ -312,6 +312,24 @@ def _length(spec: RequestSpec) -> tuple[int, bool]:
     return default_length(deliverable_asked(spec.deliverable)).words, False
 
 
+_ITEM = re.compile(r"^(?:[-*]|\d+\.)\s+(?P<text>.+)$")
+
+
+def _items_within(brief: Brief, text: str) -> None:
+    """A limit on each item's words ("every bullet under 25 words"): said where items pass it
+    (a computed fact is never cut: its figure and citation are what it is for)."""
+    rule = next((r for r in brief.spec.format_rules if r.rule == "item_words"), None)
+    limit = int(re.sub(r"[^\d]", "", rule.value) or 0) if rule is not None else 0
+    if rule is None or not limit:
+        return
+    items = [m["text"] for line in text.splitlines() if (m := _ITEM.match(line))]
+    longer = sum(count_words(item) > limit for item in items)
+    if longer:
+        said = {"rule": rule.reading.phrase or rule.value, "origin": rule.reading.origin}
+        why = brief.w["item_words"].format(**said, longer=longer, items=len(items))
+        brief.skip(why, brief.w["todo_rule"].format(rule=said["rule"], why=why))
+
+
 def fill(gathered: Gathered) -> str:
     """The brief within its length: the facts that bear on the question first, then the
     passages best matching the request (never one that matches none of its words)."""
@@ -351,6 +369,7 @@ def fill(gathered: Gathered) -> str:
     fit(cast(list[object], brief.facts), list(facts), target * FACTS_SHARE)
     fit(cast(list[object], brief.passages), list(relevant), target)
     fit(cast(list[object], brief.facts), [f for f in facts if f not in brief.facts], target)
+    _items_within(brief, render(brief, sources))
     if stated:
         # passages that match none of the request's words are never filler: a brief short of
         # the length asked says so rather than quote what does not bear on the request

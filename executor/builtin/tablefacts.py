@@ -32,7 +32,7 @@ from multiverse.tabular import (
     lookup,
     profile,
 )
-from offline.resolve import column_hits
+from offline.resolve import column_hits, measures_named
 
 Frequency = Literal["year", "quarter", "month", "day"]  # the grains a table is computed at
 # The standard facts of a measure, the most telling first (the brief takes them in turn).
@@ -121,7 +121,8 @@ def answer(question: Question, texts: SourceTexts, lang: str, generic: str) -> A
     assert question.compute is not None
     ask_ = question.compute
     query = ComputeQuery(kind=ask_.kind, file=ask_.file, measure=ask_.measure,
-                         category=ask_.category, start=ask_.start, end=ask_.end,
+                         compared=ask_.compared, category=ask_.category, start=ask_.start,
+                         end=ask_.end,
                          frequency=ask_.frequency if ask_.frequency != "week" else None,
                          filters=ask_.filters)  # fmt: skip
     fact = compute(query, root=texts.home, descriptions=texts.descriptions(ask_.file))
@@ -160,6 +161,14 @@ def targets(spec: RequestSpec, texts: SourceTexts) -> list[Target]:
             category = ask.series_by or (ask.dimension if ask.dimension != "time" else None)
             how = ask.aggregation if ask.aggregation != "count" else None
             grain = _frequency(ask.frequency)
+            charted = _profile(ask.file, texts) if len(ask.measures) > 1 else None
+            wide = charted.wide if charted is not None else None
+            if wide is not None and wide.axis == "category" and set(ask.measures) == set(
+                    wide.columns):  # fmt: skip
+                # the columns of one measure charted as its categories: compared as such
+                found.append(Target(ask.file, wide.name, dict(ask.filters), wide.name, grain,
+                                    how))  # fmt: skip
+                continue
             found += [Target(ask.file, measure, dict(ask.filters), category, grain, how)
                       for measure in ask.measures]  # fmt: skip
     for question in spec.questions:
@@ -171,10 +180,17 @@ def targets(spec: RequestSpec, texts: SourceTexts) -> list[Target]:
                                 _frequency(ask_.frequency)))  # fmt: skip
         elif question.lookup is not None and question.lookup.file in texts.sources:
             found.append(Target(question.lookup.file, question.lookup.column))
+    asked = without_left_out(spec, spec.request)  # an exclusion's words name nothing
     if not found:
-        asked = without_left_out(spec, spec.request)  # an exclusion's words name nothing
         for table in [path for path in texts.sources if is_table(path)][:MAX_TARGETS]:
             found += _main_measures(table, texts, asked)
+    else:  # "a brief on unemployment and inflation, with a chart of unemp": inflation too
+        scopes = {target.file: target.filters for target in reversed(found)}
+        for table, filters in scopes.items():
+            named = _profile(table, texts)
+            beside = [target.measure for target in found if target.file == table]
+            found += [Target(table, measure, dict(filters))
+                      for measure in (measures_named(asked, named, beside) if named else [])]
     unique = {target.key: target for target in reversed(found)}
     return [target for target in found if unique.get(target.key) is target][:MAX_TARGETS]
 
@@ -246,11 +262,41 @@ def _queries(target: Target, found: TableProfile) -> list[ComputeQuery]:
     ]  # fmt: skip
 
 
+def _compared(spec: RequestSpec, texts: SourceTexts,
+              profiles: dict[str, TableProfile | None]) -> list[Fact]:
+    """For a chart of several measures of one kind ("deaths by cause: disease, wounds,
+    other"), which of them is largest over the chart's rows."""
+    facts: list[Fact] = []
+    for chart in spec.charts:
+        ask = chart.data
+        if ask is None or ask.file not in texts.sources or len(ask.measures) < 2:
+            continue
+        found = profiles.setdefault(ask.file, _profile(ask.file, texts))
+        if found is None:
+            continue
+        columns = [found.column(m) for m in ask.measures]
+        kinds = {(c.kind, c.aggregation, c.unit) for c in columns if c is not None}
+        if len(kinds) != 1 or None in columns or (found.wide and set(ask.measures) <= set(
+                found.wide.columns)):  # fmt: skip
+            continue  # unlike measures are not ranked; a wide group has its own facts
+        axis = found.time
+        query = ComputeQuery(kind="largest", file=ask.file, measure=ask.measures[0],
+                             compared=ask.measures[1:], filters=ask.filters,
+                             start=axis.first if axis else None, end=axis.last if axis else None,
+                             aggregation=ask.aggregation if ask.aggregation != "count" else None)
+        fact = compute(query, root=texts.home, descriptions=texts.descriptions(ask.file))
+        if isinstance(fact, Fact):
+            facts.append(fact)
+    return facts
+
+
 def standard_facts(spec: RequestSpec, texts: SourceTexts) -> list[list[Fact]]:
     """The standard facts of each target measure (first/last, extremes, change, annual growth,
-    mean, largest and fastest-growing category), one list per measure, the most telling first."""
-    lists: list[list[Fact]] = []
+    mean, largest and fastest-growing category), one list per measure, the most telling first;
+    first, which of a chart's like measures is largest."""
     profiles: dict[str, TableProfile | None] = {}
+    compared = _compared(spec, texts, profiles)
+    lists: list[list[Fact]] = [compared] if compared else []
     for target in targets(spec, texts):
         if target.file not in profiles:
             profiles[target.file] = _profile(target.file, texts)
@@ -338,6 +384,10 @@ def chart_title(data: ChartData, lang: str) -> str:
         return data.title
     combined = data.title.startswith(_COMBINED) or "(last value of each" in data.title
     label = data.y_label
+    measures = data.query.measures
+    if len(measures) > 1 and data.query.dimension != "series" and len(data.series) > 1:
+        # several measures: their names as written, without the English "and"
+        label = ", ".join(measures) if len(measures) <= 3 else f"측정값 {len(measures)}개"
     if combined:
         label = {"mean": f"평균 {label}", "sum": f"합계 {label}", "count": f"{label} 값의 개수",
                  "last": f"{label}(기간별 마지막 값)"}.get(data.aggregation, label)  # fmt: skip

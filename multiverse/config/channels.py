@@ -111,6 +111,18 @@ class CommandChannel(ChannelSettings):
     # What the program reads: the message as one JSON object, or only its markdown text (then
     # MULTIVERSE_MESSAGE_ID, _RUN_ID and _KIND in its environment say the rest).
     input: Literal["json", "text"] = "json"
+    # Variables the program gets besides PATH, HOME and LANG (and the MULTIVERSE_* of its
+    # message): nothing else of the daemon's environment reaches it, never a key.
+    env: list[Annotated[str, Field(pattern=ENV_NAME)]] = Field(default_factory=list)
+
+    @field_validator("env")
+    @classmethod
+    def _no_keys(cls, names: list[str]) -> list[str]:
+        keys = [name for name in names if name.upper().endswith("API_KEY")]
+        if keys:
+            raise ValueError(f"a command channel's program never gets a model key: "
+                             f"remove {', '.join(keys)} from env")  # fmt: skip
+        return names
 
     def target(self) -> str:
         """The program's name (its arguments may hold anything)."""
@@ -135,6 +147,11 @@ def _unique_names(
     twice = sorted({name for name in names if names.count(name) > 1})
     if twice:
         raise ValueError(f"channel names must be unique: {', '.join(twice)}")
+    signing = {name for c in channels if isinstance(c, WebhookChannel) for name in c.secret_envs()}
+    passed = {name for c in channels if isinstance(c, CommandChannel) for name in c.env}
+    if passed & signing:
+        raise ValueError(f"a command channel's program never gets a webhook's secret: remove "
+                         f"{', '.join(sorted(passed & signing))} from its env")  # fmt: skip
     return channels
 
 

@@ -248,6 +248,11 @@ _READERS: dict[str, Callable[[BinaryIO], Converted]] = {
 }
 
 
+# The XML an Office reader parses, expanded: a small archive may expand a thousandfold (a
+# 440 KB .docx held 158 MB of XML, and parsing it took 8 GB). Media parts are not parsed.
+MAX_EXPANDED_XML_BYTES = 50_000_000
+
+
 def _zip_names(handle: BinaryIO) -> tuple[list[str], str]:
     """The entries of a zip archive and "", or no entries and why it could not be opened."""
     try:
@@ -255,6 +260,14 @@ def _zip_names(handle: BinaryIO) -> tuple[list[str], str]:
             return archive.namelist(), ""
     except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError) as error:
         return [], str(error) or type(error).__name__
+
+
+def _expanded_xml(handle: BinaryIO) -> int:
+    """How many bytes the archive's XML parts expand to, as its directory says (a reader of
+    a member never gets more than the size the directory gives it)."""
+    with zipfile.ZipFile(handle) as archive:
+        return sum(info.file_size for info in archive.infolist()
+                   if info.filename.lower().endswith((".xml", ".rels", ".vml")))  # fmt: skip
 
 
 def sniff(path: Path) -> str | None:
@@ -289,6 +302,12 @@ def _convert(path: Path, handle: BinaryIO) -> Converted:
     if problem is None and size > MAX_DOCUMENT_BYTES:
         problem = f"too large to read ({size / 1e6:,.0f} MB; documents up to "
         problem += f"{MAX_DOCUMENT_BYTES / 1e6:,.0f} MB are read)"
+    if problem is None and kind in OOXML_PARTS:
+        expanded = _expanded_xml(handle)
+        if expanded > MAX_EXPANDED_XML_BYTES:
+            problem = (f"its text would expand to {expanded / 1e6:,.0f} MB of XML from a "
+                       f"{size / 1e6:,.1f} MB file (up to {MAX_EXPANDED_XML_BYTES / 1e6:,.0f} MB "
+                       "are read): split it, or save the part you need as a smaller file")
     if problem is not None:
         return unreadable(kind, problem)
     handle.seek(0)

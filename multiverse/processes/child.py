@@ -1,6 +1,8 @@
 """One external command run as a child process, bounded and never orphaned (SPEC §11).
 
-The child gets its own process group (so a stop reaches everything it started), a record of
+The child gets its own process group (so a stop reaches everything it started), runs below
+the keeper (`keeper.py`: the subreaper of everything it starts, told when the daemon dies, so no
+descendant outlives its step or the daemon, a `setsid` one included), a record of
 itself in a file while it runs (so a daemon killed with SIGKILL leaves a trace the next start
 uses to stop it: `leftovers.py`), the environment of §17.2.1 and nothing else of the daemon's
 but the basics and the provider keys, its stdout and stderr copied to a bounded log, and three
@@ -13,10 +15,14 @@ Also here: children a dead daemon left running.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
+import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections import deque
@@ -135,9 +141,10 @@ def run_child(
     """Run one command to its end or its stop; raises OSError if it cannot be started."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     record_path.parent.mkdir(parents=True, exist_ok=True)
+    _startable(argv[0], cwd, env)
     began = time.monotonic()
     process = subprocess.Popen(
-        argv,
+        kept(argv),
         cwd=cwd,
         env=env,
         stdin=subprocess.PIPE if stdin_text is not None else subprocess.DEVNULL,
@@ -164,7 +171,62 @@ def run_child(
             _RUNNING.pop(process.pid, None)
         if process.poll() is None:
             terminate_group(process.pid, process)
+        marker = env.get(SESSION_VARIABLE)
+        if marker:  # what escaped the keeper (it was killed first): found by its environment
+            stop_carriers(f"{SESSION_VARIABLE}={marker}")
         record_path.unlink(missing_ok=True)
+
+
+KEEPER = Path(__file__).with_name("keeper.py")
+SESSION_VARIABLE = "RAWP_SESSION_ID"  # in every child's environment: its session
+
+
+def kept(argv: list[str]) -> list[str]:
+    """The command run below the keeper (`keeper.py`), where Linux lets a process be the
+    subreaper of what it starts; as it is elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return argv
+    return [sys.executable, "-I", str(KEEPER), str(os.getpid()), str(GRACE_SECONDS), "--",
+            *argv]  # fmt: skip
+
+
+def _startable(program: str, cwd: Path, env: Mapping[str, str]) -> None:
+    """FileNotFoundError or PermissionError, as starting it would raise, for a program that
+    cannot be run (checked here: the keeper would only say so in its exit code)."""
+    if os.sep in program:
+        path = Path(program) if Path(program).is_absolute() else cwd / program
+        if not path.is_file():
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
+        if not os.access(path, os.X_OK):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), program)
+    elif shutil.which(program, path=env.get("PATH", os.defpath)) is None:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
+
+
+def stop_carriers(marker: str) -> int:
+    """Stop every process whose environment holds `marker` (NAME=value), wherever it went
+    (a new session, another group); returns how many there were."""
+    wanted = marker.encode()
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/environ", "rb") as handle:
+                if wanted in handle.read().split(b"\0"):
+                    found.append(int(entry.name))
+        except OSError:
+            continue
+    for signum in (signal.SIGTERM, signal.SIGKILL):
+        for pid in found:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signum)
+        deadline = time.monotonic() + (GRACE_SECONDS if signum == signal.SIGTERM else 0)
+        while time.monotonic() < deadline and any(pid_alive(pid) for pid in found):
+            time.sleep(POLL_SECONDS)
+    if found:
+        log.warning("escaped_children_stopped", count=len(found))
+    return len(found)
 
 
 def _supervise(
@@ -269,15 +331,19 @@ class _Streams:
             self.log.close()
 
 
+KEEPER_MARGIN = 2.0  # s: a keeper's own grace for what is below it ends before ours
+
+
 def terminate_group(pgid: int, leader: subprocess.Popen[bytes] | None) -> bool:
     """SIGTERM the group, wait the grace, SIGKILL what is left; whether anything was there.
 
     `leader` is our own child at the head of the group (it must be reaped, or it would look
-    alive forever as a zombie); None for a group whose leader is gone or is not ours.
+    alive forever as a zombie); None for a group whose leader is gone or is not ours. A
+    keeper at the head stops what is below it within the grace, and is given a margin more.
     """
     if not _signal_group(pgid, signal.SIGTERM):
         return False
-    deadline = time.monotonic() + GRACE_SECONDS
+    deadline = time.monotonic() + GRACE_SECONDS + KEEPER_MARGIN
     while time.monotonic() < deadline:
         if leader is not None:
             try:

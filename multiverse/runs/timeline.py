@@ -305,7 +305,9 @@ def run_phrase(row: dict[str, Any], now: datetime) -> str:
         return ""
     words = [f"created {age((now - datetime.fromisoformat(created)).total_seconds())}"]
     seconds = row.get("elapsed_seconds")
-    if seconds is not None:
+    if row.get("waiting") and not _final(row["status"]):
+        words.append("waiting for you")  # its time is yours, not the run's work
+    elif seconds is not None:
         words.append(f"{'took' if _final(row['status']) else 'running'} {duration(seconds)}")
     return " · ".join(words)
 

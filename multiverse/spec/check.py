@@ -209,6 +209,7 @@ def _computed(
         kind=ask.kind,
         file=ask.file,
         measure=ask.measure,
+        compared=ask.compared,
         category=ask.category,
         start=ask.start,
         end=ask.end,

@@ -93,6 +93,8 @@ ComputeKind = Literal[
     "largest",
     "smallest",
     "fastest_growing",
+    "distinct",  # how many different values a column holds ("how many countries")
+    "columns",  # the table's columns ("which columns does it have")
 ]
 
 
@@ -102,6 +104,7 @@ class Computation(Plain):
     kind: ComputeKind
     file: str
     measure: str
+    compared: list[str] = Field(default_factory=list)  # more columns ranked with `measure`
     category: str | None = None  # the column whose values are compared (largest, fastest…)
     filters: dict[str, list[str]] = Field(default_factory=dict)
     start: str | None = None  # a period label ("1970", "2009Q3", "2012-06")
@@ -122,14 +125,16 @@ class Question(Plain):
     reason: str = ""  # why it cannot be answered (with the nearest cells, when there are)
 
 
-FormatRuleKind = Literal["no_tables", "bullets", "no_charts", "no_headings", "max_words"]
+FormatRuleKind = Literal[
+    "no_tables", "bullets", "no_charts", "no_headings", "max_words", "item_words"
+]  # item_words: a limit on each bullet or sentence, not on the whole
 
 
 class FormatRule(Plain):
     """A format rule of guidelines/ (or of the request): obeyed by the deliverable or said."""
 
     rule: FormatRuleKind
-    value: str = ""  # e.g. the word limit of max_words
+    value: str = ""  # e.g. the word limit of max_words or item_words
     reading: Reading
 
 

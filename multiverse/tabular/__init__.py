@@ -7,7 +7,13 @@ computed from. pandas is imported only when a table is read: importing this pack
 
 from __future__ import annotations
 
-from multiverse.tabular.cells import CellNumber, format_number, numbers_in, parse_number
+from multiverse.tabular.cells import (
+    CellNumber,
+    format_number,
+    numbers_in,
+    parse_label,
+    parse_number,
+)
 from multiverse.tabular.charts import chart_data
 from multiverse.tabular.compute import compute
 from multiverse.tabular.lookup import lookup
@@ -65,6 +71,7 @@ __all__ = [
     "format_number",
     "lookup",
     "numbers_in",
+    "parse_label",
     "parse_number",
     "profile",
     "read_table",

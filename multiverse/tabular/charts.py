@@ -62,17 +62,19 @@ class Plan:
         return {"day": "date", "hour": "time", "second": "time"}.get(self.grain, self.grain)
 
 
-def native_grain(analysis: Analysis) -> str | None:
-    """The grain a table's periods are keyed at."""
-    if analysis.wide_time is not None:
-        return analysis.wide_time.grain
+def native_grain(analysis: Analysis, measures: Sequence[str] = ()) -> str | None:
+    """The grain a table's periods are keyed at (of `measures`: a column beside a wide group
+    of periods, such as "Annual" beside Jan … Dec, is keyed by its row's time)."""
+    wide = analysis.wide_time
+    if wide is not None and (not set(measures) - set(wide.columns) or analysis.times is None):
+        return wide.grain
     return analysis.times.grain if analysis.times is not None else None
 
 
 def plan_chart(analysis: Analysis, query: ChartQuery) -> Plan:
     """The query resolved against the table, or Unanswerable with the reason."""
     measures = resolve_measures(analysis, query.measures, counting=query.aggregation == "count")
-    time, dimension, grain = _dimension(analysis, query)
+    time, dimension, grain = _dimension(analysis, query, measures)
     series_by = _series_by(analysis, query, dimension)
     wide_time = analysis.wide_time is not None and set(measures) <= set(analysis.wide_time.columns)
     split = len(measures) > 1 and not wide_time and dimension != "_source"
@@ -93,7 +95,7 @@ def plan_chart(analysis: Analysis, query: ChartQuery) -> Plan:
     notes = _notes(analysis, measures, time, grain, hows)
     unit, label = _unit_and_label(analysis, measures)
     return Plan(resolved, measures, time, dimension, grain, series_keys, parts, by_aggregation,
-                hows[measures[0]], order, unit, label, native_grain(analysis), notes)
+                hows[measures[0]], order, unit, label, native_grain(analysis, measures), notes)
 
 
 def resolve_measures(analysis: Analysis, names: list[str], *, counting: bool) -> list[str]:
@@ -133,7 +135,8 @@ def measure_aggregation(analysis: Analysis, measure: str) -> str:
     return column.aggregation
 
 
-def _dimension(analysis: Analysis, query: ChartQuery) -> tuple[bool, str | None, str]:
+def _dimension(analysis: Analysis, query: ChartQuery,
+               measures: list[str]) -> tuple[bool, str | None, str]:
     """Whether the dimension is time, its label column otherwise, and the time grain."""
     name = query.dimension
     wide = analysis.profile.wide
@@ -145,7 +148,7 @@ def _dimension(analysis: Analysis, query: ChartQuery) -> tuple[bool, str | None,
         return False, "_source", ""
     named_grain = _GRAIN_WORDS.get(plain(name), "")
     if is_time(analysis, name) or named_grain != "" or plain(name) in ("time", "date"):
-        native = native_grain(analysis)
+        native = native_grain(analysis, measures)
         if native is None:
             labels = ", ".join(label_columns(analysis)) or "none"
             raise Unanswerable(f"{analysis.table.file} has no time column to chart by "
@@ -198,7 +201,7 @@ def _notes(analysis: Analysis, measures: list[str], time: bool, grain: str,
     notes = [n for n in analysis.profile.notes
              if n.startswith("aggregation of") and any(f" {m} " in n or f" {m}:" in n
                                                      for m in measures)]
-    native = native_grain(analysis)
+    native = native_grain(analysis, measures)
     if time and native is not None and grain != native:
         for how in dict.fromkeys(hows.values()):
             notes.append(_COMBINED[how].format(_FREQUENCY_ADJECTIVE[native], grain))
@@ -216,8 +219,10 @@ def _unit_and_label(analysis: Analysis, measures: list[str]) -> tuple[str | None
     unit = units.pop() if len(units) == 1 else None
     if len(measures) == 1 and columns[0] is not None:
         return unit, columns[0].label
-    return unit, " and ".join(c.label for c in columns if c is not None) if len(
-        measures) <= 3 else f"{len(measures)} measures"
+    labels = [c.label for c in columns if c is not None]
+    if len(measures) > 3 or not labels:
+        return unit, f"{len(measures)} measures"
+    return unit, labels[0] if len(labels) == 1 else f"{', '.join(labels[:-1])} and {labels[-1]}"
 
 
 MAX_ALTERNATIVES = 4

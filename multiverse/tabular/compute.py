@@ -185,11 +185,20 @@ def by_category(setup: Setup) -> Fact:
                       category=pick.label, decimals=pick.decimals, column=_column_name(setup))
 
 
+COMPARED = "columns"  # a fact's `column` when the measure's own columns were compared
+
+
+def _among(analysis: Analysis, measures: list[str]) -> str:
+    """What columns compared with one another are called together ("wounds, other or disease")."""
+    labels = [column.label if (column := analysis.profile.column(m)) else m for m in measures]
+    return ", ".join(labels)
+
+
 def _column_name(setup: Setup) -> str | None:
     """The compared column as a reader knows it."""
     if setup.column == "_source":
         wide = setup.analysis.profile.wide
-        return wide.name if wide else "column"
+        return wide.name if wide and not setup.query.compared else COMPARED
     return setup.column
 
 
@@ -274,6 +283,8 @@ def compute(query: ComputeQuery, *, root: Path,
 def compute_in(analysis: Analysis, query: ComputeQuery) -> Fact | FactRefusal:
     """A computed fact of an analysed table."""
     try:
+        if query.kind in ("distinct", "columns"):
+            return _of_table(analysis, query)
         setup = _setup(analysis, query)
         if query.kind in _BY_CATEGORY:
             from multiverse.tabular.compute import by_category
@@ -286,12 +297,46 @@ def compute_in(analysis: Analysis, query: ComputeQuery) -> Fact | FactRefusal:
     return fact.model_copy(update={"figures": numbers_in(fact.sentence("en"))})
 
 
+def _of_table(analysis: Analysis, query: ComputeQuery) -> Fact | FactRefusal:
+    """A fact of the table's make-up: how many different values a column holds, or its
+    columns (their names are the fact's label)."""
+    table = analysis.table
+    lines = table._lines
+    if query.kind == "columns":
+        citation = Citation(file=table.file, sheet=table.sheet, first=1, last=1, rows=1)
+        wide = analysis.profile.wide
+        names = [c for c in table.columns if wide is None or c not in wide.columns[1:-1]]
+        if wide is not None and len(wide.columns) > 2:  # a wide group said as one range
+            at = names.index(wide.columns[0])
+            names[at:at + 2] = [f"{wide.columns[0]} … {wide.columns[-1]}"]
+        fact = Fact(kind="columns", measure="", label=", ".join(names),
+                    value=len(table.columns), period="", citation=citation, decimals=0)
+        return fact.model_copy(update={"figures": numbers_in(fact.sentence("en"))})
+    column = find_column(analysis, query.measure)
+    if column is None:
+        raise Unanswerable(f"{table.file} has no column {query.measure!r} (its columns: "
+                           f"{', '.join(table.columns)})", column=query.measure)
+    if query.filters or query.start or query.end:
+        raise Unanswerable("different values are counted over the whole table, not some rows")
+    cells = table.cells(column).astype(str).str.strip()
+    filled = [index for index, text in enumerate(cells) if text and text.lower() != "nan"]
+    if not filled:
+        raise Unanswerable(f"{column!r} in {table.file} holds no values")
+    profile = analysis.profile.column(column)
+    citation = Citation(file=table.file, sheet=table.sheet, first=lines[filled[0]],
+                        last=lines[filled[-1]], rows=len(filled))
+    fact = Fact(kind="distinct", measure=column, label=profile.label if profile else column,
+                value=cells.iloc[filled].nunique(), period="", citation=citation, decimals=0)
+    return fact.model_copy(update={"figures": numbers_in(fact.sentence("en"))})
+
+
 @dataclass(frozen=True)
 class Setup:
     """A compute query resolved: the long rows, the grain, the aggregation, the category."""
 
     analysis: Analysis
     query: ComputeQuery
+    measures: list[str]
     frame: pd.DataFrame
     grain: str | None
     how: str
@@ -318,7 +363,8 @@ class Setup:
 
     def fact(self, values: Values, keys: list[object], **fields: Any) -> Fact:
         """A fact with the query's measure, label, unit, aggregation and citation."""
-        coarser = values.grain is not None and values.grain != native_grain(self.analysis)
+        coarser = values.grain is not None and values.grain != native_grain(
+            self.analysis, self.measures)
         aggregated = values.aggregated or coarser
         return Fact(kind=self.query.kind, measure=self.query.measure, label=self.label,
                     unit=self.unit, category=fields.pop("category", self.value),
@@ -328,7 +374,9 @@ class Setup:
 
 def _setup(analysis: Analysis, query: ComputeQuery) -> Setup:
     """The query checked against the table."""
-    measures = resolve_measures(analysis, [query.measure], counting=False)
+    measures = resolve_measures(analysis, [query.measure, *query.compared], counting=False)
+    if query.compared and (len(measures) < 2 or query.kind not in ("largest", "smallest")):
+        raise Unanswerable("columns are compared for the largest or smallest only")
     wide = analysis.profile.wide
     filters = dict(query.filters)
     column, value = _category(analysis, query, measures)
@@ -341,20 +389,25 @@ def _setup(analysis: Analysis, query: ComputeQuery) -> Setup:
             analysis.wide_time and set(measures) <= set(analysis.wide_time.columns)):
         raise Unanswerable(f"{query.measure!r} names {len(measures)} columns; name one of them")
     frame = select(analysis, long_rows(analysis, measures), filters)
-    grain = _grain(analysis, query)
+    grain = _grain(analysis, query, measures)
     how = query.aggregation or measure_aggregation(analysis, measures[0])
     parts = series_parts(analysis, (column,))
     if not (analysis.wide_time and set(measures) <= set(analysis.wide_time.columns)):
         parts.append("_source")
     source = analysis.profile.column(measures[0])
-    grouped = wide is not None and (wide.axis == "time" or len(measures) > 1)
+    # The group's label only for its own members ("Annual" beside Jan … Dec is itself).
+    grouped = wide is not None and set(measures) <= set(wide.columns) and (
+        wide.axis == "time" or len(measures) > 1)
     label = wide.label if grouped and wide else source.label if source else query.measure
+    if query.compared and not grouped:
+        label = _among(analysis, measures)
     unit = wide.unit if grouped and wide else source.unit if source else None
     decimals = max((analysis.numbers[m].decimals for m in measures if m in analysis.numbers),
                    default=0)
     kept = frame.attrs.get("kept", {})
     shown = ", ".join(v for values in kept.values() for v in values) or None
-    return Setup(analysis, query, frame, grain, how, parts, column, shown, label, unit, decimals)
+    return Setup(analysis, query, measures, frame, grain, how, parts, column, shown, label, unit,
+                 decimals)
 
 
 def _category(analysis: Analysis, query: ComputeQuery,
@@ -387,9 +440,9 @@ def _default_category(analysis: Analysis, measures: list[str]) -> str:
     return categories[0].name
 
 
-def _grain(analysis: Analysis, query: ComputeQuery) -> str | None:
+def _grain(analysis: Analysis, query: ComputeQuery, measures: list[str]) -> str | None:
     """The grain values are combined to: the query's, else the data's own."""
-    native = native_grain(analysis)
+    native = native_grain(analysis, measures)
     if native is None:
         return None
     grain = query.frequency or native

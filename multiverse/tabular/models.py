@@ -17,7 +17,8 @@ Frequency = Literal["decade", "year", "quarter", "month", "day"]
 AxisFrequency = Literal["year", "quarter", "month", "week", "day", "hour", "irregular"]
 Order = Literal["time", "value_desc", "value_asc"]
 ComputeKind = Literal["first", "last", "min", "max", "change", "growth", "cagr", "mean",
-                      "largest", "smallest", "fastest_growing"]
+                      "largest", "smallest", "fastest_growing",
+                      "distinct", "columns"]  # of the table: values of a column, its columns
 
 
 class _Plain(BaseModel):
@@ -209,6 +210,9 @@ class ComputeQuery(_Plain):
     file: str
     sheet: str | None = None
     measure: str
+    # more columns compared with `measure` as its categories ("what killed most: disease,
+    # wounds or other"): largest and smallest over the columns
+    compared: list[str] = Field(default_factory=list)
     category: str | None = None  # a category column (largest...), or a value to keep
     start: str | None = None
     end: str | None = None

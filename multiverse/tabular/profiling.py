@@ -6,6 +6,7 @@ a lookup or a fact reuses the very reading the proposal's preview was made from.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -147,7 +148,8 @@ def _wide_group(wide_time: WideTime | None, columns: list[ColumnProfile], found:
     else:
         measures = [c for c in columns if c.role == "measure"]
         members = category_group(measures, bool(found) or any(
-            c.role == "category" for c in columns), definitions)
+            c.role == "category" for c in columns), definitions) or _named_by_values(
+            measures, columns)
     if not members:
         return None
     first = next(c for c in columns if c.name == members[0])
@@ -157,6 +159,24 @@ def _wide_group(wide_time: WideTime | None, columns: list[ColumnProfile], found:
     return WideGroup(columns=members, axis="time" if wide_time else "category",
                      name="time" if wide_time else "series", label="value", kind=kind,
                      aggregation=aggregation, unit=first.unit)
+
+
+_TOTAL = re.compile(r"(?:total|sum|all|overall)\b", re.IGNORECASE)
+
+
+def _named_by_values(measures: list[ColumnProfile], columns: list[ColumnProfile]) -> list[str]:
+    """Measure columns named by the values of a category column: categories of one measure
+    (an election's `Coderre, Bergeron, Joly` beside a `winner` column holding those names)."""
+    names = {c.name for c in measures}
+    for column in columns:
+        values = set(column.examples)
+        if column.role != "category" or column.distinct != len(values) or len(values) < 2:
+            continue  # every value must be seen (a column of few values shows them all)
+        if values <= names:  # the named columns, and their like that never won
+            kinds = {(c.kind, c.unit) for c in measures if c.name in values}
+            return [c.name for c in measures if c.name in values or (
+                (c.kind, c.unit) in kinds and not _TOTAL.match(c.name))]
+    return []
 
 
 def _shape(columns: list[ColumnProfile], wide: WideGroup | None,

@@ -6,6 +6,7 @@ import re
 from typing import TYPE_CHECKING
 
 from multiverse.tabular.cells import format_number
+from multiverse.tabular.dataset import plain
 from multiverse.tabular.profiling import Analysis
 
 if TYPE_CHECKING:
@@ -65,6 +66,9 @@ def dimension_label(analysis: Analysis, plan: Plan) -> str:
 def title(analysis: Analysis, plan: Plan, labels: list[str], combined: bool) -> str:
     """`Mean unemployment rate (%) by year, 1959–2009`, `Total sales by region`."""
     text = f"{_head(plan, combined)} by {dimension_label(analysis, plan)}"
+    if plan.dimension == "_source" and 2 <= len(plan.measures) <= _NAMED_COLUMNS:
+        # a wide group's columns as the bars: named, when few ("… of Coderre, Bergeron and Joly")
+        text = f"{_head(plan, combined)} of {', '.join(plan.measures[:-1])} and {plan.measures[-1]}"
     series = plan.query.series_by
     if series:
         column = analysis.profile.column(series)
@@ -89,6 +93,7 @@ if TYPE_CHECKING:
     from multiverse.tabular.models import Citation, ColumnProfile, TableProfile
 
 _SHOWN_VALUES = 5
+_NAMED_COLUMNS = 6  # a chart of a wide group's columns names them in its title up to this
 _FREQUENCY_WORDS = {"quarter": "quarterly", "month": "monthly", "week": "weekly", "day": "daily",
                     "hour": "hourly", "irregular": "irregular"}
 
@@ -221,9 +226,23 @@ def _period_ko(label: str | None) -> str:
     return label
 
 
+_NAME = re.compile(r"[A-Za-z][A-Za-z_ ]*")
+
+
+def _named(fact: Fact) -> str:
+    """A label read from a description, with the column's name a reader asks by ("stock of
+    plant and equipment (capital)"); a label that is the name, or a name with digits, alone."""
+    label = lower_first(fact.label)
+    name = fact.measure
+    if not _NAME.fullmatch(name) or plain(name) in plain(label) or name in ("series", "time"):
+        # (a wide group's own names, "series" and "time", say nothing a reader asked by)
+        return label
+    return f"{label} ({name})"
+
+
 def subject(fact: Fact, lang: str) -> str:
     """What a fact is about, with the aggregation that formed its periods."""
-    label = lower_first(fact.label)
+    label = _named(fact)
     grain = fact.frequency or "period"
     if lang == "ko":
         words = {"mean": f"평균 {label}", "sum": f"총 {label}",
@@ -250,6 +269,11 @@ def fact_words(fact: Fact, lang: str = "en") -> str:
         return _fact_ko(fact, value, start, end, percent, cite)
     s = subject(fact, "en")
     p = fact.period
+    if fact.column == "columns" and fact.kind in ("largest", "smallest"):
+        how = {"sum": "total", "mean": "mean", "last": "latest value"}.get(
+            fact.aggregation or "", "value")
+        return (f"Of {fact.label}, {fact.category} had the {fact.kind} {how}"
+                f"{' in ' + p if p else ''}, {value} ({cite}).")
     bounded = fact.start is not None or fact.end is not None  # a range asked: not the data's
     up = fact.percent is not None and fact.percent >= 0
     text = {
@@ -259,7 +283,7 @@ def fact_words(fact: Fact, lang: str = "en") -> str:
         "max": f"{s} was highest in {p}, at {value}",
         "mean": f"{s} averaged {value} across {fact.citation.rows} rows" if not p else
                 f"{s} was {value} in {p}" if fact.start == fact.end else
-                f"{s} averaged {value} over {p}",
+                f"{upper_first(s.removeprefix('mean '))} averaged {value} over {p}",
         "change": f"{s} went from {start} in {fact.start} to {end} in {fact.end}, a change of "
                   f"{_signed(fact)}" + (f" ({'+' if up else '-'}{percent} %)"
                                         if _relative(fact) else ""),
@@ -268,6 +292,8 @@ def fact_words(fact: Fact, lang: str = "en") -> str:
         "cagr": f"{s} {'grew' if up else 'fell'} at a compound annual rate of {percent} % from "
                 f"{fact.start} to {fact.end} ({format_number(fact.years, _places(fact.years))} "
                 f"years)",
+        "distinct": f"{s} has {value} different values",
+        "columns": f"the table {fact.citation.file} has {value} columns: {fact.label}",
         "largest": f"{fact.category} had the largest {s}{' in ' + p if p else ''}, {value}",
         "smallest": f"{fact.category} had the smallest {s}{' in ' + p if p else ''}, {value}",
         "fastest_growing": f"{fact.category} grew fastest in {s} from {fact.start} to {fact.end}: "
@@ -321,7 +347,7 @@ def _fact_ko(fact: Fact, value: str, start: str, end: str, percent: str, cite: s
         "max": f"{josa(s, '은', '는')} {p}에 {josa(value, '으로', '로')} 가장 높았습니다",
         "mean": f"{fact.citation.rows}개 행의 {s} 평균은 {was}" if not p else
                 f"{p} {josa(s, '은', '는')} {was}" if fact.start == fact.end else
-                f"{p0}부터 {p1}까지 {s}의 평균은 {was}",
+                f"{p0}부터 {p1}까지 {s.removeprefix('평균 ')}의 평균은 {was}",
         "change": f"{josa(s, '은', '는')} {p0} {start}에서 {p1} {josa(end, '으로', '로')} "
                   f"{change}" + (f"({'+' if up else '-'}{percent} %)"
                                        if _relative(fact) else "") + " 변했습니다",
@@ -329,6 +355,8 @@ def _fact_ko(fact: Fact, value: str, start: str, end: str, percent: str, cite: s
                   f"{percent} % {'증가' if up else '감소'}했습니다",
         "cagr": f"{josa(s, '은', '는')} {p0}부터 {p1}까지 {years}년 동안 연평균 {percent} % "
                 f"{'성장' if up else '감소'}했습니다",
+        "distinct": f"{s}에는 서로 다른 값이 {value}개 있습니다",
+        "columns": f"{fact.citation.file}의 열은 {value}개입니다: {fact.label}",
         "largest": f"{p + ' ' if p else ''}{josa(s, '은', '는')} {fact.category}에서 "
                    f"{josa(value, '으로', '로')} 가장 컸습니다",
         "smallest": f"{p + ' ' if p else ''}{josa(s, '은', '는')} {fact.category}에서 "

@@ -25,7 +25,7 @@ from multiverse.roles import Message, MessageKind, PlanFailed
 from multiverse.runs import STEP_FINISHED, STEP_STARTED, StepWaiting, note
 from orchestrator.crew import Collaborators
 from orchestrator.decide import DecisionKind, FailureRecord, RunView, Step, StepKind, next_step
-from orchestrator.evidence import load_run_view
+from orchestrator.evidence import load_run_view, take_next_answer
 from orchestrator.perform import ending, master, phase0
 from orchestrator.perform.ending import StepFailed, cancel, fail_run
 from orchestrator.perform.master import answer_approval, answer_hold, ask_for_approval, hold
@@ -131,7 +131,9 @@ class StepRunner:
         run = self.crew.process_runs.get(run_id)
         if run is None:
             return None
-        view = load_run_view(self.crew.run(run_id), run, self.pause_before)
+        tables = self.crew.run(run_id)
+        take_next_answer(tables.paths)  # the daemon alone moves a waiting answer in
+        view = load_run_view(tables, run, self.pause_before)
         held = self.unrecorded.get(run_id)
         if held is not None:
             return view, Step(kind=StepKind.FAIL_RUN, run_id=run_id, reason=held.error)

@@ -47,7 +47,7 @@ from multiverse.spec import (
     scan_home,
     spec_of_draft,
 )
-from planner.builtin import BuiltinPlanner, modifications, read_spec, settle_spec
+from planner.builtin import BuiltinPlanner, charts_said, modifications, read_spec, settle_spec
 from planner.mcp import load_mcps
 from planner.mode import settle_mode
 from planner.model.answers import (
@@ -99,6 +99,8 @@ def make_spec(asker: Asker, package: AgentPackage, context: PlanContext) -> Requ
     rules = read_spec(context.request, texts, scan, home.root)
     if not asker.serves(package.card.tier):
         return rules
+    if rules.mode == "simple" and not charts_said([context.request, *texts]):
+        return rules  # every question is a cell or a computation the tables answer at once
     job = PlanJob(
         target="spec",
         template="spec",
@@ -118,7 +120,18 @@ def make_spec(asker: Asker, package: AgentPackage, context: PlanContext) -> Requ
         log.warning("spec_fallback_rules", run_id=context.run_id, errors=errors)
         return rules
     drafted = spec_of_draft(answer, context.request, scan, rules)
-    return settle_spec(_keep_left_out(drafted, rules), scan, home.root)
+    return settle_spec(_held_to_the_words(_keep_left_out(drafted, rules), rules,
+                                          [context.request, *texts]), scan, home.root)  # fmt: skip
+
+
+def _held_to_the_words(spec: RequestSpec, rules: RequestSpec, texts: list[str]) -> RequestSpec:
+    """The model's spec kept to what the words say: the requester's language as the rules read
+    it (the script, or a language asked), and no chart where no chart was asked for."""
+    update: dict[str, object] = {"language": rules.language}
+    if spec.charts and not rules.charts and not charts_said(texts):
+        update["charts"] = []
+        log.info("spec_model_chart_dropped", charts=len(spec.charts), reason="not asked")
+    return spec.model_copy(update=update)
 
 
 def spec_values(context: PlanContext, scan: HomeScan, rules: RequestSpec) -> dict[str, str]:
