@@ -95,6 +95,7 @@ class SubmitResult(_Data):
     proposal: str | None
     timed_out: bool
     why_run: str | None = None  # why a question became a run (its spec, else its intake)
+    answer: str | None = None  # a question answered at once: the reply's text
 
 
 class RunEntry(_Data):
