@@ -203,6 +203,7 @@ class DoctorResult(_Data):
     channels: list[ChannelCheck]
     daemon: Serving | None
     parallel_runs: int | None  # runs the daemon advances at once (None: the mapping is broken)
+    shell_sandbox: str | None = None  # the shell mapped: "" when sandboxed, else why it is refused
     healthy: bool
     serving: bool
 

@@ -333,7 +333,7 @@ def _shell_sandbox(mapping: RuntimeMapping | None) -> str | None:
     if mapping is None or not any(b.tool == "run_shell_command"
                                   for b in mapping.tool_mapping.values()):  # fmt: skip
         return None
-    from executor.tools.shell import sandbox_problem
+    from executor.tools import sandbox_problem
 
     return sandbox_problem() or ""
 
