@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: install start test lint typecheck plain-install bench-step-modules bench bench-store bench-orchestrator bench-gateway clean \
         bench-process bench-status bench-catalog bench-overlap bench-history bench-langgraph \
-        bench-celery eval-local eval-corpus eval-local-spec check-agents
+        bench-celery bench-large-csv bench-sandbox eval-local eval-corpus eval-local-spec check-agents
 
 # pip's output goes to $(LOG), shown only when the install fails.
 LOG    := $(VENV)/install.log
@@ -55,6 +55,12 @@ bench-gateway: install
 
 bench-catalog: install
 	$(BIN)/python bench/catalog.py
+
+bench-large-csv: install
+	$(BIN)/python bench/large_csv.py
+
+bench-sandbox: install
+	$(BIN)/python bench/sandbox.py
 
 bench-status: install
 	$(BIN)/python bench/status.py

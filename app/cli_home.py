@@ -373,8 +373,8 @@ def report(done: Submitted) -> tuple[list[str], str | None, int]:
         return lines, "warning: the daemon did not take the request in time; it stays queued", 1
     if taken.kind == "rejected":
         return [*lines, f"rejected: {taken.path} (the reason is beside it)"], None, 1
-    if taken.kind == "reply":
-        return [*lines, f"answered: {taken.path}"], None, 0
+    if taken.kind == "reply":  # the answer where the user looks, as `llm` prints it
+        return [*lines, f"answered: {taken.path}", "", _reply_text(taken.path)], None, 0
     lines.append(f"run: {taken.run_id}")
     if done.why_run:
         lines.append(f"why a run: {done.why_run}")
@@ -388,10 +388,20 @@ def report(done: Submitted) -> tuple[list[str], str | None, int]:
     return lines, None, 0
 
 
+def _reply_text(path: Path) -> str:
+    """A reply file's text (empty if it went meanwhile)."""
+    try:
+        return path.read_text(encoding="utf-8", errors="replace").rstrip()
+    except OSError:
+        return ""
+
+
 def as_data(done: Submitted) -> dict[str, object]:
     """`submit --json`: the same facts as one JSON object."""
     taken, proposal = done.taken, done.proposal
+    answered = taken is not None and taken.kind == "reply"
     return {
+        "answer": _reply_text(taken.path) if answered and taken is not None else None,
         "inbox": str(done.inbox),
         "daemon": "serving" if done.serving else "not running",
         "taken": taken.kind if taken else None,

@@ -95,6 +95,7 @@ class SubmitResult(_Data):
     proposal: str | None
     timed_out: bool
     why_run: str | None = None  # why a question became a run (its spec, else its intake)
+    answer: str | None = None  # a question answered at once: the reply's text
 
 
 class RunEntry(_Data):
@@ -202,6 +203,7 @@ class DoctorResult(_Data):
     channels: list[ChannelCheck]
     daemon: Serving | None
     parallel_runs: int | None  # runs the daemon advances at once (None: the mapping is broken)
+    shell_sandbox: str | None = None  # the shell mapped: "" when sandboxed, else why it is refused
     healthy: bool
     serving: bool
 

@@ -184,6 +184,8 @@ class DoctorReport(Finding):
     channels: list[ChannelCheck] = []
     daemon: Serving | None = None  # not part of `healthy`: doctor is also run before a start
     parallel_runs: int | None = None  # runs a daemon advances at once (None: no mapping)
+    # run_shell_command, where it is mapped: "" when its sandbox can be made, else why not
+    shell_sandbox: str | None = None
 
     @property
     def healthy(self) -> bool:
@@ -194,6 +196,7 @@ class DoctorReport(Finding):
             and all(tier.ok for tier in self.tiers)
             and all(package.loaded for package in self.packages)
             and all(channel.ok for channel in self.channels)
+            and not self.shell_sandbox
         )
 
 
@@ -321,7 +324,18 @@ def diagnose(home_root: Path, environ: Mapping[str, str], ping: Ping | None = No
         channels=channels,
         daemon=probe(home.state),
         parallel_runs=None if mapping is None else mapping.daemon.max_parallel_runs,
+        shell_sandbox=_shell_sandbox(mapping),
     )
+
+
+def _shell_sandbox(mapping: RuntimeMapping | None) -> str | None:
+    """Where the shell is mapped: "" when its sandbox can be made here, else why not."""
+    if mapping is None or not any(b.tool == "run_shell_command"
+                                  for b in mapping.tool_mapping.values()):  # fmt: skip
+        return None
+    from executor.tools import sandbox_problem
+
+    return sandbox_problem() or ""
 
 
 def _mark(ok: bool) -> str:
@@ -409,6 +423,9 @@ def render_doctor(report: DoctorReport) -> str:
             "else derived from the tiers)"
         )
     lines += channel_lines(report.channels)
+    if report.shell_sandbox is not None:
+        lines += ["", "Shell", f"✗ run_shell_command is refused: {report.shell_sandbox}"
+                  if report.shell_sandbox else "✓ run_shell_command runs in a sandbox (bubblewrap)"]
     lines += ["", "Agent packages", *(_package_line(p) for p in report.packages), ""]
     lines.append(_verdict(report))
     return "\n".join(lines) + "\n"

@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from multiverse.spec import FormatRuleKind
+
 _MEASURE_BY = re.compile(
     r"(?P<measure>[A-Za-z][A-Za-z -]{1,40}?)\s+(?:by|per|across|for each)\s+"
     r"(?P<dimension>[A-Za-z]{3,30})",
@@ -422,3 +424,53 @@ def sources_in(instruction: str) -> tuple[list[str], list[str]]:
     cuts = [lowered.find(w) for w in ("left out", "leave out", "except", "without", "exclude")]
     cut = min((c for c in cuts if c >= 0), default=len(instruction))
     return paths_named(instruction[:cut]), paths_named(instruction[cut:])
+
+
+# The format rules a text states (the request's own words, or guidelines/).
+FORMAT_RULES: tuple[tuple[FormatRuleKind, re.Pattern[str]], ...] = (
+    (
+        "no_tables",
+        re.compile(
+            r"\b(?:never|don't|do not|avoid|no)\s+(?:use\s+)?tables?\b|\bwithout\s+tables?\b"
+            r"|표(?:는|를)?\s?(?:사용하지|쓰지|넣지)|표\s?없이",
+            re.IGNORECASE,
+        ),
+    ),
+    ("bullets", re.compile(r"\bbullet(?:ed)?\s*(?:points?|lists?)?\b|글머리|불릿", re.IGNORECASE)),
+    (
+        "no_charts",
+        re.compile(
+            r"\b(?:never|don't|do not|avoid|no)\s+(?:use\s+|include\s+)?"
+            r"(?:charts?|graphs?|figures?)\b"
+            r"|(?:차트|그래프)(?:는|를)?\s?(?:사용하지|넣지|쓰지)",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "no_headings",
+        re.compile(
+            r"\b(?:never|don't|do not|avoid|no)\s+(?:use\s+)?(?:headings?|headers?|titles?)\b"
+            r"|제목(?:은|을)?\s?(?:사용하지|쓰지|달지)",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "item_words",  # before max_words: "keep every bullet under 25 words" limits each one
+        re.compile(
+            r"\b(?:each|every|per|all)\s+(?:bullet(?:\s+point)?|point|item|sentence|line)s?\b"
+            r"[^.\n]{0,40}?\b(?:no more than|at most|under|maximum of|max\.?|within|below|"
+            r"less than|not exceed(?:ing)?)\s+(?P<n>\d[\d,]*)\s+words\b"
+            r"|(?:각\s?(?:항목|문장|글머리\s?기호)|(?:항목|문장|글머리\s?기호)마다)[^.\n]{0,20}?"
+            r"(?P<k>\d[\d,]*)\s?(?:단어|자)\s?(?:이내|이하|미만)",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "max_words",
+        re.compile(
+            r"\b(?:no more than|at most|under|maximum of|max\.?|not exceed(?:ing)?)\s+"
+            r"(?P<n>\d[\d,]*)\s+words\b|(?P<k>\d[\d,]*)\s?(?:단어|자)\s?(?:이내|이하|미만)",
+            re.IGNORECASE,
+        ),
+    ),
+)

@@ -25,9 +25,15 @@ from multiverse.spec import (
     Reading,
     ScannedFile,
 )
-from multiverse.tabular import TableProfile, TimeAxis, parse_label
-from offline.lexicon import expand, periods_in, phrase_terms, span_in
-from offline.resolve import column_hits, table_and_measures, values_named
+from multiverse.tabular import TableProfile
+from offline.lexicon import covers_all, expand, periods_in, phrase_terms, span_in
+from offline.resolve import (
+    column_hits,
+    like_measures,
+    table_and_measures,
+    top_category,
+    values_named,
+)
 
 CHART_WORDS = re.compile(
     r"\b(?:chart|charts|charted|graph|graphs|plot|plots|plotted|visuali[sz]\w*|diagram)\b"
@@ -250,7 +256,7 @@ def _chart(
     )
     wide = table.wide
     if dimension not in {c.name for c in table.columns} | {"time"}:
-        group = _like_measures(table, measures)
+        group = like_measures(table, measures)
         if wide is not None and wide.axis == "category":
             # "votes by candidate" where the candidates are the columns of one measure
             measures, dimension = list(wide.columns), wide.name
@@ -291,23 +297,6 @@ def _chart(
 
 
 
-_TOTAL = re.compile(r"^(?:total|sum|all|overall|합계|전체)\b", re.IGNORECASE)
-
-
-def _like_measures(table: TableProfile, measures: list[str]) -> list[str]:
-    """The measures a "by <what no column is>" can only mean in a table with no category
-    column: the columns of the same kind and unit as the one named (its siblings), not a
-    total of them; none when there are fewer than two or the table has categories."""
-    if len(measures) != 1 or table.time is None or table.role("category"):
-        return []
-    named = table.column(measures[0])
-    if named is None:
-        return []
-    group = [c.name for c in table.role("measure")
-             if (c.kind, c.unit) == (named.kind, named.unit) and not _TOTAL.match(c.label)]
-    return group if len(group) >= 2 and measures[0] in group else []
-
-
 def _mentions_file(part: str, item: ScannedFile) -> bool:
     stem = item.path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
     return stem in part.lower()
@@ -322,7 +311,7 @@ def _dimension(
     cause (disease, wounds, other)")."""
     frequency = _frequency(sentence)
     series_by = _series(sentence, table)
-    by = _by_column(sentence, table) or _top_category(sentence, table)
+    by = _by_column(sentence, table) or top_category(sentence, table)
     unmatched = _by_unmatched(sentence, table) if by is None and len(measures) == 1 else None
     if unmatched is not None:
         return unmatched, None, series_by
@@ -336,22 +325,6 @@ def _dimension(
     return (categories[0] if len(categories) == 1 else "time"), None, series_by
 
 
-_TOP_OF = re.compile(
-    r"\b(?:top|which|the)\s+(?:\d+|three|four|five|six|seven|eight|nine|ten|twenty)\s+"
-    r"(?P<words>[\w-]+(?:\s[\w-]+)?)|상위\s?\d+\s?개?\s?(?P<ko>[가-힣]+)",
-    re.IGNORECASE,
-)
-
-
-def _top_category(sentence: str, table: TableProfile) -> str | None:
-    """The categories a top-N ranks ("which five sub-categories…", "the ten states…")."""
-    match = _TOP_OF.search(sentence)
-    if match is None:
-        return None
-    hits = column_hits(match.group("words") or match.group("ko") or "", table, ("category",))
-    return hits[0].column if hits else None
-
-
 def _period(words: str, table: TableProfile) -> tuple[str, str] | None:
     """The time column and the period or range a chart's words keep ("from 1935 to 1954",
     "in 1978", "since 1970"), written as the table filters take it."""
@@ -361,7 +334,7 @@ def _period(words: str, table: TableProfile) -> tuple[str, str] | None:
     span = span_in(words)
     if span is not None:
         start, end = span
-        if _covers_all(start, end, time):
+        if covers_all(start, end, time):
             return None  # "from 1948 on" over data that starts in 1948 keeps every row
         return time.columns[0], f"{start or time.first}–{end or time.last}"
     found = periods_in(words)
@@ -370,27 +343,6 @@ def _period(words: str, table: TableProfile) -> tuple[str, str] | None:
     if len(found) >= 2:
         return time.columns[0], f"{found[0].label}–{found[-1].label}"
     return None
-
-
-def _covers_all(start: str | None, end: str | None, time: TimeAxis) -> bool:
-    """Whether a range of periods holds every period of the table (an open side holds it)."""
-    first, last = parse_label(time.first), parse_label(time.last)
-    if first is None or last is None:
-        return False
-    if start is not None:
-        begin = parse_label(start)
-        if begin is None or (begin.year, begin.month, begin.day) > (
-                first.year, first.month, first.day):
-            return False
-    if end is not None:
-        finish = parse_label(end)
-        if finish is None:
-            return False
-        month = {"year": 12, "quarter": finish.month + 2}.get(finish.grain, finish.month)
-        day = finish.day if finish.grain in ("day", "second") else 31
-        if (finish.year, month, day) < (last.year, last.month, last.day):
-            return False
-    return True
 
 
 def _frequency(sentence: str) -> Frequency | None:

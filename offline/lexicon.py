@@ -22,6 +22,8 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from multiverse.tabular import TimeAxis, parse_label
+
 # Korean → English terms. Keys are matched inside Korean words, so particles may follow
 # (저축률이, 실업률은); longer keys are tried first. Values are the English terms they mean.
 KOREAN: dict[str, tuple[str, ...]] = {
@@ -451,3 +453,28 @@ def span_in(text: str) -> tuple[str | None, str | None] | None:
         if _SINCE.search(text[: period.start]) or _SINCE_KO.match(text[period.end :]):
             return period.label, None
     return None
+
+
+# A Korean particle closing a word ("나라가", "해는"): left off before the word is looked up.
+PARTICLE = re.compile(r"(?:이|가|은|는|을|를|의|들|에는|에)$")
+
+
+def covers_all(start: str | None, end: str | None, time: TimeAxis) -> bool:
+    """Whether a range of periods holds every period of the table (an open side holds it)."""
+    first, last = parse_label(time.first), parse_label(time.last)
+    if first is None or last is None:
+        return False
+    if start is not None:
+        begin = parse_label(start)
+        if begin is None or (begin.year, begin.month, begin.day) > (
+                first.year, first.month, first.day):
+            return False
+    if end is not None:
+        finish = parse_label(end)
+        if finish is None:
+            return False
+        month = {"year": 12, "quarter": finish.month + 2}.get(finish.grain, finish.month)
+        day = finish.day if finish.grain in ("day", "second") else 31
+        if (finish.year, month, day) < (last.year, last.month, last.day):
+            return False
+    return True

@@ -19,7 +19,6 @@ from multiverse.spec import (
     ChartAsk,
     Computation,
     ComputeKind,
-    Frequency,
     HomeScan,
     Lookup,
     Question,
@@ -27,14 +26,15 @@ from multiverse.spec import (
     ScannedFile,
 )
 from multiverse.tabular import TableProfile
-from offline.asks import singular
 from offline.lexicon import Period, periods_in, span_in
+from offline.makeup import of_one_table, of_table
 from offline.resolve import (
     GRAIN_RANK,
+    WHICH,
     WHOLE_PERIODS,
     aggregation_said,
     column_hits,
-    files_named,
+    frequency_asked,
     grain_of,
     names_not_held,
     table_and_measures,
@@ -92,12 +92,6 @@ _KINDS: tuple[tuple[ComputeKind, re.Pattern[str]], ...] = (
 )
 _COMPARING: frozenset[ComputeKind] = frozenset({"largest", "smallest", "fastest_growing"})
 # "which state", "which of these stocks", "어느 주", "어떤 분야".
-_WHICH = re.compile(
-    r"\b(?:which|what)\s+(?:of\s+(?:these|the)\s+)?(?P<en>[\w-]+(?:\s(?!was|were|had|did|is|"
-    r"has)[\w-]+){0,3})|(?:어느|어떤|무슨)\s?(?P<ko>[가-힣]+)|(?P<ko2>[가-힣]+)\s?(?:중|가운데)?\s?"
-    r"(?:어디|어느)",
-    re.IGNORECASE,
-)
 _TIME_WORD = re.compile(
     r"^(?:years?|months?|quarters?|days?|dates?|weeks?|periods?|time|해|연도|년도|달|월|분기|날|"
     r"날짜|주|시기)$",
@@ -142,67 +136,6 @@ def extremes_asked(sentence: str) -> tuple[str, str]:
     return _JUDGED.sub(end(True), sentence), _JUDGED.sub(end(False), sentence)
 
 
-_HOW_MANY = (  # "how many countries", "몇 개 나라", "나라가 몇 개": the first that matches
-    re.compile(r"\bhow many\s+(?:different\s+|distinct\s+|unique\s+|separate\s+)?"
-               r"(?P<what>[A-Za-z][\w-]*)", re.IGNORECASE),
-    re.compile(r"몇\s?(?:개|명|곳|가지)\s?(?:의\s)?(?P<what>[가-힣]+)"),
-    re.compile(r"(?P<what>[가-힣]+?)(?:이|가|은|는)?\s?(?:모두\s)?몇\s?(?:개|명|곳|가지)"),
-)
-_NOT_COUNTED = re.compile(r"^(?:times?|more|less|fewer|of|rows?|번)$", re.IGNORECASE)
-# A count with a condition ("how many years was it above 8 %") is no count of the table's
-# values: not read as one (the rules cannot apply the condition).
-_CONDITION = re.compile(
-    r"\b(?:above|below|over|under|exceed\w*|more than|less than|fewer than|greater|higher|"
-    r"lower|when|where|with|without|after|before|since|between|during|in which|that)\b"
-    r"|이상|이하|초과|미만|넘|보다|동안|이후|이전",
-    re.IGNORECASE,
-)
-_COLUMNS_ASKED = re.compile(
-    r"\b(?:which|what)\s+columns?\b|\bcolumns?\s+(?:does|do|are|is)\b|\blist\s+(?:the|its|all"
-    r"|every)\s+columns?\b|(?:열|컬럼|칼럼)(?:은|는|이|가|을|를)?\s?(?:무엇|뭐|어떤|어떻게|알려)",
-    re.IGNORECASE,
-)
-_PARTICLE = re.compile(r"(?:이|가|은|는|을|를|의|들|에는|에)$")
-
-
-def _of_table(part: str, target: _Target, reading: Reading) -> list[Question] | None:
-    """A question about the table's make-up: its columns, or how many different values of a
-    label column it holds ("how many countries"); None when it asks no such thing."""
-    path = target.item.path
-    if _COLUMNS_ASKED.search(part):
-        return [Question(reading=reading,
-                         compute=Computation(kind="columns", file=path, measure=""))]
-    match = next((m for pattern in _HOW_MANY if (m := pattern.search(part))), None)
-    if match is None:
-        return None
-    said = _PARTICLE.sub("", match.group("what"))
-    if not said or _NOT_COUNTED.match(said) or _CONDITION.search(part[match.end():]):
-        return None
-    hits = column_hits(singular(said) if said.isascii() else said, target.table,
-                       ("category", "identifier", "text", "time"))
-    if not hits:
-        return None
-    return [Question(reading=reading,
-                     compute=Computation(kind="distinct", file=path, measure=hits[0].column))]
-
-
-def _of_one_table(part: str, scan: HomeScan, excluded: set[str],
-                  reading: Reading) -> list[Question]:
-    """A make-up question that names no measure: of the table it names by file, else of the
-    one table whose label column its words name (several such: not guessed)."""
-    tables = [item for item in scan.tables() if item.path not in excluded and item.profile]
-    named = files_named(part, scan)
-    if named is not None and named.how == "path":
-        tables = [item for item in tables if item.path in named.files]
-    found = [
-        answer
-        for item in tables
-        if item.profile is not None
-        and (answer := _of_table(part, _Target(item, item.profile, [], {}, [], None), reading))
-    ]
-    return found[0] if len(found) == 1 else []
-
-
 def is_question(sentence: str) -> bool:
     """Whether a sentence asks for a figure or a name rather than for writing."""
     return _QUESTION.search(sentence) is not None
@@ -231,8 +164,8 @@ def questions_of(
     for 2016"); none when its words name no table and nothing before it does."""
     target = _target(part, scan, excluded, previous)
     if target is None:
-        return _of_one_table(part, scan, excluded, reading)
-    made_of = _of_table(part, target, reading)
+        return of_one_table(part, scan, excluded, reading)
+    made_of = of_table(part, target.item, target.table, reading)
     if made_of is not None:
         return made_of
     target = _with_names(part, target)
@@ -384,7 +317,7 @@ def _asks_when(part: str, table: TableProfile) -> bool:
     a category ("which day of the week": a column of days)."""
     if _which_column(part, table) is not None:
         return False
-    match = _WHICH.search(part)
+    match = WHICH.search(part)
     words = (match.group("en") or match.group("ko") or match.group("ko2") or "") if match else ""
     if words and _TIME_WORD.match(words.split()[0]):
         return True
@@ -420,7 +353,7 @@ def _compared(
 
 def _which_column(part: str, table: TableProfile) -> str | None:
     """The category column a "which …" names ("which day of the week" → wday)."""
-    for match in _WHICH.finditer(part):
+    for match in WHICH.finditer(part):
         words = match.group("en") or match.group("ko") or match.group("ko2") or ""
         hits = column_hits(words, table, ("category", "identifier")) if words else []
         if hits:
@@ -509,7 +442,8 @@ def _computation(
             filters=filters,
             start=bounds[0],
             end=bounds[1],
-            frequency=whole_grain(part) or _frequency(part, target),
+            frequency=whole_grain(part) or frequency_asked(part, target.table, target.periods,
+                                                         target.span),
             aggregation=aggregation_said(part),
             whole_periods=WHOLE_PERIODS.search(part) is not None,
         ),
@@ -532,53 +466,3 @@ def _range(part: str, target: _Target, kind: ComputeKind) -> tuple[str | None, s
             return None, periods[0].label
         return periods[0].label, periods[0].label
     return None, None
-
-
-_GRAIN_ASKED: dict[str, Frequency] = {
-    "year": "year", "years": "year", "해": "year", "연도": "year", "년도": "year",
-    "quarter": "quarter", "quarters": "quarter", "분기": "quarter",
-    "month": "month", "months": "month", "달": "month", "월": "month",
-}
-
-
-_WHEN_KO = re.compile(r"(?P<noun>해|연도|년도|분기|달)(?:는|은|가|이|를)?\s?(?:언제|몇|어느)")
-
-
-def _grain_asked(part: str) -> Frequency | None:
-    """The period a "which year", "어느 해" or "…던 해는 언제" question asks for."""
-    match = _WHICH.search(part)
-    said = (match.group("en") or match.group("ko") or match.group("ko2") or "") if match else ""
-    first = _PARTICLE.sub("", said.split()[0].lower()) if said.split() else ""
-    korean = _WHEN_KO.search(part)
-    return _GRAIN_ASKED.get(first) or (_GRAIN_ASKED.get(korean["noun"]) if korean else None)
-
-
-def _frequency(part: str, target: _Target) -> Frequency | None:
-    """The grain values are compared at: the periods' own when they are coarser than the
-    table's (years named of a monthly table: yearly values), else what the words say."""
-    time = target.table.time
-    native = time.frequency if time is not None else None
-    grains = {p.grain for p in target.periods if p.grain in GRAIN_RANK}
-    grains |= {grain_of(label) for label in (target.span or ()) if label}
-    grains.discard("")
-    if grains and native in GRAIN_RANK:
-        finest = max(grains, key=lambda grain: GRAIN_RANK[grain])
-        if GRAIN_RANK[finest] < GRAIN_RANK[str(native)]:
-            return finest  # type: ignore[return-value]
-        return None
-    asked = _grain_asked(part)
-    if asked is not None and native in GRAIN_RANK and GRAIN_RANK[asked] < GRAIN_RANK[str(native)]:
-        return asked  # "which year …" of a quarterly table: the years compared, not quarters
-    lowered = part.lower()
-    words: tuple[tuple[str, Frequency], ...] = (
-        ("annual", "year"),
-        ("yearly", "year"),
-        ("quarterly", "quarter"),
-        ("monthly", "month"),
-        ("weekly", "week"),
-        ("연간", "year"),
-        ("연도별", "year"),
-        ("분기별", "quarter"),
-        ("월별", "month"),
-    )
-    return next((frequency for word, frequency in words if word in lowered), None)

@@ -21,7 +21,6 @@ from multiverse.spec import (
     ChartAsk,
     FileSet,
     FormatRule,
-    FormatRuleKind,
     HomeScan,
     Mode,
     Question,
@@ -66,55 +65,6 @@ _CLAUSE_END = re.compile(
     r"plot|draw|tell|send|summari[sz]e|compare)\b)",
     re.IGNORECASE,
 )
-_FORMAT_RULES: tuple[tuple[FormatRuleKind, re.Pattern[str]], ...] = (
-    (
-        "no_tables",
-        re.compile(
-            r"\b(?:never|don't|do not|avoid|no)\s+(?:use\s+)?tables?\b|\bwithout\s+tables?\b"
-            r"|표(?:는|를)?\s?(?:사용하지|쓰지|넣지)|표\s?없이",
-            re.IGNORECASE,
-        ),
-    ),
-    ("bullets", re.compile(r"\bbullet(?:ed)?\s*(?:points?|lists?)?\b|글머리|불릿", re.IGNORECASE)),
-    (
-        "no_charts",
-        re.compile(
-            r"\b(?:never|don't|do not|avoid|no)\s+(?:use\s+|include\s+)?"
-            r"(?:charts?|graphs?|figures?)\b"
-            r"|(?:차트|그래프)(?:는|를)?\s?(?:사용하지|넣지|쓰지)",
-            re.IGNORECASE,
-        ),
-    ),
-    (
-        "no_headings",
-        re.compile(
-            r"\b(?:never|don't|do not|avoid|no)\s+(?:use\s+)?(?:headings?|headers?|titles?)\b"
-            r"|제목(?:은|을)?\s?(?:사용하지|쓰지|달지)",
-            re.IGNORECASE,
-        ),
-    ),
-    (
-        "item_words",  # before max_words: "keep every bullet under 25 words" limits each one
-        re.compile(
-            r"\b(?:each|every|per|all)\s+(?:bullet(?:\s+point)?|point|item|sentence|line)s?\b"
-            r"[^.\n]{0,40}?\b(?:no more than|at most|under|maximum of|max\.?|within|below|"
-            r"less than|not exceed(?:ing)?)\s+(?P<n>\d[\d,]*)\s+words\b"
-            r"|(?:각\s?(?:항목|문장|글머리\s?기호)|(?:항목|문장|글머리\s?기호)마다)[^.\n]{0,20}?"
-            r"(?P<k>\d[\d,]*)\s?(?:단어|자)\s?(?:이내|이하|미만)",
-            re.IGNORECASE,
-        ),
-    ),
-    (
-        "max_words",
-        re.compile(
-            r"\b(?:no more than|at most|under|maximum of|max\.?|not exceed(?:ing)?)\s+"
-            r"(?P<n>\d[\d,]*)\s+words\b|(?P<k>\d[\d,]*)\s?(?:단어|자)\s?(?:이내|이하|미만)",
-            re.IGNORECASE,
-        ),
-    ),
-)
-
-
 @dataclass
 class Draft:
     """A spec while it is read: mutable, turned into the frozen RequestSpec at the end."""
@@ -363,7 +313,7 @@ def _research(draft: Draft, text: str, scan: HomeScan, origin: str, done: list[s
 def _rules(draft: Draft, text: str, origin: str, done: list[str]) -> None:
     """Format rules the text itself states ("no tables", "in bullet points")."""
     per_item = ""  # the words of a limit on each item, which no limit on the whole reads
-    for rule, pattern in _FORMAT_RULES:
+    for rule, pattern in asks.FORMAT_RULES:
         match = pattern.search(text.replace(per_item, " ") if per_item else text)
         if match is None or any(item.rule == rule for item in draft.format_rules):
             continue

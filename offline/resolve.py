@@ -15,7 +15,17 @@ from pathlib import PurePosixPath
 
 from multiverse.spec import Aggregation, Frequency, HomeScan, ScannedFile
 from multiverse.tabular import ColumnProfile, TableProfile
-from offline.lexicon import FILLER, MONTHS, expand, phrase_terms, split_name, stem, terms
+from offline.lexicon import (
+    FILLER,
+    MONTHS,
+    PARTICLE,
+    Period,
+    expand,
+    phrase_terms,
+    split_name,
+    stem,
+    terms,
+)
 
 # Words a phrase about files uses to say "the files", never what they hold.
 _FILE_WORDS = frozenset(
@@ -387,3 +397,97 @@ def grain_of(label: str) -> str:
 def aggregation_said(part: str) -> Aggregation | None:
     """The aggregation a question says ("in total", "at the end of the year"), if any."""
     return next((name for name, pattern in _SAID_AGGREGATION if pattern.search(part)), None)
+
+
+WHICH = re.compile(  # "which year …", "어느 해": what a question asks to name
+
+    r"\b(?:which|what)\s+(?:of\s+(?:these|the)\s+)?(?P<en>[\w-]+(?:\s(?!was|were|had|did|is|"
+    r"has)[\w-]+){0,3})|(?:어느|어떤|무슨)\s?(?P<ko>[가-힣]+)|(?P<ko2>[가-힣]+)\s?(?:중|가운데)?\s?"
+    r"(?:어디|어느)",
+    re.IGNORECASE,
+)
+
+
+_GRAIN_ASKED: dict[str, Frequency] = {
+    "year": "year", "years": "year", "해": "year", "연도": "year", "년도": "year",
+    "quarter": "quarter", "quarters": "quarter", "분기": "quarter",
+    "month": "month", "months": "month", "달": "month", "월": "month",
+}
+
+
+_WHEN_KO = re.compile(r"(?P<noun>해|연도|년도|분기|달)(?:는|은|가|이|를)?\s?(?:언제|몇|어느)")
+
+
+def grain_asked(part: str) -> Frequency | None:
+    """The period a "which year", "어느 해" or "…던 해는 언제" question asks for."""
+    match = WHICH.search(part)
+    said = (match.group("en") or match.group("ko") or match.group("ko2") or "") if match else ""
+    first = PARTICLE.sub("", said.split()[0].lower()) if said.split() else ""
+    korean = _WHEN_KO.search(part)
+    return _GRAIN_ASKED.get(first) or (_GRAIN_ASKED.get(korean["noun"]) if korean else None)
+
+
+def frequency_asked(part: str, table: TableProfile, periods: Sequence[Period],
+                    span: tuple[str | None, str | None] | None) -> Frequency | None:
+    """The grain a question's values are compared at: the periods' own when they are coarser
+    than the table's (years named of a monthly table: yearly values), else what the words say
+    ("which year", "annual", "월별")."""
+    time = table.time
+    native = time.frequency if time is not None else None
+    grains = {p.grain for p in periods if p.grain in GRAIN_RANK}
+    grains |= {grain_of(label) for label in (span or ()) if label}
+    grains.discard("")
+    if grains and native in GRAIN_RANK:
+        finest = max(grains, key=lambda grain: GRAIN_RANK[grain])
+        if GRAIN_RANK[finest] < GRAIN_RANK[str(native)]:
+            return finest  # type: ignore[return-value]
+        return None
+    asked = grain_asked(part)
+    if asked is not None and native in GRAIN_RANK and GRAIN_RANK[asked] < GRAIN_RANK[str(native)]:
+        return asked  # "which year …" of a quarterly table: the years compared, not quarters
+    lowered = part.lower()
+    words: tuple[tuple[str, Frequency], ...] = (
+        ("annual", "year"),
+        ("yearly", "year"),
+        ("quarterly", "quarter"),
+        ("monthly", "month"),
+        ("weekly", "week"),
+        ("연간", "year"),
+        ("연도별", "year"),
+        ("분기별", "quarter"),
+        ("월별", "month"),
+    )
+    return next((frequency for word, frequency in words if word in lowered), None)
+
+
+_TOTAL = re.compile(r"^(?:total|sum|all|overall|합계|전체)\b", re.IGNORECASE)
+
+
+def like_measures(table: TableProfile, measures: list[str]) -> list[str]:
+    """The measures a "by <what no column is>" can only mean in a table with no category
+    column: the columns of the same kind and unit as the one named (its siblings), not a
+    total of them; none when there are fewer than two or the table has categories."""
+    if len(measures) != 1 or table.time is None or table.role("category"):
+        return []
+    named = table.column(measures[0])
+    if named is None:
+        return []
+    group = [c.name for c in table.role("measure")
+             if (c.kind, c.unit) == (named.kind, named.unit) and not _TOTAL.match(c.label)]
+    return group if len(group) >= 2 and measures[0] in group else []
+
+
+TOP_OF = re.compile(
+    r"\b(?:top|which|the)\s+(?:\d+|three|four|five|six|seven|eight|nine|ten|twenty)\s+"
+    r"(?P<words>[\w-]+(?:\s[\w-]+)?)|상위\s?\d+\s?개?\s?(?P<ko>[가-힣]+)",
+    re.IGNORECASE,
+)
+
+
+def top_category(sentence: str, table: TableProfile) -> str | None:
+    """The categories a top-N ranks ("which five sub-categories…", "the ten states…")."""
+    match = TOP_OF.search(sentence)
+    if match is None:
+        return None
+    hits = column_hits(match.group("words") or match.group("ko") or "", table, ("category",))
+    return hits[0].column if hits else None

@@ -11,6 +11,7 @@ import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from importlib.metadata import version
+from pathlib import Path
 
 import jsonschema
 import pytest
@@ -174,9 +175,16 @@ def _submit_wait_prints_the_run_and_its_proposal(home: Home) -> None:
     assert taken["daemon"] == "serving" and taken["taken"] == "run" and taken["run_id"]
     asked = cli(home, "submit", "what's in the assets folder?")
     assert asked.returncode == 0, asked.stderr
-    assert re.search(
-        rf"^answered: {re.escape(str(home.inbox_done))}/\S+\.reply\.md$", asked.stdout, re.M
+    replied = re.search(
+        rf"^answered: ({re.escape(str(home.inbox_done))}/\S+\.reply\.md)$", asked.stdout, re.M
     )
+    assert replied is not None, asked.stdout
+    reply = Path(replied[1]).read_text(encoding="utf-8").strip()
+    assert reply and reply in asked.stdout  # the answer itself, on stdout
+    answered = json.loads(cli(home, "submit", "--json", "what's in the assets folder?").stdout)
+    jsonschema.validate(answered, SUBMIT_SCHEMA)
+    assert answered["taken"] == "reply" and answered["answer"]
+    assert answered["answer"] == Path(answered["path"]).read_text(encoding="utf-8").rstrip()
 
 
 def test_the_stop_line_says_what_was_done() -> None:

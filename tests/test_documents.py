@@ -204,3 +204,59 @@ def test_a_docx_that_expands_past_the_limit_is_not_read_and_memory_stays_bounded
     assert int(peak_kb) < 200_000, peak_kb
     small = convert(_docx_bomb(tmp_path / "small.docx", 2_000_000))
     assert small.markdown is not None and "lorem ipsum" in small.markdown
+
+
+def _pdf_bomb(path: Path, expanded: int) -> Path:
+    """A one-page PDF, written by hand, whose content stream inflates to `expanded` bytes."""
+    import zlib
+
+    line = b"BT /F1 12 Tf 72 720 Td (" + b"A" * 200 + b") Tj ET\n"
+    content = zlib.compress(line * (expanded // len(line)), 9)
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(content) + content
+        + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]  # fmt: skip
+    data = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(data))
+        data += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(data)
+    data += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    data += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    data += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1, xref)  # fmt: skip
+    path.write_bytes(bytes(data))
+    return path
+
+
+def test_a_pdf_whose_stream_inflates_past_the_limit_is_not_read_in_bounded_memory(
+    tmp_path: Path,
+) -> None:
+    """A PDF of about 1 MB whose page inflates to 330 MB: pypdf's own limit on a decompressed
+    stream (75 MB) stops it; nothing is read, with a note, and a child converting it stays
+    under 400 MB (reading that page's text whole would take gigabytes)."""
+    import subprocess
+    import sys
+
+    bomb = _pdf_bomb(tmp_path / "bomb.pdf", 330_000_000)
+    assert bomb.stat().st_size < 2_000_000
+    script = (
+        "import sys; from pathlib import Path\n"
+        "from multiverse.documents import convert\n"
+        "converted = convert(Path(sys.argv[1]))\n"
+        "print(converted.markdown is None)\n"
+        "print(converted.note)\n"
+        "print(next(line.split()[1] for line in open('/proc/self/status')"
+        " if line.startswith('VmHWM')))\n"
+    )
+    child = subprocess.run([sys.executable, "-c", script, str(bomb)], capture_output=True,
+                           text=True, timeout=120)  # fmt: skip
+    unread, note, peak_kb = child.stdout.strip().splitlines()
+    assert unread == "True" and note, child.stdout + child.stderr
+    assert int(peak_kb) < 400_000, peak_kb

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+import time
+import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from executor.tools import ToolContext, ToolLimits, ToolRegistry
+from executor.tools import ToolContext, ToolLimits, ToolRefused, ToolRegistry
 from multiverse.home import Home, init_home
-
-from journey import wait_until
 
 RUN = "run-20260101-000000-001"
 
@@ -113,13 +113,16 @@ def test_nonzero_exit_is_an_error_value(home: Home) -> None:
 def test_timeout_kills_the_process_group(home: Home) -> None:
     """On timeout the command and its background children are killed and the call returns."""
     registry = shell(home, limits=ToolLimits(shell_timeout_seconds=0.5))
-    result = registry.call(
-        "run_shell_command", {"command": "sh -c 'sleep 30 & echo $! > bg.pid; wait'"}
-    )
+    command = "sh -c 'while true; do echo tick >> ticks; sleep 0.05; done & wait'"
+    result = registry.call("run_shell_command", {"command": command})
     assert not result.ok and "timed out" in str(result.error)
     assert result.data["exit_code"] is None
-    pid = int((home.run(RUN).workspace / "bg.pid").read_text().strip())
-    assert wait_until(lambda: not alive(pid), seconds=10)
+    # the background loop (a pid of the sandbox's own namespace) writes no more
+    ticks = home.run(RUN).workspace / "ticks"
+    assert ticks.exists()
+    size = ticks.stat().st_size
+    time.sleep(0.5)  # watching a file for writes: no condition to wait on but time
+    assert ticks.stat().st_size == size
 
 
 def test_timeout_of_a_plain_sleep(home: Home) -> None:
@@ -147,10 +150,111 @@ def test_unsplittable_empty_and_missing_commands_are_error_values(home: Home) ->
     assert not missing.ok and "cannot start" in str(missing.error)
 
 
-def alive(pid: int) -> bool:
-    """Whether `pid` is a running (not zombie) process."""
+
+
+# -- the sandbox (issue 25) ---------------------------------------------------------------------
+
+
+def _context(home: Home, **fields: Any) -> ToolRegistry:
+    return ToolRegistry(ToolContext(home=home.root, run_id=RUN, **fields), ["run_shell_command"])
+
+
+def test_a_command_writes_only_in_its_workspace(home: Home) -> None:
+    """A real sandboxed command: writing outside the home fails and leaves nothing; what it
+    writes to the home's other files (under the test's /tmp here) lands in the sandbox's
+    private /tmp, never in the home; the workspace is writable."""
+    outside = Path(f"/var/tmp/multiverse-sandbox-{uuid.uuid4().hex}.txt")
+    registry = _context(home, shell_allow=("touch", "cp"))
+    refused = registry.call("run_shell_command", {"command": f"touch {outside}"})
+    assert not refused.ok and "Read-only file system" in refused.output
+    assert not outside.exists()
+    table = home.db / "intruder.md"
+    registry.call("run_shell_command", {"command": f"touch {table}"})
+    assert not table.exists()
+    mapping = home.root / "runtime-mapping.yaml"
+    before = mapping.read_bytes()
+    registry.call("run_shell_command", {"command": f"cp /dev/null {mapping}"})
+    assert mapping.read_bytes() == before
+    assert registry.call("run_shell_command", {"command": "touch inside.txt"}).ok
+    assert (home.run(RUN).workspace / "inside.txt").exists()
+
+
+def test_an_interpreter_approved_still_cannot_escape(home: Home) -> None:
+    """The case of issue 25: python3, approved, told by an asset to write outside the home."""
+    outside = Path(f"/var/tmp/multiverse-escape-{uuid.uuid4().hex}.txt")
+    approver = RecordingApprover(True)
+    registry = _context(home, approver=approver)
+    code = f"open({str(outside)!r}, 'w').write('x')"
+    result = registry.call("run_shell_command", {"command": f'python3 -c "{code}"'})
+    assert approver.asked and not result.ok and "Read-only file system" in result.output
+    assert not outside.exists()
+
+
+def test_the_network_is_off_unless_the_mapping_keeps_it(home: Home) -> None:
+    """A loopback server of the test: unreachable from the sandbox, reachable with network."""
+    import socket
+
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    code = f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=3)"
+    command = {"command": f'python3 -c "{code}"'}
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except FileNotFoundError:
-        return False
-    return fields[0] not in ("Z", "X")
+        closed = _context(home, shell_gated=True).call("run_shell_command", command)
+        opened = _context(home, shell_gated=True, shell_network=True).call(
+            "run_shell_command", command
+        )
+    finally:
+        server.close()
+    assert not closed.ok and "Connection refused" in closed.output
+    assert opened.ok, opened.output
+
+
+def test_requires_approval_asks_for_every_call_allow_listed_or_not(home: Home) -> None:
+    """A binding with requires_approval: an allow-listed `ls` is asked too, and a "no" stops
+    it; the mapping may list an interpreter only with requires_approval."""
+    from executor.model.loop import gate_approvals, shell_policy
+    from executor.tools import builtin_tools
+    from multiverse.config import ToolBinding
+
+    binding = ToolBinding(tool="run_shell_command", requires_approval=True,
+                          options={"allow": ["ls", "python3"]})  # fmt: skip
+    for decision in (True, False):
+        approver = RecordingApprover(decision)
+        context = ToolContext(home=home.root, run_id=RUN, approver=approver,
+                              **shell_policy({"run_commands": binding}))  # fmt: skip
+        gated = gate_approvals(builtin_tools(), {"run_commands": binding}, approver)
+        if decision:
+            assert gated["run_shell_command"].run(context, {"command": "ls"}).ok
+        else:
+            with pytest.raises(ToolRefused, match="did not approve"):
+                gated["run_shell_command"].run(context, {"command": "ls"})
+        assert approver.asked == ["ls"]  # asked once, though `ls` is on the allow-list
+    with pytest.raises(ValueError, match="python3"):
+        ToolBinding(tool="run_shell_command", options={"allow": ["ls", "python3"]})
+    with pytest.raises(ValueError, match="env"):
+        ToolBinding(tool="run_shell_command", options={"allow": ["/usr/bin/env"]})
+
+
+def test_where_no_sandbox_can_be_made_the_shell_is_refused_and_doctor_says_so(
+    home: Home, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bubblewrap that cannot make a sandbox (a real program that fails, as under a kernel
+    forbidding user namespaces): every command refused with the reason, never run unconfined."""
+    failing = tmp_path / "bwrap"
+    failing.write_text("#!/bin/sh\necho 'No permissions to create new namespace' >&2\nexit 1\n")
+    failing.chmod(0o755)
+    monkeypatch.setenv("MULTIVERSE_BWRAP", str(failing))
+    result = _context(home, shell_allow=("touch",)).call(
+        "run_shell_command", {"command": "touch made.txt"}
+    )
+    assert not result.ok and "run_shell_command is refused" in str(result.error)
+    assert "namespace" in str(result.error)
+    assert not (home.run(RUN).workspace / "made.txt").exists()
+    from app.doctor import diagnose, render_doctor
+
+    mapping = home.root / "runtime-mapping.yaml"
+    mapping.write_text(mapping.read_text("utf-8") + "\n"
+                       "tool_mapping:\n  run_commands: {tool: run_shell_command}\n", "utf-8")
+    report = diagnose(home.root, {})
+    assert report.shell_sandbox and not report.healthy
+    assert "✗ run_shell_command is refused" in render_doctor(report)

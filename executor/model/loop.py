@@ -40,6 +40,7 @@ from executor.tools import (
     Approver,
     Tool,
     ToolContext,
+    ToolLimits,
     ToolRefused,
     ToolRegistry,
     ToolResult,
@@ -372,9 +373,24 @@ def gate_approvals(
     gated = dict(catalogue)
     for binding in bindings.values():
         tool = gated.get(binding.tool)
-        if binding.requires_approval and binding.tool != SHELL and tool is not None:
+        if binding.requires_approval and tool is not None:  # every call, the shell's too
             gated[binding.tool] = ApprovalGated(tool, approver)
     return gated
+
+
+def shell_policy(bindings: Mapping[str, ToolBinding]) -> dict[str, Any]:
+    """The shell's ToolContext fields from its binding: its allow-list, whether each call is
+    asked (requires_approval), whether its sandbox keeps the network, its timeout."""
+    binding = next((b for b in bindings.values() if b.tool == SHELL), None)
+    if binding is None:
+        return {}
+    policy: dict[str, Any] = {"shell_allow": shell_allow_list(bindings),
+                              "shell_gated": binding.requires_approval,
+                              "shell_network": bool(binding.options.get("network", False))}
+    timeout = binding.options.get("timeout_seconds")
+    if timeout is not None:
+        policy["limits"] = ToolLimits(shell_timeout_seconds=float(timeout))
+    return policy
 
 
 def shell_allow_list(bindings: Mapping[str, ToolBinding]) -> tuple[str, ...]:

@@ -53,7 +53,7 @@ from executor.model.loop import (
     final_word,
     gate_approvals,
     run_tool_loop,
-    shell_allow_list,
+    shell_policy,
 )
 from executor.model.prompt import (
     MAX_PASTED_TOKENS,
@@ -386,7 +386,7 @@ class ModelExecutor:
         context = ToolContext(
             home=self._home,
             run_id=run_id,
-            shell_allow=shell_allow_list(package.tools),
+            **shell_policy(package.tools),
             approver=approver,
             web_search_provider=self._search,
             web_allow_hosts=fetch_allow_hosts(package.tools),

@@ -30,7 +30,7 @@ from executor.tools.base import (
 )
 from executor.tools.files import CreateDirectory, Glob, Replace, SearchFileContent, WriteFile
 from executor.tools.reading import SKIPPED_DIRS, ListDirectory, ReadFile, ReadManyFiles
-from executor.tools.shell import RunShellCommand
+from executor.tools.shell import RunShellCommand, sandbox_problem
 from executor.tools.web import (
     FetchError,
     HostRule,
@@ -187,5 +187,6 @@ __all__ = [
     "parse_rules",
     "readable_in_home",
     "resolve_readable",
+    "sandbox_problem",
     "to_text",
 ]

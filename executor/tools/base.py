@@ -103,6 +103,8 @@ class ToolContext:
     home: Path
     run_id: str
     shell_allow: tuple[str, ...] = ()
+    shell_gated: bool = False  # requires_approval: each call was asked before it runs
+    shell_network: bool = False  # the sandbox keeps the network (options.network)
     limits: ToolLimits = field(default_factory=ToolLimits)
     approver: Approver | None = None
     web_search_provider: WebSearchProvider | None = None

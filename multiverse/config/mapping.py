@@ -264,6 +264,23 @@ class Budget(Settings):
     max_cost_per_run_usd: float | None = Field(default=10.0, gt=0)
 
 
+# Programs that run any code or any other program they are given: on a shell allow-list that
+# asks no one, they would turn it into "anything, unasked" (issue 25).
+COMMAND_RUNNERS = frozenset({
+    "python", "node", "nodejs", "deno", "bun", "sh", "bash", "zsh", "dash", "ksh", "fish",
+    "csh", "tcsh", "perl", "ruby", "php", "lua", "luajit", "r", "rscript", "julia", "tclsh",
+    "expect", "env", "xargs", "find", "awk", "gawk", "mawk", "nawk", "nohup", "timeout", "nice",
+    "ionice", "setsid", "sudo", "su", "doas", "busybox", "make", "npx", "npm", "pip", "uv",
+    "java", "pwsh", "powershell", "watch", "strace", "gdb", "git", "ssh", "script", "chroot",
+})
+
+
+def command_runner(program: str) -> bool:
+    """Whether a program runs code or commands it is given (`python3.11`, `/usr/bin/env`)."""
+    name = program.rsplit("/", 1)[-1].lower()
+    return name in COMMAND_RUNNERS or name.rstrip("0123456789.-") in COMMAND_RUNNERS
+
+
 class ToolBinding(Settings):
     """The concrete tool an abstract tool maps to; a plain string in YAML means `tool`."""
 
@@ -275,6 +292,21 @@ class ToolBinding(Settings):
     @classmethod
     def _from_tool_name(cls, data: Any) -> Any:
         return {"tool": data} if isinstance(data, str) else data
+
+    @model_validator(mode="after")
+    def _no_runner_unasked(self) -> ToolBinding:
+        allow = self.options.get("allow", [])
+        programs = [allow] if isinstance(allow, str) else allow
+        if self.tool == "run_shell_command" and not self.requires_approval and isinstance(
+                programs, list | tuple):  # fmt: skip
+            runners = [p for p in programs if isinstance(p, str) and command_runner(p)]
+            if runners:
+                raise ValueError(
+                    f"the shell's allow-list holds {', '.join(runners)}, which run any code or "
+                    "command they are given: remove them, or set requires_approval: true so "
+                    "every call is asked"
+                )
+        return self
 
 
 class DaemonConfig(Settings):

@@ -19,14 +19,16 @@ import contextlib
 import errno
 import json
 import os
+import select
 import shutil
 import signal
 import subprocess
 import sys
 import threading
 import time
+import weakref
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -172,8 +174,9 @@ def run_child(
         if process.poll() is None:
             terminate_group(process.pid, process)
         marker = env.get(SESSION_VARIABLE)
-        if marker:  # what escaped the keeper (it was killed first): found by its environment
-            stop_carriers(f"{SESSION_VARIABLE}={marker}")
+        swept = process.returncode is not None and process.returncode >= 0 and kept_by_keeper()
+        if marker and not swept:  # the keeper was killed before its sweep (or there is none):
+            stop_carriers(f"{SESSION_VARIABLE}={marker}")  # found by their environment
         record_path.unlink(missing_ok=True)
 
 
@@ -184,10 +187,15 @@ SESSION_VARIABLE = "RAWP_SESSION_ID"  # in every child's environment: its sessio
 def kept(argv: list[str]) -> list[str]:
     """The command run below the keeper (`keeper.py`), where Linux lets a process be the
     subreaper of what it starts; as it is elsewhere."""
-    if not sys.platform.startswith("linux"):
+    if not kept_by_keeper():
         return argv
-    return [sys.executable, "-I", str(KEEPER), str(os.getpid()), str(GRACE_SECONDS), "--",
+    return [sys.executable, "-I", "-S", str(KEEPER), str(os.getpid()), str(GRACE_SECONDS), "--",
             *argv]  # fmt: skip
+
+
+def kept_by_keeper() -> bool:
+    """Whether children run below the keeper here (it stops what they leave when it ends)."""
+    return sys.platform.startswith("linux")
 
 
 def _startable(program: str, cwd: Path, env: Mapping[str, str]) -> None:
@@ -248,9 +256,11 @@ def _supervise(
     for reader in readers:
         reader.start()
     stopped: str | None = None
+    ended = _end_watch(process)
     while stopped is None:
         try:
-            process.wait(timeout=POLL_SECONDS)
+            ended(POLL_SECONDS)
+            process.wait(timeout=0 if ended is not _poll else POLL_SECONDS)
             break
         except subprocess.TimeoutExpired:
             pass
@@ -276,6 +286,27 @@ def _supervise(
         seconds=time.monotonic() - began,
         stdout_cut=streams.stdout_cut,
     )
+
+
+def _poll(seconds: float) -> None:
+    """No way to be woken by the child's end: `Popen.wait` polls it."""
+
+
+def _end_watch(process: subprocess.Popen[bytes]) -> Callable[[float], None]:
+    """A wait of at most N seconds that returns the moment the child ends (its pidfd, where
+    Linux has one; `Popen.wait`'s own polling, which may notice it up to 50 ms late, else)."""
+    try:
+        fd = os.pidfd_open(process.pid)
+    except (AttributeError, OSError):
+        return _poll
+    watcher = select.poll()
+    watcher.register(fd, select.POLLIN)
+
+    def wait(seconds: float) -> None:
+        watcher.poll(seconds * 1000)
+
+    weakref.finalize(wait, os.close, fd)
+    return wait
 
 
 def _feed(process: subprocess.Popen[bytes], text: str) -> None:

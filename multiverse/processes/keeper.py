@@ -1,8 +1,8 @@
 """The keeper: a small process between the daemon and one command, so that nothing the command
 starts outlives its step or the daemon (SPEC §11).
 
-Run as a script (`python keeper.py DAEMON_PID GRACE -- COMMAND…`), never imported by the
-daemon: it loads only the standard library, so it starts in milliseconds. It makes itself the
+Run as a script (`python -I -S keeper.py DAEMON_PID GRACE -- COMMAND…`), never imported by
+the daemon: it loads only a few standard modules, so it starts in milliseconds. It makes itself the
 *subreaper* of everything below it (Linux `PR_SET_CHILD_SUBREAPER`: a grandchild that calls
 `setsid` or forks twice is re-parented to the keeper, not to init, so it can always be found),
 asks to be told when the daemon dies (`PR_SET_PDEATHSIG`), and runs the command with its own
@@ -17,7 +17,6 @@ import contextlib
 import ctypes
 import os
 import signal
-import subprocess
 import sys
 import time
 
@@ -63,14 +62,19 @@ def _reap() -> None:
 
 def stop_below(root: int, grace: float) -> None:
     """SIGTERM every process below `root`, wait up to `grace` seconds, SIGKILL the rest."""
+    _reap()
+    below = descendants(root)
     for signum, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 1.0)):
-        for pid in descendants(root):
+        if not below:
+            return  # the common case: the command left nothing behind (one look at /proc)
+        for pid in below:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signum)
         deadline = time.monotonic() + wait
         while time.monotonic() < deadline:
             _reap()
-            if not descendants(root):
+            below = descendants(root)
+            if not below:
                 return
             time.sleep(POLL_SECONDS)
     _reap()
@@ -81,31 +85,50 @@ def _prctl(option: int, value: int) -> bool:
     return bool(libc.prctl(option, value, 0, 0, 0) == 0)
 
 
+class _Stop(Exception):
+    """SIGTERM reached the keeper: the daemon stops the command, or the daemon died."""
+
+
+def _stop(signum: int, frame: object) -> None:
+    raise _Stop
+
+
+def _start(command: list[str]) -> int:
+    """Fork and exec the command; its pid (a command that cannot be run exits 127)."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.execvp(command[0], command)
+        except OSError as error:
+            os.write(2, f"{command[0]}: {error.strerror or error}\n".encode())
+        os._exit(127)
+    return pid
+
+
 def main(argv: list[str]) -> int:
     """Run the command below the keeper; returns the exit code to leave with."""
     daemon, grace, command = int(argv[0]), float(argv[1]), argv[3:]
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C reaches the daemon; it decides
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
     _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-    if os.getppid() != daemon:
-        return DAEMON_GONE
-    stopped: list[int] = []
-    signal.signal(signal.SIGTERM, lambda signum, frame: stopped.append(signum))
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C reaches the daemon; it decides
+    child: int | None = None
     try:
-        child = subprocess.Popen(command)
-    except OSError as error:
-        sys.stderr.write(f"{command[0]}: {error.strerror or error}\n")
-        return 127
-    while not stopped:
-        _reap()
-        if child.pid in ENDED:
-            break
-        time.sleep(POLL_SECONDS)
+        if os.getppid() != daemon:
+            return DAEMON_GONE
+        child = _start(command)
+        while child not in ENDED:  # woken by each child's end, orphans' included
+            pid, status = os.waitpid(-1, 0)
+            ENDED[pid] = status
+    except (_Stop, ChildProcessError):
+        pass
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the sweep below is not cut short
     stop_below(os.getpid(), grace)
-    status = ENDED.get(child.pid)
-    if status is None:
+    ended = ENDED.get(child) if child is not None else None
+    if ended is None:
         return 128 + signal.SIGKILL  # not collected: it was killed with the rest
-    code = os.waitstatus_to_exitcode(status)
+    code = os.waitstatus_to_exitcode(ended)
     return 128 - code if code < 0 else code
 
 

@@ -33,6 +33,7 @@ from multiverse.tabular.dataset import (
     select,
     series_parts,
 )
+from multiverse.tabular.lookup import table_fact
 from multiverse.tabular.models import (
     Citation,
     ComputeQuery,
@@ -284,7 +285,7 @@ def compute_in(analysis: Analysis, query: ComputeQuery) -> Fact | FactRefusal:
     """A computed fact of an analysed table."""
     try:
         if query.kind in ("distinct", "columns"):
-            return _of_table(analysis, query)
+            return table_fact(analysis, query)
         setup = _setup(analysis, query)
         if query.kind in _BY_CATEGORY:
             from multiverse.tabular.compute import by_category
@@ -294,39 +295,6 @@ def compute_in(analysis: Analysis, query: ComputeQuery) -> Fact | FactRefusal:
             fact = _over_time(setup)
     except Unanswerable as problem:
         return FactRefusal(query=query, reason=problem.reason)
-    return fact.model_copy(update={"figures": numbers_in(fact.sentence("en"))})
-
-
-def _of_table(analysis: Analysis, query: ComputeQuery) -> Fact | FactRefusal:
-    """A fact of the table's make-up: how many different values a column holds, or its
-    columns (their names are the fact's label)."""
-    table = analysis.table
-    lines = table._lines
-    if query.kind == "columns":
-        citation = Citation(file=table.file, sheet=table.sheet, first=1, last=1, rows=1)
-        wide = analysis.profile.wide
-        names = [c for c in table.columns if wide is None or c not in wide.columns[1:-1]]
-        if wide is not None and len(wide.columns) > 2:  # a wide group said as one range
-            at = names.index(wide.columns[0])
-            names[at:at + 2] = [f"{wide.columns[0]} … {wide.columns[-1]}"]
-        fact = Fact(kind="columns", measure="", label=", ".join(names),
-                    value=len(table.columns), period="", citation=citation, decimals=0)
-        return fact.model_copy(update={"figures": numbers_in(fact.sentence("en"))})
-    column = find_column(analysis, query.measure)
-    if column is None:
-        raise Unanswerable(f"{table.file} has no column {query.measure!r} (its columns: "
-                           f"{', '.join(table.columns)})", column=query.measure)
-    if query.filters or query.start or query.end:
-        raise Unanswerable("different values are counted over the whole table, not some rows")
-    cells = table.cells(column).astype(str).str.strip()
-    filled = [index for index, text in enumerate(cells) if text and text.lower() != "nan"]
-    if not filled:
-        raise Unanswerable(f"{column!r} in {table.file} holds no values")
-    profile = analysis.profile.column(column)
-    citation = Citation(file=table.file, sheet=table.sheet, first=lines[filled[0]],
-                        last=lines[filled[-1]], rows=len(filled))
-    fact = Fact(kind="distinct", measure=column, label=profile.label if profile else column,
-                value=cells.iloc[filled].nunique(), period="", citation=citation, decimals=0)
     return fact.model_copy(update={"figures": numbers_in(fact.sentence("en"))})
 
 

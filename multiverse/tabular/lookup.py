@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from multiverse.tabular.cells import RANK, Moment, key_of, label_of, parse_label
+from multiverse.tabular.cells import RANK, Moment, key_of, label_of, numbers_in, parse_label
 from multiverse.tabular.dataset import (
     Unanswerable,
     find_column,
@@ -23,7 +23,14 @@ from multiverse.tabular.dataset import (
     matching_values,
     plain,
 )
-from multiverse.tabular.models import Citation, LookupAnswer, LookupQuery, NearestCell
+from multiverse.tabular.models import (
+    Citation,
+    ComputeQuery,
+    Fact,
+    LookupAnswer,
+    LookupQuery,
+    NearestCell,
+)
 from multiverse.tabular.profiling import Analysis
 
 if TYPE_CHECKING:
@@ -211,3 +218,36 @@ def _cells(analysis: Analysis, rows: pd.DataFrame, query: LookupQuery) -> list[N
         cells.append(NearestCell(selectors=selectors, text=text,
                                  number=number.value if number else None, line=int(row["_line"])))
     return cells
+
+
+def table_fact(analysis: Analysis, query: ComputeQuery) -> Fact:
+    """A fact of the table's make-up: how many different values a column holds, or its
+    columns (their names are the fact's label); Unanswerable for a column it lacks."""
+    table = analysis.table
+    lines = table._lines
+    if query.kind == "columns":
+        citation = Citation(file=table.file, sheet=table.sheet, first=1, last=1, rows=1)
+        wide = analysis.profile.wide
+        names = [c for c in table.columns if wide is None or c not in wide.columns[1:-1]]
+        if wide is not None and len(wide.columns) > 2:  # a wide group said as one range
+            at = names.index(wide.columns[0])
+            names[at:at + 2] = [f"{wide.columns[0]} … {wide.columns[-1]}"]
+        fact = Fact(kind="columns", measure="", label=", ".join(names),
+                    value=len(table.columns), period="", citation=citation, decimals=0)
+        return fact.model_copy(update={"figures": numbers_in(fact.sentence("en"))})
+    column = find_column(analysis, query.measure)
+    if column is None:
+        raise Unanswerable(f"{table.file} has no column {query.measure!r} (its columns: "
+                           f"{', '.join(table.columns)})", column=query.measure)
+    if query.filters or query.start or query.end:
+        raise Unanswerable("different values are counted over the whole table, not some rows")
+    cells = table.cells(column).astype(str).str.strip()
+    filled = [index for index, text in enumerate(cells) if text and text.lower() != "nan"]
+    if not filled:
+        raise Unanswerable(f"{column!r} in {table.file} holds no values")
+    profile = analysis.profile.column(column)
+    citation = Citation(file=table.file, sheet=table.sheet, first=lines[filled[0]],
+                        last=lines[filled[-1]], rows=len(filled))
+    fact = Fact(kind="distinct", measure=column, label=profile.label if profile else column,
+                value=cells.iloc[filled].nunique(), period="", citation=citation, decimals=0)
+    return fact.model_copy(update={"figures": numbers_in(fact.sentence("en"))})
