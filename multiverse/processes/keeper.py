@@ -2,8 +2,8 @@
 starts outlives its step or the daemon (SPEC §11).
 
 Run as a script (`python -I -S keeper.py DAEMON_PID GRACE -- COMMAND…`), never imported by
-the daemon: it loads only a few standard modules, so it starts in milliseconds. It makes itself the
-*subreaper* of everything below it (Linux `PR_SET_CHILD_SUBREAPER`: a grandchild that calls
+the daemon: it loads only a few standard modules, so it starts in milliseconds. It makes itself
+the *subreaper* of everything below it (Linux `PR_SET_CHILD_SUBREAPER`: a grandchild that calls
 `setsid` or forks twice is re-parented to the keeper, not to init, so it can always be found),
 asks to be told when the daemon dies (`PR_SET_PDEATHSIG`), and runs the command with its own
 standard streams. When the command exits, when the daemon stops it (SIGTERM to its group), or
@@ -94,15 +94,21 @@ def _stop(signum: int, frame: object) -> None:
 
 
 def _start(command: list[str]) -> int:
-    """Fork and exec the command; its pid (a command that cannot be run exits 127)."""
+    """Fork and exec the command; its pid (a command that cannot be run exits 127). SIGTERM
+    waits while the fork is made, so the child never runs the keeper's handler; the command
+    gets the default dispositions (not the keeper's ignored Ctrl-C)."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
     pid = os.fork()
     if pid == 0:
         try:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
             os.execvp(command[0], command)
         except OSError as error:
             os.write(2, f"{command[0]}: {error.strerror or error}\n".encode())
         os._exit(127)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})  # a stop asked meanwhile: now
     return pid
 
 
