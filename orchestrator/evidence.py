@@ -166,11 +166,17 @@ def take_next_answer(paths: RunPaths) -> None:
     try:
         os.link(oldest, paths.user_response)
     except FileExistsError:
-        with contextlib.suppress(FileNotFoundError):
+        try:
             if not os.path.samefile(oldest, paths.user_response):
                 return  # the answer there is handled first
+        except FileNotFoundError:
+            return  # one of them went meanwhile: looked at again next time
     except FileNotFoundError:
         return  # taken by another reader meanwhile
+    except OSError:  # a file system without hard links: moved, where nothing stands yet
+        if paths.user_response.exists():
+            return
+        os.replace(oldest, paths.user_response)
     with contextlib.suppress(FileNotFoundError):
         oldest.unlink()
     fsync_folder(paths.answers, paths.root)

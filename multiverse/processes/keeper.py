@@ -2,8 +2,8 @@
 starts outlives its step or the daemon (SPEC §11).
 
 Run as a script (`python -I -S keeper.py DAEMON_PID GRACE -- COMMAND…`), never imported by
-the daemon: it loads only a few standard modules, so it starts in milliseconds. It makes itself the
-*subreaper* of everything below it (Linux `PR_SET_CHILD_SUBREAPER`: a grandchild that calls
+the daemon: it loads only a few standard modules, so it starts in milliseconds. It makes itself
+the *subreaper* of everything below it (Linux `PR_SET_CHILD_SUBREAPER`: a grandchild that calls
 `setsid` or forks twice is re-parented to the keeper, not to init, so it can always be found),
 asks to be told when the daemon dies (`PR_SET_PDEATHSIG`), and runs the command with its own
 standard streams. When the command exits, when the daemon stops it (SIGTERM to its group), or
@@ -85,20 +85,18 @@ def _prctl(option: int, value: int) -> bool:
     return bool(libc.prctl(option, value, 0, 0, 0) == 0)
 
 
-class _Stop(Exception):
-    """SIGTERM reached the keeper: the daemon stops the command, or the daemon died."""
-
-
-def _stop(signum: int, frame: object) -> None:
-    raise _Stop
+WATCHED = {signal.SIGTERM, signal.SIGCHLD}  # taken synchronously, in order: no race
 
 
 def _start(command: list[str]) -> int:
-    """Fork and exec the command; its pid (a command that cannot be run exits 127)."""
+    """Fork and exec the command; its pid (a command that cannot be run exits 127). The
+    command gets the default dispositions and no blocked signal."""
     pid = os.fork()
     if pid == 0:
         try:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_SETMASK, set())
             os.execvp(command[0], command)
         except OSError as error:
             os.write(2, f"{command[0]}: {error.strerror or error}\n".encode())
@@ -109,23 +107,23 @@ def _start(command: list[str]) -> int:
 def main(argv: list[str]) -> int:
     """Run the command below the keeper; returns the exit code to leave with."""
     daemon, grace, command = int(argv[0]), float(argv[1]), argv[3:]
-    signal.signal(signal.SIGTERM, _stop)
+    # SIGTERM (a stop, or the daemon's death) and SIGCHLD are waited for, never handled: the
+    # end of a child and a stop can come together without one hiding the other.
+    signal.pthread_sigmask(signal.SIG_BLOCK, WATCHED)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C reaches the daemon; it decides
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
     _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-    child: int | None = None
-    try:
-        if os.getppid() != daemon:
-            return DAEMON_GONE
-        child = _start(command)
-        while child not in ENDED:  # woken by each child's end, orphans' included
-            pid, status = os.waitpid(-1, 0)
-            ENDED[pid] = status
-    except (_Stop, ChildProcessError):
-        pass
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the sweep below is not cut short
+    if os.getppid() != daemon:
+        return DAEMON_GONE
+    child = _start(command)
+    while True:
+        _reap()
+        if child in ENDED:
+            break
+        if signal.sigwaitinfo(WATCHED).si_signo == signal.SIGTERM:
+            break
     stop_below(os.getpid(), grace)
-    ended = ENDED.get(child) if child is not None else None
+    ended = ENDED.get(child)
     if ended is None:
         return 128 + signal.SIGKILL  # not collected: it was killed with the rest
     code = os.waitstatus_to_exitcode(ended)
