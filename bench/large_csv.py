@@ -15,12 +15,13 @@ import csv
 import datetime
 import platform
 import random
-import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
+from timing import median_ms  # bench/timing.py: the script's folder is on sys.path
+
+# bench/orchestrator.py is named like the package: bench/ must not shadow `orchestrator`.
 _HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 
@@ -47,18 +48,6 @@ def write_table(path: Path, megabytes: float) -> int:
     return rows
 
 
-def timed(work: object, repeats: int) -> float:
-    """Median seconds of `repeats` calls, after one warm-up."""
-    assert callable(work)
-    work()
-    seconds = []
-    for _ in range(repeats):
-        began = time.perf_counter()
-        work()
-        seconds.append(time.perf_counter() - began)
-    return statistics.median(seconds)
-
-
 def main() -> None:
     """Print the benchmark's table."""
     parser = argparse.ArgumentParser(description=__doc__)
@@ -71,8 +60,8 @@ def main() -> None:
         path = Path(folder) / "sales.csv"
         rows = write_table(path, args.megabytes)
         size = path.stat().st_size / 1e6
-        summary = timed(lambda: summarize_path(path), args.repeats)
-        anchor = timed(lambda: pd.read_csv(path), args.repeats)
+        summary = median_ms(lambda _: summarize_path(path), args.repeats) / 1000
+        anchor = median_ms(lambda _: pd.read_csv(path), args.repeats) / 1000
         said = summarize_path(path)
     print(f"Machine: {platform.processor() or platform.machine()}, Python "
           f"{platform.python_version()}; median of {args.repeats} after a warm-up.\n")  # fmt: skip

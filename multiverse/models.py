@@ -8,6 +8,7 @@ Also here: which asset type a file a task wrote is (SPEC §3.2), as every Execut
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from enum import StrEnum
 from functools import cache
 from typing import Annotated, ClassVar, Literal, get_args
@@ -254,6 +255,26 @@ class ToolTask(Row):
     tool_task_purpose: str = ""
     execution_order: Order
     status: Status = Status.PENDING
+
+
+def tool_tasks_of(
+    run_id: str, task_id: str, timing: Timing, drafts: Iterable[tuple[str, str, str]]
+) -> list[ToolTask]:
+    """The PRE or POST tool task rows of one task from (tool type, name, purpose) drafts,
+    numbered in their order (the builtin and the model Planners plan them alike)."""
+    return [
+        ToolTask(
+            tool_task_id=tool_task_id_of(task_id, timing.value, order),
+            run_id=run_id,
+            parent_task_id=task_id,
+            timing=timing,
+            tool_type=tool_type,
+            tool_task_name=name,
+            tool_task_purpose=purpose,
+            execution_order=order,
+        )
+        for order, (tool_type, name, purpose) in enumerate(drafts, start=1)
+    ]
 
 
 # Allowed status changes, written down once (STYLE rule 5). COMPLETED and CANCELLED never

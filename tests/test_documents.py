@@ -159,6 +159,29 @@ def test_pdf_protected_without_password_is_read(tmp_path: Path) -> None:
     assert "2.1 million e-bikes" in (converted.markdown or "") and converted.note == ""
 
 
+def _converted_in_a_child(path: Path) -> tuple[str, str, str]:
+    """`convert` of a file in a child process: whether nothing was read ("True"), its note,
+    and the child's peak memory in kB (VmHWM: since its exec; ru_maxrss would count the
+    forked parent's pages too)."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys; from pathlib import Path\n"
+        "from multiverse.documents import convert\n"
+        "converted = convert(Path(sys.argv[1]))\n"
+        "print(converted.markdown is None)\n"
+        "print(converted.note)\n"
+        "print(next(line.split()[1] for line in open('/proc/self/status')"
+        " if line.startswith('VmHWM')))\n"
+    )
+    child = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True,
+                           text=True, timeout=120)  # fmt: skip
+    lines = child.stdout.strip().splitlines()
+    assert len(lines) == 3, child.stdout + child.stderr
+    return lines[0], lines[1], lines[2]
+
+
 def _docx_bomb(path: Path, expanded: int) -> Path:
     """A valid .docx (python-docx made it) whose document.xml is replaced by `expanded` bytes
     of repeated paragraphs: a small file that expands a thousandfold."""
@@ -180,26 +203,10 @@ def test_a_docx_that_expands_past_the_limit_is_not_read_and_memory_stays_bounded
 ) -> None:
     """A small .docx holding 120 MB of XML: "not read" with the reason, before any parsing
     (a child process converting it stays under 200 MB of memory); one under the limit is read."""
-    import subprocess
-    import sys
-
     bomb = _docx_bomb(tmp_path / "bomb.docx", 120_000_000)
     assert bomb.stat().st_size < 2_000_000
-    script = (
-        "import sys; from pathlib import Path\n"
-        "from multiverse.documents import convert\n"
-        "converted = convert(Path(sys.argv[1]))\n"
-        "print(converted.markdown is None)\n"
-        "print(converted.note)\n"
-        # the peak of this process's own memory since its exec (ru_maxrss would count the
-        # forked parent's pages too)
-        "print(next(line.split()[1] for line in open('/proc/self/status')"
-        " if line.startswith('VmHWM')))\n"
-    )
-    child = subprocess.run([sys.executable, "-c", script, str(bomb)], capture_output=True,
-                           text=True, timeout=120)  # fmt: skip
-    unread, note, peak_kb = child.stdout.strip().splitlines()
-    assert unread == "True", child.stdout + child.stderr
+    unread, note, peak_kb = _converted_in_a_child(bomb)
+    assert unread == "True", note
     assert re.search(r"expand to 12\d MB of XML", note) and "split it" in note, note
     assert int(peak_kb) < 200_000, peak_kb
     small = convert(_docx_bomb(tmp_path / "small.docx", 2_000_000))
@@ -241,22 +248,8 @@ def test_a_pdf_whose_stream_inflates_past_the_limit_is_not_read_in_bounded_memor
     """A PDF of about 1 MB whose page inflates to 330 MB: pypdf's own limit on a decompressed
     stream (75 MB) stops it; nothing is read, with a note, and a child converting it stays
     under 400 MB (reading that page's text whole would take gigabytes)."""
-    import subprocess
-    import sys
-
     bomb = _pdf_bomb(tmp_path / "bomb.pdf", 330_000_000)
     assert bomb.stat().st_size < 2_000_000
-    script = (
-        "import sys; from pathlib import Path\n"
-        "from multiverse.documents import convert\n"
-        "converted = convert(Path(sys.argv[1]))\n"
-        "print(converted.markdown is None)\n"
-        "print(converted.note)\n"
-        "print(next(line.split()[1] for line in open('/proc/self/status')"
-        " if line.startswith('VmHWM')))\n"
-    )
-    child = subprocess.run([sys.executable, "-c", script, str(bomb)], capture_output=True,
-                           text=True, timeout=120)  # fmt: skip
-    unread, note, peak_kb = child.stdout.strip().splitlines()
-    assert unread == "True" and note, child.stdout + child.stderr
+    unread, note, peak_kb = _converted_in_a_child(bomb)
+    assert unread == "True" and note, note
     assert int(peak_kb) < 400_000, peak_kb

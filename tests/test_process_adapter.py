@@ -229,6 +229,15 @@ def test_doctor_reports_the_adapter_and_a_missing_command(tmp_path: Path) -> Non
     assert "not found on PATH" in missing.reason
 
 
+def _confirmed_run(home: Home) -> str:
+    """REQUEST submitted, its proposal made (`start --once`) and confirmed; the run's id."""
+    assert cli(home, "submit", REQUEST).returncode == 0
+    assert once(home).returncode == 0
+    run_id: str = only_run(home)["run_id"]
+    assert cli(home, "confirm", run_id).returncode == 0
+    return run_id
+
+
 def configure(home: Home, mode: str, state: Path, tiers: tuple[str, ...] = ("MEDIUM",)) -> None:
     """runtime-mapping.yaml: the given tiers served by the fake agent in `mode` (the Executor's
     MEDIUM tier, when listed with `answer`, writes its files)."""
@@ -252,10 +261,7 @@ def test_a_whole_run_completes_with_the_executor_on_a_process(home: Home, tmp_pa
     configure(home, "write", tmp_path)
     doctor = cli(home, "doctor")
     assert "process" in doctor.stdout, doctor.stdout
-    assert cli(home, "submit", REQUEST).returncode == 0
-    assert once(home).returncode == 0
-    run_id = only_run(home)["run_id"]
-    assert cli(home, "confirm", run_id).returncode == 0
+    run_id = _confirmed_run(home)
     result = once(home)
     assert only_run(home)["status"] == "COMPLETED", result.stdout + result.stderr
     tasks = [t for s in run_tree(home, run_id)["stages"] for t in s.get("tasks", [])]
@@ -313,10 +319,7 @@ def test_a_killed_daemon_leaves_no_child_and_the_task_is_done_once_more(
     state.mkdir()
     copy_assets(home, "market_report_2024.md")
     configure(home, "stubborn-once", state)
-    assert cli(home, "submit", REQUEST).returncode == 0
-    assert once(home).returncode == 0
-    run_id = only_run(home)["run_id"]
-    assert cli(home, "confirm", run_id).returncode == 0
+    run_id = _confirmed_run(home)
     with forked(home, "start") as daemon:
         try:
             wait_for(lambda: bool(_marked(state.name)), "the stubborn child to start")
@@ -404,10 +407,7 @@ def test_a_whole_run_leaves_nothing_writing_after_it_completed(home: Home, tmp_p
     state.mkdir()
     copy_assets(home, "market_report_2024.md")
     configure(home, "daemonize", state)
-    assert cli(home, "submit", REQUEST).returncode == 0
-    assert once(home).returncode == 0
-    run_id = only_run(home)["run_id"]
-    assert cli(home, "confirm", run_id).returncode == 0
+    _confirmed_run(home)
     result = once(home)
     assert only_run(home)["status"] == "COMPLETED", result.stdout + result.stderr
     assert (state / "grandchild.log").exists()

@@ -72,6 +72,7 @@ class SourceTexts:
         readable = [path for path in sources if why_unread(look(home / path, home)) is None]
         self.home, self.sources = home, readable
         self._texts: dict[str, str | None] = {}
+        self._profiles: dict[str, TableProfile | None] = {}
 
     def text(self, path: str) -> str | None:
         """The source's text (a document converted), or None when it gives none."""
@@ -91,6 +92,16 @@ class SourceTexts:
             if text and describes(path, text, table):
                 found.append(text)
         return found
+
+    def profile(self, table: str) -> TableProfile | None:
+        """The table's profile, read once (None for a file that is no table)."""
+        if table not in self._profiles:
+            try:
+                self._profiles[table] = profile(self.home / table, root=self.home,
+                                                descriptions=self.descriptions(table))  # fmt: skip
+            except Exception:  # a file that is no table gives no facts; the brief goes on
+                self._profiles[table] = None
+        return self._profiles[table]
 
     def read(self) -> dict[str, str]:
         """Every source read so far, with its text."""
@@ -161,7 +172,7 @@ def targets(spec: RequestSpec, texts: SourceTexts) -> list[Target]:
             category = ask.series_by or (ask.dimension if ask.dimension != "time" else None)
             how = ask.aggregation if ask.aggregation != "count" else None
             grain = _frequency(ask.frequency)
-            charted = _profile(ask.file, texts) if len(ask.measures) > 1 else None
+            charted = texts.profile(ask.file) if len(ask.measures) > 1 else None
             wide = charted.wide if charted is not None else None
             if wide is not None and wide.axis == "category" and set(ask.measures) == set(
                     wide.columns):  # fmt: skip
@@ -187,7 +198,7 @@ def targets(spec: RequestSpec, texts: SourceTexts) -> list[Target]:
     else:  # "a brief on unemployment and inflation, with a chart of unemp": inflation too
         scopes = {target.file: target.filters for target in reversed(found)}
         for table, filters in scopes.items():
-            named = _profile(table, texts)
+            named = texts.profile(table)
             beside = [target.measure for target in found if target.file == table]
             found += [Target(table, measure, dict(filters))
                       for measure in (measures_named(asked, named, beside) if named else [])]
@@ -195,18 +206,10 @@ def targets(spec: RequestSpec, texts: SourceTexts) -> list[Target]:
     return [target for target in found if unique.get(target.key) is target][:MAX_TARGETS]
 
 
-def _profile(table: str, texts: SourceTexts) -> TableProfile | None:
-    try:
-        return profile(texts.home / table, root=texts.home,
-                       descriptions=texts.descriptions(table))  # fmt: skip
-    except Exception:  # a file that is no table gives no facts; the brief goes on
-        return None
-
-
 def _main_measures(table: str, texts: SourceTexts, asked: str = "") -> list[Target]:
     """A table's measures the request names ("inflation and unemployment": infl, unemp), then
     its first measures (those whose kind is known first), and its first category."""
-    found = _profile(table, texts)
+    found = texts.profile(table)
     if found is None:
         return []
     named = [hit.column for hit in column_hits(asked, found, ("measure",))] if asked else []
@@ -262,8 +265,7 @@ def _queries(target: Target, found: TableProfile) -> list[ComputeQuery]:
     ]  # fmt: skip
 
 
-def _compared(spec: RequestSpec, texts: SourceTexts,
-              profiles: dict[str, TableProfile | None]) -> list[Fact]:
+def _compared(spec: RequestSpec, texts: SourceTexts) -> list[Fact]:
     """For a chart of several measures of one kind ("deaths by cause: disease, wounds,
     other"), which of them is largest over the chart's rows."""
     facts: list[Fact] = []
@@ -271,7 +273,7 @@ def _compared(spec: RequestSpec, texts: SourceTexts,
         ask = chart.data
         if ask is None or ask.file not in texts.sources or len(ask.measures) < 2:
             continue
-        found = profiles.setdefault(ask.file, _profile(ask.file, texts))
+        found = texts.profile(ask.file)
         if found is None:
             continue
         columns = [found.column(m) for m in ask.measures]
@@ -294,13 +296,10 @@ def standard_facts(spec: RequestSpec, texts: SourceTexts) -> list[list[Fact]]:
     """The standard facts of each target measure (first/last, extremes, change, annual growth,
     mean, largest and fastest-growing category), one list per measure, the most telling first;
     first, which of a chart's like measures is largest."""
-    profiles: dict[str, TableProfile | None] = {}
-    compared = _compared(spec, texts, profiles)
+    compared = _compared(spec, texts)
     lists: list[list[Fact]] = [compared] if compared else []
     for target in targets(spec, texts):
-        if target.file not in profiles:
-            profiles[target.file] = _profile(target.file, texts)
-        found = profiles[target.file]
+        found = texts.profile(target.file)
         if found is None:
             continue
         facts: list[Fact] = []

@@ -16,9 +16,8 @@ from multiverse.models import (
     Phase,
     Task,
     Timing,
-    ToolTask,
     stage_id_of,
-    tool_task_id_of,
+    tool_tasks_of,
 )
 from multiverse.roles import (
     McpRecipe,
@@ -203,19 +202,8 @@ def plan_tools(
         ]
     else:
         drafts = [_default(context, task, timing, purpose)]
-    tool_tasks = [
-        ToolTask(
-            tool_task_id=tool_task_id_of(task.task_id, timing.value, order),
-            run_id=context.run_id,
-            parent_task_id=task.task_id,
-            timing=timing,
-            tool_type=draft.tool_type,
-            tool_task_name=draft.name,
-            tool_task_purpose=draft.purpose,
-            execution_order=order,
-        )
-        for order, draft in enumerate(drafts, start=1)
-    ]
+    tool_tasks = tool_tasks_of(context.run_id, task.task_id, timing,
+                               [(d.tool_type, d.name, d.purpose) for d in drafts])  # fmt: skip
     return ToolTasksPlan(tool_tasks=tool_tasks)
 
 

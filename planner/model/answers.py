@@ -46,10 +46,9 @@ from multiverse.models import (
     Phase,
     Task,
     Timing,
-    ToolTask,
     stage_id_of,
     task_id_of,
-    tool_task_id_of,
+    tool_tasks_of,
 )
 from multiverse.roles import (
     PlanContext,
@@ -392,20 +391,8 @@ def to_tool_tasks(
     answer: ToolTasksAnswer, context: PlanContext, task: Task, timing: Timing
 ) -> ToolTasksPlan:
     """The PRE or POST tool task rows of `task`, numbered in the answer's order."""
-    tools = [
-        ToolTask(
-            tool_task_id=tool_task_id_of(task.task_id, timing.value, order),
-            run_id=context.run_id,
-            parent_task_id=task.task_id,
-            timing=timing,
-            tool_type=item.tool_type,
-            tool_task_name=item.name,
-            tool_task_purpose=item.purpose,
-            execution_order=order,
-        )
-        for order, item in enumerate(answer.tool_tasks, start=1)
-    ]
-    return ToolTasksPlan(tool_tasks=tools)
+    drafts = [(item.tool_type, item.name, item.purpose) for item in answer.tool_tasks]
+    return ToolTasksPlan(tool_tasks=tool_tasks_of(context.run_id, task.task_id, timing, drafts))
 
 
 def to_proposal(answer: ProposalAnswer) -> Proposal:
