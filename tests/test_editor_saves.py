@@ -89,6 +89,9 @@ def test_an_editor_saving_every_20_ms_loses_nothing(home: Home, tmp_path: Path, 
             ],
             env=env,
         )
+        # The person is editing before the run goes on (a slow start of the writer's process
+        # would otherwise let the run finish before the first save).
+        wait_for(lambda: log.exists() and log.stat().st_size > 0, "the editor's first save")
         assert cli(home, "confirm", run_id).returncode == 0
         wait_for(lambda: _row_status(home) in ("COMPLETED", "FAILED"), "the run to finish")
     finally:
