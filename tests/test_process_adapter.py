@@ -24,6 +24,7 @@ from executor.process import ProcessExecutor
 from multiverse.config import ProcessSpec, TierConfig, resolve_tier
 from multiverse.errors import StepInterrupted
 from multiverse.home import Home
+from multiverse.processes.keeper import CGROUP_PREFIX, cgroup_home
 from multiverse.processes.session import Place, ProcessSession, PromptInProgress, read_events
 
 from forked import forked
@@ -413,3 +414,61 @@ def test_a_whole_run_leaves_nothing_writing_after_it_completed(home: Home, tmp_p
     assert (state / "grandchild.log").exists()
     assert _marked(state.name) == []
     assert not _growing(state / "grandchild.log")
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return handle.read()
+    except OSError:
+        return b""
+
+
+def _keeper_of_this_process() -> int | None:
+    """The pid of a keeper this (test) process started, if one runs."""
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/cmdline", "rb") as handle:
+                line = handle.read()
+            with open(f"/proc/{entry.name}/stat", "rb") as handle:
+                parent = int(handle.read().rsplit(b")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if parent == os.getpid() and b"keeper.py" in line:
+            return int(entry.name)
+    return None
+
+
+def test_a_helper_out_of_reach_of_a_killed_keeper_is_ended_by_its_cgroup(tmp_path: Path) -> None:
+    """The agent's helper calls setsid, ignores SIGTERM and has a cleared environment, and its
+    keeper is SIGKILLed: neither the subreaper nor the session's environment marker can find
+    it any more. It was born in the step's cgroup, so it is stopped when the step ends, and the
+    cgroup is removed."""
+    home = cgroup_home()
+    if home is None or not os.access(home, os.W_OK):
+        pytest.skip("no writable cgroup v2 here: commands run under the subreaper alone")
+    state = tmp_path / f"escape-{uuid.uuid4().hex[:8]}"
+    state.mkdir()
+    (state / "stubborn").touch()
+    (state / "bare").touch()
+    session = ProcessSession(spec("hang-after-daemonize", str(state), timeout=600), place(tmp_path))
+    turns: list[Any] = []
+    worker = threading.Thread(target=lambda: turns.append(session.prompt("x")))
+    worker.start()
+    try:
+        wait_for(lambda: _growing(state / "grandchild.log", 0.1), "the helper to write")
+        (helper,) = [pid for pid in _marked(state.name) if b"grandchild" in _cmdline(pid)]
+        with open(f"/proc/{helper}/cgroup", encoding="ascii") as handle:
+            assert f"/{CGROUP_PREFIX}{os.getpid()}-" in handle.read()  # born in the step's cgroup
+        keeper = _keeper_of_this_process()
+        assert keeper is not None
+        os.kill(keeper, signal.SIGKILL)
+    finally:
+        worker.join(timeout=120)
+    assert turns and turns[0].error_code is not None  # the turn failed: its keeper was killed
+    assert _marked(state.name) == []
+    assert not _growing(state / "grandchild.log")
+    ours = f"{CGROUP_PREFIX}{os.getpid()}-"
+    assert not [name for name in os.listdir(home) if name.startswith(ours)]
