@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 # uv installs what pip would, from the same pyproject.toml, in seconds instead of a minute.
 UV     := $(BIN)/uv
 
-.PHONY: install start test lint typecheck plain-install bench-step-modules bench bench-store bench-orchestrator bench-gateway clean \
+.PHONY: install start test suite lint typecheck plain-install bench-step-modules bench bench-store bench-orchestrator bench-gateway clean \
         bench-process bench-status bench-catalog bench-overlap bench-history bench-langgraph \
         bench-celery bench-large-csv bench-sandbox eval-local eval-corpus eval-local-spec check-agents
 
@@ -43,10 +43,12 @@ plain-install: install
 	 || { cat $(PLAIN)/install.log; echo "make: the plain install failed"; exit 1; }
 	@$(PLAIN)/bin/python tests/plain_install.py
 
-# The checks run side by side (each mostly waits on one core or the network), then the suite on
-# every core.
+# The checks and the suite run side by side (the suite on every core; the checks each mostly
+# wait on one core or the network), each one's output shown whole when it ends.
 test: install
-	@$(MAKE) --no-print-directory --output-sync=target -j3 lint typecheck plain-install
+	@$(MAKE) --no-print-directory --output-sync=target -j4 lint typecheck plain-install suite
+
+suite: install
 	$(BIN)/pytest -q -n auto
 
 bench-store: install
