@@ -3,7 +3,8 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-# uv installs what pip would, from the same pyproject.toml, in seconds instead of a minute.
+# uv installs what pip would, from the same pyproject.toml, in seconds instead of a minute; it
+# compiles the bytecode at install, as pip does (else the suite's first processes all compile it).
 UV     := $(BIN)/uv
 
 .PHONY: install start test suite lint typecheck plain-install bench-step-modules bench bench-store bench-orchestrator bench-gateway clean \
@@ -17,7 +18,7 @@ $(STAMP): pyproject.toml
 	@echo "installing multiverse and its dependencies into $(VENV)/ (a minute or two the first time)"
 	@$(PYTHON) -m venv $(VENV)
 	@{ $(BIN)/python -m pip install --quiet 'uv>=0.5' \
-	   && $(UV) pip install --quiet --python $(BIN)/python -e '.[test]'; } > $(LOG) 2>&1 \
+	   && $(UV) pip install --quiet --compile-bytecode --python $(BIN)/python -e '.[test]'; } > $(LOG) 2>&1 \
 	 || { cat $(LOG); echo "make: the install failed (above; kept in $(LOG))"; exit 1; }
 	@touch $(STAMP)
 	@echo "installed: $(BIN)/multiverse"
@@ -39,7 +40,7 @@ typecheck: install
 PLAIN  := .venv-plain
 plain-install: install
 	@rm -rf $(PLAIN) && $(UV) venv --quiet --python $(PYTHON) $(PLAIN)
-	@$(UV) pip install --python $(PLAIN)/bin/python . > $(PLAIN)/install.log 2>&1 \
+	@$(UV) pip install --compile-bytecode --python $(PLAIN)/bin/python . > $(PLAIN)/install.log 2>&1 \
 	 || { cat $(PLAIN)/install.log; echo "make: the plain install failed"; exit 1; }
 	@$(PLAIN)/bin/python tests/plain_install.py
 
