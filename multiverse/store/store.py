@@ -55,6 +55,10 @@ LOCK_TIMEOUT_SECONDS = 60.0
 # How many saves by others one write will merge before it gives up (each round is a save that
 # landed in the microseconds between our read and our swap).
 MAX_MERGE_ROUNDS = 50
+# Rounds in which a save of theirs seen before our swap stops it (ours never shown in place of
+# theirs); after that, ours is swapped in and theirs put back at once, so that a change counts
+# as made even under an editor that saves faster than we can write (`_swap_in`).
+CHECKED_ROUNDS = 5
 # What link(2) says on file systems without hard links (vfat, some FUSE and network mounts).
 _NO_HARD_LINKS = frozenset(
     {errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.ENOSYS}
@@ -308,7 +312,7 @@ class TableStore:
             restored.append(restoration)
         after = change(list(rows), index)
         made = False  # our change counts as made: placed in some round, if only for an instant
-        for _ in range(MAX_MERGE_ROUNDS):
+        for round_ in range(MAX_MERGE_ROUNDS):
             rendered = render(path, spec, base, after)
             data = "".join(rendered[0]).encode("utf-8")
             if data == expected:
@@ -316,7 +320,9 @@ class TableStore:
             with self._guard:
                 self._writing[path] = data
             try:
-                placed, theirs, standing = self._swap_in(path, data, expected)
+                placed, theirs, standing = self._swap_in(
+                    path, data, expected, checked=round_ < CHECKED_ROUNDS
+                )
                 if placed:
                     made = True
                     self.journal.record(path, base.rows, base.index, after, rendered[5])
@@ -336,6 +342,8 @@ class TableStore:
             # never counted is applied to their rows, as to any rows there now.
             after = list(rows) if made else change(list(rows), index)
             expected = data if standing else base.data
+        if made:  # in the journal: the next read of the file merges it in again
+            return after, restored
         raise TableError(path, None, "the file kept changing while it was written; try again")
 
     def _parse_theirs(
@@ -360,7 +368,7 @@ class TableStore:
         return snapshot
 
     def _swap_in(
-        self, path: Path, data: bytes, expected: bytes | None
+        self, path: Path, data: bytes, expected: bytes | None, checked: bool = True
     ) -> tuple[bool, bytes | None, bool]:
         """Put `data` at `path` if the file there holds `expected` (None: no file).
 
@@ -370,7 +378,8 @@ class TableStore:
         displaced file and is put back in place at once (`_swap_back`): ours counts as made
         (the journal's merge keeps it) but does not stand, so no reader keeps a file without
         their edit; without an exchange, a save seen just before the rename stops it (a rename
-        of theirs in the microseconds after that check is lost).
+        of theirs in the microseconds after that check is lost). `checked`: a save of theirs
+        seen just before the exchange stops it too, so that ours is never shown in its place.
         """
         tmp = write_temp(path, data)
         try:
@@ -390,7 +399,7 @@ class TableStore:
             try:
                 # A save of theirs that landed while ours was written and fsynced is seen here,
                 # before ours is ever shown in its place (an editor reloading would load ours).
-                if _read_bytes(path) != expected:
+                if checked and _read_bytes(path) != expected:
                     return False, _settled_bytes(path), False
                 swapped = exchange(tmp, path)
             except FileNotFoundError:  # deleted meanwhile: theirs is "no file"
