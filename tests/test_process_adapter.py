@@ -14,6 +14,7 @@ import signal
 import sys
 import threading
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -293,9 +294,8 @@ def test_a_whole_team_on_a_cli_without_any_key(home: Home, tmp_path: Path) -> No
     assert {"planner", "executor", "communicator"} <= roles
 
 
-def _marked(marker: str) -> list[int]:
-    """Pids of live processes whose command line holds `marker`."""
-    found = []
+def _processes() -> Iterator[tuple[int, bytes, list[bytes]]]:
+    """Each live process: its pid, command line and the /proc stat fields after its name."""
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
@@ -303,12 +303,16 @@ def _marked(marker: str) -> list[int]:
             with open(f"/proc/{entry.name}/cmdline", "rb") as handle:
                 line = handle.read()
             with open(f"/proc/{entry.name}/stat", "rb") as handle:
-                state = handle.read().rsplit(b")", 1)[1].split()[0]
+                fields = handle.read().rsplit(b")", 1)[1].split()  # state, ppid, …
         except OSError:
             continue
-        if marker.encode() in line and state != b"Z":
-            found.append(int(entry.name))
-    return found
+        yield int(entry.name), line, fields
+
+
+def _marked(marker: str) -> list[int]:
+    """Pids of live processes whose command line holds `marker`."""
+    return [pid for pid, line, fields in _processes()
+            if marker.encode() in line and fields[0] != b"Z"]  # fmt: skip
 
 
 def test_a_killed_daemon_leaves_no_child_and_the_task_is_done_once_more(
@@ -416,29 +420,10 @@ def test_a_whole_run_leaves_nothing_writing_after_it_completed(home: Home, tmp_p
     assert not _growing(state / "grandchild.log")
 
 
-def _cmdline(pid: int) -> bytes:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as handle:
-            return handle.read()
-    except OSError:
-        return b""
-
-
 def _keeper_of_this_process() -> int | None:
     """The pid of a keeper this (test) process started, if one runs."""
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/cmdline", "rb") as handle:
-                line = handle.read()
-            with open(f"/proc/{entry.name}/stat", "rb") as handle:
-                parent = int(handle.read().rsplit(b")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        if parent == os.getpid() and b"keeper.py" in line:
-            return int(entry.name)
-    return None
+    return next((pid for pid, line, fields in _processes()
+                 if int(fields[1]) == os.getpid() and b"keeper.py" in line), None)  # fmt: skip
 
 
 def test_a_helper_out_of_reach_of_a_killed_keeper_is_ended_by_its_cgroup(tmp_path: Path) -> None:
@@ -459,7 +444,8 @@ def test_a_helper_out_of_reach_of_a_killed_keeper_is_ended_by_its_cgroup(tmp_pat
     worker.start()
     try:
         wait_for(lambda: _growing(state / "grandchild.log", 0.1), "the helper to write")
-        (helper,) = [pid for pid in _marked(state.name) if b"grandchild" in _cmdline(pid)]
+        (helper,) = [pid for pid, line, _ in _processes()
+                     if state.name.encode() in line and b"grandchild" in line]  # fmt: skip
         with open(f"/proc/{helper}/cgroup", encoding="ascii") as handle:
             assert f"/{CGROUP_PREFIX}{os.getpid()}-" in handle.read()  # born in the step's cgroup
         keeper = _keeper_of_this_process()

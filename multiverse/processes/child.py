@@ -37,7 +37,7 @@ import structlog
 
 from multiverse.atomic import atomic_write_text
 from multiverse.config import GRACE_SECONDS, PROVIDER_KEYS
-from multiverse.processes.keeper import end_keepers_cgroup, end_leftover_cgroups
+from multiverse.processes.keeper import end_keepers_cgroup, end_leftover_cgroups, pid_alive
 
 # What a command may need of the daemon's environment to run at all; the rest stays out.
 BASIC_ENV = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "TZ", "TMPDIR", "TERM")
@@ -394,17 +394,6 @@ def terminate_group(pgid: int, leader: subprocess.Popen[bytes] | None) -> bool:
     _signal_group(pgid, signal.SIGKILL)
     if leader is not None:
         leader.wait()
-    return True
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process with this pid exists (one we may not signal exists too)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
     return True
 
 

@@ -165,14 +165,15 @@ def end_leftover_cgroups(own: int, grace: float) -> list[str]:
         daemon, _, keeper = name.removeprefix(CGROUP_PREFIX).partition("-")
         if not name.startswith(CGROUP_PREFIX) or not (daemon.isdigit() and keeper.isdigit()):
             continue
-        if int(daemon) == own or _alive(int(daemon)):
+        if int(daemon) == own or pid_alive(int(daemon)):
             continue  # a live daemon's: its keeper ends it
         if end_keepers_cgroup(int(daemon), int(keeper), grace):
             ended.append(name)
     return ended
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this pid exists (one we may not signal exists too)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
