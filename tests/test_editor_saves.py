@@ -1,9 +1,9 @@
 """A person's editor saving tables during whole runs costs no row and no edit (SPEC §3.1).
 
 A real daemon (`multiverse start`) serves a run while another process, like an editor that
-takes no lock, saves the global catalog and the newest run's tasks.md every 5 ms: truncate-then-
-write in two chunks, or atomically. At the end every row the daemon wrote is there, every edit of
-the "person" is there, and every run COMPLETED.
+takes no lock, saves the global catalog and the newest run's tasks.md every few ms (SAVE_MS):
+truncate-then-write in two chunks, or atomically. At the end every row the daemon wrote is
+there, every edit of the "person" is there, and every run COMPLETED.
 
 The daemon stays a process of its own, as it runs for a user: the test counts on how quickly
 the daemon goes from reading a table to renaming its new version (an editor's save landing in
@@ -32,9 +32,11 @@ from multiverse.store import KNOWLEDGE_CATALOG, PROCESS_RUNS, TASKS, TableSpec, 
 from journey import cli, copy_assets, wait_for
 
 WRITER = Path(__file__).resolve().parent / "editor_writer.py"
-SAVE_MS = 5
-# How long the person keeps editing, through runs one after another. The suite edits through one
-# run; `MULTIVERSE_EDITOR_SECONDS=60 pytest tests/test_editor_saves.py` edits for a minute.
+# How often the person saves, and how long they keep editing, through runs one after another.
+# The suite saves every 20 ms through one run, beside its other tests;
+# `MULTIVERSE_EDITOR_MS=5 MULTIVERSE_EDITOR_SECONDS=60 pytest tests/test_editor_saves.py` saves
+# every 5 ms for a minute (by hand, on a machine doing nothing else: BENCHMARKS.md).
+SAVE_MS = int(os.environ.get("MULTIVERSE_EDITOR_MS", "20"))
 SECONDS = float(os.environ.get("MULTIVERSE_EDITOR_SECONDS", "0"))
 REQUEST = (
     "Analyse the market report with the latest news and write a memo with a chart of revenue "
@@ -79,7 +81,7 @@ def _one_run(home: Home, request: str, before: set[str]) -> str:
 
 
 @pytest.mark.parametrize("mode", ["truncate", "atomic"])
-def test_an_editor_saving_every_5_ms_loses_nothing(home: Home, tmp_path: Path, mode: str) -> None:
+def test_an_editor_saving_often_loses_nothing(home: Home, tmp_path: Path, mode: str) -> None:
     """Every daemon row and every edit survive; every run completes."""
     copy_assets(home, "market_report_2024.md", "quarterly_revenue.csv")
     # The console goes to a file: a minute of restorations said would fill a pipe read only at
