@@ -14,7 +14,7 @@ import pytest
 from multiverse.atomic import exchange
 from multiverse.models import ProcessRun, Status
 from multiverse.store import PROCESS_RUNS, TableStore
-from multiverse.store.journal import Restoration, RowJournal, add_tombstone, cell_edits
+from multiverse.store.journal import Restoration, RowJournal, add_tombstone
 from multiverse.store.tablefile import read_settled
 
 RUN = "run-20261123-100000-{:03d}"
@@ -66,28 +66,6 @@ def test_the_persons_edit_of_our_cell_wins_and_is_then_kept_against_stale_copies
     stale = [_run(1, "ours")]  # another editor still held the copy before the edit
     again = journal.reconcile(path, stale, _index(stale))
     assert again.rows[0].user_request == "theirs"
-
-
-def test_an_edit_of_theirs_our_write_stood_in_place_of_is_carried_into_the_next_save() -> None:
-    """Their save (an edit of run 1's request) was displaced for an instant by our write, which
-    their editor then loaded and saved again (with run 2's edit, without run 1's): the merge puts
-    run 1's edit back, once; a stale value of our own is never carried as theirs."""
-    path = Path("/nowhere/process_runs.md")
-    journal = RowJournal()
-    ours = [_run(1), _run(2)]
-    journal.record(path, [], {}, ours, None)
-    done = [_run(1), _run(2, status=Status.COMPLETED)]
-    journal.record(path, ours, _index(ours), done, [1])
-    theirs = [_run(1, "edit one"), _run(2, status=Status.PENDING)]  # made from a stale copy
-    journal.carry(path, cell_edits(ours, theirs))
-    newer = [_run(1), _run(2, "edit two", status=Status.COMPLETED)]  # made from our write
-    merge = journal.reconcile(path, newer, _index(newer))
-    assert [row.user_request for row in merge.rows] == ["edit one", "edit two"]
-    assert merge.put_back == 1  # the stale PENDING is ours replaced: never carried as theirs
-    assert [row.status for row in merge.rows] == [Status.PENDING, Status.COMPLETED]
-    journal.adopt(path, merge)
-    again = journal.reconcile(path, newer, _index(newer))  # done with: not put back twice
-    assert again.put_back == 0 and again.rows[0].user_request == "a request"
 
 
 def test_a_row_deleted_on_purpose_is_not_restored(tmp_path: Path) -> None:

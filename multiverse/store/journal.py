@@ -38,7 +38,6 @@ RowT = TypeVar("RowT", bound=Row)
 # journal before it drops old ones (`RowJournal.forget_deleted`, then `compact_tombstones`).
 TOMBSTONE_KEEP_SECONDS = 3600.0
 _TOMBSTONE_LOCK_SECONDS = 30.0
-CARRY_SECONDS = 10.0  # how long a carried edit of theirs is looked for (`RowJournal.carry`)
 
 
 @dataclass
@@ -77,33 +76,6 @@ class Merge(Generic[RowT]):
     restoration: Restoration
     adopted: list[tuple[str, Row, str, Any]]  # key, row now, column, our replaced value
     forgotten: list[str]  # keys deleted on purpose
-    put_back: int = 0  # carried edits of theirs put back (`RowJournal.carry`)
-    carried: list[tuple[str, str]] = field(default_factory=list)  # carried edits done with
-
-
-@dataclass(frozen=True)
-class CellEdit:
-    """A person's edit of one cell: in the row `key`, `column` went from `before` to `after`."""
-
-    key: str
-    column: str
-    before: Any
-    after: Any
-
-
-def cell_edits(before: Sequence[Row], after: Sequence[Row]) -> list[CellEdit]:
-    """The cells of rows in both `before` and `after` whose values differ (pure)."""
-    old = {row.key: row for row in before}
-    edits = []
-    for row in after:
-        was = old.get(row.key)
-        if was is None or was == row:
-            continue
-        for column in type(row).model_fields:
-            value, previous = getattr(row, column), getattr(was, column)
-            if value != previous:
-                edits.append(CellEdit(row.key, column, previous, value))
-    return edits
 
 
 class RowJournal:
@@ -112,8 +84,6 @@ class RowJournal:
     def __init__(self, tombstones: Path | None = None) -> None:
         self.tombstones = Tombstones(tombstones) if tombstones is not None else None
         self._tables: dict[Path, _TableJournal] = {}
-        # Edits of theirs in a save that our write displaced for an instant (`carry`).
-        self._carried: dict[Path, dict[tuple[str, str], tuple[CellEdit, float]]] = {}
         self._guard = threading.Lock()
 
     def holds(self, path: Path) -> bool:
@@ -157,42 +127,6 @@ class RowJournal:
                     del table.entries[key]  # this process removed it itself
             table.order = after
 
-    def carry(self, path: Path, edits: Sequence[CellEdit]) -> None:
-        """Keep a person's edits that a save of theirs made from our write may lack.
-
-        Our write stood for an instant in place of their save (`TableStore._swap_in`); an
-        editor that reloaded then saves a file without those edits, holding the values they
-        replaced. For CARRY_SECONDS, a save whose cell still holds the value an edit replaced
-        gets the edit back (`reconcile`); an edit put back or seen changed is done with. A value
-        this process's own writes replaced (a stale copy's) is no edit of theirs.
-        """
-        until = time.time() + CARRY_SECONDS
-        with self._guard:
-            table = self._tables.get(path)
-            carried = self._carried.setdefault(path, {})
-            for edit in edits:
-                entry = table.entries.get(edit.key) if table else None
-                if entry is None or edit.after not in entry.replaced.get(edit.column, ()):
-                    carried[(edit.key, edit.column)] = (edit, until)
-
-    def _carried_back(
-        self, path: Path, rows: list[RowT], index: Mapping[str, int]
-    ) -> tuple[int, list[tuple[str, str]]]:
-        """Put back, in `rows`, the carried edits their cells lack: how many, and the carried
-        edits done with once the merge is taken (put back, there already, changed or expired)."""
-        carried = self._carried.get(path)
-        if not carried:
-            return 0, []
-        now, put, done = time.time(), 0, []
-        for (key, column), (edit, until) in carried.items():
-            position = index.get(key)
-            lacking = position is not None and getattr(rows[position], column) == edit.before
-            if position is not None and lacking and now <= until:
-                rows[position] = rows[position].model_copy(update={column: edit.after})
-                put += 1
-            done.append((key, column))
-        return put, done
-
     def reconcile(self, path: Path, rows: Sequence[RowT], index: Mapping[str, int]) -> Merge[RowT]:
         """Merge a table someone else saved with what this process wrote (pure: see `adopt`)."""
         with self._guard:
@@ -223,15 +157,13 @@ class RowJournal:
             if put_back:
                 merged[position] = theirs.model_copy(update=put_back)
                 cells.append((merged[position], put_back))
-        with self._guard:  # positions still those of `index`: before missing rows are placed
-            theirs_back, carried = self._carried_back(path, merged, index)
         forgotten = self._deleted_on_purpose(path, missing, entries)
         for key in forgotten:
             del missing[key]
         if missing:
             merged = _place(merged, missing, order)
         restoration = Restoration(path, tuple(missing.values()), tuple(cells))
-        return Merge(merged, restoration, adopted, forgotten, theirs_back, carried)
+        return Merge(merged, restoration, adopted, forgotten)
 
     def adopt(self, path: Path, merge: Merge[Any]) -> None:
         """Take the person's edits of a merge as the rows' current values."""
@@ -239,9 +171,6 @@ class RowJournal:
             table = self._tables.get(path)
             if table is None:
                 return
-            carried = self._carried.get(path, {})
-            for done in merge.carried:
-                carried.pop(done, None)
             for key in merge.forgotten:
                 table.entries.pop(key, None)
             now_rows = {row.key: row for row in merge.rows if row.key in table.entries}

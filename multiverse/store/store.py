@@ -29,7 +29,7 @@ from pydantic import ValidationError
 
 from multiverse.atomic import exchange, placed, write_temp
 from multiverse.errors import StorageError, TableError
-from multiverse.store.journal import Restoration, RowJournal, cell_edits
+from multiverse.store.journal import Restoration, RowJournal
 from multiverse.store.schemas import R, TableSpec
 from multiverse.store.table import FileFlock, LockTimeout, Table, describe
 from multiverse.store.tablefile import (
@@ -55,10 +55,6 @@ LOCK_TIMEOUT_SECONDS = 60.0
 # How many saves by others one write will merge before it gives up (each round is a save that
 # landed in the microseconds between our read and our swap).
 MAX_MERGE_ROUNDS = 50
-# Rounds in which a save of theirs seen before our swap stops it (ours never shown in place of
-# theirs); after that, ours is swapped in and theirs put back at once, so that a change counts
-# as made even under an editor that saves faster than we can write (`_swap_in`).
-CHECKED_ROUNDS = 25
 # What link(2) says on file systems without hard links (vfat, some FUSE and network mounts).
 _NO_HARD_LINKS = frozenset(
     {errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.ENOSYS}
@@ -114,7 +110,7 @@ class TableStore:
             snap = self._load(spec, path)
             if snap.foreign:
                 merge = self.journal.reconcile(path, snap.rows, snap.index)
-                if merge.restoration or merge.forgotten or merge.put_back:
+                if merge.restoration or merge.forgotten:
                     # Rows or cells of ours were erased: put them back on disk now.
                     _, restored = self._commit(spec, path, snap, lambda rows, index: rows)
                     snap = self._snapshots.get(path, snap)
@@ -312,7 +308,7 @@ class TableStore:
             restored.append(restoration)
         after = change(list(rows), index)
         made = False  # our change counts as made: placed in some round, if only for an instant
-        for round_ in range(MAX_MERGE_ROUNDS):
+        for _ in range(MAX_MERGE_ROUNDS):
             rendered = render(path, spec, base, after)
             data = "".join(rendered[0]).encode("utf-8")
             if data == expected:
@@ -320,9 +316,7 @@ class TableStore:
             with self._guard:
                 self._writing[path] = data
             try:
-                placed, theirs, standing, exposed = self._swap_in(
-                    path, data, expected, checked=round_ < CHECKED_ROUNDS
-                )
+                placed, theirs, standing = self._swap_in(path, data, expected)
                 if placed:
                     made = True
                     self.journal.record(path, base.rows, base.index, after, rendered[5])
@@ -333,8 +327,6 @@ class TableStore:
             if theirs is None:
                 return after, restored
             # Someone saved between our read and our write: merge their save, write again.
-            if exposed is not None and expected is not None:
-                self._carry(spec, path, expected, exposed)
             base = self._parse_theirs(spec, path, theirs, data if standing else None)
             base.foreign = True
             rows, index, restoration = self._merged(path, base)
@@ -347,15 +339,6 @@ class TableStore:
         if made:  # in the journal: the next read of the file merges it in again
             return after, restored
         raise TableError(path, None, "the file kept changing while it was written; try again")
-
-    def _carry(self, spec: TableSpec[R], path: Path, expected: bytes, exposed: bytes) -> None:
-        """Keep the edits of their save that ours stood in place of for an instant (an editor
-        reloading then may save without them: `RowJournal.carry`)."""
-        try:
-            before, theirs = self._parse(spec, path, expected), self._parse(spec, path, exposed)
-        except TableError:
-            return  # caught while they were writing it: they save it whole, and it is read so
-        self.journal.carry(path, cell_edits(before.rows, theirs.rows))
 
     def _parse_theirs(
         self, spec: TableSpec[R], path: Path, theirs: bytes, ours_on_disk: bytes | None
@@ -379,20 +362,17 @@ class TableStore:
         return snapshot
 
     def _swap_in(
-        self, path: Path, data: bytes, expected: bytes | None, checked: bool = True
-    ) -> tuple[bool, bytes | None, bool, bytes | None]:
+        self, path: Path, data: bytes, expected: bytes | None
+    ) -> tuple[bool, bytes | None, bool]:
         """Put `data` at `path` if the file there holds `expected` (None: no file).
 
         Returns whether our change counts as made (`data` was placed, if only for an instant),
-        the bytes someone else saved there in the meantime (None if no one did), whether
-        `data` stands at `path` now, and the save of theirs ours stood in place of (None:
-        none). With an atomic exchange a racing save comes back from the displaced file and is
-        put back in place at once (`_swap_back`): ours counts as made (the journal's merge
-        keeps it) but does not stand, so no reader keeps a file without their edit, and the
-        edits of theirs ours stood in place of are carried (`RowJournal.carry`); without an
-        exchange, a save seen just before the rename stops it (a rename of theirs in the
-        microseconds after that check is lost). `checked`: a save of theirs seen just before
-        the exchange stops it too, so that ours is never shown in its place.
+        the bytes someone else saved there in the meantime (None if no one did), and whether
+        `data` stands at `path` now. With an atomic exchange a racing save comes back from the
+        displaced file and is put back in place at once (`_swap_back`): ours counts as made
+        (the journal's merge keeps it) but does not stand, so no reader keeps a file without
+        their edit; without an exchange, a save seen just before the rename stops it (a rename
+        of theirs in the microseconds after that check is lost).
         """
         tmp = write_temp(path, data)
         try:
@@ -400,37 +380,36 @@ class TableStore:
                 try:
                     os.link(tmp, path)  # never replaces a file someone created meanwhile
                 except FileExistsError:
-                    return False, _settled_bytes(path), False, None
+                    return False, _settled_bytes(path), False
                 except OSError as error:
                     if error.errno not in _NO_HARD_LINKS:
                         raise
                     if path.exists():  # a file system without hard links: check, then rename
-                        return False, _settled_bytes(path), False, None
+                        return False, _settled_bytes(path), False
                     os.replace(tmp, path)
                 placed(path)
-                return True, None, True, None
+                return True, None, True
             try:
                 # A save of theirs that landed while ours was written and fsynced is seen here,
                 # before ours is ever shown in its place (an editor reloading would load ours).
-                if checked and _read_bytes(path) != expected:
-                    return False, _settled_bytes(path), False, None
+                if _read_bytes(path) != expected:
+                    return False, _settled_bytes(path), False
                 swapped = exchange(tmp, path)
             except FileNotFoundError:  # deleted meanwhile: theirs is "no file"
                 return self._swap_in(path, data, None)
             if swapped:
                 # Checked before anything else (the folder's fsync included), for the same reason.
-                displaced = _read_bytes(tmp)
-                if displaced == expected:
+                if _read_bytes(tmp) == expected:
                     placed(path)
-                    return True, None, True, None
+                    return True, None, True
                 theirs = _swap_back(path, tmp, data)
                 placed(path)
-                return True, theirs, False, displaced
+                return True, theirs, False
             if _read_bytes(path) != expected:
-                return False, _settled_bytes(path), False, None
+                return False, _settled_bytes(path), False
             os.replace(tmp, path)
             placed(path)
-            return True, None, True, None
+            return True, None, True
         except OSError as error:
             raise StorageError(path, error) from error
         finally:
