@@ -240,7 +240,7 @@ JsonOption = Annotated[
 
 
 def run_ref(home: str | None, run: str, as_json: bool = False) -> str:
-    """The run id a short form names (`latest`, a unique prefix or suffix: multiverse.home)."""
+    """The run id a short form names (`latest`, any unique part of it: multiverse.home)."""
     from multiverse.home import resolve_home, resolve_run
 
     with errors_said(as_json):

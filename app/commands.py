@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from app.cli_home import Submitted
-from multiverse.atomic import atomic_write_text, create_exclusive
+from multiverse.atomic import create_exclusive
 from multiverse.errors import (
     MultiverseError,
     RunStateError,
@@ -280,7 +280,7 @@ def retry_run(home_option: str | None, run_id: str) -> tuple[Path, str]:
     the run failed.
     """
     from orchestrator.decide import DecisionKind, FailureRecord, render_decision
-    from orchestrator.evidence import HELD, SignalBox, archive_response, read_response
+    from orchestrator.evidence import HELD, SignalBox, archive_response, give_answer, read_response
     from orchestrator.perform import retry_blockers
 
     home = require_home(resolve_home(home_option))
@@ -305,8 +305,7 @@ def retry_run(home_option: str | None, run_id: str) -> tuple[Path, str]:
     if pending is not None and pending.kind is not DecisionKind.RETRY:
         # An answer the run had not handled when it failed: kept, and given back on reopening.
         archive_response(paths, HELD)
-    atomic_write_text(paths.user_response, render_decision(DecisionKind.RETRY))
-    return paths.user_response, place
+    return give_answer(paths, render_decision(DecisionKind.RETRY)), place
 
 
 def delete_row(home_option: str | None, table: str, key: str) -> Path:

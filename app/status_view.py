@@ -264,7 +264,7 @@ def render_replies(replies: list[dict[str, Any]]) -> str:
     """The answered simple requests, one line each: reply, time and the request's first line."""
     lines = [f"answered without a run (the last {len(replies)}):"]
     for reply in replies:
-        asked = " ".join(reply["first_line"].split())[:60] or "(the request is not beside it)"
+        asked = clip(reply["first_line"], 60) or "(the request is not beside it)"
         lines.append(f"{REPLY_MARK} {reply['reply']}  {reply['answered_at']}  {asked}")
     return "\n".join(lines)
 
@@ -295,7 +295,7 @@ def render_runs(runs: list[dict[str, Any]]) -> str:
             run[k] for k in ("current_phase_id", "current_stage_id", "current_task_id") if run[k]
         )
         where = "archived" if run.get("archived") else where
-        request = " ".join(run["user_request"].split())[:60]
+        request = clip(run["user_request"], 60)
         lines.append(
             f"{_mark(run['status'])} {run['run_id']}  {run['status'] or '?':<21}  "
             f"{where or '-':<24}  {run_phrase(run, now):<36}  {request}"
@@ -323,7 +323,22 @@ def tree_rows(data: dict[str, Any]) -> Iterator[tuple[int, str, str, Status]]:
 
 
 def _request_excerpt(run: dict[str, Any]) -> str:
-    return " ".join(run["user_request"].split())[:70]
+    return clip(run["user_request"], 70)
+
+
+def clip(text: str, columns: int) -> str:
+    """The text on one line, cut to `columns` terminal columns: a Korean, Chinese or Japanese
+    character or an emoji takes two (wcwidth), so such text is cut as wide as Latin text."""
+    from wcwidth import wcwidth
+
+    line, used = [], 0
+    for char in " ".join(text.split()):
+        width = max(wcwidth(char), 0)
+        if used + width > columns:
+            break
+        line.append(char)
+        used += width
+    return "".join(line)
 
 
 def render_tree(data: dict[str, Any]) -> str:

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 
 import structlog
 
+from communicator import Speaker, print_to_console
 from communicator.builtin import BuiltinCommunicator
 from communicator.channels import open_channels
-from communicator.speaker import Speaker, print_to_console
 from executor.builtin import BuiltinExecutor
 from multiverse.agent_package import load_agent_package, role_package_dir
 from multiverse.config import (

@@ -29,7 +29,7 @@ from types import ModuleType
 _HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 
-from communicator.speaker import Speaker  # noqa: E402
+from communicator import Speaker  # noqa: E402
 from multiverse.atomic import atomic_write_bytes, atomic_write_text, durable_writes  # noqa: E402
 from multiverse.home import Home, init_home  # noqa: E402
 from multiverse.logs import configure_logging  # noqa: E402

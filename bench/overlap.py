@@ -88,6 +88,8 @@ def follow_the_prompt(body: dict[str, Any]) -> Any:
             }],
             "conflicts": [],
         })  # fmt: skip
+    if name == "SpecDraft":
+        return _answer({"mode": "run", "deliverable": "memo", "language": "en"})
     if name == "Wording":
         return _answer({"text": "Here is where your request stands."})
     if name == "StagesAnswer":
@@ -223,17 +225,47 @@ def measure(runs: int, api_base: str, complete: bool) -> tuple[float, float | No
             daemon.wait(timeout=60)
 
 
+def share(server: Any, api_base: str, args: argparse.Namespace) -> None:
+    """Orchestration's share of one whole run (drop → proposal, then confirm → COMPLETED):
+    the run with every answer at once, over the same run with every answer after 1 s; the
+    calls the run made, counted at the server."""
+    print(f"command: {' '.join([Path(sys.executable).name, *sys.argv])}")
+    totals: dict[float, list[float]] = {MODEL_SECONDS: [], 0.0: []}
+    calls: list[int] = []
+    for _ in range(args.repeats):
+        for delay in totals:  # interleaved
+            server.delay = delay
+            before = server.count
+            proposed, completed = measure(1, api_base, True)
+            totals[delay].append(proposed + (completed or 0.0))
+            if delay:
+                calls.append(server.count - before)
+    slow, instant = (statistics.median(totals[d]) for d in (MODEL_SECONDS, 0.0))
+    print(f"one run, model at {MODEL_SECONDS:.0f} s: {slow:.1f} s; at once: {instant:.1f} s; "
+          f"calls a run: {statistics.median(calls):.0f}; orchestration's share: "
+          f"{instant / slow:.1%} (medians of {args.repeats})")  # fmt: skip
+
+
 def main() -> None:
     """Print the machine, the command and the medians as markdown."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--places", default="remote,local", help="remote, local or both")
     parser.add_argument("--no-complete", action="store_true", help="stop at the proposals")
+    parser.add_argument(
+        "--share", action="store_true", help="orchestration's share of one run (model at 1 s, 0 s)"
+    )
     args = parser.parse_args()
     server = fake.FakeOpenAI()
     server.responder = follow_the_prompt
     server.delay = MODEL_SECONDS
     server.start()
+    if args.share:
+        try:
+            share(server, f"http://{remote_host()}:{server.base_url.rsplit(':', 1)[1]}", args)
+        finally:
+            server.stop()
+        return
     port = server.base_url.rsplit(":", 1)[1]
     bases = {"remote": f"http://{remote_host()}:{port}", "local": f"http://127.0.0.1:{port}"}
     print(

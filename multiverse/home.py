@@ -1,5 +1,5 @@
 """The home folder (SPEC §2): where every path of the system comes from, and the run ids it holds
-(short forms on the command line: `latest`, or any unique prefix or suffix).
+(short forms on the command line: `latest`, or any unique part of the id).
 
 Also here: whether a daemon serves a home: its lock is held and its loop beat recently.
 """
@@ -326,7 +326,8 @@ def pick(reference: str, known: list[str]) -> str:
     bare = reference.removeprefix("run-")
     if not bare or not re.fullmatch(r"[0-9-]+", bare):
         raise UnknownRun(reference)
-    fits = [run for run in known if run.startswith(f"run-{bare}") or run.endswith(bare)]
+    # Any contiguous part: the date, the time part `status` shows (`105939`), the counter.
+    fits = [run for run in known if bare in run.removeprefix("run-")]
     if len(fits) == 1:
         return fits[0]
     if not fits:

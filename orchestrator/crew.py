@@ -20,7 +20,7 @@ from typing import Any
 
 import structlog
 
-from communicator.speaker import Speaker
+from communicator import Speaker
 from multiverse.atomic import SpaceReserve
 from multiverse.home import Home
 from multiverse.models import (

@@ -7,10 +7,12 @@ saved is logged as a JSON line (file, key, column, marker) once the save is comp
 can check afterwards that none was lost. It stops when the stop file appears.
 
 usage: editor_writer.py MODE INTERVAL_MS STOP_FILE LOG_FILE TABLE:KEY_COLUMN:EDIT_COLUMN...
+(a TABLE with `*` is a pattern: the last file matching it, in name order, is edited)
 """
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import sys
@@ -64,6 +66,15 @@ def _edit_once(path: Path, key_column: str, edit_column: str, turn: int) -> tupl
     return key, marker
 
 
+def _newest(pattern: str) -> str | None:
+    """The table a pattern names: itself, or with a `*` the last match in name order (the
+    newest run's, as run ids sort by time); None while nothing matches."""
+    if "*" not in pattern:
+        return pattern
+    found = sorted(glob.glob(pattern))
+    return found[-1] if found else None
+
+
 MODE = sys.argv[1] if len(sys.argv) > 1 else "atomic"
 
 
@@ -75,7 +86,10 @@ def main() -> None:
     turn = 0
     with log.open("a", encoding="utf-8") as journal:
         while not stop.exists():
-            for name, key_column, edit_column in targets:
+            for pattern, key_column, edit_column in targets:
+                name = _newest(pattern)
+                if name is None:
+                    continue
                 done = _edit_once(Path(name), key_column, edit_column, turn)
                 if done is not None:
                     entry = {"file": name, "key": done[0], "column": edit_column}

@@ -20,8 +20,8 @@ process tier can. MODE:
   Communicator served by a CLI).
 - daemonize: like write, and first leaves a grandchild behind (as agent CLIs that daemonise
   helpers do): it calls setsid, ignores SIGTERM (when STATE_FOLDER/stubborn exists) and appends
-  a line to STATE_FOLDER/grandchild.log every 20 ms, forever. hang-after-daemonize: the same
-  grandchild, then like hang.
+  a line to STATE_FOLDER/grandchild.log every 20 ms, forever; with STATE_FOLDER/bare, it is
+  started with an empty environment. hang-after-daemonize: the same grandchild, then like hang.
 The process carries its mode and RAWP_SESSION_ID in its argv/environment, so a test can find it.
 """
 
@@ -129,9 +129,10 @@ def main() -> None:
     if mode == "grandchild" and state is not None:
         _grandchild(state)
     if mode in ("daemonize", "hang-after-daemonize") and state is not None:
+        bare = {} if (state / "bare").exists() else None  # a cleared environment
         subprocess.Popen([sys.executable, __file__, "grandchild", str(state)],
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL)  # fmt: skip
+                         stderr=subprocess.DEVNULL, env=bare)  # fmt: skip
         deadline = time.monotonic() + 30
         while not (state / "grandchild.log").exists() and time.monotonic() < deadline:
             time.sleep(0.01)  # until the helper is up (and, if stubborn, ignores SIGTERM)

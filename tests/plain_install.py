@@ -1,5 +1,6 @@
-"""A plain install completes one offline run: `pip install .` (no extras) into a fresh virtual
-environment, then the real CLI of that environment serves a request end to end.
+"""A plain install completes one offline run: the project without extras (`uv pip install .`,
+what `pip install .` installs) into a fresh virtual environment, then the real CLI of that
+environment serves a request end to end.
 
 Run by `make test` (target `plain-install`) with the fresh environment's python; it imports
 nothing of the project itself, only drives the `multiverse` command installed beside it.

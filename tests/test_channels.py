@@ -21,10 +21,10 @@ import yaml
 from structlog.testing import capture_logs
 
 from app.doctor import diagnose, render_doctor
+from communicator import Speaker
 from communicator.builtin import BuiltinCommunicator
 from communicator.channels import Channels, Outbox, open_channels
 from communicator.senders import envelope_of
-from communicator.speaker import Speaker
 from multiverse.config import CommandChannel, WebhookChannel
 from multiverse.config.mapping import parse_runtime_mapping
 from multiverse.errors import ConfigError

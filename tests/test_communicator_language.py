@@ -7,8 +7,8 @@ import re
 
 import pytest
 
+from communicator import Speaker
 from communicator.builtin import KOREAN, TEMPLATES, BuiltinCommunicator
-from communicator.speaker import Speaker
 from multiverse.home import Home
 from multiverse.roles import Message, MessageKind
 

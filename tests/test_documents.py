@@ -9,9 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from app.team import build_collaborators
+from multiverse.config import load_runtime_mapping
 from multiverse.documents import convert, sniff
 from multiverse.documents import formats as pdf_reader
 from multiverse.documents import formats as xlsx_reader
+from multiverse.home import Home
+from orchestrator.perform import refresh_inputs
 
 from makedocs import (
     DOCX_KOREAN,
@@ -253,3 +257,23 @@ def test_a_pdf_whose_stream_inflates_past_the_limit_is_not_read_in_bounded_memor
     unread, note, peak_kb = _converted_in_a_child(bomb)
     assert unread == "True" and note, note
     assert int(peak_kb) < 400_000, peak_kb
+
+
+def test_a_docx_bomb_among_the_inputs_is_catalogued_not_read_once(home: Home) -> None:
+    """The catalog notes the bomb as not read, with the reason; the next start does not read
+    it again (its content hash is known), while an edit of it is looked at anew."""
+    _docx_bomb(home.assets / "bomb.docx", 120_000_000)
+    (home.assets / "plain.docx").unlink()  # the helper's source document
+    crew = build_collaborators(home, load_runtime_mapping(home.root), {}, console=lambda t: None)
+    assert refresh_inputs(crew) == 2  # the bomb and guidelines/mcp_list.md
+    row = {row.file_path: row for row in crew.catalog.rows()}["assets/bomb.docx"]
+    assert re.search(r"expand to 12\d MB of XML", row.summary), row.summary
+
+    again = build_collaborators(home, load_runtime_mapping(home.root), {}, console=lambda t: None)
+    assert refresh_inputs(again) == 0  # a new daemon's first look: nothing read again
+
+    _docx_bomb(home.assets / "bomb.docx", 130_000_000)
+    (home.assets / "plain.docx").unlink()
+    assert refresh_inputs(again) == 1
+    row = {row.file_path: row for row in again.catalog.rows()}["assets/bomb.docx"]
+    assert re.search(r"expand to 13\d MB of XML", row.summary), row.summary

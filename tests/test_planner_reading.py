@@ -10,7 +10,7 @@ from test_planner_support import context, make_home
 
 from multiverse.spec import RequestSpec
 from planner.builtin import request_spec
-from planner.builtin.inputs import first_line
+from planner.builtin.tasks import first_line
 
 
 @pytest.fixture

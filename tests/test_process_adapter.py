@@ -14,6 +14,7 @@ import signal
 import sys
 import threading
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from executor.process import ProcessExecutor
 from multiverse.config import ProcessSpec, TierConfig, resolve_tier
 from multiverse.errors import StepInterrupted
 from multiverse.home import Home
+from multiverse.processes.keeper import CGROUP_PREFIX, cgroup_home
 from multiverse.processes.session import Place, ProcessSession, PromptInProgress, read_events
 
 from forked import forked
@@ -292,9 +294,8 @@ def test_a_whole_team_on_a_cli_without_any_key(home: Home, tmp_path: Path) -> No
     assert {"planner", "executor", "communicator"} <= roles
 
 
-def _marked(marker: str) -> list[int]:
-    """Pids of live processes whose command line holds `marker`."""
-    found = []
+def _processes() -> Iterator[tuple[int, bytes, list[bytes]]]:
+    """Each live process: its pid, command line and the /proc stat fields after its name."""
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
@@ -302,12 +303,16 @@ def _marked(marker: str) -> list[int]:
             with open(f"/proc/{entry.name}/cmdline", "rb") as handle:
                 line = handle.read()
             with open(f"/proc/{entry.name}/stat", "rb") as handle:
-                state = handle.read().rsplit(b")", 1)[1].split()[0]
+                fields = handle.read().rsplit(b")", 1)[1].split()  # state, ppid, …
         except OSError:
             continue
-        if marker.encode() in line and state != b"Z":
-            found.append(int(entry.name))
-    return found
+        yield int(entry.name), line, fields
+
+
+def _marked(marker: str) -> list[int]:
+    """Pids of live processes whose command line holds `marker`."""
+    return [pid for pid, line, fields in _processes()
+            if marker.encode() in line and fields[0] != b"Z"]  # fmt: skip
 
 
 def test_a_killed_daemon_leaves_no_child_and_the_task_is_done_once_more(
@@ -413,3 +418,43 @@ def test_a_whole_run_leaves_nothing_writing_after_it_completed(home: Home, tmp_p
     assert (state / "grandchild.log").exists()
     assert _marked(state.name) == []
     assert not _growing(state / "grandchild.log")
+
+
+def _keeper_of_this_process() -> int | None:
+    """The pid of a keeper this (test) process started, if one runs."""
+    return next((pid for pid, line, fields in _processes()
+                 if int(fields[1]) == os.getpid() and b"keeper.py" in line), None)  # fmt: skip
+
+
+def test_a_helper_out_of_reach_of_a_killed_keeper_is_ended_by_its_cgroup(tmp_path: Path) -> None:
+    """The agent's helper calls setsid, ignores SIGTERM and has a cleared environment, and its
+    keeper is SIGKILLed: neither the subreaper nor the session's environment marker can find
+    it any more. It was born in the step's cgroup, so it is stopped when the step ends, and the
+    cgroup is removed."""
+    home = cgroup_home()
+    if home is None or not os.access(home, os.W_OK):
+        pytest.skip("no writable cgroup v2 here: commands run under the subreaper alone")
+    state = tmp_path / f"escape-{uuid.uuid4().hex[:8]}"
+    state.mkdir()
+    (state / "stubborn").touch()
+    (state / "bare").touch()
+    session = ProcessSession(spec("hang-after-daemonize", str(state), timeout=600), place(tmp_path))
+    turns: list[Any] = []
+    worker = threading.Thread(target=lambda: turns.append(session.prompt("x")))
+    worker.start()
+    try:
+        wait_for(lambda: _growing(state / "grandchild.log", 0.1), "the helper to write")
+        (helper,) = [pid for pid, line, _ in _processes()
+                     if state.name.encode() in line and b"grandchild" in line]  # fmt: skip
+        with open(f"/proc/{helper}/cgroup", encoding="ascii") as handle:
+            assert f"/{CGROUP_PREFIX}{os.getpid()}-" in handle.read()  # born in the step's cgroup
+        keeper = _keeper_of_this_process()
+        assert keeper is not None
+        os.kill(keeper, signal.SIGKILL)
+    finally:
+        worker.join(timeout=120)
+    assert turns and turns[0].error_code is not None  # the turn failed: its keeper was killed
+    assert _marked(state.name) == []
+    assert not _growing(state / "grandchild.log")
+    ours = f"{CGROUP_PREFIX}{os.getpid()}-"
+    assert not [name for name in os.listdir(home) if name.startswith(ours)]

@@ -1,4 +1,4 @@
-"""Short forms of a run id: `latest`, a unique prefix or suffix (multiverse.home)."""
+"""Short forms of a run id: `latest`, any unique part of it (multiverse.home)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,10 @@ KNOWN = ["run-20261121-090000-001", "run-20261122-101500-001", "run-20261122-101
 
 
 def test_short_forms_name_one_run() -> None:
-    """`latest`, the id without `run-`, a unique prefix, a unique suffix."""
+    """`latest`, the id without `run-`, a unique prefix, suffix or inner part."""
     assert pick("latest", KNOWN) == KNOWN[-1]
+    assert pick("090000", KNOWN) == KNOWN[0]  # the time part `status` shows
+    assert pick("1-0900", KNOWN) == KNOWN[0]
     assert pick("20261121", KNOWN) == KNOWN[0]
     assert pick("run-20261121-09", KNOWN) == KNOWN[0]
     assert pick("-002", KNOWN) == KNOWN[2]
@@ -25,6 +27,8 @@ def test_ambiguous_and_unknown_parts_are_refused() -> None:
     """A part fitting several runs names them; one fitting none is the unknown-run error."""
     with pytest.raises(UserError, match="fits 2 runs"):
         pick("20261122", KNOWN)
+    with pytest.raises(UserError, match="fits 2 runs"):
+        pick("101500", KNOWN)  # one time, two runs in that second
     for reference in ("20261130", "nonsense", "", "latest-ish"):
         with pytest.raises(UnknownRun):
             pick(reference, KNOWN)

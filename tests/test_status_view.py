@@ -13,8 +13,9 @@ import pytest
 from rich.console import Console
 from rich.text import Text
 from rich.tree import Tree
+from wcwidth import wcswidth
 
-from app.status_view import PAUSED_NOTE, live_tree, render_tree, show_status
+from app.status_view import PAUSED_NOTE, clip, live_tree, render_tree, show_status
 from multiverse.home import Home, init_home
 from multiverse.models import AssetType, CatalogEntry, Phase, ProcessRun, Status, UserInstruction
 from multiverse.runs.timeline import TIME_FIELDS
@@ -356,3 +357,14 @@ def test_old_replies_pair_with_their_request(tmp_path: Path) -> None:
     first, lone = recent_replies(home)
     assert (first.request, first.first_line) == (home.inbox_done / "ask.md", "List it")
     assert (lone.request, lone.first_line) == (None, "")
+
+
+def test_requests_are_cut_by_terminal_columns_not_characters() -> None:
+    """A Korean request takes two columns a character: it is cut as wide as an English one."""
+    korean = "미국 실업률과 물가 상승률의 관계를 분석하고 1982년 이후 추세를 보여 주세요 " * 3
+    english = "Analyse the relation of US unemployment and inflation since 1982 " * 3
+    for text in (korean, english, "짧다"):
+        cut = clip(text, 60)
+        assert wcswidth(cut) <= 60 and " ".join(text.split()).startswith(cut)
+    assert wcswidth(clip(korean, 60)) >= 58 and len(clip(korean, 60)) < 40
+    assert clip("a\n  b", 60) == "a b"

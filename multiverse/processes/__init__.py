@@ -10,11 +10,11 @@ from multiverse.processes.child import (
     RECORDS,
     allow_children,
     allow_run_children,
-    pid_alive,
     stop_all_children,
     stop_leftover_children,
     stop_run_children,
 )
+from multiverse.processes.keeper import pid_alive
 from multiverse.processes.session import (
     INTERACTION_REQUEST,
     INTERACTION_RESPONSE,

@@ -37,6 +37,7 @@ import structlog
 
 from multiverse.atomic import atomic_write_text
 from multiverse.config import GRACE_SECONDS, PROVIDER_KEYS
+from multiverse.processes.keeper import end_keepers_cgroup, end_leftover_cgroups, pid_alive
 
 # What a command may need of the daemon's environment to run at all; the rest stays out.
 BASIC_ENV = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "TZ", "TMPDIR", "TERM")
@@ -175,8 +176,13 @@ def run_child(
             terminate_group(process.pid, process)
         marker = env.get(SESSION_VARIABLE)
         swept = process.returncode is not None and process.returncode >= 0 and kept_by_keeper()
-        if marker and not swept:  # the keeper was killed before its sweep (or there is none):
-            stop_carriers(f"{SESSION_VARIABLE}={marker}")  # found by their environment
+        # A keeper killed before its sweep: what is left in its cgroup, and what carries the
+        # session's environment, are stopped here.
+        ended = not swept and kept_by_keeper()
+        if ended and end_keepers_cgroup(os.getpid(), process.pid, GRACE_SECONDS):
+            log.warning("keepers_cgroup_ended", keeper=process.pid)
+        if marker and not swept:
+            stop_carriers(f"{SESSION_VARIABLE}={marker}")
         record_path.unlink(missing_ok=True)
 
 
@@ -391,17 +397,6 @@ def terminate_group(pgid: int, leader: subprocess.Popen[bytes] | None) -> bool:
     return True
 
 
-def pid_alive(pid: int) -> bool:
-    """Whether a process with this pid exists (one we may not signal exists too)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _signal_group(pgid: int, signum: int) -> bool:
     """Send `signum` to a process group; whether the group exists."""
     try:
@@ -432,6 +427,8 @@ def record_folders(runs: Path, state: Path) -> Iterable[Path]:
 
 def stop_leftover_children(runs: Path, state: Path) -> list[int]:
     """Stop the children of dead daemons; returns the process groups stopped."""
+    for cgroup in end_leftover_cgroups(os.getpid(), GRACE_SECONDS):
+        log.warning("leftover_cgroup_ended", cgroup=cgroup)
     stopped: list[int] = []
     for folder in record_folders(runs, state):
         for path in sorted(folder.glob("*.json")):

@@ -307,6 +307,7 @@ class TableStore:
         if restoration is not None:
             restored.append(restoration)
         after = change(list(rows), index)
+        made = False  # our change counts as made: placed in some round, if only for an instant
         for _ in range(MAX_MERGE_ROUNDS):
             rendered = render(path, spec, base, after)
             data = "".join(rendered[0]).encode("utf-8")
@@ -317,6 +318,7 @@ class TableStore:
             try:
                 placed, theirs, standing = self._swap_in(path, data, expected)
                 if placed:
+                    made = True
                     self.journal.record(path, base.rows, base.index, after, rendered[5])
                     self._cache_write(path, base, after, data, rendered)
             finally:
@@ -332,8 +334,10 @@ class TableStore:
                 restored.append(restoration)
             # A change that counts as made is in the journal, and the merge keeps it; one that
             # never counted is applied to their rows, as to any rows there now.
-            after = list(rows) if placed else change(list(rows), index)
+            after = list(rows) if made else change(list(rows), index)
             expected = data if standing else base.data
+        if made:  # in the journal: the next read of the file merges it in again
+            return after, restored
         raise TableError(path, None, "the file kept changing while it was written; try again")
 
     def _parse_theirs(
@@ -386,14 +390,21 @@ class TableStore:
                 placed(path)
                 return True, None, True
             try:
+                # A save of theirs that landed while ours was written and fsynced is seen here,
+                # before ours is ever shown in its place (an editor reloading would load ours).
+                if _read_bytes(path) != expected:
+                    return False, _settled_bytes(path), False
                 swapped = exchange(tmp, path)
             except FileNotFoundError:  # deleted meanwhile: theirs is "no file"
                 return self._swap_in(path, data, None)
             if swapped:
-                placed(path)
+                # Checked before anything else (the folder's fsync included), for the same reason.
                 if _read_bytes(tmp) == expected:
+                    placed(path)
                     return True, None, True
-                return True, _swap_back(path, tmp, data), False
+                theirs = _swap_back(path, tmp, data)
+                placed(path)
+                return True, theirs, False
             if _read_bytes(path) != expected:
                 return False, _settled_bytes(path), False
             os.replace(tmp, path)

@@ -55,6 +55,7 @@ from orchestrator.evidence import (
     archive_response,
     give_back_held,
     read_response,
+    waiting_answers,
 )
 
 log = structlog.get_logger(__name__)
@@ -270,8 +271,9 @@ def _budget_problems(home: Home, run_id: str) -> list[str]:
 
 
 def wants_a_look(paths: RunPaths) -> bool:
-    """Whether a FAILED run has something to do: an answer, or a retry not yet finished."""
-    if paths.user_response.exists():
+    """Whether a FAILED run has something to do: an answer (given or waiting in answers/), or
+    a retry not yet finished."""
+    if paths.user_response.exists() or waiting_answers(paths):
         return True
     box = SignalBox(paths.signals)
     names = box.names()

@@ -31,8 +31,8 @@ from multiverse.roles import (
     ToolTasksPlan,
 )
 from planner.builtin import proposal, tasks
-from planner.builtin.inputs import first_line, folder_files
 from planner.builtin.proposal import answered_at_once
+from planner.builtin.tasks import first_line, folder_files, guideline_docs
 from planner.mcp import load_mcps, match_mcp
 from planner.mode import decide_mode, deliverable_asked, request_lines
 from planner.validation import (
@@ -280,7 +280,7 @@ class BuiltinPlanner:
 
     def propose(self, context: PlanContext) -> Proposal:
         """Plan target `proposal` (revised by `context.modification` on MODIFY)."""
-        made = proposal.propose(context)
+        made = proposal.propose(context, guideline_docs(context))
         _checked("proposal", context.run_id, validate_proposal(made, context))
         return made
 

@@ -29,7 +29,6 @@ from multiverse.models import AssetType, InstructionStatus, UserInstruction
 from multiverse.roles import PlanContext, Proposal, ProposedInstruction
 from multiverse.spec import Chart, HomeScan, Question, RequestSpec, check_spec, scan_home
 from offline import read_request, why_run
-from planner.builtin.inputs import guideline_docs
 from planner.proposal_doc import (
     ask_words,
     length_label,
@@ -335,12 +334,13 @@ def with_supersedes(
     return result, conflicts, agreements
 
 
-def propose(context: PlanContext) -> Proposal:
-    """The offline proposal: the spec of the request and every MODIFY since, its instructions."""
+def propose(context: PlanContext, guidelines: list[str]) -> Proposal:
+    """The offline proposal: the spec of the request and every MODIFY since, its instructions
+    (`guidelines`: the home's guideline documents, which FORMAT and STYLE cite)."""
     spec = request_spec(context)
     texts = modifications(context)
     instructions, conflicts, agreements = with_supersedes(
-        derived_instructions(spec, context.run_id, guideline_docs(context), texts),
+        derived_instructions(spec, context.run_id, guidelines, texts),
         context.past_instructions,
         context.run_id,
         spec.language,
