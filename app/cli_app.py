@@ -239,6 +239,26 @@ JsonOption = Annotated[
 ]
 
 
+def complete_run(ctx: typer.Context, incomplete: str) -> list[str]:
+    """The shell's completions of a run argument: `latest` and the home's run ids that hold
+    what is typed, newest first (none where the home cannot be read)."""
+    from multiverse.errors import MultiverseError
+    from multiverse.home import resolve_home, run_ids
+
+    try:
+        known = run_ids(resolve_home(ctx.params.get("home")))
+    except (MultiverseError, OSError):
+        return []
+    part = incomplete.removeprefix("run-")
+    found = [run for run in reversed(known) if part in run.removeprefix("run-")]
+    return (["latest"] if "latest".startswith(incomplete) else []) + found
+
+
+RunArgument = Annotated[
+    str, typer.Argument(metavar="RUN", autocompletion=complete_run, show_default=False)
+]
+
+
 def run_ref(home: str | None, run: str, as_json: bool = False) -> str:
     """The run id a short form names (`latest`, any unique part of it: multiverse.home)."""
     from multiverse.home import resolve_home, resolve_run

@@ -19,7 +19,17 @@ from typing import Annotated, Literal
 import typer
 from pydantic import BaseModel, ConfigDict
 
-from app.cli_app import HomeOption, JsonOption, app, errors_said, fail, print_json, run_ref
+from app.cli_app import (
+    HomeOption,
+    JsonOption,
+    RunArgument,
+    app,
+    complete_run,
+    errors_said,
+    fail,
+    print_json,
+    run_ref,
+)
 from multiverse.errors import MultiverseError
 from multiverse.home import Home
 from multiverse.models import FINAL_STATUSES, Status
@@ -112,7 +122,11 @@ def submit(
 @app.command()
 def status(
     run: Annotated[
-        str | None, typer.Argument(help="A run id (or `latest`, or a unique part) for its tree.")
+        str | None,
+        typer.Argument(
+            help="A run id (or `latest`, or a unique part) for its tree.",
+            autocompletion=complete_run,
+        ),
     ] = None,
     watch: Annotated[bool, typer.Option("--watch", help="Redraw live until Ctrl-C.")] = False,
     as_json: JsonOption = False,
@@ -129,7 +143,7 @@ def status(
 
 @app.command()
 def show(
-    run: Annotated[str, typer.Argument()], as_json: JsonOption = False, home: HomeOption = None
+    run: RunArgument, as_json: JsonOption = False, home: HomeOption = None
 ) -> None:
     """Show a run's proposal, messages and outputs."""
     from app.commands import show_data, show_run
@@ -144,7 +158,10 @@ def show(
 
 @app.command()
 def logs(
-    run: Annotated[str | None, typer.Argument(help="A run_id: only that run's lines.")] = None,
+    run: Annotated[
+        str | None,
+        typer.Argument(help="A run_id: only that run's lines.", autocompletion=complete_run),
+    ] = None,
     follow: Annotated[
         bool, typer.Option("--follow", "-f", help="Keep printing new lines until Ctrl-C.")
     ] = False,

@@ -17,6 +17,7 @@ import typer
 from app.cli_app import (
     HomeOption,
     JsonOption,
+    RunArgument,
     app,
     errors_said,
     fail,
@@ -42,7 +43,7 @@ def _answer(home: str | None, run: str, kind: str, text: str = "", as_json: bool
 
 @app.command()
 def confirm(
-    run: Annotated[str, typer.Argument()], as_json: JsonOption = False, home: HomeOption = None
+    run: RunArgument, as_json: JsonOption = False, home: HomeOption = None
 ) -> None:
     """Confirm a run's proposal."""
     run = run_ref(home, run, as_json)
@@ -51,7 +52,7 @@ def confirm(
 
 @app.command()
 def modify(
-    run: Annotated[str, typer.Argument()],
+    run: RunArgument,
     text: Annotated[str, typer.Argument(help="What to change in the proposal.")],
     as_json: JsonOption = False,
     home: HomeOption = None,
@@ -63,7 +64,7 @@ def modify(
 
 @app.command()
 def cancel(
-    run: Annotated[str, typer.Argument()], as_json: JsonOption = False, home: HomeOption = None
+    run: RunArgument, as_json: JsonOption = False, home: HomeOption = None
 ) -> None:
     """Cancel a run at any time (a confirmed run stops after the step in flight)."""
     run = run_ref(home, run, as_json)
@@ -77,7 +78,7 @@ def cancel(
 
 @app.command()
 def pause(
-    run: Annotated[str, typer.Argument()], as_json: JsonOption = False, home: HomeOption = None
+    run: RunArgument, as_json: JsonOption = False, home: HomeOption = None
 ) -> None:
     """Hold a confirmed run before its next step, until `multiverse resume RUN`."""
     run = run_ref(home, run, as_json)
@@ -97,7 +98,7 @@ ApprovalArgument = Annotated[
 
 @app.command()
 def approve(
-    run: Annotated[str, typer.Argument()],
+    run: RunArgument,
     approval: ApprovalArgument = None,
     as_json: JsonOption = False,
     home: HomeOption = None,
@@ -109,7 +110,7 @@ def approve(
 
 @app.command()
 def deny(
-    run: Annotated[str, typer.Argument()],
+    run: RunArgument,
     approval: ApprovalArgument = None,
     as_json: JsonOption = False,
     home: HomeOption = None,
@@ -141,7 +142,7 @@ def _approval(
 
 @app.command()
 def retry(
-    run: Annotated[str, typer.Argument()], as_json: JsonOption = False, home: HomeOption = None
+    run: RunArgument, as_json: JsonOption = False, home: HomeOption = None
 ) -> None:
     """Resume a FAILED run from its failed step, once the cause is fixed."""
     run = run_ref(home, run, as_json)
@@ -157,7 +158,7 @@ def retry(
 
 @app.command()
 def resume(
-    run: Annotated[str, typer.Argument()], as_json: JsonOption = False, home: HomeOption = None
+    run: RunArgument, as_json: JsonOption = False, home: HomeOption = None
 ) -> None:
     """Let a run held for a review of its plan go on (daemon.pause_before)."""
     run = run_ref(home, run, as_json)
@@ -263,7 +264,7 @@ def archive(
 
 @app.command(name="open")
 def open_(
-    run: Annotated[str, typer.Argument()],
+    run: RunArgument,
     folder: Annotated[
         bool, typer.Option("--folder", help="Open the outputs folder, not the report.")
     ] = False,

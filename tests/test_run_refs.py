@@ -49,3 +49,24 @@ def test_commands_take_the_short_forms(home: Home) -> None:
     assert confirmed.returncode == 0, confirmed.stderr
     unknown = cli(home, "show", "19990101")
     assert unknown.returncode == 2 and "no run 19990101 in this home" in unknown.stderr
+
+
+def test_run_ids_complete_in_the_shell(home: Home) -> None:
+    """The shell's completion of a RUN argument (typer's, as bash asks it): `latest` and the
+    home's run ids that start with what is typed, newest first."""
+    from typer.testing import CliRunner
+
+    from app.cli import app
+
+    for run_id in KNOWN:
+        (home.runs / run_id).mkdir()
+
+    def completed(words: str) -> list[str]:
+        env = {"_MULTIVERSE_COMPLETE": "complete_bash", "COMP_WORDS": words, "COMP_CWORD": "2",
+               "MULTIVERSE_HOME": str(home.root)}  # fmt: skip
+        return CliRunner().invoke(app, [], prog_name="multiverse", env=env).output.split()
+
+    assert completed("multiverse show run-20261122") == [KNOWN[2], KNOWN[1]]
+    assert completed("multiverse confirm ") == ["latest", *reversed(KNOWN)]
+    assert completed("multiverse status la") == ["latest"]
+    assert completed("multiverse show run-1999") == []
