@@ -410,6 +410,8 @@ class Daemon:
             try:
                 self._loop(once)
             finally:
+                if self.stop_event.is_set():
+                    stop_all_children()  # asked to stop (a signal): steps in flight end now
                 remove_beat(self.crew.home.state)
                 if observer is not None:
                     observer.stop()
@@ -476,7 +478,10 @@ class Daemon:
         """SIGINT/SIGTERM only set the stop flag."""
 
         def handle(signum: int, frame: FrameType | None) -> None:
-            self.stop()
+            # Only what is safe while the loop itself is interrupted: no lock it may hold. The
+            # children of steps in flight are stopped by the loop as it ends (`_serve`).
+            self.stop_event.set()
+            self.wake("")
 
         for signum in (signal.SIGINT, signal.SIGTERM):
             self._previous_handlers.setdefault(signum, signal.getsignal(signum))

@@ -32,7 +32,10 @@ class WakeUps:
     """Keys waiting to be looked at, by the monotonic time they are due."""
 
     def __init__(self) -> None:
-        self._queue: queue.Queue[tuple[str, float]] = queue.Queue()
+        # SimpleQueue: its put is reentrant, so a signal handler may wake the loop even when
+        # the signal lands while the loop itself is inside the queue (queue.Queue would
+        # deadlock on its own lock there).
+        self._queue: queue.SimpleQueue[tuple[str, float]] = queue.SimpleQueue()
         self._due: dict[str, float] = {}
 
     def wake(self, key: str, delay: float = 0.0) -> None:
