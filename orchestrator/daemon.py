@@ -411,7 +411,7 @@ class Daemon:
                 self._loop(once)
             finally:
                 if self.stop_event.is_set():
-                    stop_all_children()  # asked to stop (a signal): steps in flight end now
+                    stop_all_children()  # asked to stop: steps in flight end now
                 remove_beat(self.crew.home.state)
                 if observer is not None:
                     observer.stop()
@@ -469,19 +469,16 @@ class Daemon:
             self._recheck(path)
 
     def stop(self) -> None:
-        """Ask the loop to stop after the steps in flight (their child processes are stopped)."""
+        """Ask the loop to stop after the steps in flight; it stops their child processes as it
+        ends (`_serve`). It takes no lock the loop may hold, so a signal handler may call it."""
         self.stop_event.set()
-        stop_all_children()
         self.wake("")
 
     def install_signal_handlers(self) -> None:
-        """SIGINT/SIGTERM only set the stop flag."""
+        """SIGINT/SIGTERM only ask the loop to stop."""
 
         def handle(signum: int, frame: FrameType | None) -> None:
-            # Only what is safe while the loop itself is interrupted: no lock it may hold. The
-            # children of steps in flight are stopped by the loop as it ends (`_serve`).
-            self.stop_event.set()
-            self.wake("")
+            self.stop()
 
         for signum in (signal.SIGINT, signal.SIGTERM):
             self._previous_handlers.setdefault(signum, signal.getsignal(signum))

@@ -25,7 +25,7 @@ from executor.process import ProcessExecutor
 from multiverse.config import ProcessSpec, TierConfig, resolve_tier
 from multiverse.errors import StepInterrupted
 from multiverse.home import Home
-from multiverse.processes.keeper import CGROUP_PREFIX, cgroup_home
+from multiverse.processes.keeper import CGROUP_PREFIX, cgroup_home, end_leftover_cgroups
 from multiverse.processes.session import Place, ProcessSession, PromptInProgress, read_events
 
 from forked import forked
@@ -458,3 +458,22 @@ def test_a_helper_out_of_reach_of_a_killed_keeper_is_ended_by_its_cgroup(tmp_pat
     assert not _growing(state / "grandchild.log")
     ours = f"{CGROUP_PREFIX}{os.getpid()}-"
     assert not [name for name in os.listdir(home) if name.startswith(ours)]
+
+
+def test_a_dead_daemons_cgroup_is_ended_at_start_without_taking_our_childrens_statuses() -> None:
+    """A keeper's cgroup left by a daemon that is gone: its process is stopped and the folder
+    removed; the exit status of a child of the sweeping process stays its own to collect."""
+    import subprocess
+
+    home = cgroup_home()
+    if home is None or not os.access(home, os.W_OK):
+        pytest.skip("no writable cgroup v2 here: commands run under the subreaper alone")
+    folder = Path(home) / f"{CGROUP_PREFIX}{2**22 + 7}-1"  # above pid_max: no such daemon
+    folder.mkdir()
+    left = subprocess.Popen(["sleep", "60"])
+    (folder / "cgroup.procs").write_text(str(left.pid), encoding="ascii")
+    ours = subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
+    wait_for(lambda: next(f for p, _, f in _processes() if p == ours.pid)[0] == b"Z", "its end")
+    assert end_leftover_cgroups(os.getpid(), 1.0) == [folder.name]
+    assert left.wait(timeout=30) == -signal.SIGTERM and not folder.exists()
+    assert ours.wait(timeout=30) == 3  # not taken by the sweep's waiting

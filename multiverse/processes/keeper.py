@@ -121,9 +121,11 @@ def cgroup_members(folder: str) -> list[int]:
         return []
 
 
-def end_cgroup(folder: str, grace: float) -> None:
+def end_cgroup(folder: str, grace: float, reap: bool = False) -> None:
     """Stop every process in the cgroup (SIGTERM, up to `grace` seconds, then `cgroup.kill` or
-    SIGKILL), and remove it."""
+    SIGKILL), and remove it. `reap`: the caller is the keeper, whose children (orphans included)
+    it collects meanwhile; the daemon never does, or it would take the exit status of a child
+    some `Popen` of its own waits for."""
     for signum, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 1.0)):
         members = cgroup_members(folder)
         if not members:
@@ -135,9 +137,11 @@ def end_cgroup(folder: str, grace: float) -> None:
                 os.kill(pid, signum)
         deadline = time.monotonic() + wait
         while time.monotonic() < deadline and cgroup_members(folder):
-            _reap()
+            if reap:
+                _reap()
             time.sleep(POLL_SECONDS)
-    _reap()
+    if reap:
+        _reap()
     with contextlib.suppress(OSError):
         os.rmdir(folder)
 
@@ -156,8 +160,10 @@ def end_leftover_cgroups(own: int, grace: float) -> list[str]:
     """End the keepers' cgroups of daemons that are gone (killed with their keepers before
     either could end them), not those of `own` or of another live daemon; returns them."""
     home = cgroup_home()
+    if home is None:
+        return []
     try:
-        names = os.listdir(home) if home else []
+        names = os.listdir(home)
     except OSError:
         return []
     ended = []
@@ -167,7 +173,9 @@ def end_leftover_cgroups(own: int, grace: float) -> list[str]:
             continue
         if int(daemon) == own or pid_alive(int(daemon)):
             continue  # a live daemon's: its keeper ends it
-        if end_keepers_cgroup(int(daemon), int(keeper), grace):
+        folder = os.path.join(home, name)
+        if os.path.isdir(folder):
+            end_cgroup(folder, grace)
             ended.append(name)
     return ended
 
@@ -248,7 +256,7 @@ def main(argv: list[str]) -> int:
             break
     stop_below(os.getpid(), grace)
     if cgroup is not None:
-        end_cgroup(cgroup[0], grace)
+        end_cgroup(cgroup[0], grace, reap=True)
     ended = ENDED.get(child)
     if ended is None:
         return 128 + signal.SIGKILL  # not collected: it was killed with the rest
