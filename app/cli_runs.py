@@ -28,6 +28,7 @@ from app.cli_app import (
 )
 from multiverse.errors import UserError
 from multiverse.home import require_home, resolve_home
+from multiverse.models import Status
 from multiverse.runs import ArchiveResult
 from multiverse.store import TableStore
 
@@ -54,12 +55,53 @@ def confirm(
 def modify(
     run: RunArgument,
     text: Annotated[str, typer.Argument(help="What to change in the proposal.")],
+    wait: Annotated[
+        bool | None,
+        typer.Option(
+            "--wait/--no-wait",
+            help="--wait: wait for the revised proposal and print it (the default when a daemon "
+            "serves). --no-wait: only write the answer.",
+            show_default=False,
+        ),
+    ] = None,
+    timeout: Annotated[
+        float, typer.Option("--timeout", metavar="SECONDS", help="How long to wait at most.")
+    ] = 300.0,
     as_json: JsonOption = False,
     home: HomeOption = None,
 ) -> None:
-    """Ask for a revised proposal."""
+    """Ask for a revised proposal, and print it once the daemon made it."""
+    from app.cli_home import NO_DAEMON, follow_answer
+    from app.commands import answer_run
+    from multiverse.home import probe
+
     run = run_ref(home, run, as_json)
-    _answer(home, run, "MODIFY", text, as_json)
+    with errors_said(as_json):
+        path = answer_run(home, run, "MODIFY", text)
+        where = require_home(resolve_home(home))
+    serving = probe(where.state).serving
+    data: dict[str, object] = {"run_id": run, "answer": "modify", "path": relative(home, path)}
+    lines, code = [f"modify: answer written to {path}"], 0
+    if not serving and wait is not False:
+        typer.echo(NO_DAEMON.replace("the request waits in inbox/", "the answer waits"), err=True)
+    if serving and wait is not False:
+        revised = follow_answer(where, run, path, timeout)
+        found = revised.proposal
+        if revised.refused:
+            lines.append(f"refused: the reason is in {where.run(run).messages}")
+            code = 1
+        elif found is None:
+            lines.append("warning: no revised proposal in time; `multiverse status` shows where")
+            code = 1
+        elif found.text is not None:
+            lines += [f"proposal: {found.path}", "", found.text.rstrip()]
+            data |= {"proposal": found.text, "proposal_path": relative(home, found.path)}
+        else:
+            lines.append(f"{found.status.value}: see {found.path}")
+            code = 1 if found.status is Status.FAILED else 0
+        data |= {"refused": revised.refused, "status": found.status.value if found else None}
+    said(as_json, "; ".join(lines[:2]) if as_json else "\n".join(lines), **data)
+    raise typer.Exit(code)
 
 
 @app.command()

@@ -44,6 +44,19 @@ class Answered(_Data):
     message: str  # the sentence the command prints without --json
 
 
+class Modified(_Data):
+    """`modify`: the answer given, and (waited for when a daemon serves) the revised proposal."""
+
+    run_id: str
+    answer: Literal["modify"]
+    path: str
+    message: str
+    refused: bool = False  # the daemon refused the answer (its reason is in messages.md)
+    status: Status | None = None  # the run's status once waited for (None: not in time)
+    proposal: str | None = None  # the revised proposal's text
+    proposal_path: str | None = None
+
+
 class Retried(_Data):
     """`retry`: the RETRY written, and where the run failed (None when not recorded)."""
 
@@ -241,7 +254,7 @@ SHAPES: dict[str, Any] = {
     "status": list[RunEntry | ReplyEntry],
     "status RUN": RunTree,
     "confirm": Answered,
-    "modify": Answered,
+    "modify": Modified,
     "cancel": Answered,
     "pause": Answered,
     "approve": ApprovalAnswered,

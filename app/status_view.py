@@ -43,6 +43,7 @@ from multiverse.store import (
     TOOL_TASKS,
     TableSpec,
     TableStore,
+    clip,
 )
 from orchestrator.inbox import Answered, recent_replies
 
@@ -324,21 +325,6 @@ def tree_rows(data: dict[str, Any]) -> Iterator[tuple[int, str, str, Status]]:
 
 def _request_excerpt(run: dict[str, Any]) -> str:
     return clip(run["user_request"], 70)
-
-
-def clip(text: str, columns: int) -> str:
-    """The text on one line, cut to `columns` terminal columns: a Korean, Chinese or Japanese
-    character or an emoji takes two (wcwidth), so such text is cut as wide as Latin text."""
-    from wcwidth import wcwidth
-
-    line, used = [], 0
-    for char in " ".join(text.split()):
-        width = max(wcwidth(char), 0)
-        if used + width > columns:
-            break
-        line.append(char)
-        used += width
-    return "".join(line)
 
 
 def render_tree(data: dict[str, Any]) -> str:

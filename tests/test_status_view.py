@@ -15,7 +15,7 @@ from rich.text import Text
 from rich.tree import Tree
 from wcwidth import wcswidth
 
-from app.status_view import PAUSED_NOTE, clip, live_tree, render_tree, show_status
+from app.status_view import PAUSED_NOTE, live_tree, render_tree, show_status
 from multiverse.home import Home, init_home
 from multiverse.models import AssetType, CatalogEntry, Phase, ProcessRun, Status, UserInstruction
 from multiverse.runs.timeline import TIME_FIELDS
@@ -26,6 +26,7 @@ from multiverse.store import (
     PROCESS_RUNS,
     USER_INSTRUCTIONS,
     TableStore,
+    clip,
 )
 
 from journey import cli
