@@ -67,6 +67,19 @@ class Retried(_Data):
     message: str
 
 
+class Forked(_Data):
+    """`fork`: the new run, the run it was made from, the step it redoes from, the rows it kept
+    COMPLETED and those it redoes (PENDING), and its folder (home-relative)."""
+
+    run_id: str
+    origin: str
+    step: str
+    kept: list[str]
+    redone: list[str]
+    folder: str
+    message: str
+
+
 class Resumed(_Data):
     """`resume`: the RESUME written, and what the run was held for."""
 
@@ -123,7 +136,8 @@ class RunEntry(_Data):
     created_at: str | None
     confirmed_at: str | None
     ended_at: str | None
-    elapsed_seconds: float | None
+    elapsed_seconds: float | None  # the run's work: its steps' seconds, never the user's wait
+    idle_since: str | None = None  # when its last step ended, while no step runs
     paused: str | None = None  # only when a broken table holds the run up
     held: str | None = None  # only when the run holds for a review of its plan
     waiting: str | None = None  # only when an action waits for your approval: which, and how
@@ -260,6 +274,7 @@ SHAPES: dict[str, Any] = {
     "approve": ApprovalAnswered,
     "deny": ApprovalAnswered,
     "retry": Retried,
+    "fork": Forked,
     "resume": Resumed,
     "delete-row": RowDeleted,
     "show": ShowResult,

@@ -331,6 +331,9 @@ def render_tree(data: dict[str, Any]) -> str:
     """The run's phase › stage › task › tool task tree with a mark per status."""
     run = data["run"]
     lines = [f"{run['run_id']}  {run['status'] or '?'}  {_request_excerpt(run)}"]
+    phrase = run_phrase(run, datetime.now(UTC))
+    if phrase:
+        lines.append(f"  {phrase}")
     if run.get("paused"):
         lines.append(f"  paused: {run['paused']}")
     if run.get("held"):

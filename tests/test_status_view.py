@@ -229,7 +229,8 @@ def test_a_broken_process_runs_still_shows_a_runs_tree(
     out, _ = _status(capsys, home, WORKING)
     lines = out.splitlines()
     assert lines[1] == f"{WORKING}  ?  Write the memo"
-    assert lines[2].startswith(f"  paused: {where}") and lines[3] == "  · P1 ANALYZING"
+    assert lines[2].startswith("  created ") and lines[2].endswith(" · waiting for you")
+    assert lines[3].startswith(f"  paused: {where}") and lines[4] == "  · P1 ANALYZING"
     out, err = _status(capsys, home, WORKING, as_json=True)
     tree = json.loads(out)
     assert tree["run"]["status"] is None and tree["run"]["paused"].startswith(where)

@@ -22,7 +22,7 @@ from multiverse.atomic import is_disk_full
 from multiverse.errors import StepInterrupted, StorageError, TableError, shown_error
 from multiverse.models import PlanLevel
 from multiverse.roles import Message, MessageKind, PlanFailed
-from multiverse.runs import STEP_FINISHED, STEP_STARTED, StepWaiting, note
+from multiverse.runs import STEP_STARTED, StepWaiting, finish_step, note
 from orchestrator.crew import Collaborators
 from orchestrator.decide import DecisionKind, FailureRecord, RunView, Step, StepKind, next_step
 from orchestrator.evidence import load_run_view, take_next_answer
@@ -52,14 +52,7 @@ def step_started(run_root: Path, step: Step) -> None:
 
 def step_finished(run_root: Path, step: Step, status: str, seconds: float) -> None:
     """A step of the run ended (`status`: done, failed, waiting, interrupted, paused)."""
-    note(
-        run_root,
-        STEP_FINISHED,
-        step=step.kind.value,
-        target=target(step),
-        status=status,
-        seconds=round(seconds, 3),
-    )
+    finish_step(run_root, seconds, step=step.kind.value, target=target(step), status=status)
     milestone = milestone_of(step) if status == DONE else None
     if milestone is not None:
         note(run_root, milestone)
