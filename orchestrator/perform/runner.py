@@ -272,6 +272,13 @@ class StepRunner:
     def _is_global(self, error: TableError) -> bool:
         return error.path.parent.resolve() == self.crew.home.db.resolve()
 
+    def report_blocked(self, error: TableError | StorageError) -> None:
+        """Say what keeps a request in inbox/: a global table to fix, or a disk that refuses."""
+        if isinstance(error, TableError):
+            self.report_global(error)
+        else:
+            self.report_machine_fault(error)
+
     def report_global(self, error: TableError) -> None:
         """Say once per distinct problem that a global table needs a person's fix."""
         key = str(error)
