@@ -167,6 +167,7 @@ class TreeRun(RunEntry):
 
     in_flight: InFlight | None
     archived: bool = False  # only for a run moved under runs/archive/
+    broken: list[str] = []  # only when a run table cannot be read: each problem, and its fix
 
 
 class PhaseEntry(Phase):

@@ -232,9 +232,15 @@ def run_data(
     data: dict[str, Any] = {
         "run": _note_approvals(home, _note_held(home, _note_paused(runs, found)))[0]
     }
+    broken: list[str] = []
     for name, spec in _RUN_TABLES.items():
-        rows = store.table(spec, db / spec.filename).rows()
+        try:
+            rows = store.table(spec, db / spec.filename).rows()
+        except TableError as error:  # the tree shows what it can, and says what it cannot
+            rows, broken = [], [*broken, shown_error(home.root, error)]
         data[name] = [row.model_dump(mode="json") for row in rows]
+    if broken:
+        data["run"]["broken"] = broken
     nodes = [(depth, key) for depth, key, _, _ in tree_rows(data)]
     add_tree_times(home, data, nodes, datetime.now(UTC))
     return data
@@ -340,6 +346,7 @@ def render_tree(data: dict[str, Any]) -> str:
         lines.append(f"  held: {run['held']}")
     if run.get("waiting"):
         lines.append(f"  {run['waiting']}")
+    lines += [f"  cannot be read: {problem}" for problem in run.get("broken", [])]
     if run.get("in_flight"):
         lines.append(f"  in flight: {_flight(run['in_flight'])}")
     seconds = elapsed_by_id(data)
@@ -394,6 +401,8 @@ def live_tree(data: dict[str, Any]) -> RenderableType:
         heading.append(f"\n  paused: {run['paused']}", style="bold yellow")
     if run.get("held"):
         heading.append(f"\n  held: {run['held']}", style="bold yellow")
+    for problem in run.get("broken", []):
+        heading.append(f"\n  cannot be read: {problem}", style="bold red")
     flight = run.get("in_flight")
     root = Tree(Group(heading, Spinner("dots", Text(_flight(flight)))) if flight else heading)
     parents = [root]  # parents[d]: the last node drawn at depth d (the run is depth 0)

@@ -241,7 +241,7 @@ def reconfigured(crew: Collaborators, reload: Reload) -> DaemonConfig | None:
     if outcome is None:
         return None
     if isinstance(outcome, str):
-        log.warning("mapping_refused", error=outcome)
+        log.info("mapping_refused", error=outcome)  # said on the console below
         crew.speaker.console(
             f"runtime-mapping.yaml was not applied: {outcome}. The last good configuration is "
             "kept; fix the file and save it again."
