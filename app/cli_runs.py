@@ -1,5 +1,6 @@
 """Commands about runs: answer one (confirm, modify, cancel, pause, approve, deny, retry,
-resume) and delete a row on purpose, then list them (`runs`), archive them, open their report.
+resume), fork one, and delete a row on purpose, then list them (`runs`), archive them, open
+their report.
 
 Also here: `multiverse archive`; dates on the command line (`runs --since D`, `archive --before
 D`).
@@ -196,6 +197,47 @@ def retry(
     message = f"retry: asked ({path}); the daemon resumes {run}{where}"
     data = {"run_id": run, "answer": "retry", "path": relative(home, path), "from": place or None}
     said(as_json, message, **data)
+
+
+@app.command()
+def fork(
+    run: RunArgument,
+    step: Annotated[
+        str | None,
+        typer.Option(
+            "--from",
+            metavar="STEP",
+            help="Redo from this phase (P3), stage (P3-S01) or task (P3-S01-T01, T04); "
+            "default T03: all the work after the confirmed instructions.",
+        ),
+    ] = None,
+    as_json: JsonOption = False,
+    home: HomeOption = None,
+) -> None:
+    """Make a new run from a final run's confirmed instructions and its work before STEP."""
+    run = run_ref(home, run, as_json)
+    import structlog
+
+    from multiverse.logs import close_logging, configure_logging
+    from orchestrator.forking import fork_run
+
+    # stdout is the command's own: its events go nowhere, warnings to stderr (a daemon in this
+    # process, as in the tests, has configured its logging already and keeps it).
+    quiet = not structlog.is_configured()
+    if quiet:
+        configure_logging(None)
+    try:
+        with errors_said(as_json):
+            result = fork_run(require_home(resolve_home(home)), TableStore(), run, step)
+    finally:
+        if quiet:
+            close_logging()
+    message = (
+        f"fork: {result.run_id} made from {run} at {result.step} ({len(result.kept)} rows kept, "
+        f"{len(result.redone)} PENDING); the daemon redoes it from {result.step} "
+        "(`multiverse start` if none serves this home)"
+    )
+    said(as_json, message, **result.model_dump(mode="json"))
 
 
 @app.command()

@@ -168,6 +168,7 @@ class TreeRun(RunEntry):
     in_flight: InFlight | None
     archived: bool = False  # only for a run moved under runs/archive/
     broken: list[str] = []  # only when a run table cannot be read: each problem, and its fix
+    forked_from: str | None = None  # only for a run `multiverse fork` made: `RUN at STEP`
 
 
 class PhaseEntry(Phase):

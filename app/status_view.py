@@ -17,6 +17,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from multiverse.errors import TableError, UnknownRun, UserError, shown_error
@@ -241,9 +242,21 @@ def run_data(
         data[name] = [row.model_dump(mode="json") for row in rows]
     if broken:
         data["run"]["broken"] = broken
+    origin = _origin(run_paths(home, run_id).root)
+    if origin:
+        data["run"]["forked_from"] = origin
     nodes = [(depth, key) for depth, key, _, _ in tree_rows(data)]
     add_tree_times(home, data, nodes, datetime.now(UTC))
     return data
+
+
+def _origin(root: Path) -> str | None:
+    """`RUN at STEP` for a run made by `multiverse fork` (its forked_from.json), else None."""
+    try:
+        said = json.loads((root / "forked_from.json").read_text(encoding="utf-8"))
+        return f"{said['origin']} at {said['step']}"
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 REPLY_KIND = "simple_reply"
@@ -347,6 +360,8 @@ def render_tree(data: dict[str, Any]) -> str:
     if run.get("waiting"):
         lines.append(f"  {run['waiting']}")
     lines += [f"  cannot be read: {problem}" for problem in run.get("broken", [])]
+    if run.get("forked_from"):
+        lines.append(f"  forked from {run['forked_from']}")
     if run.get("in_flight"):
         lines.append(f"  in flight: {_flight(run['in_flight'])}")
     seconds = elapsed_by_id(data)

@@ -37,13 +37,13 @@ from multiverse.processes import (
     stop_leftover_children,
     stop_run_children,
 )
-from orchestrator.archiving import Archiver, archive_runs, due_for_archive, forget_tombstoned
+from orchestrator.archiving import archive_runs, due_for_archive, forget_tombstoned
 from orchestrator.crew import Collaborators, Reload, reconfigured
 from orchestrator.evidence import cancel_waiting
 from orchestrator.inbox import InboxEntry, survey_inbox
 from orchestrator.intake import act, consider_all
 from orchestrator.perform import StepRunner, wants_a_look
-from orchestrator.upkeep import remove_orphan_temps, restore_run_rows
+from orchestrator.upkeep import finish_cut_short, remove_orphan_temps, restore_run_rows
 from orchestrator.wakeups import (
     ALL,
     ARCHIVE,
@@ -403,8 +403,7 @@ class Daemon:
             allow_children()
             # Before any step is redone: the children a killed daemon left are stopped.
             stop_leftover_children(self.crew.home.runs, self.crew.home.state)
-            # An archive a crash cut short is finished before any run is looked at.
-            Archiver(self.crew.home, self.crew.store).finish()
+            finish_cut_short(self.crew)  # an archive or a fork a crash cut short
             forget_tombstoned(self.crew)
             # Under the lock: the channels' outbox of a killed daemon is sent on now.
             self.crew.speaker.start()
