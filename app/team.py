@@ -48,7 +48,7 @@ ROLE_NAMES = ("planner", "executor", "communicator")
 
 def tool_types(mapping: RuntimeMapping) -> tuple[str, ...]:
     """The specialised tool types the mapping provides."""
-    return tuple(name for name in DEFAULT_TOOL_TYPES if name in mapping.tool_mapping)
+    return tuple(name for name in DEFAULT_TOOL_TYPES if mapping.binding(name) is not None)
 
 
 def print_to_stderr(text: str) -> None:
@@ -57,9 +57,22 @@ def print_to_stderr(text: str) -> None:
     sys.stderr.flush()
 
 
-def role_tiers(mapping: RuntimeMapping) -> dict[str, Tier]:
-    """Each role's tier, read from its agent card (the package is loaded afresh)."""
-    return {role: load_agent_package(role_package_dir(role), mapping).tier for role in ROLE_NAMES}
+def role_tiers(
+    mapping: RuntimeMapping,
+    gate: OnceGate = PROCESS_GATE,
+    notice: Callable[[str], None] = print_to_stderr,
+) -> dict[str, Tier]:
+    """Each role's tier, read from its agent card (the package is loaded afresh); what the
+    mapping left to a default or turned off is said once (`notice`)."""
+    tiers = {}
+    for role in ROLE_NAMES:
+        package = load_agent_package(role_package_dir(role), mapping)
+        for said in package.notices:
+            log.info("tool_notice", role=role, notice=said)
+            if gate.first(("tool_notice", said)):
+                notice(f"notice: {said}")
+        tiers[role] = package.tier
+    return tiers
 
 
 def model_backed_roles(
@@ -150,7 +163,7 @@ def build_team(
         line = debug_mode_line_once(effective, gate=gate)
         if line is not None:
             debug_channel(line)
-    tiers = role_tiers(mapping)
+    tiers = role_tiers(mapping, gate, debug_channel)
     backed = model_backed_roles(tiers, effective)
     served = {
         tier: mapping.tier_mapping[tier] for tier, item in effective.items() if item.mode == "model"
