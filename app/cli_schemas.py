@@ -233,6 +233,7 @@ class DoctorResult(_Data):
     daemon: Serving | None
     parallel_runs: int | None  # runs the daemon advances at once (None: the mapping is broken)
     shell_sandbox: str | None = None  # the shell mapped: "" when sandboxed, else why it is refused
+    promises: list[str] = []  # asked for and not possible here: a search key unset, a recipe
     healthy: bool
     serving: bool
 

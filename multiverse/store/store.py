@@ -28,7 +28,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from multiverse.atomic import exchange, placed, write_temp
-from multiverse.errors import StorageError, TableError
+from multiverse.errors import StorageError, TableBusy, TableError
 from multiverse.store.journal import Restoration, RowJournal
 from multiverse.store.schemas import R, TableSpec
 from multiverse.store.table import FileFlock, LockTimeout, Table, describe
@@ -338,7 +338,7 @@ class TableStore:
             expected = data if standing else base.data
         if made:  # in the journal: the next read of the file merges it in again
             return after, restored
-        raise TableError(path, None, "the file kept changing while it was written; try again")
+        raise TableBusy(path, None, "the file kept changing while it was written; try again")
 
     def _parse_theirs(
         self, spec: TableSpec[R], path: Path, theirs: bytes, ours_on_disk: bytes | None

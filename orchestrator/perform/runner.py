@@ -19,7 +19,7 @@ from pathlib import Path
 import structlog
 
 from multiverse.atomic import is_disk_full
-from multiverse.errors import StepInterrupted, StorageError, TableError, shown_error
+from multiverse.errors import StepInterrupted, StorageError, TableBusy, TableError, shown_error
 from multiverse.models import PlanLevel
 from multiverse.roles import Message, MessageKind, PlanFailed
 from multiverse.runs import STEP_STARTED, StepWaiting, finish_step, note
@@ -37,6 +37,7 @@ DONE = "done"
 FAILED = "failed"
 WAITING = "waiting"  # for an approval
 INTERRUPTED = "interrupted"  # the daemon stopped: redone at the next start
+BUSY = "busy"  # a table kept changing under its write: redone at once
 PAUSED = "paused"  # a broken global table: retried when it is fixed
 
 
@@ -196,6 +197,11 @@ class StepRunner:
             self._fail(step, failed.record)
         except PlanFailed as error:
             self._fail_here(step, "planner", _plan_error(error), purpose=f"plan {error.target}")
+        except TableBusy as busy:
+            # A person's editor saved the table faster than we could write it: nothing of ours
+            # was placed, and the step (safe to redo, as after a crash) is done again.
+            log.info("step_table_busy", run_id=step.run_id, step=step.describe(), error=str(busy))
+            return BUSY
         except StorageError as error:
             # The machine's fault, not the run's: the same fail-fast report, and `retry` later.
             if is_disk_full(error):
