@@ -13,7 +13,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -74,6 +74,14 @@ def restoration_messages(home: Home, restoration: Restoration) -> list[Message]:
             f"`multiverse delete-row {where} KEY`."
         )
         messages.append(Message(kind=MessageKind.NOTICE, run_id=run_id, facts={"text": text}))
+    if restoration.kept_aside is not None:
+        kept = _relative(home, replace(restoration, path=restoration.kept_aside))
+        text = (
+            f"Two saves of `{where}` landed while the daemon wrote it, the second made from the "
+            f"daemon's version of that instant: it lacks some edits of the first. The first is "
+            f"kept at `{kept}`: copy back what you miss, then delete it."
+        )
+        messages.append(Message(kind=MessageKind.NOTICE, run_id=owner, facts={"text": text}))
     return messages
 
 
