@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 # compiles the bytecode at install, as pip does (else the suite's first processes all compile it).
 UV     := $(BIN)/uv
 
-.PHONY: install start test suite lint typecheck plain-install bench-step-modules bench bench-store bench-orchestrator bench-gateway clean \
+.PHONY: install start test suite lint typecheck plain-install docs docs-ref bench-step-modules bench bench-store bench-orchestrator bench-gateway clean \
         bench-process bench-status bench-catalog bench-overlap bench-history bench-langgraph \
         bench-celery bench-large-csv bench-sandbox eval-local eval-corpus eval-local-spec check-agents
 
@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 	@echo "installing multiverse and its dependencies into $(VENV)/ (a minute or two the first time)"
 	@$(PYTHON) -m venv $(VENV)
 	@{ $(BIN)/python -m pip install --quiet 'uv>=0.5' \
-	   && $(UV) pip install --quiet --compile-bytecode --python $(BIN)/python -e '.[test]'; } > $(LOG) 2>&1 \
+	   && $(UV) pip install --quiet --compile-bytecode --python $(BIN)/python -e '.[test,docs]'; } > $(LOG) 2>&1 \
 	 || { cat $(LOG); echo "make: the install failed (above; kept in $(LOG))"; exit 1; }
 	@touch $(STAMP)
 	@echo "installed: $(BIN)/multiverse"
@@ -47,7 +47,15 @@ plain-install: install
 # The checks and the suite run side by side (the suite on every core; the checks each mostly
 # wait on one core or the network), each one's output shown whole when it ends.
 test: install
-	@$(MAKE) --no-print-directory --output-sync=target -j4 lint typecheck plain-install suite
+	@$(MAKE) --no-print-directory --output-sync=target -j4 lint typecheck plain-install docs suite
+
+# The docs site (docs/, mkdocs.yml), built strict: a broken link, anchor or include fails it. Into
+# site/, which git ignores; `docs-ref` rewrites the pages made from the code (docs/generate.py).
+docs: install
+	@NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir site
+
+docs-ref: install
+	$(BIN)/python docs/generate.py
 
 suite: install
 	$(BIN)/pytest -q -n auto
@@ -119,4 +127,4 @@ check-agents: install
 	$(BIN)/python -m evals.agents
 
 clean:
-	rm -rf $(VENV) $(PLAIN) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(PLAIN) .pytest_cache .mypy_cache .ruff_cache site

@@ -12,6 +12,7 @@ means it was answered at once, else the new run whose `request.md` is its text i
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 from typing import Annotated, Literal
@@ -322,6 +323,57 @@ def wait_proposal(home: Home, run_id: str, deadline: float) -> Proposal | None:
         if found is not None or time.monotonic() >= deadline:
             return found
         time.sleep(POLL_SECONDS)
+
+
+class Revised(BaseModel):
+    """What became of a MODIFY: refused, or the revised proposal (or the end the run came to)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    refused: bool = False
+    proposal: Proposal | None = None  # None: not in time
+
+
+def _handled_as(home: Home, run_id: str, inode: int) -> str | None:
+    """The label an answer (known by its inode) was put aside with once handled ("modify",
+    "refused", …), or None while it waits: answers keep their inode from the queue to
+    user_response.md to responses/."""
+    folder = home.run(run_id).responses
+    try:
+        names = sorted(os.listdir(folder), reverse=True)
+    except FileNotFoundError:
+        return None
+    for name in names:
+        try:
+            if (folder / name).stat().st_ino == inode:
+                return name[4:].removesuffix(".md")
+        except FileNotFoundError:
+            continue
+    return None
+
+
+def _inode(path: Path) -> int:
+    """The file's inode (0 when it is gone)."""
+    try:
+        return path.stat().st_ino
+    except FileNotFoundError:
+        return 0
+
+
+def follow_answer(home: Home, run_id: str, answer: Path, timeout: float) -> Revised:
+    """Wait (at most `timeout` seconds) until the daemon handled a MODIFY, then for the revised
+    proposal (or the end the run came to meanwhile)."""
+    deadline = time.monotonic() + timeout
+    inode = _inode(answer) or _inode(home.run(run_id).user_response)  # taken at once: moved
+    if not inode:  # handled already, both names gone: the proposal is what is left to wait for
+        return Revised(proposal=wait_proposal(home, run_id, deadline))
+    while (label := _handled_as(home, run_id, inode)) is None:
+        if time.monotonic() >= deadline:
+            return Revised()
+        time.sleep(POLL_SECONDS)
+    if label == "refused":
+        return Revised(refused=True)
+    return Revised(proposal=wait_proposal(home, run_id, deadline))
 
 
 class Submitted(BaseModel):

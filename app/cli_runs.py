@@ -1,5 +1,6 @@
 """Commands about runs: answer one (confirm, modify, cancel, pause, approve, deny, retry,
-resume) and delete a row on purpose, then list them (`runs`), archive them, open their report.
+resume), fork one, and delete a row on purpose, then list them (`runs`), archive them, open
+their report.
 
 Also here: `multiverse archive`; dates on the command line (`runs --since D`, `archive --before
 D`).
@@ -28,6 +29,7 @@ from app.cli_app import (
 )
 from multiverse.errors import UserError
 from multiverse.home import require_home, resolve_home
+from multiverse.models import Status
 from multiverse.runs import ArchiveResult
 from multiverse.store import TableStore
 
@@ -54,12 +56,53 @@ def confirm(
 def modify(
     run: RunArgument,
     text: Annotated[str, typer.Argument(help="What to change in the proposal.")],
+    wait: Annotated[
+        bool | None,
+        typer.Option(
+            "--wait/--no-wait",
+            help="--wait: wait for the revised proposal and print it (the default when a daemon "
+            "serves). --no-wait: only write the answer.",
+            show_default=False,
+        ),
+    ] = None,
+    timeout: Annotated[
+        float, typer.Option("--timeout", metavar="SECONDS", help="How long to wait at most.")
+    ] = 300.0,
     as_json: JsonOption = False,
     home: HomeOption = None,
 ) -> None:
-    """Ask for a revised proposal."""
+    """Ask for a revised proposal, and print it once the daemon made it."""
+    from app.cli_home import NO_DAEMON, follow_answer
+    from app.commands import answer_run
+    from multiverse.home import probe
+
     run = run_ref(home, run, as_json)
-    _answer(home, run, "MODIFY", text, as_json)
+    with errors_said(as_json):
+        path = answer_run(home, run, "MODIFY", text)
+        where = require_home(resolve_home(home))
+    serving = probe(where.state).serving
+    data: dict[str, object] = {"run_id": run, "answer": "modify", "path": relative(home, path)}
+    lines, code = [f"modify: answer written to {path}"], 0
+    if not serving and wait is not False:
+        typer.echo(NO_DAEMON.replace("the request waits in inbox/", "the answer waits"), err=True)
+    if serving and wait is not False:
+        revised = follow_answer(where, run, path, timeout)
+        found = revised.proposal
+        if revised.refused:
+            lines.append(f"refused: the reason is in {where.run(run).messages}")
+            code = 1
+        elif found is None:
+            lines.append("warning: no revised proposal in time; `multiverse status` shows where")
+            code = 1
+        elif found.text is not None:
+            lines += [f"proposal: {found.path}", "", found.text.rstrip()]
+            data |= {"proposal": found.text, "proposal_path": relative(home, found.path)}
+        else:
+            lines.append(f"{found.status.value}: see {found.path}")
+            code = 1 if found.status is Status.FAILED else 0
+        data |= {"refused": revised.refused, "status": found.status.value if found else None}
+    said(as_json, "; ".join(lines[:2]) if as_json else "\n".join(lines), **data)
+    raise typer.Exit(code)
 
 
 @app.command()
@@ -154,6 +197,47 @@ def retry(
     message = f"retry: asked ({path}); the daemon resumes {run}{where}"
     data = {"run_id": run, "answer": "retry", "path": relative(home, path), "from": place or None}
     said(as_json, message, **data)
+
+
+@app.command()
+def fork(
+    run: RunArgument,
+    step: Annotated[
+        str | None,
+        typer.Option(
+            "--from",
+            metavar="STEP",
+            help="Redo from this phase (P3), stage (P3-S01) or task (P3-S01-T01, T04); "
+            "default T03: all the work after the confirmed instructions.",
+        ),
+    ] = None,
+    as_json: JsonOption = False,
+    home: HomeOption = None,
+) -> None:
+    """Make a new run from a final run's confirmed instructions and its work before STEP."""
+    run = run_ref(home, run, as_json)
+    import structlog
+
+    from multiverse.logs import close_logging, configure_logging
+    from orchestrator.forking import fork_run
+
+    # stdout is the command's own: its events go nowhere, warnings to stderr (a daemon in this
+    # process, as in the tests, has configured its logging already and keeps it).
+    quiet = not structlog.is_configured()
+    if quiet:
+        configure_logging(None)
+    try:
+        with errors_said(as_json):
+            result = fork_run(require_home(resolve_home(home)), TableStore(), run, step)
+    finally:
+        if quiet:
+            close_logging()
+    message = (
+        f"fork: {result.run_id} made from {run} at {result.step} ({len(result.kept)} rows kept, "
+        f"{len(result.redone)} PENDING); the daemon redoes it from {result.step} "
+        "(`multiverse start` if none serves this home)"
+    )
+    said(as_json, message, **result.model_dump(mode="json"))
 
 
 @app.command()

@@ -44,6 +44,19 @@ class Answered(_Data):
     message: str  # the sentence the command prints without --json
 
 
+class Modified(_Data):
+    """`modify`: the answer given, and (waited for when a daemon serves) the revised proposal."""
+
+    run_id: str
+    answer: Literal["modify"]
+    path: str
+    message: str
+    refused: bool = False  # the daemon refused the answer (its reason is in messages.md)
+    status: Status | None = None  # the run's status once waited for (None: not in time)
+    proposal: str | None = None  # the revised proposal's text
+    proposal_path: str | None = None
+
+
 class Retried(_Data):
     """`retry`: the RETRY written, and where the run failed (None when not recorded)."""
 
@@ -51,6 +64,19 @@ class Retried(_Data):
     answer: Literal["retry"]
     path: str
     from_: str | None = Field(alias="from")
+    message: str
+
+
+class Forked(_Data):
+    """`fork`: the new run, the run it was made from, the step it redoes from, the rows it kept
+    COMPLETED and those it redoes (PENDING), and its folder (home-relative)."""
+
+    run_id: str
+    origin: str
+    step: str
+    kept: list[str]
+    redone: list[str]
+    folder: str
     message: str
 
 
@@ -110,7 +136,8 @@ class RunEntry(_Data):
     created_at: str | None
     confirmed_at: str | None
     ended_at: str | None
-    elapsed_seconds: float | None
+    elapsed_seconds: float | None  # the run's work: its steps' seconds, never the user's wait
+    idle_since: str | None = None  # when its last step ended, while no step runs
     paused: str | None = None  # only when a broken table holds the run up
     held: str | None = None  # only when the run holds for a review of its plan
     waiting: str | None = None  # only when an action waits for your approval: which, and how
@@ -140,6 +167,8 @@ class TreeRun(RunEntry):
 
     in_flight: InFlight | None
     archived: bool = False  # only for a run moved under runs/archive/
+    broken: list[str] = []  # only when a run table cannot be read: each problem, and its fix
+    forked_from: str | None = None  # only for a run `multiverse fork` made: `RUN at STEP`
 
 
 class PhaseEntry(Phase):
@@ -204,6 +233,7 @@ class DoctorResult(_Data):
     daemon: Serving | None
     parallel_runs: int | None  # runs the daemon advances at once (None: the mapping is broken)
     shell_sandbox: str | None = None  # the shell mapped: "" when sandboxed, else why it is refused
+    promises: list[str] = []  # asked for and not possible here: a search key unset, a recipe
     healthy: bool
     serving: bool
 
@@ -241,12 +271,13 @@ SHAPES: dict[str, Any] = {
     "status": list[RunEntry | ReplyEntry],
     "status RUN": RunTree,
     "confirm": Answered,
-    "modify": Answered,
+    "modify": Modified,
     "cancel": Answered,
     "pause": Answered,
     "approve": ApprovalAnswered,
     "deny": ApprovalAnswered,
     "retry": Retried,
+    "fork": Forked,
     "resume": Resumed,
     "delete-row": RowDeleted,
     "show": ShowResult,

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 def run_daemon(home_option: str | None, once: bool) -> int:
     """Start the daemon on this home; returns the exit status."""
-    from app.team import build_collaborators
+    from app.team import Reloader, build_collaborators
     from multiverse.config import load_runtime_mapping
     from multiverse.logs import close_logging, configure_logging
     from orchestrator.daemon import Daemon
@@ -41,7 +41,7 @@ def run_daemon(home_option: str | None, once: bool) -> int:
     try:
         mapping = load_runtime_mapping(home.root)
         crew = build_collaborators(home, mapping, os.environ)
-        daemon = Daemon(crew, mapping.daemon)
+        daemon = Daemon(crew, mapping.daemon, Reloader(home, mapping, os.environ))
         daemon.install_signal_handlers()
 
         def serving() -> None:

@@ -30,7 +30,7 @@ from multiverse.config import (
     mode_summary,
     resolve_tier,
 )
-from multiverse.errors import ConfigError
+from multiverse.errors import ConfigError, TableError
 from multiverse.home import Home, Serving, probe
 from multiverse.logs import mask_secrets, secret_values_in
 
@@ -172,6 +172,7 @@ class PackageCheck(Finding):
     prompt_version: str | None = None
     tools: list[str] = []
     error: str | None = None
+    notices: list[str] = []  # tools the mapping left to their default, or turned off
 
 
 class DoctorReport(Finding):
@@ -186,6 +187,7 @@ class DoctorReport(Finding):
     parallel_runs: int | None = None  # runs a daemon advances at once (None: no mapping)
     # run_shell_command, where it is mapped: "" when its sandbox can be made, else why not
     shell_sandbox: str | None = None
+    promises: list[str] = []  # what is asked for and nothing here can do (`check_promises`)
 
     @property
     def healthy(self) -> bool:
@@ -197,6 +199,7 @@ class DoctorReport(Finding):
             and all(package.loaded for package in self.packages)
             and all(channel.ok for channel in self.channels)
             and not self.shell_sandbox
+            and not self.promises
         )
 
 
@@ -295,7 +298,37 @@ def check_package(role: str, mapping: RuntimeMapping, environ: Mapping[str, str]
         role=role, loaded=True, tier=package.tier, serves=mode_summary(effective),
         agent_version=package.agent_version, prompt_version=package.prompt_version,
         tools=sorted(binding.tool for binding in package.tools.values()),
+        notices=package.notices,
     )  # fmt: skip
+
+
+def check_promises(home: Home, mapping: RuntimeMapping, environ: Mapping[str, str]) -> list[str]:
+    """What the mapping or the guidelines ask for and nothing here can do: a search provider
+    whose key is unset, a recipe step whose tool type nothing provides."""
+    from app.team import tool_types
+    from executor.search import search_problem
+    from planner.mcp import MCP_FILE, load_mcps
+
+    found = []
+    try:
+        problem = search_problem(mapping, environ)
+    except ConfigError as error:
+        problem = str(error)
+    if problem:
+        found.append(f"web search: {problem}: nothing will be searched until it is")
+    provided = tool_types(mapping)
+    try:
+        recipes = load_mcps(home.root)
+    except (ConfigError, TableError) as error:
+        return [*found, f"{MCP_FILE}: {error}"]
+    for recipe in recipes:
+        missing = sorted({s.tool_type for s in recipe.steps} - set(provided))
+        if missing:
+            found.append(
+                f"{MCP_FILE}: recipe {recipe.name!r} needs tool type {', '.join(missing)}, which "
+                f"nothing provides (provided: {', '.join(provided) or 'none'}): it is never used"
+            )
+    return found
 
 
 def diagnose(home_root: Path, environ: Mapping[str, str], ping: Ping | None = None) -> DoctorReport:
@@ -316,6 +349,7 @@ def diagnose(home_root: Path, environ: Mapping[str, str], ping: Ping | None = No
         tiers = check_tiers(mapping, environ, ping)
         channels = [check_channel(c, environ, home.root) for c in mapping.channels]
         packages = [check_package(role, mapping, environ) for role in ROLES]
+    promises = [] if mapping is None else check_promises(home, mapping, environ)
     return DoctorReport(
         home=check_home(home),
         mapping=mapping_check,
@@ -325,6 +359,7 @@ def diagnose(home_root: Path, environ: Mapping[str, str], ping: Ping | None = No
         daemon=probe(home.state),
         parallel_runs=None if mapping is None else mapping.daemon.max_parallel_runs,
         shell_sandbox=_shell_sandbox(mapping),
+        promises=promises,
     )
 
 
@@ -426,8 +461,11 @@ def render_doctor(report: DoctorReport) -> str:
     if report.shell_sandbox is not None:
         lines += ["", "Shell", f"✗ run_shell_command is refused: {report.shell_sandbox}"
                   if report.shell_sandbox else "✓ run_shell_command runs in a sandbox (bubblewrap)"]
-    lines += ["", "Agent packages", *(_package_line(p) for p in report.packages), ""]
-    lines.append(_verdict(report))
+    lines += ["", "Agent packages", *(_package_line(p) for p in report.packages)]
+    lines += [f"  notice: {said}" for p in report.packages for said in p.notices]
+    if report.promises:
+        lines += ["", "Asked for, not possible here", *(f"✗ {said}" for said in report.promises)]
+    lines += ["", _verdict(report)]
     return "\n".join(lines) + "\n"
 
 

@@ -17,6 +17,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from multiverse.errors import TableError, UnknownRun, UserError, shown_error
@@ -43,6 +44,7 @@ from multiverse.store import (
     TOOL_TASKS,
     TableSpec,
     TableStore,
+    clip,
 )
 from orchestrator.inbox import Answered, recent_replies
 
@@ -231,12 +233,30 @@ def run_data(
     data: dict[str, Any] = {
         "run": _note_approvals(home, _note_held(home, _note_paused(runs, found)))[0]
     }
+    broken: list[str] = []
     for name, spec in _RUN_TABLES.items():
-        rows = store.table(spec, db / spec.filename).rows()
+        try:
+            rows = store.table(spec, db / spec.filename).rows()
+        except TableError as error:  # the tree shows what it can, and says what it cannot
+            rows, broken = [], [*broken, shown_error(home.root, error)]
         data[name] = [row.model_dump(mode="json") for row in rows]
+    if broken:
+        data["run"]["broken"] = broken
+    origin = _origin(run_paths(home, run_id).root)
+    if origin:
+        data["run"]["forked_from"] = origin
     nodes = [(depth, key) for depth, key, _, _ in tree_rows(data)]
     add_tree_times(home, data, nodes, datetime.now(UTC))
     return data
+
+
+def _origin(root: Path) -> str | None:
+    """`RUN at STEP` for a run made by `multiverse fork` (its forked_from.json), else None."""
+    try:
+        said = json.loads((root / "forked_from.json").read_text(encoding="utf-8"))
+        return f"{said['origin']} at {said['step']}"
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 REPLY_KIND = "simple_reply"
@@ -326,31 +346,22 @@ def _request_excerpt(run: dict[str, Any]) -> str:
     return clip(run["user_request"], 70)
 
 
-def clip(text: str, columns: int) -> str:
-    """The text on one line, cut to `columns` terminal columns: a Korean, Chinese or Japanese
-    character or an emoji takes two (wcwidth), so such text is cut as wide as Latin text."""
-    from wcwidth import wcwidth
-
-    line, used = [], 0
-    for char in " ".join(text.split()):
-        width = max(wcwidth(char), 0)
-        if used + width > columns:
-            break
-        line.append(char)
-        used += width
-    return "".join(line)
-
-
 def render_tree(data: dict[str, Any]) -> str:
     """The run's phase › stage › task › tool task tree with a mark per status."""
     run = data["run"]
     lines = [f"{run['run_id']}  {run['status'] or '?'}  {_request_excerpt(run)}"]
+    phrase = run_phrase(run, datetime.now(UTC))
+    if phrase:
+        lines.append(f"  {phrase}")
     if run.get("paused"):
         lines.append(f"  paused: {run['paused']}")
     if run.get("held"):
         lines.append(f"  held: {run['held']}")
     if run.get("waiting"):
         lines.append(f"  {run['waiting']}")
+    lines += [f"  cannot be read: {problem}" for problem in run.get("broken", [])]
+    if run.get("forked_from"):
+        lines.append(f"  forked from {run['forked_from']}")
     if run.get("in_flight"):
         lines.append(f"  in flight: {_flight(run['in_flight'])}")
     seconds = elapsed_by_id(data)
@@ -405,6 +416,8 @@ def live_tree(data: dict[str, Any]) -> RenderableType:
         heading.append(f"\n  paused: {run['paused']}", style="bold yellow")
     if run.get("held"):
         heading.append(f"\n  held: {run['held']}", style="bold yellow")
+    for problem in run.get("broken", []):
+        heading.append(f"\n  cannot be read: {problem}", style="bold red")
     flight = run.get("in_flight")
     root = Tree(Group(heading, Spinner("dots", Text(_flight(flight)))) if flight else heading)
     parents = [root]  # parents[d]: the last node drawn at depth d (the run is depth 0)

@@ -32,9 +32,10 @@ from multiverse.config import (
     effective_tiers,
     warn_degraded_once,
 )
+from multiverse.errors import MultiverseError
 from multiverse.home import Home
 from multiverse.roles import CommunicatorRole, ExecutorRole, PlannerRole
-from orchestrator.crew import DEFAULT_TOOL_TYPES, Collaborators
+from orchestrator.crew import DEFAULT_TOOL_TYPES, Collaborators, Team
 from planner.builtin import BuiltinPlanner
 
 if TYPE_CHECKING:
@@ -47,7 +48,7 @@ ROLE_NAMES = ("planner", "executor", "communicator")
 
 def tool_types(mapping: RuntimeMapping) -> tuple[str, ...]:
     """The specialised tool types the mapping provides."""
-    return tuple(name for name in DEFAULT_TOOL_TYPES if name in mapping.tool_mapping)
+    return tuple(name for name in DEFAULT_TOOL_TYPES if mapping.binding(name) is not None)
 
 
 def print_to_stderr(text: str) -> None:
@@ -56,9 +57,22 @@ def print_to_stderr(text: str) -> None:
     sys.stderr.flush()
 
 
-def role_tiers(mapping: RuntimeMapping) -> dict[str, Tier]:
-    """Each role's tier, read from its agent card (the package is loaded afresh)."""
-    return {role: load_agent_package(role_package_dir(role), mapping).tier for role in ROLE_NAMES}
+def role_tiers(
+    mapping: RuntimeMapping,
+    gate: OnceGate = PROCESS_GATE,
+    notice: Callable[[str], None] = print_to_stderr,
+) -> dict[str, Tier]:
+    """Each role's tier, read from its agent card (the package is loaded afresh); what the
+    mapping left to a default or turned off is said once (`notice`)."""
+    tiers = {}
+    for role in ROLE_NAMES:
+        package = load_agent_package(role_package_dir(role), mapping)
+        for said in package.notices:
+            log.info("tool_notice", role=role, notice=said)
+            if gate.first(("tool_notice", said)):
+                notice(f"notice: {said}")
+        tiers[role] = package.tier
+    return tiers
 
 
 def model_backed_roles(
@@ -134,22 +148,22 @@ def _communicator(
     return ModelCommunicator(home, gateway, mapping, mapping.tier_mapping[tier])
 
 
-def build_collaborators(
+def build_team(
     home: Home,
     mapping: RuntimeMapping,
     environ: Mapping[str, str],
-    console: Callable[[str], None] = print_to_console,
-    debug_channel: Callable[[str], None] = print_to_stderr,
     gate: OnceGate = PROCESS_GATE,
-) -> Collaborators:
-    """The roles for this home: model-backed where a tier's model is usable, builtin elsewhere."""
+    debug_channel: Callable[[str], None] = print_to_stderr,
+) -> Team:
+    """The roles for this mapping: model-backed where a tier's model is usable, builtin
+    elsewhere; a wrong option is a ConfigError before any role is made."""
     effective = effective_tiers(mapping, environ)
     warn_degraded_once(effective, gate=gate)
     if debug_enabled(environ):
         line = debug_mode_line_once(effective, gate=gate)
         if line is not None:
             debug_channel(line)
-    tiers = role_tiers(mapping)
+    tiers = role_tiers(mapping, gate, debug_channel)
     backed = model_backed_roles(tiers, effective)
     served = {
         tier: mapping.tier_mapping[tier] for tier, item in effective.items() if item.mode == "model"
@@ -163,16 +177,67 @@ def build_collaborators(
         return gateway if role in backed else None
 
     log.info("crew_built", model_backed=sorted(backed), gateway=gateway is not None)
-    return Collaborators(
-        home=home,
+    return Team(
         planner=_planner(home, mapping, served, serving("planner")),
         executor=_executor(home, mapping, tiers["executor"], serving("executor"), web),
-        speaker=Speaker(
-            home,
-            _communicator(home, mapping, tiers["communicator"], serving("communicator")),
-            console,
-            open_channels(home, mapping.channels, environ),
-        ),
+        communicator=_communicator(home, mapping, tiers["communicator"], serving("communicator")),
         tool_types=tool_types(mapping),
         search_provider=web.research.provider_label if web.research is not None else None,
     )
+
+
+def build_collaborators(
+    home: Home,
+    mapping: RuntimeMapping,
+    environ: Mapping[str, str],
+    console: Callable[[str], None] = print_to_console,
+    debug_channel: Callable[[str], None] = print_to_stderr,
+    gate: OnceGate = PROCESS_GATE,
+) -> Collaborators:
+    """The Orchestrator's collaborators for this home, with the mapping's roles."""
+    team = build_team(home, mapping, environ, gate, debug_channel)
+    channels = open_channels(home, mapping.channels, environ)
+    return Collaborators(
+        home=home,
+        planner=team.planner,
+        executor=team.executor,
+        speaker=Speaker(home, team.communicator, console, channels),
+        tool_types=team.tool_types,
+        search_provider=team.search_provider,
+    )
+
+
+class Reloader:
+    """runtime-mapping.yaml read again when it changes: the roles of a valid edit for the
+    steps that start after it; an invalid edit said once, the last good mapping kept."""
+
+    def __init__(self, home: Home, mapping: RuntimeMapping, environ: Mapping[str, str]) -> None:
+        self.home, self.environ = home, environ
+        self.mapping = mapping
+        self._text = _mapping_text(home)
+        self._refused: str | None = None
+
+    def __call__(self) -> tuple[Team, RuntimeMapping] | str | None:
+        """The new team and mapping; the reason an edit was refused (said once: then None);
+        None when the file did not change."""
+        from multiverse.config import load_runtime_mapping
+
+        text = _mapping_text(self.home)
+        if text == self._text:
+            return None
+        try:
+            mapping = load_runtime_mapping(self.home.root)
+            team = build_team(self.home, mapping, self.environ)
+        except MultiverseError as error:
+            reason = str(error)
+            said, self._refused = self._refused, reason
+            return None if reason == said else reason
+        self._text, self._refused, self.mapping = text, None, mapping
+        return team, mapping
+
+
+def _mapping_text(home: Home) -> bytes | None:
+    try:
+        return home.mapping_file.read_bytes()
+    except OSError:
+        return None

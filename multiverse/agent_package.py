@@ -132,6 +132,7 @@ class AgentPackage(CardData):
     tool_descriptions: dict[str, str]
     prompt_version: str
     agent_version: str
+    notices: list[str] = []  # what the mapping left to a default or turned off, to be said
 
     @property
     def tier(self) -> Tier:
@@ -175,17 +176,29 @@ def resolve_prompt(
     declared: set[str],
     mapping: RuntimeMapping,
     excluded: dict[str, str],
+    notices: list[str] | None = None,
 ) -> str:
-    """AGENT.md with each `{tool:name}` replaced by its concrete tool; any bad reference fails."""
+    """AGENT.md with each `{tool:name}` replaced by its concrete tool; a bad reference fails.
+
+    A tool that tool_mapping leaves out takes its runtime default, and one turned off there
+    stays named but is not given: each is said in `notices` (a notice, not a failure)."""
+    notices = [] if notices is None else notices
     problems: list[str] = []
 
     def substitute(match: re.Match[str]) -> str:
         name = match.group(1).strip()
-        binding = mapping.tool_mapping.get(name)
+        binding = mapping.binding(name)
         if not re.fullmatch(TOOL_NAME, name) or name not in declared:
             problems.append(f"{match.group(0)} is not declared in {TOOLS_FILE}")
         elif binding is None:
-            problems.append(f"{match.group(0)} is not mapped in runtime-mapping.yaml tool_mapping")
+            why = "is turned off" if name in mapping.disabled_tools else "has no default and is not"
+            given = "the prompt names it, the role is not given it"
+            notices.append(f"{source}: {match.group(0)} {why} in tool_mapping: {given}")
+            return name
+        elif name not in mapping.tool_mapping:
+            left = f"is not in tool_mapping: its runtime default `{binding.tool}` is used"
+            notices.append(f"{source}: {match.group(0)} {left}")
+            return binding.tool
         elif binding.tool in excluded:
             problems.append(
                 f"{match.group(0)} maps to {binding.tool!r}, which the forbidden action "
@@ -216,8 +229,9 @@ def load_agent_package(folder: Path, mapping: RuntimeMapping) -> AgentPackage:
         raise ConfigError(f"{folder / CARD_FILE}: {error}") from None
     names = [tool.name for tool in declared.tools]
     prompt_path = folder / PROMPT_FILE
+    notices: list[str] = []
     prompt = resolve_prompt(
-        read_config_text(prompt_path), str(prompt_path), set(names), mapping, excluded
+        read_config_text(prompt_path), str(prompt_path), set(names), mapping, excluded, notices
     )
     tools = concrete_tools(mapping, names, card.forbidden_actions)
     descriptions = {tool.name: tool.description for tool in declared.tools if tool.name in tools}
@@ -230,4 +244,5 @@ def load_agent_package(folder: Path, mapping: RuntimeMapping) -> AgentPackage:
         tool_descriptions=descriptions,
         prompt_version=card.prompt_version,
         agent_version=card.agent_version,
+        notices=notices,
     )

@@ -94,6 +94,11 @@ class TableError(MultiverseError):
         super().__init__(f"{where}: {problem}")
 
 
+class TableBusy(TableError):
+    """Someone saved the table again and again while we wrote it: nothing is lost (our change
+    was never placed), and the work that wrote it is done again a moment later."""
+
+
 class RowNotFoundError(TableError):
     """An update named a key that the table does not hold."""
 

@@ -13,7 +13,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ import structlog
 
 from communicator import Speaker
 from multiverse.atomic import SpaceReserve
+from multiverse.config import DaemonConfig, RuntimeMapping
 from multiverse.home import Home
 from multiverse.models import (
     CatalogEntry,
@@ -29,7 +30,7 @@ from multiverse.models import (
     ProcessRun,
     UserInstruction,
 )
-from multiverse.roles import ExecutorRole, Message, MessageKind, PlannerRole
+from multiverse.roles import CommunicatorRole, ExecutorRole, Message, MessageKind, PlannerRole
 from multiverse.store import (
     KNOWLEDGE_CATALOG,
     PHASE_TEMPLATE,
@@ -73,6 +74,14 @@ def restoration_messages(home: Home, restoration: Restoration) -> list[Message]:
             f"`multiverse delete-row {where} KEY`."
         )
         messages.append(Message(kind=MessageKind.NOTICE, run_id=run_id, facts={"text": text}))
+    if restoration.kept_aside is not None:
+        kept = _relative(home, replace(restoration, path=restoration.kept_aside))
+        text = (
+            f"Two saves of `{where}` landed while the daemon wrote it, the second made from the "
+            f"daemon's version of that instant: it lacks some edits of the first. The first is "
+            f"kept at `{kept}`: copy back what you miss, then delete it."
+        )
+        messages.append(Message(kind=MessageKind.NOTICE, run_id=owner, facts={"text": text}))
     return messages
 
 
@@ -216,6 +225,46 @@ class RegisterNotice:
 DEFAULT_TOOL_TYPES = ("web_search", "data_visualization")
 
 
+@dataclass(frozen=True)
+class Team:
+    """The roles runtime-mapping.yaml chooses, taken whole when the file changes (the
+    channels and the Speaker's console stay as the daemon started them)."""
+
+    planner: PlannerRole
+    executor: ExecutorRole
+    communicator: CommunicatorRole
+    tool_types: tuple[str, ...] = DEFAULT_TOOL_TYPES
+    search_provider: str | None = None
+
+
+# runtime-mapping.yaml read again: the new roles and mapping, why an edit was refused (said
+# once), or None when nothing changed (`app.team.Reloader`).
+Reload = Callable[[], tuple[Team, RuntimeMapping] | str | None]
+
+
+def reconfigured(crew: Collaborators, reload: Reload) -> DaemonConfig | None:
+    """runtime-mapping.yaml read again: a valid edit's roles taken for the steps that start
+    from now (its daemon settings returned); an invalid edit said, the last good one kept."""
+    outcome = reload()
+    if outcome is None:
+        return None
+    if isinstance(outcome, str):
+        log.info("mapping_refused", error=outcome)  # said on the console below
+        crew.speaker.console(
+            f"runtime-mapping.yaml was not applied: {outcome}. The last good configuration is "
+            "kept; fix the file and save it again."
+        )
+        return None
+    team, mapping = outcome
+    crew.use(team)
+    log.info("mapping_reloaded", tool_types=team.tool_types)
+    crew.speaker.console(
+        "runtime-mapping.yaml changed: the steps that start from now use it (channels change "
+        "at the next `multiverse start`)"
+    )
+    return mapping.daemon
+
+
 @dataclass
 class Collaborators:
     """The Orchestrator's fixed collaborators; it never knows which implementation it has."""
@@ -244,6 +293,13 @@ class Collaborators:
             self.home, self.speaker, self.home.db / PROCESS_RUNS.filename
         )
         self.catalog_rows = CatalogRows(self.store, self.home.db / KNOWLEDGE_CATALOG.filename)
+
+    def use(self, team: Team) -> None:
+        """Work with these roles from the next call on: a step in flight keeps the role it
+        called, the steps that start after take the new ones."""
+        self.planner, self.executor = team.planner, team.executor
+        self.speaker.role = team.communicator
+        self.tool_types, self.search_provider = team.tool_types, team.search_provider
 
     def warm_indexes(self) -> None:
         """Build the indexes the next request will need, so it does not wait for them.

@@ -37,16 +37,17 @@ from multiverse.processes import (
     stop_leftover_children,
     stop_run_children,
 )
-from orchestrator.archiving import Archiver, archive_runs, due_for_archive, forget_tombstoned
-from orchestrator.crew import Collaborators
+from orchestrator.archiving import archive_runs, due_for_archive, forget_tombstoned
+from orchestrator.crew import Collaborators, Reload, reconfigured
 from orchestrator.evidence import cancel_waiting
 from orchestrator.inbox import InboxEntry, survey_inbox
 from orchestrator.intake import act, consider_all
 from orchestrator.perform import StepRunner, wants_a_look
-from orchestrator.upkeep import remove_orphan_temps, restore_run_rows
+from orchestrator.upkeep import finish_cut_short, remove_orphan_temps, restore_run_rows
 from orchestrator.wakeups import (
     ALL,
     ARCHIVE,
+    CONFIG,
     DB_PREFIX,
     INBOX,
     WakeUps,
@@ -59,7 +60,7 @@ STOP_GRACE_SECONDS = 10.0
 FAULT_RETRY_SECONDS = 5.0
 
 
-SERVICES = frozenset({INBOX, ARCHIVE})  # keys that are not runs
+SERVICES = frozenset({INBOX, ARCHIVE, CONFIG})  # keys that are not runs
 ARCHIVE_DELAY_SECONDS = 2.0  # after a step: one look at the policy for a burst of steps
 ARCHIVE_LOOK_SECONDS = 3600.0  # runs grow old without an event: look again hourly
 
@@ -67,13 +68,13 @@ ARCHIVE_LOOK_SECONDS = 3600.0  # runs grow old without an event: look again hour
 class Daemon:
     """Serves one home: intake, then one step at a time per run, runs in parallel."""
 
-    def __init__(self, crew: Collaborators, config: DaemonConfig | None = None) -> None:
+    def __init__(
+        self, crew: Collaborators, config: DaemonConfig | None = None, reload: Reload | None = None
+    ) -> None:
         self.crew = crew
-        self.config = config or DaemonConfig()
-        # A loaded mapping has it set (given, or derived from the tiers); a bare DaemonConfig
-        # is one with no model tier.
-        self.parallel_runs = self.config.max_parallel_runs or default_parallel_runs(())
-        self.runner = StepRunner(crew, self.config.pause_before)
+        self.reload = reload  # runtime-mapping.yaml read again when it changes
+        self.runner = StepRunner(crew)
+        self._configure(config or DaemonConfig())
         self.stop_event = threading.Event()
         # `start --once` stops where only the user (or a deadline) can move things on.
         self._once = False
@@ -90,6 +91,11 @@ class Daemon:
         self._next_beat = 0.0
         self._warmers: list[threading.Thread] = []  # joined before `run` returns
         self._previous_handlers: dict[int, Any] = {}  # restored when `run` returns
+
+    def _configure(self, config: DaemonConfig) -> None:
+        self.config = config  # a bare DaemonConfig has no model tier: max_parallel_runs unset
+        self.parallel_runs = config.max_parallel_runs or default_parallel_runs(())
+        self.runner.pause_before = config.pause_before
 
     # -- wake-ups ------------------------------------------------------------------------
 
@@ -148,6 +154,11 @@ class Daemon:
             if key == ALL:
                 self.wakeups.done(key)
                 keys += self._everything()
+            elif key == CONFIG:
+                self.wakeups.done(key)
+                config = reconfigured(self.crew, self.reload) if self.reload else None
+                if config is not None:
+                    self._configure(config)
             elif key.startswith(DB_PREFIX):
                 self.wakeups.done(key)
                 keys += self._table_changed(Path(key[len(DB_PREFIX) :]))
@@ -332,9 +343,9 @@ class Daemon:
             try:
                 run_id = act(self.crew, decision.result())
             except (TableError, StorageError) as error:
-                # A global table is broken or the disk refuses: the request stays in inbox/
-                # and is taken once a table changes (or the daemon restarts).
-                self._report_blocked_intake(error)
+                # A broken global table or a full disk: the request stays in inbox/, taken
+                # once a table changes (or the daemon restarts).
+                self.runner.report_blocked(error)
                 self._waiting_for_tables.add(entry.path.name)
                 continue
             except Exception:
@@ -346,12 +357,6 @@ class Daemon:
             if run_id is not None:
                 self.wake(run_id)
         self._warm_indexes()
-
-    def _report_blocked_intake(self, error: TableError | StorageError) -> None:
-        if isinstance(error, TableError):
-            self.runner.report_global(error)
-        else:
-            self.runner.report_machine_fault(error)
 
     def _warm_indexes(self) -> None:
         """Build, off the request path, the indexes the next request will need."""
@@ -398,8 +403,7 @@ class Daemon:
             allow_children()
             # Before any step is redone: the children a killed daemon left are stopped.
             stop_leftover_children(self.crew.home.runs, self.crew.home.state)
-            # An archive a crash cut short is finished before any run is looked at.
-            Archiver(self.crew.home, self.crew.store).finish()
+            finish_cut_short(self.crew)  # an archive or a fork a crash cut short
             forget_tombstoned(self.crew)
             # Under the lock: the channels' outbox of a killed daemon is sent on now.
             self.crew.speaker.start()
@@ -416,8 +420,7 @@ class Daemon:
                 if observer is not None:
                     observer.stop()
                     observer.join()
-                self._finish_in_flight()
-                self._finish_warming()
+                self._finish()
                 self.crew.speaker.close()  # bounded wait for channel deliveries
                 self._recheck_written()
             log.info("daemon_stopped", failed_runs=sorted(self.failed_runs))
@@ -484,17 +487,13 @@ class Daemon:
             self._previous_handlers.setdefault(signum, signal.getsignal(signum))
             signal.signal(signum, handle)
 
-    def _finish_warming(self) -> None:
-        """Wait (a bounded time) for the index builds: none writes once the lock is released."""
+    def _finish(self) -> None:
+        """Wait (a bounded time) for the steps in flight, then the index builds: none writes
+        once the lock is released."""
         deadline = time.monotonic() + STOP_GRACE_SECONDS
-        for thread in self._warmers:
+        for thread in [*self._in_flight.values(), *self._warmers]:
             thread.join(timeout=max(0.0, deadline - time.monotonic()))
         self._warmers.clear()
-
-    def _finish_in_flight(self) -> None:
-        deadline = time.monotonic() + STOP_GRACE_SECONDS
-        for thread in list(self._in_flight.values()):
-            thread.join(timeout=max(0.0, deadline - time.monotonic()))
         if self._in_flight:
             # Abandoned: the step is redone on restart, which every step is safe for.
             log.warning("steps_abandoned", keys=sorted(self._in_flight))

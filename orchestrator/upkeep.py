@@ -16,9 +16,11 @@ from multiverse.errors import TableError
 from multiverse.home import Home, RunPaths, run_folder_ids
 from multiverse.models import ProcessRun, Status
 from multiverse.processes import pid_alive
+from orchestrator.archiving import Archiver
 from orchestrator.crew import Collaborators
 from orchestrator.decide import FailureRecord
 from orchestrator.evidence import SignalBox
+from orchestrator.forking import finish_forks
 from orchestrator.intake import runs_being_taken_in
 
 log = structlog.get_logger(__name__)
@@ -178,3 +180,10 @@ def _in_use(path: Path, owner: int) -> bool:
 
 
 _CLOCK_MARGIN_NS = 2_000_000_000
+
+
+def finish_cut_short(crew: Collaborators) -> None:
+    """Finish (or undo) the archive and the forks a crash cut short, before any run is looked
+    at: a half-made run is never served."""
+    Archiver(crew.home, crew.store).finish()
+    finish_forks(crew.home, crew.store)

@@ -110,6 +110,7 @@ logging.getLogger("watchdog.observers.inotify").addFilter(_StopRaceFilter())
 INBOX = "inbox"
 ARCHIVE = "archive"  # runs/archive/ and db/archive/ (multiverse.runs.archive)
 ALL = "*"
+CONFIG = "config"  # runtime-mapping.yaml changed
 DB_PREFIX = "db:"
 
 
@@ -122,6 +123,8 @@ def wake_key(home: Home, raw_path: str) -> str | None:
         return None
     if not parts or is_ignorable_name(parts[-1]):
         return None
+    if path == home.mapping_file:
+        return CONFIG
     if parts[0] == "inbox" and len(parts) == 2:
         return INBOX
     if parts[0] in ("runs", "db") and len(parts) >= 2 and parts[1] == ARCHIVE:
@@ -167,10 +170,12 @@ class _WakeHandler(FileSystemEventHandler):
 
 
 def start_watching(home: Home, wake: Callable[[str], None]) -> BaseObserver:
-    """A running observer on inbox/ (flat), runs/ and db/ (recursive)."""
+    """A running observer on inbox/ (flat), runs/ and db/ (recursive), and the home's own
+    files (flat: runtime-mapping.yaml)."""
     handler = _WakeHandler(home, wake)
     observer = Observer()
-    for folder, recursive in ((home.inbox, False), (home.runs, True), (home.db, True)):
+    for folder, recursive in ((home.inbox, False), (home.runs, True), (home.db, True),
+                              (home.root, False)):  # fmt: skip
         folder.mkdir(parents=True, exist_ok=True)
         observer.schedule(handler, str(folder), recursive=recursive)
     observer.daemon = True

@@ -18,7 +18,7 @@ import re
 
 from multiverse.roles import LearningContext, Proposal, ProposedInstruction
 from multiverse.spec import Chart, ChartAsk, FormatRule, Question, Reading, RequestSpec
-from multiverse.store import decode_cell, render_table, split_row
+from multiverse.store import clip, decode_cell, encode_cell, render_table, split_row
 from planner.wording import ENGLISH, KOREAN, language_name, words
 
 WORDS_PER_PAGE = 500
@@ -211,7 +211,6 @@ def _changes(spec: RequestSpec, language: str) -> list[str]:
     return found
 
 
-OFFLINE_NOTICE = ENGLISH["offline"]
 INSTRUCTION_COLUMNS = ["#", "type", "content", "justification", "supersedes"]
 KOREAN_COLUMNS = ["#", "유형", "내용", "근거", "대체"]
 # The instructions table in each language the document is written in: heading, columns.
@@ -227,6 +226,16 @@ LEARNING_COLUMNS = {
 
 def _table(columns: list[str], rows: list[list[str]]) -> str:
     return "".join(render_table(columns, rows)).rstrip("\n")
+
+
+def _narrow_table(columns: list[str], rows: list[list[str]]) -> str:
+    """A pipe table without padding: each line as long as its own cells, not the longest row's
+    (a padded table of long instructions is hundreds of characters a line on every row)."""
+
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(encode_cell(cell) or " " for cell in cells) + " |"
+
+    return "\n".join([line(columns), "|" + "---|" * len(columns), *(line(row) for row in rows)])
 
 
 def _short(text: str, limit: int) -> str:
@@ -252,7 +261,23 @@ def instructions_section(proposal: Proposal, language: str = "en") -> str:
         ]
         for number, item in enumerate(proposal.instructions, start=1)
     ]
-    return _table(INSTRUCTION_TABLES[language][1], rows)
+    return _narrow_table(INSTRUCTION_TABLES[language][1], rows)
+
+
+SUMMARY_LINES = 8
+SUMMARY_WIDTH = 156  # two lines of an 80-column terminal: the summary fits one screen
+
+
+def summary_section(proposal: Proposal, language: str = "en") -> str:
+    """What will be done, one short line an instruction: the proposal's first screen."""
+    lines = [
+        clip(f"- **{item.instruction_type}** {item.content}", SUMMARY_WIDTH, "…")
+        for item in proposal.instructions[:SUMMARY_LINES]
+    ]
+    rest = len(proposal.instructions) - SUMMARY_LINES
+    if rest > 0:
+        lines.append(words(language)["summary_more"].format(count=rest))
+    return "\n".join(lines)
 
 
 def conflicts_section(proposal: Proposal, language: str = "en") -> str:
@@ -308,13 +333,18 @@ def render_proposal(proposal: Proposal, run_id: str, learning: LearningContext) 
     """The whole feedback_for_user.md of a run."""
     language = language_of(proposal)
     said = words(language)
+    # The first screen (25 lines) says what will be done and how to answer; details below.
     parts = [said["title"].format(run_id=run_id)]
     if proposal.made_offline:
         parts.append(said["offline"])
     parts += [
+        said["summary"],
+        summary_section(proposal, language),
+        said["answer_line"].format(run_id=run_id),
         said["understood"],
         understanding_section(proposal),
         said["instructions"],
+        said["edit_hint"],
         instructions_section(proposal, language),
         said["conflicts"],
         conflicts_section(proposal, language),

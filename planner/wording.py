@@ -9,11 +9,16 @@ from __future__ import annotations
 ENGLISH: dict[str, str] = {
     # the document
     "title": "# Proposal for run {run_id}",
-    "offline": (
-        "> Made offline by the builtin engine (no language model configured): the request was "
-        "read by fixed rules, and each reading below says which words chose it. Correct any "
-        "line by MODIFY, or edit the instructions table in this file before you confirm: what "
-        "is in it when you confirm is what is done."
+    "offline": "> Made offline by the builtin engine: no language model is configured.",
+    "summary": "## What will be done",
+    "summary_more": "- … and {count} more: the table below",
+    "answer_line": (
+        "Answer: `multiverse confirm {run_id}`, `multiverse modify {run_id} \"…\"` or "
+        "`multiverse cancel {run_id}` (more at the end)."
+    ),
+    "edit_hint": (
+        "Correct any line by MODIFY, or edit this table before you confirm: what is in it when "
+        "you confirm is what is done."
     ),
     "understood": "## How I understood the request",
     "instructions": "## Proposed instructions",
@@ -74,10 +79,8 @@ ENGLISH: dict[str, str] = {
     "applied": "applied: {detail}",
     "not_applied": "not applied: {detail}",
     "nothing_missed": "nothing: every part of the request was read",
-    "learning_first": "Learning context: first run, no past runs.",
     "learning_line": (
-        "Learning context: {past} similar past run(s); {agree} earlier instruction(s) agree, "
-        "{conflicts} conflict."
+        "Past runs: {past} similar; {agree} earlier instruction(s) agree, {conflicts} conflict."
     ),
     # the instructions
     "goal_why": "The request as written is the run's goal.",
@@ -141,11 +144,16 @@ ENGLISH: dict[str, str] = {
 
 KOREAN: dict[str, str] = {
     "title": "# 실행 {run_id} 제안서",
-    "offline": (
-        "> 언어 모델 없이 내장 엔진이 오프라인으로 만든 제안서입니다. 요청을 정해진 규칙으로 "
-        "읽었고, 아래 각 줄에 그렇게 읽은 근거가 되는 말을 적었습니다. 고칠 줄이 있으면 MODIFY로 "
-        "알려 주시거나, 확정하기 전에 이 파일의 지침 표를 고쳐 주세요. 확정할 때 표에 있는 "
-        "내용대로 진행합니다."
+    "offline": "> 언어 모델 없이 내장 엔진이 오프라인으로 만든 제안서입니다.",
+    "summary": "## 할 일",
+    "summary_more": "- … 그 밖에 {count}건: 아래 표",
+    "answer_line": (
+        "답하기: `multiverse confirm {run_id}`, `multiverse modify {run_id} \"…\"` 또는 "
+        "`multiverse cancel {run_id}` (자세한 방법은 맨 아래)."
+    ),
+    "edit_hint": (
+        "고칠 줄이 있으면 MODIFY로 알려 주시거나, 확정하기 전에 이 표를 고쳐 주세요. 확정할 때 "
+        "표에 있는 내용대로 진행합니다."
     ),
     "understood": "## 요청을 이해한 방식",
     "instructions": "## 제안하는 지침",
@@ -202,9 +210,8 @@ KOREAN: dict[str, str] = {
     "applied": "적용함: {detail}",
     "not_applied": "적용하지 못함: {detail}",
     "nothing_missed": "없음: 요청의 모든 부분을 읽었습니다",
-    "learning_first": "학습 맥락: 첫 실행이라 과거 실행이 없습니다.",
     "learning_line": (
-        "학습 맥락: 비슷한 과거 실행 {past}건; 이전 지침 {agree}건 일치, {conflicts}건 충돌."
+        "과거 실행: 비슷한 실행 {past}건; 이전 지침 {agree}건 일치, {conflicts}건 충돌."
     ),
     "goal_why": "요청 원문이 이 실행의 목표입니다.",
     "deliverable_asked": (

@@ -25,7 +25,7 @@ from typing import Any
 from typer.testing import CliRunner
 
 from app.cli import run
-from app.team import build_collaborators
+from app.team import Reloader, build_collaborators
 from multiverse.config import load_runtime_mapping
 from multiverse.home import Home, probe
 from multiverse.logs import close_logging, configure_logging
@@ -237,7 +237,7 @@ def serving(home: Home) -> Iterator[Serving]:
     mapping = load_runtime_mapping(home.root)
     said: list[str] = []
     crew = build_collaborators(home, mapping, os.environ, console=said.append)
-    served = Serving(Daemon(crew, mapping.daemon), said)
+    served = Serving(Daemon(crew, mapping.daemon, Reloader(home, mapping, os.environ)), said)
 
     def serve() -> None:
         try:

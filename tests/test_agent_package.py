@@ -107,12 +107,22 @@ def test_undeclared_reference_is_a_config_error(tmp_path: Path) -> None:
     assert "{tool:teleport} is not declared in tools.yaml" in message
 
 
-def test_unmapped_reference_is_a_config_error(tmp_path: Path) -> None:
-    """A declared tool that the mapping leaves unmapped cannot be named in the prompt."""
+def test_a_tool_left_out_of_the_mapping_takes_its_default_and_says_so(tmp_path: Path) -> None:
+    """A declared tool that tool_mapping leaves out takes its runtime default (the tool of its
+    name) with a notice; one turned off (`read_file:` left empty) stays named in the prompt, is
+    not given, and is said too; neither is an error."""
     folder = make_package(tmp_path / "agent", "Use {tool:read_file}.")
-    mapping = RuntimeMapping.model_validate({"tool_mapping": {"glob": "glob"}})
-    with pytest.raises(ConfigError, match=r"\{tool:read_file\} is not mapped"):
-        load_agent_package(folder, mapping)
+    only_glob = RuntimeMapping.model_validate({"tool_mapping": {"glob": "glob"}})
+    left_out = load_agent_package(folder, only_glob)
+    assert left_out.prompt == "Use read_file." and left_out.tools["read_file"].tool == "read_file"
+    assert [
+        notice.split(": ", 1)[1] for notice in left_out.notices
+    ] == ["{tool:read_file} is not in tool_mapping: its runtime default `read_file` is used"]
+    off = RuntimeMapping.model_validate({"tool_mapping": {"glob": "glob", "read_file": None}})
+    turned_off = load_agent_package(folder, off)
+    assert "read_file" not in turned_off.tools and turned_off.prompt == "Use read_file."
+    assert "is turned off in tool_mapping" in turned_off.notices[0]
+    assert load_agent_package(folder, RuntimeMapping()).notices == []
 
 
 def test_reference_to_forbidden_tool_is_a_config_error(tmp_path: Path) -> None:

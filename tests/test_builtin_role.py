@@ -181,6 +181,7 @@ def test_publishing_writes_an_evidence_brief_with_the_chart_asked_for(home: Path
     assert signal.status == "COMPLETED", signal.error
     kinds = {o.path: o.asset_type for o in signal.outputs}
     assert kinds[f"{OUT}/report.md"] == kinds[f"{OUT}/report.html"] == AssetType.FINAL_OUTPUT
+    assert kinds[f"{OUT}/report.docx"] == AssetType.FINAL_OUTPUT  # exported beside the HTML
     assert kinds[f"{OUT}/report-chart-1.svg"] == AssetType.TOOL_OUTPUT
     markdown = (home / OUT / "report.md").read_text("utf-8")
     assert markdown.startswith(f"> {BANNER}")

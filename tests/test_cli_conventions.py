@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 
 from app.cli import app
 from app.cli_app import EXAMPLES
+from app.cli_schemas import schema_for
 from app.commands import stopped_line
 from multiverse.home import BEAT_SECONDS, Beat, Home, probe, serving_state
 
@@ -185,6 +186,31 @@ def _submit_wait_prints_the_run_and_its_proposal(home: Home) -> None:
     jsonschema.validate(answered, SUBMIT_SCHEMA)
     assert answered["taken"] == "reply" and answered["answer"]
     assert answered["answer"] == Path(answered["path"]).read_text(encoding="utf-8").rstrip()
+
+
+def test_modify_prints_the_revised_proposal(home: Home) -> None:
+    """Against a serving daemon, `modify` waits for the revised proposal and prints it (and
+    in --json); --no-wait only writes the answer; with no daemon, a warning says it waits."""
+    with serving(home):
+        submitted = cli(home, "submit", "--wait", "Write a 2-page memo about the e-bike market.")
+        run_id = re.search(r"^run: (run-\S+)$", submitted.stdout, re.M)
+        assert run_id is not None, submitted.stdout
+        result = cli(home, "modify", run_id[1], "Make it one page, for the board.")
+        assert result.returncode == 0, result.stderr
+        revised = home.run(run_id[1]).feedback.read_text(encoding="utf-8")
+        assert "Make it one page, for the board." in revised  # the revision, not the first
+        assert f"proposal: {home.run(run_id[1]).feedback}" in result.stdout
+        assert revised.strip() in result.stdout
+        data = json.loads(cli(home, "modify", "--json", run_id[1], "In English.").stdout)
+        jsonschema.validate(data, schema_for("modify"))
+        assert data["proposal"] == home.run(run_id[1]).feedback.read_text(encoding="utf-8")
+        assert "In English." in data["proposal"] and data["status"] == "AWAITING_CONFIRMATION"
+    quiet = cli(home, "modify", "--no-wait", run_id[1], "Add a title.")
+    assert quiet.returncode == 0 and quiet.stdout.startswith("modify: answer written to")
+    assert "proposal:" not in quiet.stdout and not quiet.stderr
+    alone = cli(home, "modify", run_id[1], "Shorter.")
+    assert alone.returncode == 0 and "no daemon serves this home" in alone.stderr
+    assert "the answer waits" in alone.stderr
 
 
 def test_the_stop_line_says_what_was_done() -> None:

@@ -310,23 +310,27 @@ def test_debug_mode_line_once() -> None:
 
 
 def test_concrete_tools_minus_forbidden_actions() -> None:
-    """Tools map through tool_mapping; unmapped ones and forbidden actions' tools are dropped."""
+    """Tools map through tool_mapping (one left out takes its default, one turned off none);
+    forbidden actions' tools are dropped."""
     mapping = RuntimeMapping.model_validate(
         {
             "tool_mapping": {
                 "read_file": "safe_read",
                 "write_file": "write_file",
                 "web_fetch": "web_fetch",
+                "replace": None,
             }
         }
     )
     tools = concrete_tools(
-        mapping, ["read_file", "write_file", "web_fetch", "glob"], ["modify_files"]
+        mapping, ["read_file", "write_file", "web_fetch", "glob", "replace"], ["modify_files"]
     )
     assert tools == {
         "read_file": ToolBinding(tool="safe_read"),
         "web_fetch": ToolBinding(tool="web_fetch"),
+        "glob": ToolBinding(tool="glob"),
     }
+    assert mapping.disabled_tools == {"replace"}
     assert "web_fetch" not in concrete_tools(mapping, ["web_fetch"], ["access_network"])
 
 

@@ -113,3 +113,43 @@ def test_the_offline_deliverable_traces_every_number_and_names_no_file_left_out(
     for chart in spec.charts:
         if not chart.drawable:
             assert chart.reading.phrase[:40] in said, (chart, record)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case["id"] for case in CASES])
+def test_every_proposals_first_screen_says_what_will_be_done(
+    case: dict[str, Any], documents: Path
+) -> None:
+    """The first 25 lines of an 80-column terminal hold every instruction (the first eight, in
+    short, the rest counted) and how to answer; the instructions table reads back whole."""
+    from multiverse.roles import LearningContext, Proposal
+    from planner.builtin.proposal import derived_instructions
+    from planner.proposal_doc import read_instructions, render_proposal
+
+    spec = _spec(case, documents)
+    run_id = "run-20260301-090000-001"
+    instructions = derived_instructions(spec, run_id, [], [])
+    proposal = Proposal(understanding="-", instructions=instructions, made_offline=True, spec=spec)
+    text = render_proposal(proposal, run_id, LearningContext())
+    rows = [row for line in text.splitlines() for row in _terminal_rows(line, 80)]
+    first_screen = "\n".join(rows[:25])
+    for item in instructions[:8]:
+        assert f"**{item.instruction_type}**" in first_screen, item
+    if len(instructions) > 8:
+        assert f"{len(instructions) - 8} " in first_screen
+    assert f"multiverse confirm {run_id}" in first_screen.replace("\n", "")
+    assert read_instructions(text) == instructions
+
+
+def _terminal_rows(line: str, columns: int) -> list[str]:
+    """The rows a line takes on a terminal `columns` wide (wide characters take two)."""
+    from wcwidth import wcwidth
+
+    rows, row, used = [], "", 0
+    for char in line:
+        width = max(wcwidth(char), 0)
+        if used + width > columns:
+            rows.append(row)
+            row, used = "", 0
+        row += char
+        used += width
+    return [*rows, row]

@@ -209,3 +209,52 @@ def test_doctor_on_a_local_server_defaults_to_its_concurrency(home: Path) -> Non
     assert "calls at once: 4 (default for a server on this machine or network)" in render_doctor(
         report
     )
+
+
+def test_a_search_provider_without_its_key_is_flagged(home: Path) -> None:
+    """web_search mapped to Tavily whose key variable is unset: doctor says so (✗, not
+    healthy); with the variable set it does not."""
+    configure(home, "tool_mapping:\n  web_search: {tool: web_search, options: "
+                    "{provider: tavily, api_key_env: MY_SEARCH_KEY}}\n")  # fmt: skip
+    report = diagnose(home, {})
+    assert not report.healthy
+    assert report.promises == [
+        "web search: web_search is mapped to tavily, but MY_SEARCH_KEY is not set: nothing "
+        "will be searched until it is"
+    ]
+    assert f"✗ {report.promises[0]}" in render_doctor(report)
+    assert diagnose(home, {"MY_SEARCH_KEY": "k"}).promises == []
+
+
+def test_a_recipe_naming_a_tool_type_nothing_provides_is_flagged(home: Path) -> None:
+    """A recipe of guidelines/mcp_list.md whose step needs a tool type the mapping does not
+    provide is never used: doctor names it; the shipped recipes pass."""
+    assert diagnose(home, {}).promises == []
+    path = home / "guidelines" / "mcp_list.md"
+    row = "| sheets | spreadsheet, table | POST | 1 | spreadsheet_export | Export the figures. |\n"
+    path.write_text(path.read_text(encoding="utf-8") + row, encoding="utf-8")
+    promises = diagnose(home, {}).promises
+    assert len(promises) == 1
+    assert "recipe 'sheets' needs tool type spreadsheet_export" in promises[0]
+    assert "provided: web_search, data_visualization" in promises[0]
+    configure(home, "tool_mapping:\n  web_search:\n")  # turned off: market_research is unused
+    assert any("recipe 'market_research' needs tool type web_search" in p
+               for p in diagnose(home, {}).promises)  # fmt: skip
+
+
+def test_a_tool_left_out_of_the_mapping_is_a_notice_not_a_refusal(home: Path) -> None:
+    """A tool_mapping that leaves out tools the agents' prompts name: each takes its runtime
+    default and is said as a notice; the packages load and the daemon starts (no exit 2)."""
+    from journey import cli_process
+
+    configure(home, "tool_mapping:\n  read_file: read_file\n")
+    report = diagnose(home, {})
+    assert all(p.loaded for p in report.packages) and report.healthy
+    notices = [n for p in report.packages for n in p.notices]
+    assert any("{tool:glob} is not in tool_mapping: its runtime default `glob` is used" in n
+               for n in notices)  # fmt: skip
+    assert "  notice: " in render_doctor(report)
+    started = cli_process(Home(home), "start", "--once")  # its own process: said once in it
+    assert started.returncode == 0, started.stderr
+    said = [line for line in started.stderr.splitlines() if line.startswith("notice: ")]
+    assert said and len(said) == len(set(said))  # each said once

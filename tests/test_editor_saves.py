@@ -55,16 +55,22 @@ def _statuses(home: Home) -> dict[str, str]:
 
 
 def _lost(edits: list[dict[str, Any]], catalog: Path) -> list[dict[str, Any]]:
-    """The edits whose marker is not in their cell now (each table read once)."""
+    """The edits whose marker is not in their cell now (each table read once), nor in a save
+    the daemon kept aside beside it (`.<name>.kept-<time>.md`, said in messages)."""
     tables: dict[str, dict[str, Any]] = {}
+    kept: dict[str, str] = {}
     lost = []
     for edit in edits:
+        path = Path(edit["file"])
         if edit["file"] not in tables:
             spec: TableSpec[Any] = KNOWLEDGE_CATALOG if edit["file"] == str(catalog) else TASKS
-            rows = TableStore().table(spec, Path(edit["file"])).rows()
+            rows = TableStore().table(spec, path).rows()
             tables[edit["file"]] = {row.key: row for row in rows}
+            aside = sorted(path.parent.glob(f".{path.stem}.kept-*{path.suffix}"))
+            kept[edit["file"]] = "".join(p.read_text(encoding="utf-8") for p in aside)
         row = tables[edit["file"]].get(edit["key"])
-        if row is None or edit["marker"] not in str(getattr(row, edit["column"])):
+        there = row is not None and edit["marker"] in str(getattr(row, edit["column"]))
+        if not there and edit["marker"] not in kept[edit["file"]]:
             lost.append(edit)
     return lost
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from multiverse.atomic import atomic_write_text
 from multiverse.home import Home
 from multiverse.models import Status
@@ -9,7 +11,7 @@ from orchestrator.crew import Collaborators
 from orchestrator.decide import StepKind
 from orchestrator.perform import StepRunner
 
-from journey import copy_assets
+from journey import cli, copy_assets, once, only_run
 from stepping import builtin_collaborators, confirmed_run
 
 
@@ -53,6 +55,7 @@ def test_a_hand_broken_run_table_fails_the_run_and_stays_byte_identical(home: Ho
     assert statuses["P1"] is Status.FAILED and statuses["P1-S01"] is Status.FAILED
     messages = home.run(run_id).messages.read_text(encoding="utf-8")
     assert "FAILURE" in messages and "tasks.md" in messages and "cells" in messages
+    assert "failed work: the run's next step" in messages and "not recorded" not in messages
     assert runner.advance(run_id) is not None  # IDLE: nothing more happens
     assert tasks_file.read_bytes() == before
 
@@ -100,3 +103,27 @@ def test_a_broken_global_table_pauses_runs_without_failing_them(home: Home) -> N
         pass
     run = crew.process_runs.get(run_id)
     assert run is not None and run.status is Status.COMPLETED
+
+
+def test_a_failed_run_is_one_report_on_the_console_and_in_its_messages(
+    home: Home, tmp_path: Path
+) -> None:
+    """A tier whose command fails: `start` prints the report messages.md holds, naming the
+    failed work, and no raw log line."""
+    agent = tmp_path / "agent.sh"
+    agent.write_text("#!/bin/sh\necho 'boom: the agent crashed' >&2\nexit 3\n", encoding="utf-8")
+    agent.chmod(0o755)
+    atomic_write_text(home.mapping_file, f"tier_mapping:\n  MEDIUM:\n    model: process:{agent}\n")
+    copy_assets(home, "market_report_2024.md")
+    cli(home, "submit", "Write a short memo from the report.")
+    once(home)
+    run_id = only_run(home)["run_id"]
+    assert cli(home, "confirm", run_id).returncode == 0
+    result = once(home)
+    assert result.returncode == 1 and only_run(home)["status"] == "FAILED"
+    console = result.stdout + result.stderr
+    assert "run_failed" not in console and "[error" not in console and "[warning" not in console
+    assert "failed work: First analysis" in console and "boom: the agent crashed" in console
+    report = console[console.index(f"Run `{run_id}` has stopped") :].strip()
+    messages = home.run(run_id).messages.read_text(encoding="utf-8")
+    assert report in messages  # the same report, word for word

@@ -254,3 +254,29 @@ def test_a_purpose_edited_while_held_changes_what_the_task_does(home: Home) -> N
     passages = report.split("## What the sources say", 1)[1]
     first = next(line for line in passages.splitlines() if line.startswith("1. "))
     assert "Winter utilisation" in first
+
+
+def test_a_change_to_the_mapping_applies_to_the_steps_after_it(home: Home) -> None:
+    """A serving daemon takes an edit of runtime-mapping.yaml for the steps that start after
+    it (here: pause_before, so the confirmed run holds at its first plan); an invalid edit is
+    said once, the last good mapping kept and the daemon serving on."""
+    from journey import serving
+
+    def _lines(said: list[str], text: str) -> int:
+        return sum(text in line for line in said)
+
+    copy_assets(home, "market_report_2024.md")
+    with serving(home) as served:
+        atomic_write_text(home.mapping_file, "daemon:\n  max_parallel_runs: 0\n")
+        wait_for(lambda: _lines(served.said, "was not applied") == 1, "the refusal")
+        atomic_write_text(home.mapping_file, "daemon:\n  max_parallel_runs: 0\n")  # again
+        _pause_before(home, "stages")
+        wait_for(lambda: _lines(served.said, "mapping.yaml changed") == 1, "the change")
+        assert _lines(served.said, "was not applied") == 1
+        assert "max_parallel_runs" in next(line for line in served.said if "not applied" in line)
+        run_id = _to_the_first_hold(home)  # without the edit, the run would go on to the end
+        assert _holds(home, run_id)
+        _pause_before(home, "[]")
+        wait_for(lambda: _lines(served.said, "runtime-mapping.yaml changed") == 2, "undone")
+        assert cli(home, "resume", run_id).returncode == 0
+        wait_for(lambda: _settled(home) and first_row(home).status is Status.COMPLETED, "the end")

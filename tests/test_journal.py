@@ -14,7 +14,7 @@ import pytest
 from multiverse.atomic import exchange
 from multiverse.models import ProcessRun, Status
 from multiverse.store import PROCESS_RUNS, TableStore
-from multiverse.store.journal import Restoration, RowJournal, add_tombstone
+from multiverse.store.journal import Restoration, RowJournal, add_tombstone, superseded_edits
 from multiverse.store.tablefile import read_settled
 
 RUN = "run-20261123-100000-{:03d}"
@@ -29,6 +29,31 @@ def _index(rows: list[ProcessRun]) -> dict[str, int]:
 
 
 # -- the merge, pure --------------------------------------------------------------------------
+
+
+def test_a_save_superseded_by_one_made_from_our_instant_counts_its_missing_edits() -> None:
+    """Two saves land while we write, the second made from our version of that instant: the
+    edits of the first the second lacks (a cell changed, a row added) are counted; a second
+    save that holds them all, or a first that edited nothing, counts none."""
+    base = [_run(1), _run(2)]
+    first = [_run(1, request="edited"), _run(2), _run(4)]  # an edit and a row of theirs
+    second = [_run(1), _run(2, request="later edit")]  # made from ours: lacks both
+    assert superseded_edits(base, first, second) == 2
+    assert superseded_edits(base, first, [*first[:2], _run(4), _run(5)]) == 0
+    assert superseded_edits(base, base, second) == 0
+
+
+def test_a_kept_aside_save_is_said_with_where_it_is(tmp_path: Path) -> None:
+    """The notice names the table and the kept file, in the run's messages."""
+    from multiverse.home import Home
+    from orchestrator.crew import restoration_messages
+
+    home = Home(tmp_path)
+    table = tmp_path / "runs" / RUN.format(1) / "db" / "tasks.md"
+    kept = table.parent / ".tasks.kept-20261127T130000.md"
+    (message,) = restoration_messages(home, Restoration(table, kept_aside=kept))
+    assert message.run_id == RUN.format(1)
+    assert f"`runs/{RUN.format(1)}/db/.tasks.kept-20261127T130000.md`" in message.facts["text"]
 
 
 def test_a_stale_copy_gets_our_rows_and_cells_back_and_keeps_the_persons_edit(

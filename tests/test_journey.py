@@ -71,6 +71,7 @@ def test_submit_confirm_complete(user_home: Home) -> None:
     assert "18.5" in report  # a real figure of the assets, not boilerplate
     html = (outputs / "report.html").read_text(encoding="utf-8")
     assert "<svg" in html and (outputs / "report-chart-1.svg").is_file()
+    assert (outputs / "report.docx").is_file()  # the Word export, catalogued below
 
     catalog = {
         row.file_path

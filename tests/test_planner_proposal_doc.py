@@ -86,7 +86,7 @@ def test_offline_notice_only_when_offline() -> None:
     )
     online = render_proposal(proposal(made_offline=False), RUN, LearningContext())
     assert "Made offline" not in online
-    assert online.startswith(f"# Proposal for run {RUN}\n\n## How I understood the request")
+    assert online.startswith(f"# Proposal for run {RUN}\n\n## What will be done")
 
 
 def test_a_korean_proposal_is_read_back_as_a_person_left_it() -> None:

@@ -15,7 +15,7 @@ from rich.text import Text
 from rich.tree import Tree
 from wcwidth import wcswidth
 
-from app.status_view import PAUSED_NOTE, clip, live_tree, render_tree, show_status
+from app.status_view import PAUSED_NOTE, live_tree, render_tree, show_status
 from multiverse.home import Home, init_home
 from multiverse.models import AssetType, CatalogEntry, Phase, ProcessRun, Status, UserInstruction
 from multiverse.runs.timeline import TIME_FIELDS
@@ -24,8 +24,10 @@ from multiverse.store import (
     KNOWLEDGE_CATALOG,
     PHASES,
     PROCESS_RUNS,
+    TASKS,
     USER_INSTRUCTIONS,
     TableStore,
+    clip,
 )
 
 from journey import cli
@@ -228,7 +230,8 @@ def test_a_broken_process_runs_still_shows_a_runs_tree(
     out, _ = _status(capsys, home, WORKING)
     lines = out.splitlines()
     assert lines[1] == f"{WORKING}  ?  Write the memo"
-    assert lines[2].startswith(f"  paused: {where}") and lines[3] == "  · P1 ANALYZING"
+    assert lines[2].startswith("  created ") and lines[2].endswith(" · waiting for you")
+    assert lines[3].startswith(f"  paused: {where}") and lines[4] == "  · P1 ANALYZING"
     out, err = _status(capsys, home, WORKING, as_json=True)
     tree = json.loads(out)
     assert tree["run"]["status"] is None and tree["run"]["paused"].startswith(where)
@@ -274,15 +277,23 @@ def test_a_global_table_without_read_permission_is_one_line(
     assert out.startswith("db/knowledge_base_catalog.md: cannot read: Permission denied — ")
 
 
-def test_a_broken_run_table_is_one_clear_error_line(tmp_path: Path) -> None:
-    """`status RUN` on a run whose own table is broken: exit 3, one line, no traceback."""
+def test_a_broken_run_table_shows_the_tree_it_can_and_the_problem(tmp_path: Path) -> None:
+    """`status RUN` on a run whose own table is broken: the tree of the tables it can read, and
+    the broken one's file, line and problem (text and --json); no traceback."""
     home = _populated(tmp_path / "home")
-    phases = home.run(WORKING).db / PHASES.filename
-    phases.write_bytes(phases.read_bytes() + b"| P2 |\n")
+    columns = " | ".join(TASKS.columns)
+    (home.run(WORKING).db / TASKS.filename).write_text(
+        f"# Tasks\n\n| {columns} |\n|{'---|' * len(TASKS.columns)}\n| T9 |\n", encoding="utf-8"
+    )
     result = cli(home, "status", WORKING)
-    assert result.returncode == 3 and "Traceback" not in result.stderr
-    assert result.stderr.startswith("error: ") and "phases.md:" in result.stderr
-    assert len(result.stderr.splitlines()) == 1
+    assert result.returncode == 0 and not result.stderr
+    lines = result.stdout.splitlines()
+    problem = next(line for line in lines if line.startswith("  cannot be read: "))
+    assert f"runs/{WORKING}/db/tasks.md:" in problem and "row has 1 cells" in problem
+    assert "  · P1 ANALYZING" in lines  # the phases and stages it could read
+    tree = json.loads(cli(home, "status", WORKING, "--json").stdout)
+    assert tree["run"]["broken"] == [problem.removeprefix("  cannot be read: ")]
+    assert tree["phases"] and tree["tasks"] == []
 
 
 def test_watch_shows_the_broken_line_and_ends_when_the_run_is_final(

@@ -147,4 +147,4 @@ def test_the_configured_search_provider_reaches_the_proposal(home: Home) -> None
     steps_until_settled(StepRunner(crew), run_id)
     proposal = home.run(run_id).feedback.read_text(encoding="utf-8")
     assert "provider: searxng (http://127.0.0.1:8888)" in proposal
-    assert "| RESEARCH    | Search the web (searxng (http://127.0.0.1:8888))" in proposal
+    assert "| RESEARCH | Search the web (searxng (http://127.0.0.1:8888))" in proposal

@@ -11,10 +11,12 @@ from multiverse.runs.timeline import (
     append_event,
     as_fields,
     duration,
+    finish_step,
     parse_events,
     read_ends,
     read_events,
     rolled_up,
+    run_phrase,
     span_seconds,
     stamp,
     summarize,
@@ -99,7 +101,9 @@ def test_the_summary_has_times_spans_and_the_step_in_flight() -> None:
     assert times.spans["T2"].open and times.in_flight is not None
     assert (times.in_flight.step, times.in_flight.target) == ("EXECUTE_TASK", "T2")
     now = T0 + timedelta(seconds=20)
-    assert as_fields(times, final=False, now=now)["elapsed_seconds"] == 20.0
+    # The work: P0's 1 s and T1's 4 s finished, T2 in flight since 16 s: not the 10 s waited.
+    fields = as_fields(times, final=False, now=now)
+    assert fields["elapsed_seconds"] == 9.0 and fields["idle_since"] is None
 
 
 def test_a_duplicate_created_keeps_the_first_and_an_ending_is_undone_by_more_work() -> None:
@@ -108,7 +112,7 @@ def test_a_duplicate_created_keeps_the_first_and_an_ending_is_undone_by_more_wor
     failed = summarize(events)
     assert failed.created_at == T0 and failed.ended_at == T0 + timedelta(seconds=4)
     fields = as_fields(failed, final=True, now=T0 + timedelta(hours=1))
-    assert fields["elapsed_seconds"] == 4.0 and fields["ended_at"] == _at(4)
+    assert fields["elapsed_seconds"] == 1.0 and fields["ended_at"] == _at(4)  # P0's step
     again = [*events, {"at": _at(9), "event": "step_started", "step": "REOPEN"}]
     assert summarize(again).ended_at is None
 
@@ -137,12 +141,12 @@ def test_the_ends_of_a_long_timeline_give_created_and_ended(tmp_path: Path) -> N
 
 
 def test_a_node_spans_everything_under_it() -> None:
-    """A stage's time runs from its first task's start to its last task's end."""
+    """A stage's time is its tasks' work: their finished steps and the one in flight."""
     times = summarize(_events())
     nodes = [(1, "P1"), (2, "S1"), (3, "T1"), (3, "T2"), (1, "P2")]
     spans = rolled_up(nodes, times.spans)
     now = T0 + timedelta(seconds=21)
-    assert span_seconds(spans["S1"], now) == 10.0  # T1 began at 11 and T2 still runs at 21
+    assert span_seconds(spans["S1"], now) == 9.0  # T1's 4 s, and T2's 5 s so far (16 to 21)
     assert span_seconds(spans["T1"], now) == 4.0 and "P2" not in spans
 
 
@@ -162,3 +166,40 @@ def test_durations_and_ages_read_well() -> None:
         "3 h ago",
         "2 d ago",
     ]
+
+
+def test_the_work_is_the_sum_of_steps_even_when_they_finish_at_once(tmp_path: Path) -> None:
+    """Each step_finished line carries the run's work so far; steps finishing in many threads
+    at once add up to their sum, and a run list reads it from the file's last lines."""
+    import threading
+
+    append_event(tmp_path, "created")
+    def finish() -> None:
+        for _ in range(25):
+            finish_step(tmp_path, 0.25, target="T")
+
+    threads = [threading.Thread(target=finish) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    works = sorted(event["work"] for event in read_events(tmp_path) if "work" in event)
+    assert works == [0.25 * n for n in range(1, 201)]
+    append_event(tmp_path, "step_started", step="EXECUTE_TASK", target="T9")  # one in flight
+    times = summarize_ends(*read_ends(tmp_path / "timeline.jsonl"))
+    assert times.work == 50.0 and times.in_flight is not None
+
+
+def test_a_run_waiting_for_you_says_since_when_and_counts_no_waiting_as_work() -> None:
+    """A proposal waiting 10 minutes for its answer: no "running" time, but since when it
+    waits; once done, "took" is its steps' seconds, not the hour since it was created."""
+    events = _events()[:3]  # the proposal made in 1 s, then nothing while the person reads it
+    now = T0 + timedelta(minutes=10)
+    row = {"status": "AWAITING_CONFIRMATION"} | as_fields(summarize(events), False, now)
+    phrase = run_phrase(row, now)
+    assert "running" not in phrase and "waiting for you since " in phrase, phrase
+    assert row["idle_since"] == _at(2) and row["elapsed_seconds"] == 1.0
+    done = [*_events()[:-1], {"at": _at(3600), "event": "completed"}]
+    later = T0 + timedelta(hours=2)
+    row = {"status": "COMPLETED"} | as_fields(summarize(done), True, later)
+    assert run_phrase(row, later).endswith("took 5.0s")  # 1 s + 4 s of steps, not an hour

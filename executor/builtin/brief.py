@@ -22,7 +22,7 @@ from executor.builtin.relevance import rank, subject_words
 from executor.builtin.sources import TaskError, entries, relative, resolve_reference
 from executor.builtin.text import shorten
 from multiverse.atomic import atomic_write_text
-from multiverse.documents import source_text
+from multiverse.documents import export_report, source_text
 from multiverse.models import AssetType
 from multiverse.roles import TaskAssignment
 from offline.asks import TOLERANCE, sources_in
@@ -330,6 +330,11 @@ def gather(home: Path, references: list[str]) -> Material:
 _SVG_TITLE = re.compile(r"<title>(.*?)</title>", re.DOTALL)
 
 
+# The brief's language (as `brief_spec` names it) as the code a document declares.
+LANGUAGE_CODES = {"English": "en", "Korean": "ko", "Japanese": "ja", "Chinese": "zh",
+                  "German": "de", "French": "fr", "Spanish": "es"}  # fmt: skip
+
+
 @dataclass(frozen=True)
 class Written:
     """A file the engine wrote, and what kind of asset it is."""
@@ -339,7 +344,8 @@ class Written:
 
 
 def publish_brief(home: Path, assignment: TaskAssignment, markdown_path: Path) -> list[Written]:
-    """Write the evidence brief (markdown and self-contained HTML) and its chart files."""
+    """Write the evidence brief (markdown, self-contained HTML, Word and PDF exports) and its
+    chart files."""
     task = assignment.task
     spec = brief_spec(assignment.request, assignment.instructions, assignment.run_id,
                       purpose=task.task_purpose)  # fmt: skip
@@ -372,8 +378,11 @@ def publish_brief(home: Path, assignment: TaskAssignment, markdown_path: Path) -
     html_path = folder / f"{stem}.html"
     title = markdown.split("\n# ", 1)[1].split("\n", 1)[0] if "\n# " in markdown else stem
     atomic_write_text(html_path, report_html(markdown, title, images))
+    lang = LANGUAGE_CODES.get(spec.language, "en")
+    exported = export_report(markdown_path, markdown, title, lang, images)
     return [
         Written(markdown_path, AssetType.FINAL_OUTPUT),
         Written(html_path, AssetType.FINAL_OUTPUT),
+        *(Written(path, AssetType.FINAL_OUTPUT) for path in exported.written),  # .docx, .pdf
         *written,
     ]

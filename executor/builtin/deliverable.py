@@ -40,6 +40,7 @@ from executor.builtin.tablefacts import (
 )
 from executor.builtin.text import shorten
 from multiverse.atomic import atomic_write_text
+from multiverse.documents import export_report
 from multiverse.home import Home
 from multiverse.models import AssetType
 from multiverse.spec import RequestSpec
@@ -415,8 +416,9 @@ def known_texts(gathered: Gathered) -> list[str]:
 def publish_spec_brief(
     home: Path, run_id: str, spec: RequestSpec, markdown_path: Path, purpose: str = ""
 ) -> list[Written]:
-    """Write the brief of a confirmed spec (markdown, self-contained HTML, chart SVGs) and the
-    run's delivery record (`purpose`: the publishing task's, whose subject words rank too)."""
+    """Write the brief of a confirmed spec (markdown, self-contained HTML, its Word and PDF
+    exports, chart SVGs) and the run's delivery record (`purpose`: the publishing task's, whose
+    subject words rank too)."""
     stem = markdown_path.stem
     gathered = gather(home, spec, run_id, stem, purpose)
     brief = gathered.brief
@@ -433,10 +435,12 @@ def publish_spec_brief(
     notice = "" if brief.lang == "en" else brief.w["notice"]
     page = report_html(markdown, shorten(brief.title, 100), images, notice, brief.lang)
     atomic_write_text(html_path, page)
+    exported = export_report(markdown_path, markdown, shorten(brief.title, 100), brief.lang, images)
     record = write_delivery(home, run_id, not_done(brief), len(untraced))
     return [
         Written(markdown_path, AssetType.FINAL_OUTPUT),
         Written(html_path, AssetType.FINAL_OUTPUT),
+        *(Written(path, AssetType.FINAL_OUTPUT) for path in exported.written),  # .docx, .pdf
         *(Written(folder / image.file_name, AssetType.TOOL_OUTPUT) for image in images),
         Written(record, AssetType.TOOL_OUTPUT),  # what was asked and not done, catalogued
     ]

@@ -15,6 +15,7 @@ from executor.search.providers import (
     TavilyProvider,
     WebSetup,
     fetch_allow_hosts,
+    search_problem,
     web_setup,
 )
 
@@ -29,5 +30,6 @@ __all__ = [
     "is_summary",
     "read_findings",
     "render_brief",
+    "search_problem",
     "web_setup",
 ]

@@ -273,6 +273,14 @@ def _label(options: SearchOptions) -> str:
     return f"{options.provider} ({where})"
 
 
+def search_problem(mapping: RuntimeMapping, environ: Mapping[str, str]) -> str | None:
+    """Why the web search the mapping configures cannot search here (its key unset), or None
+    (it can, or none is configured); ConfigError names a wrong option."""
+    options = search_options(mapping.tool_mapping.get(WEB_SEARCH))
+    provider = _provider(options, environ) if options is not None else None
+    return provider if isinstance(provider, str) else None
+
+
 def web_setup(mapping: RuntimeMapping, environ: Mapping[str, str]) -> WebSetup:
     """The web_search agent the mapping configures; ConfigError names a wrong option."""
     allow = fetch_allow_hosts(mapping.tool_mapping)

@@ -356,6 +356,18 @@ class RuntimeMapping(Settings):
     daemon: DaemonConfig = Field(default_factory=DaemonConfig, validate_default=True)
     # Where messages also go besides the console and messages.md (multiverse.config.channels).
     channels: Channels = Field(default_factory=list)
+    # Abstract tools turned off: written in tool_mapping with nothing after the colon
+    # (`web_search:`); a tool merely left out of tool_mapping keeps its runtime default.
+    disabled_tools: frozenset[str] = frozenset()
+
+    def binding(self, name: str) -> ToolBinding | None:
+        """The concrete tool of an abstract one: as mapped; left out, the runtime default (a
+        default tool is itself; any other, run_shell_command among them, is given only when
+        mapped); None when turned off or without a default."""
+        if name in self.tool_mapping:
+            return self.tool_mapping[name]
+        default = name in DEFAULT_TOOLS and name not in self.disabled_tools
+        return ToolBinding(tool=name) if default else None
 
     @model_validator(mode="before")
     @classmethod
@@ -372,6 +384,8 @@ class RuntimeMapping(Settings):
         tools = data.get("tool_mapping")
         if isinstance(tools, dict):
             # `web_search:` left empty disables the tool; a mapping without `tool` keeps the name.
+            off = [name for name, value in tools.items() if value is None]
+            data["disabled_tools"] = [*data.get("disabled_tools", []), *off]
             data["tool_mapping"] = {
                 name: {"tool": name, **value} if isinstance(value, dict) else value
                 for name, value in tools.items()
@@ -482,7 +496,7 @@ def concrete_tools(
 ) -> dict[str, ToolBinding]:
     """Abstract tool → its binding, for the mapped tools no forbidden action removes."""
     excluded = excluded_tools(mapping, forbidden_actions)
-    bindings = {name: mapping.tool_mapping.get(name) for name in abstract}
+    bindings = {name: mapping.binding(name) for name in abstract}
     return {
         name: binding
         for name, binding in bindings.items()

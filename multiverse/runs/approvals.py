@@ -15,16 +15,15 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from filelock import FileLock
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
 from multiverse.atomic import atomic_write_text
-from multiverse.processes import INTERACTION_RESPONSE, append_event
 from multiverse.errors import MultiverseError, StepControl, UserError
+from multiverse.processes import INTERACTION_RESPONSE, append_event
 from multiverse.roles import Approval, ApprovalStatus
 
 FOLDER = "approvals"

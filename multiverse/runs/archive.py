@@ -17,10 +17,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-from multiverse.home import Home, RunPaths, run_folder_ids
+from multiverse.home import Home, RunPaths
 from multiverse.models import RUN_ID, ProcessRun, Row
-from multiverse.store import PROCESS_RUNS, TableSpec
-from multiverse.store import TableStore
+from multiverse.store import PROCESS_RUNS, TableSpec, TableStore
 
 R = TypeVar("R", bound=Row)
 # An hour's shard, or a day's (shards of archives made before 2026-11-24).

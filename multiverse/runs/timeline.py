@@ -1,22 +1,26 @@
 """A run's timeline, `runs/<run_id>/timeline.jsonl` (one JSON event per line, append-only), what
 its events say (created, confirmed, ended, each step's time), and the times `status` shows.
+
+A run's work time is the sum of its steps' times: what it waited for the user (a proposal to
+confirm, an approval, a pause) is not work. Each `step_finished` line carries the run's work so
+far (`work`), so a run list reads it from the file's last lines.
 """
 
 from __future__ import annotations
 
-import structlog
-
 import json
 import os
+import threading
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from dataclasses import dataclass, field, replace
-from datetime import datetime
-from multiverse.runs.archive import run_paths
+
+import structlog
+
 from multiverse.home import Home
 from multiverse.models import FINAL_STATUSES, Status
-
+from multiverse.runs.archive import run_paths
 
 TIMELINE = "timeline.jsonl"
 CREATED = "created"
@@ -29,6 +33,7 @@ TAIL_BYTES = 2048  # the last events of a run: its last step and how it ended
 _START = '{"at"'  # every line starts so: where an event glued to a torn line begins
 _STARTED = f'"event": "{STEP_STARTED}"'
 _CONFIRMED = f'"event": "{CONFIRMED}"'
+_FINISHED = f'"event": "{STEP_FINISHED}"'
 
 
 def timeline_path(run_root: Path) -> Path:
@@ -64,6 +69,33 @@ def append_event(run_root: Path, event: str, **fields: Any) -> None:
         os.close(fd)
 
 
+_FINISHING = threading.Lock()  # steps of one run finish in several threads of the daemon
+
+
+def finish_step(run_root: Path, seconds: float, **fields: Any) -> None:
+    """Note a `step_finished` line with the step's seconds and the run's work so far (the last
+    line's `work` plus these seconds); a failure to write is logged, not raised."""
+    with _FINISHING:  # one read-then-append at a time: two steps never add to the same sum
+        total = round((_work(run_root) or 0.0) + seconds, 3)
+        note(run_root, STEP_FINISHED, **fields, seconds=round(seconds, 3), work=total)
+
+
+def _work(run_root: Path) -> float | None:
+    """The run's work so far: the last `work` said in the timeline's last 4 KB, else (a
+    timeline older than `work`, or many steps started since) the sum of all its steps."""
+    path = timeline_path(run_root)
+    try:
+        with path.open("rb") as file:
+            size = file.seek(0, os.SEEK_END)
+            file.seek(max(0, size - HEAD_BYTES))
+            tail = file.read().decode("utf-8", "replace")
+    except FileNotFoundError:
+        return None
+    said = [event["work"] for event in parse_events(_from_last(tail, '"work": '))
+            if isinstance(event.get("work"), int | float)]  # fmt: skip
+    return float(said[-1]) if said else summarize(read_events(run_root)).work
+
+
 def parse_events(text: str) -> list[dict[str, Any]]:
     """The events of a timeline's text, skipping torn or foreign lines."""
     events = []
@@ -95,7 +127,8 @@ def read_events(run_root: Path) -> list[dict[str, Any]]:
 
 def read_ends(path: str | Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The few events a run list needs, cheaply: from the file's first 4 KB the first event and
-    the confirmation, from its last 2 KB the events since the last step started.
+    the confirmation, from its last 2 KB the last step's start and the step finished before it
+    (whose `work` is the run's work until then).
 
     Only those lines are parsed (found by their text, as `append_event` writes them). `path`
     is the timeline file (a plain string is quicker, for a list of thousands of runs).
@@ -115,7 +148,10 @@ def read_ends(path: str | Path) -> tuple[list[dict[str, Any]], list[dict[str, An
         os.close(fd)
     if start:
         tail = tail.partition("\n")[2]  # its first line is cut by the window
-    return _first_events(head), parse_events(_from_last(tail, _STARTED))
+    last_start = _from_last(tail, _STARTED)
+    before = tail[: len(tail) - len(last_start)]
+    tail = _from_last(before, _FINISHED) + last_start if _FINISHED in before else last_start
+    return _first_events(head), parse_events(tail)
 
 
 def _first_events(head: str) -> list[dict[str, Any]]:
@@ -143,6 +179,8 @@ class Span:
     start: datetime
     end: datetime | None = None  # None: no step on it has finished yet
     open: bool = False  # a step on it has started and not finished
+    seconds: float = 0.0  # the work of its finished steps
+    open_since: datetime | None = None  # when the step on it in flight started
 
 
 @dataclass(frozen=True)
@@ -164,13 +202,21 @@ class RunTimes:
     last_at: datetime | None = None  # the last event of any kind
     spans: dict[str, Span] = field(default_factory=dict)
     in_flight: InFlight | None = None
+    work: float | None = None  # the finished steps' seconds, summed (None: no step finished)
+    idle_since: datetime | None = None  # the last step's end, when no step is in flight
+
+
+def _seconds(event: dict[str, Any], key: str) -> float | None:
+    value = event.get(key)
+    return float(value) if isinstance(value, int | float) and value >= 0 else None
 
 
 def summarize(events: list[dict[str, Any]]) -> RunTimes:
     """Fold the events, oldest first; a duplicate `created` (after a crash) keeps the first."""
-    created = confirmed = ended = last = None
+    created = confirmed = ended = last = idle = None
     spans: dict[str, Span] = {}
     flight: InFlight | None = None
+    work: float | None = None
     for event in events:
         at = parse_stamp(event.get("at"))
         kind = event.get("event")
@@ -185,20 +231,23 @@ def summarize(events: list[dict[str, Any]]) -> RunTimes:
         elif kind in ENDINGS:
             ended = at
         elif kind == STEP_STARTED:
-            ended = None  # a retried run works again
+            ended = idle = None  # a retried run works again
             last_target = flight.target if flight is not None else None
             if last_target is not None and last_target in spans:  # it never ended: a crash
-                spans[last_target] = replace(spans[last_target], open=False)
+                spans[last_target] = replace(spans[last_target], open=False, open_since=None)
             flight = InFlight(str(event.get("step", "")), target, at)
             if isinstance(target, str):
-                old = spans.get(target)
-                spans[target] = Span(old.start if old else at, old.end if old else None, True)
+                old = spans.get(target) or Span(at)
+                spans[target] = replace(old, open=True, open_since=at)
         elif kind == STEP_FINISHED:
-            flight = None
+            flight, idle = None, at
+            seconds = _seconds(event, "seconds") or 0.0
+            work = _seconds(event, "work") or (work or 0.0) + seconds
             if isinstance(target, str):
-                old = spans.get(target)
-                spans[target] = Span(old.start if old else at, at, False)
-    return RunTimes(created, confirmed, ended, last, spans, flight)
+                old = spans.get(target) or Span(at)
+                spans[target] = replace(old, end=at, open=False, open_since=None,
+                                        seconds=old.seconds + seconds)  # fmt: skip
+    return RunTimes(created, confirmed, ended, last, spans, flight, work, idle)
 
 
 def summarize_ends(head: list[dict[str, Any]], tail: list[dict[str, Any]]) -> RunTimes:
@@ -211,6 +260,8 @@ def summarize_ends(head: list[dict[str, Any]], tail: list[dict[str, Any]]) -> Ru
         ended_at=last.ended_at,
         last_at=last.last_at or first.last_at,
         in_flight=last.in_flight,
+        work=last.work if last.work is not None else first.work,
+        idle_since=last.idle_since,
     )
 
 
@@ -222,21 +273,26 @@ def elapsed(start: datetime | None, end: datetime | None, now: datetime) -> floa
 
 
 def as_fields(times: RunTimes, final: bool, now: datetime) -> dict[str, Any]:
-    """The times of a run for `status --json`: created/confirmed/ended at, elapsed seconds.
+    """The times of a run for `status --json`: created/confirmed/ended at, the work in seconds
+    (its steps', the one in flight to now), and since when it has done nothing.
 
     A final run whose timeline does not say how it ended is taken to end at its last event.
     """
     ended = times.ended_at or (times.last_at if final else None)
-    seconds = elapsed(times.created_at, ended, now) if (ended or not final) else None
+    work = times.work
+    if times.in_flight is not None and not final:
+        work = (work or 0.0) + (elapsed(times.in_flight.started_at, None, now) or 0.0)
+    idle = times.idle_since if not final and times.in_flight is None else None
     return {
         "created_at": stamp(times.created_at) if times.created_at else None,
         "confirmed_at": stamp(times.confirmed_at) if times.confirmed_at else None,
         "ended_at": stamp(ended) if ended else None,
-        "elapsed_seconds": round(seconds, 3) if seconds is not None else None,
+        "elapsed_seconds": round(work, 3) if work is not None else None,
+        "idle_since": stamp(idle) if idle else None,
     }
 
 
-TIME_FIELDS = ("created_at", "confirmed_at", "ended_at", "elapsed_seconds")
+TIME_FIELDS = ("created_at", "confirmed_at", "ended_at", "elapsed_seconds", "idle_since")
 
 
 def created_from_id(run_id: str) -> datetime | None:
@@ -250,10 +306,7 @@ def created_from_id(run_id: str) -> datetime | None:
 def _with_creation(times: RunTimes, run_id: str) -> RunTimes:
     if times.created_at is not None:
         return times
-    return RunTimes(
-        created_from_id(run_id), times.confirmed_at, times.ended_at, times.last_at,
-        times.spans, times.in_flight,
-    )  # fmt: skip
+    return replace(times, created_at=created_from_id(run_id))
 
 
 def _final(status: str | None) -> bool:
@@ -269,7 +322,10 @@ def add_run_times(
     """
     runs = str(folder or home.runs)  # plain strings: a Path per run costs more than its read
     for row in rows:
-        times = summarize_ends(*read_ends(f"{runs}/{row['run_id']}/{TIMELINE}"))
+        head, tail = read_ends(f"{runs}/{row['run_id']}/{TIMELINE}")
+        times = summarize_ends(head, tail)
+        if any(event.get("event") == STEP_FINISHED and "work" not in event for event in tail):
+            times = summarize(read_events(Path(runs, row["run_id"])))  # written before `work`
         row.update(as_fields(_with_creation(times, row["run_id"]), _final(row["status"]), now))
 
 
@@ -298,15 +354,31 @@ def age(seconds: float) -> str:
     return "just now"
 
 
+def waits_for_user(row: dict[str, Any]) -> bool:
+    """Whether a run row waits for the user: its proposal, an approval, a review or a pause."""
+    if _final(row.get("status")):
+        return False
+    asked = row.get("status") == Status.AWAITING_CONFIRMATION.value
+    return bool(asked or row.get("waiting") or row.get("held") or row.get("paused"))
+
+
+def clock(moment: datetime, now: datetime) -> str:
+    """A moment in local time: `14:05` today, `Nov 25 14:05` before."""
+    local, today = moment.astimezone(), now.astimezone()
+    return local.strftime("%H:%M" if local.date() == today.date() else "%b %d %H:%M")
+
+
 def run_phrase(row: dict[str, Any], now: datetime) -> str:
-    """`created 3 h ago · took 1m 12s` (a final run) or `… · running 45s`."""
+    """`created 3 h ago · took 1m 12s` (a final run), `… · running 45s`, or `… · waiting for
+    you since 14:05`: the times count the run's work (its steps), never the user's."""
     created = row.get("created_at")
     if not created:
         return ""
     words = [f"created {age((now - datetime.fromisoformat(created)).total_seconds())}"]
     seconds = row.get("elapsed_seconds")
-    if row.get("waiting") and not _final(row["status"]):
-        words.append("waiting for you")  # its time is yours, not the run's work
+    idle = parse_stamp(row.get("idle_since"))
+    if waits_for_user(row):
+        words.append(f"waiting for you since {clock(idle, now)}" if idle else "waiting for you")
     elif seconds is not None:
         words.append(f"{'took' if _final(row['status']) else 'running'} {duration(seconds)}")
     return " · ".join(words)
@@ -316,7 +388,9 @@ def _merge(old: Span | None, new: Span) -> Span:
     if old is None:
         return new
     ends = [end for end in (old.end, new.end) if end is not None]
-    return Span(min(old.start, new.start), max(ends) if ends else None, old.open or new.open)
+    starts = [since for since in (old.open_since, new.open_since) if since is not None]
+    return Span(min(old.start, new.start), max(ends) if ends else None, old.open or new.open,
+                old.seconds + new.seconds, min(starts) if starts else None)  # fmt: skip
 
 
 def rolled_up(nodes: list[tuple[int, str]], spans: dict[str, Span]) -> dict[str, Span]:
@@ -335,10 +409,11 @@ def rolled_up(nodes: list[tuple[int, str]], spans: dict[str, Span]) -> dict[str,
 
 
 def span_seconds(span: Span | None, now: datetime) -> float | None:
-    """A node's elapsed seconds: to now while a step on it runs, else to its last end."""
+    """A node's work: its finished steps' seconds, and the step on it in flight to now."""
     if span is None or (span.end is None and not span.open):
         return None
-    return elapsed(span.start, None if span.open else span.end, now)
+    flying = elapsed(span.open_since, None, now) if span.open and span.open_since else 0.0
+    return span.seconds + (flying or 0.0)
 
 
 def add_tree_times(

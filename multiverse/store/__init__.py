@@ -28,11 +28,12 @@ from multiverse.store.schemas import (
     USER_INSTRUCTIONS,
     TableSpec,
     decode_cell,
+    encode_cell,
     split_row,
 )
 from multiverse.store.store import TableStore
 from multiverse.store.table import FileFlock, LockTimeout, Table
-from multiverse.store.tablefile import Stamp, parse_table_text, render_table, stamp_of
+from multiverse.store.tablefile import Stamp, clip, parse_table_text, render_table, stamp_of
 
 __all__ = [
     "GLOBAL_TABLES",
@@ -57,8 +58,10 @@ __all__ = [
     "Tombstones",
     "add_tombstone",
     "add_tombstones",
+    "clip",
     "compact_tombstones",
     "decode_cell",
+    "encode_cell",
     "parse_table_text",
     "render_table",
     "split_row",

@@ -63,9 +63,30 @@ class Restoration:
     rows: tuple[Row, ...] = ()
     cells: tuple[tuple[Row, dict[str, Any]], ...] = ()
     file_missing: bool = False  # the file itself was gone (deleted), not just rows of it
+    # A save of theirs that their next save superseded without all of its edits, kept here.
+    kept_aside: Path | None = None
 
     def __bool__(self) -> bool:
-        return bool(self.rows or self.cells)
+        return bool(self.rows or self.cells or self.kept_aside)
+
+
+def superseded_edits(base: Sequence[Row], earlier: Sequence[Row], later: Sequence[Row]) -> int:
+    """How many edits a save (`earlier`, made from `base`) holds that the next save (`later`)
+    does not: a row added, or a cell changed, that `later` lacks (pure)."""
+    was = {row.key: row for row in base}
+    now = {row.key: row for row in later}
+    missing = 0
+    for row in earlier:
+        old, new = was.get(row.key), now.get(row.key)
+        if old == row:
+            continue  # not edited in that save
+        if new is None:
+            missing += 1  # a row it added (or kept) is gone
+            continue
+        for column, value in row.model_dump().items():
+            if (old is None or getattr(old, column) != value) and getattr(new, column) != value:
+                missing += 1
+    return missing
 
 
 @dataclass

@@ -19,6 +19,7 @@ from __future__ import annotations
 import errno
 import os
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
@@ -27,9 +28,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from multiverse.atomic import exchange, placed, write_temp
-from multiverse.errors import StorageError, TableError
-from multiverse.store.journal import Restoration, RowJournal
+from multiverse.atomic import create_exclusive, exchange, placed, write_temp
+from multiverse.errors import StorageError, TableBusy, TableError
+from multiverse.store.journal import Restoration, RowJournal, superseded_edits
 from multiverse.store.schemas import R, TableSpec
 from multiverse.store.table import FileFlock, LockTimeout, Table, describe
 from multiverse.store.tablefile import (
@@ -316,7 +317,11 @@ class TableStore:
             with self._guard:
                 self._writing[path] = data
             try:
-                placed, theirs, standing = self._swap_in(path, data, expected)
+                placed, theirs, standing, superseded = self._swap_in(path, data, expected)
+                if superseded is not None and theirs is not None:
+                    kept = self._keep_aside(spec, path, base, superseded, theirs)
+                    if kept is not None:
+                        restored.append(Restoration(path, kept_aside=kept))
                 if placed:
                     made = True
                     self.journal.record(path, base.rows, base.index, after, rendered[5])
@@ -338,7 +343,23 @@ class TableStore:
             expected = data if standing else base.data
         if made:  # in the journal: the next read of the file merges it in again
             return after, restored
-        raise TableError(path, None, "the file kept changing while it was written; try again")
+        raise TableBusy(path, None, "the file kept changing while it was written; try again")
+
+    def _keep_aside(
+        self, spec: TableSpec[R], path: Path, base: Snapshot[R], earlier: bytes, later: bytes
+    ) -> Path | None:
+        """A save of theirs that their next one superseded while we wrote: kept beside the
+        table (a hidden file, never read as one) when the next one lacks any of its edits."""
+        try:
+            older, newer = self._parse(spec, path, earlier), self._parse(spec, path, later)
+            missing = superseded_edits(base.rows, older.rows, newer.rows)
+        except TableError:
+            missing = 1  # one of them does not parse: keep it rather than judge it
+        if not missing:
+            return None
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+        kept = create_exclusive(path.parent, f".{path.stem}.kept-{stamp}{path.suffix}", earlier)
+        return kept
 
     def _parse_theirs(
         self, spec: TableSpec[R], path: Path, theirs: bytes, ours_on_disk: bytes | None
@@ -363,16 +384,17 @@ class TableStore:
 
     def _swap_in(
         self, path: Path, data: bytes, expected: bytes | None
-    ) -> tuple[bool, bytes | None, bool]:
+    ) -> tuple[bool, bytes | None, bool, bytes | None]:
         """Put `data` at `path` if the file there holds `expected` (None: no file).
 
         Returns whether our change counts as made (`data` was placed, if only for an instant),
-        the bytes someone else saved there in the meantime (None if no one did), and whether
-        `data` stands at `path` now. With an atomic exchange a racing save comes back from the
-        displaced file and is put back in place at once (`_swap_back`): ours counts as made
-        (the journal's merge keeps it) but does not stand, so no reader keeps a file without
-        their edit; without an exchange, a save seen just before the rename stops it (a rename
-        of theirs in the microseconds after that check is lost).
+        the bytes someone else saved there in the meantime (None if no one did), whether
+        `data` stands at `path` now, and a save of theirs a newer one superseded meanwhile.
+        With an atomic exchange a racing save comes back from the displaced file and is put
+        back in place at once (`_swap_back`): ours counts as made (the journal's merge keeps
+        it) but does not stand, so no reader keeps a file without their edit; without an
+        exchange, a save seen just before the rename stops it (a rename of theirs in the
+        microseconds after that check is lost).
         """
         tmp = write_temp(path, data)
         try:
@@ -380,20 +402,20 @@ class TableStore:
                 try:
                     os.link(tmp, path)  # never replaces a file someone created meanwhile
                 except FileExistsError:
-                    return False, _settled_bytes(path), False
+                    return False, _settled_bytes(path), False, None
                 except OSError as error:
                     if error.errno not in _NO_HARD_LINKS:
                         raise
                     if path.exists():  # a file system without hard links: check, then rename
-                        return False, _settled_bytes(path), False
+                        return False, _settled_bytes(path), False, None
                     os.replace(tmp, path)
                 placed(path)
-                return True, None, True
+                return True, None, True, None
             try:
                 # A save of theirs that landed while ours was written and fsynced is seen here,
                 # before ours is ever shown in its place (an editor reloading would load ours).
                 if _read_bytes(path) != expected:
-                    return False, _settled_bytes(path), False
+                    return False, _settled_bytes(path), False, None
                 swapped = exchange(tmp, path)
             except FileNotFoundError:  # deleted meanwhile: theirs is "no file"
                 return self._swap_in(path, data, None)
@@ -401,13 +423,13 @@ class TableStore:
                 # Checked before anything else (the folder's fsync included), for the same reason.
                 if _read_bytes(tmp) == expected:
                     placed(path)
-                    return True, None, True
-                theirs = _swap_back(path, tmp, data)
+                    return True, None, True, None
+                theirs, superseded = _swap_back(path, tmp, data)
                 placed(path)
-                return True, theirs, False
+                return True, theirs, False, superseded
             os.replace(tmp, path)  # no exchange here: the check above stands for it
             placed(path)
-            return True, None, True
+            return True, None, True, None
         except OSError as error:
             raise StorageError(path, error) from error
         finally:
@@ -431,19 +453,22 @@ class TableStore:
             self._snapshots[path] = Snapshot(data, lines, start, end, widths, rows, index, groups)
 
 
-def _swap_back(path: Path, tmp: str, ours: bytes) -> bytes:
-    """Put back at once the save our exchange displaced, and return it once settled.
+def _swap_back(path: Path, tmp: str, ours: bytes) -> tuple[bytes, bytes | None]:
+    """Put back at once the save our exchange displaced, and return it once settled, with the
+    save it superseded, if any.
 
     Ours must not stay in place without their edit while we merge: an editor that reloads
     a changed file would load it, and its next save would drop the edit it just made. So
     their file goes back before anything else; if yet another save of theirs replaced ours
     in the microseconds between (the file we get back is not ours), that newer one is theirs
-    and goes back in place instead.
+    and goes back in place instead, and the one it superseded is returned too: made from ours
+    of that instant, the newer save may lack edits of the older one (`_commit` keeps it aside).
     """
     exchange(tmp, path)  # theirs back in place; `tmp` gets what stood there: ours, normally
-    if _read_bytes(tmp) != ours:
-        exchange(tmp, path)  # a newer save of theirs had replaced ours: that one goes in place
-    return _settled_bytes(path)
+    if _read_bytes(tmp) == ours:
+        return _settled_bytes(path), None
+    exchange(tmp, path)  # a newer save of theirs had replaced ours: that one goes in place
+    return _settled_bytes(path), _read_bytes(tmp)
 
 
 def _read_bytes(path: Path | str) -> bytes:

@@ -115,6 +115,25 @@ def cell_width(text: str) -> int:
     return width if width >= 0 else len(text)
 
 
+def clip(text: str, columns: int, mark: str = "") -> str:
+    """The text on one line, cut to `columns` terminal columns (`mark` ends a cut line): a
+    Korean, Chinese or Japanese character or an emoji takes two (wcwidth), so such text is cut
+    as wide as Latin text."""
+    from wcwidth import wcwidth
+
+    flat = " ".join(text.split())
+    line: list[str] = []
+    used = 0
+    room = columns - len(mark)
+    for index, char in enumerate(flat):
+        width = max(wcwidth(char), 0)
+        if used + width > columns or (used + width > room and index < len(flat) - 1):
+            return "".join(line).rstrip() + mark
+        line.append(char)
+        used += width
+    return flat
+
+
 def render_table(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     """Render a whole table as tabulate does; returns its lines with line endings.
 

@@ -75,7 +75,7 @@ def fail_run(crew: Collaborators, run_id: str, record: FailureRecord | None, rea
     record = record or box.read("failure", FailureRecord) or _where_it_was(crew, run_id, reason)
     if "failure" not in box.names():
         box.write("failure", record)
-    log.error("run_failed", run_id=run_id, role=record.role, error=record.error)
+    log.info("run_failed", run_id=run_id, role=record.role, error=record.error)  # said below
     _mark_levels(crew, run_id, record)
     if "failure_reported" not in box.names():
         earlier = sum(1 for name in box.history() if name.startswith("failure-"))
@@ -100,8 +100,25 @@ def _where_it_was(crew: Collaborators, run_id: str, reason: str) -> FailureRecor
         else (None, None, None)
     )
     return FailureRecord(
-        role="system", phase_id=phase_id, stage_id=stage_id, task_id=task_id, error=reason
-    )
+        role="system", phase_id=phase_id, stage_id=stage_id, task_id=task_id, error=reason,
+        purpose=_work_at(crew, run_id, task_id),
+    )  # fmt: skip
+
+
+def task_words(task: Task) -> str:
+    """A task in words, as a failure report names it: `First analysis: Read the request …`."""
+    return f"{task.task_name}: {task.task_purpose}" if task.task_purpose else task.task_name
+
+
+def _work_at(crew: Collaborators, run_id: str, task_id: str | None) -> str:
+    """The failed work in words: the task the run was at, else its next step."""
+    try:
+        task = crew.run(run_id).tasks.get(task_id) if task_id else None
+    except TableError:
+        task = None
+    if task is not None:
+        return task_words(task)
+    return "the run's next step, which could not go on (the error below says why)"
 
 
 def _hold_unhandled_answer(crew: Collaborators, run_id: str) -> None:

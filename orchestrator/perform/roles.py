@@ -32,7 +32,7 @@ from orchestrator.learning import (
     learning_context_path,
     read_learning_context,
 )
-from orchestrator.perform.ending import StepFailed
+from orchestrator.perform.ending import StepFailed, task_words
 
 log = structlog.get_logger(__name__)
 
@@ -198,6 +198,6 @@ def executor_result(
 def _purpose(view: RunView, step: Step) -> str:
     if step.tool_task_id:
         tool = next((t for t in view.tool_tasks if t.tool_task_id == step.tool_task_id), None)
-        return tool.tool_task_purpose if tool else ""
+        return f"{tool.tool_type}: {tool.tool_task_purpose}" if tool else ""
     task = next((t for t in view.tasks if t.task_id == step.task_id), None)
-    return task.task_purpose if task else ""
+    return task_words(task) if task else ""

@@ -19,10 +19,10 @@ from pathlib import Path
 import structlog
 
 from multiverse.atomic import is_disk_full
-from multiverse.errors import StepInterrupted, StorageError, TableError, shown_error
+from multiverse.errors import StepInterrupted, StorageError, TableBusy, TableError, shown_error
 from multiverse.models import PlanLevel
 from multiverse.roles import Message, MessageKind, PlanFailed
-from multiverse.runs import STEP_FINISHED, STEP_STARTED, StepWaiting, note
+from multiverse.runs import STEP_STARTED, StepWaiting, finish_step, note
 from orchestrator.crew import Collaborators
 from orchestrator.decide import DecisionKind, FailureRecord, RunView, Step, StepKind, next_step
 from orchestrator.evidence import load_run_view, take_next_answer
@@ -37,6 +37,7 @@ DONE = "done"
 FAILED = "failed"
 WAITING = "waiting"  # for an approval
 INTERRUPTED = "interrupted"  # the daemon stopped: redone at the next start
+BUSY = "busy"  # a table kept changing under its write: redone at once
 PAUSED = "paused"  # a broken global table: retried when it is fixed
 
 
@@ -52,14 +53,7 @@ def step_started(run_root: Path, step: Step) -> None:
 
 def step_finished(run_root: Path, step: Step, status: str, seconds: float) -> None:
     """A step of the run ended (`status`: done, failed, waiting, interrupted, paused)."""
-    note(
-        run_root,
-        STEP_FINISHED,
-        step=step.kind.value,
-        target=target(step),
-        status=status,
-        seconds=round(seconds, 3),
-    )
+    finish_step(run_root, seconds, step=step.kind.value, target=target(step), status=status)
     milestone = milestone_of(step) if status == DONE else None
     if milestone is not None:
         note(run_root, milestone)
@@ -203,6 +197,11 @@ class StepRunner:
             self._fail(step, failed.record)
         except PlanFailed as error:
             self._fail_here(step, "planner", _plan_error(error), purpose=f"plan {error.target}")
+        except TableBusy as busy:
+            # A person's editor saved the table faster than we could write it: nothing of ours
+            # was placed, and the step (safe to redo, as after a crash) is done again.
+            log.info("step_table_busy", run_id=step.run_id, step=step.describe(), error=str(busy))
+            return BUSY
         except StorageError as error:
             # The machine's fault, not the run's: the same fail-fast report, and `retry` later.
             if is_disk_full(error):
@@ -278,6 +277,13 @@ class StepRunner:
 
     def _is_global(self, error: TableError) -> bool:
         return error.path.parent.resolve() == self.crew.home.db.resolve()
+
+    def report_blocked(self, error: TableError | StorageError) -> None:
+        """Say what keeps a request in inbox/: a global table to fix, or a disk that refuses."""
+        if isinstance(error, TableError):
+            self.report_global(error)
+        else:
+            self.report_machine_fault(error)
 
     def report_global(self, error: TableError) -> None:
         """Say once per distinct problem that a global table needs a person's fix."""

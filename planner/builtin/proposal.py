@@ -368,9 +368,6 @@ def understanding_text(
         ]
         parts.append(f"{said['past_work']}\n\n" + "\n".join(lines))
     past = len(context.learning.past_runs)
-    parts.append(
-        said["learning_line"].format(past=past, agree=agree, conflicts=conflicts)
-        if past or context.past_instructions
-        else said["learning_first"]
-    )
+    if past or context.past_instructions:  # a first run: the learning section says so once
+        parts.append(said["learning_line"].format(past=past, agree=agree, conflicts=conflicts))
     return "\n\n".join(parts)
