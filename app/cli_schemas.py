@@ -15,6 +15,7 @@ from app.doctor import ChannelCheck, HomeCheck, MappingCheck, PackageCheck, Tier
 from multiverse.home import Serving
 from multiverse.models import MajorStage, Phase, Status, Task, ToolTask
 from multiverse.runs import ArchiveResult
+from orchestrator.forking import ForkResult
 
 
 class _Data(BaseModel):
@@ -67,16 +68,10 @@ class Retried(_Data):
     message: str
 
 
-class Forked(_Data):
+class Forked(ForkResult):
     """`fork`: the new run, the run it was made from, the step it redoes from, the rows it kept
-    COMPLETED and those it redoes (PENDING), and its folder (home-relative)."""
+    COMPLETED and those it redoes (PENDING), its folder (home-relative), and the sentence."""
 
-    run_id: str
-    origin: str
-    step: str
-    kept: list[str]
-    redone: list[str]
-    folder: str
     message: str
 
 

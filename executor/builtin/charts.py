@@ -9,9 +9,6 @@ import re
 from typing import Literal
 
 import pygal
-from mistletoe import block_token, span_token
-from mistletoe.block_token import Document
-from mistletoe.html_renderer import HtmlRenderer
 from pygal.style import Style
 
 from executor.builtin.evidence import (
@@ -32,7 +29,7 @@ from executor.builtin.tables import (
     parse_number,
 )
 from executor.builtin.text import shorten, unit_family
-from multiverse.store import MISTLETOE_LOCK
+from multiverse.documents import markdown_to_html
 from offline.asks import SYNONYMS, ChartAsk, chart_asks, column_matches
 
 ChartKind = Literal["bar", "line"]
@@ -376,18 +373,6 @@ def report_title(request: str) -> str:
     if facts.sentences:
         return shorten(facts.sentences[0].text, 100).rstrip(".")
     return "Report"
-
-
-def markdown_to_html(markdown: str) -> str:
-    """Markdown rendered to HTML; raw HTML in it (a hostile asset) is shown as text, never run."""
-    # mistletoe's token lists are module state shared with the table reader: hold its lock,
-    # and start from (and leave) the default token set.
-    with MISTLETOE_LOCK:
-        block_token.reset_tokens()  # type: ignore[no-untyped-call]
-        span_token.reset_tokens()  # type: ignore[no-untyped-call]
-        renderer = HtmlRenderer(process_html_tokens=False)  # type: ignore[no-untyped-call]
-        with renderer:
-            return str(renderer.render(Document(markdown)))  # type: ignore[no-untyped-call]
 
 
 def report_html(

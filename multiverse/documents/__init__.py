@@ -35,7 +35,7 @@ from multiverse.documents.convert import (
 )
 from multiverse.documents.converted import Converted, decode, text_encoding
 from multiverse.documents.export import Exported, ReportChart, export_report
-from multiverse.documents.formats import html_document, html_to_markdown
+from multiverse.documents.formats import html_document, html_to_markdown, markdown_to_html
 
 __all__ = [
     "MAX_TEXT_BYTES",
@@ -55,6 +55,7 @@ __all__ = [
     "is_note",
     "is_unread",
     "look",
+    "markdown_to_html",
     "open_regular",
     "sniff",
     "source_text",

@@ -427,3 +427,21 @@ def html_to_markdown(html: str, url: str | None = None) -> str:
         include_comments=False,
     )
     return (text or "").strip()
+
+
+def markdown_to_html(markdown: str) -> str:
+    """Markdown rendered to HTML; raw HTML in it (a hostile asset) is shown as text, never run."""
+    from mistletoe import block_token, span_token
+    from mistletoe.block_token import Document
+    from mistletoe.html_renderer import HtmlRenderer
+
+    from multiverse.store import MISTLETOE_LOCK
+
+    # mistletoe's token lists are module state shared with the table reader: hold its lock,
+    # and start from (and leave) the default token set.
+    with MISTLETOE_LOCK:
+        block_token.reset_tokens()  # type: ignore[no-untyped-call]
+        span_token.reset_tokens()  # type: ignore[no-untyped-call]
+        renderer = HtmlRenderer(process_html_tokens=False)  # type: ignore[no-untyped-call]
+        with renderer:
+            return str(renderer.render(Document(markdown)))  # type: ignore[no-untyped-call]

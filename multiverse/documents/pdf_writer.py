@@ -23,12 +23,8 @@ from functools import cache
 from pathlib import Path
 
 import structlog
-from mistletoe import block_token, span_token
-from mistletoe.block_token import Document
-from mistletoe.html_renderer import HtmlRenderer
 
 from multiverse.documents.docx_writer import Picture
-from multiverse.store import MISTLETOE_LOCK
 
 log = structlog.get_logger(__name__)
 
@@ -196,14 +192,10 @@ def choose_fonts(text: str) -> Fonts:
 
 def html_of(markdown: str) -> str:
     """Markdown as HTML for fpdf2; raw HTML in it is shown as text, never interpreted."""
-    with MISTLETOE_LOCK:
-        block_token.reset_tokens()  # type: ignore[no-untyped-call]
-        span_token.reset_tokens()  # type: ignore[no-untyped-call]
-        renderer = HtmlRenderer(process_html_tokens=False)  # type: ignore[no-untyped-call]
-        with renderer:
-            page = str(renderer.render(Document(markdown)))  # type: ignore[no-untyped-call]
+    from multiverse.documents.formats import markdown_to_html
+
     # fpdf2 draws a table only with text in every cell.
-    return _EMPTY_CELL.sub(r"<\1\2>&#160;</\1>", page)
+    return _EMPTY_CELL.sub(r"<\1\2>&#160;</\1>", markdown_to_html(markdown))
 
 
 def _values_html(rows: list[list[str]]) -> str:
