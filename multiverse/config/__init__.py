@@ -13,10 +13,7 @@ from multiverse.config.channels import (
     WebhookChannel,
 )
 from multiverse.config.mapping import (
-    DPS_VERSION,
-    GRACE_SECONDS,
     DaemonConfig,
-    ProcessSpec,
     RuntimeMapping,
     Tier,
     TierConfig,
@@ -28,6 +25,7 @@ from multiverse.config.mapping import (
     load_yaml,
     read_config_text,
 )
+from multiverse.config.process import DPS_VERSION, GRACE_SECONDS, ProcessSpec
 from multiverse.config.providers import PROVIDER_KEYS, default_parallel_runs, own_host, provider_of
 from multiverse.config.tiers import (
     PROCESS_GATE,
