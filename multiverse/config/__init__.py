@@ -23,6 +23,7 @@ from multiverse.config.mapping import (
     excluded_tools,
     load_runtime_mapping,
     load_yaml,
+    parse_runtime_mapping,
     read_config_text,
 )
 from multiverse.config.process import DPS_VERSION, GRACE_SECONDS, ProcessSpec
@@ -67,6 +68,7 @@ __all__ = [
     "load_yaml",
     "mode_summary",
     "own_host",
+    "parse_runtime_mapping",
     "provider_of",
     "read_config_text",
     "resolve_tier",
