@@ -240,6 +240,9 @@ HomeOption = Annotated[
 JsonOption = Annotated[
     bool, typer.Option("--json", help="Machine-readable output; errors as {error, code}.")
 ]
+TimeoutOption = Annotated[
+    float, typer.Option("--timeout", metavar="SECONDS", help="How long to wait at most.")
+]
 
 
 def complete_run(ctx: typer.Context, incomplete: str) -> list[str]:

@@ -24,6 +24,7 @@ from app.cli_app import (
     HomeOption,
     JsonOption,
     RunArgument,
+    TimeoutOption,
     app,
     complete_run,
     errors_said,
@@ -92,9 +93,7 @@ def submit(
             show_default=False,
         ),
     ] = None,
-    timeout: Annotated[
-        float, typer.Option("--timeout", metavar="SECONDS", help="How long to wait at most.")
-    ] = 300.0,
+    timeout: TimeoutOption = 300.0,
     as_json: JsonOption = False,
     home: HomeOption = None,
 ) -> None:

@@ -19,6 +19,7 @@ from app.cli_app import (
     HomeOption,
     JsonOption,
     RunArgument,
+    TimeoutOption,
     app,
     errors_said,
     fail,
@@ -65,9 +66,7 @@ def modify(
             show_default=False,
         ),
     ] = None,
-    timeout: Annotated[
-        float, typer.Option("--timeout", metavar="SECONDS", help="How long to wait at most.")
-    ] = 300.0,
+    timeout: TimeoutOption = 300.0,
     as_json: JsonOption = False,
     home: HomeOption = None,
 ) -> None:

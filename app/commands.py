@@ -41,7 +41,7 @@ def run_daemon(home_option: str | None, once: bool) -> int:
     try:
         mapping = load_runtime_mapping(home.root)
         crew = build_collaborators(home, mapping, os.environ)
-        daemon = Daemon(crew, mapping.daemon, Reloader(home, mapping, os.environ))
+        daemon = Daemon(crew, mapping.daemon, Reloader(home, os.environ))
         daemon.install_signal_handlers()
 
         def serving() -> None:

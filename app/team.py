@@ -30,6 +30,8 @@ from multiverse.config import (
     debug_enabled,
     debug_mode_line_once,
     effective_tiers,
+    parse_runtime_mapping,
+    read_config_text,
     warn_degraded_once,
 )
 from multiverse.errors import MultiverseError
@@ -211,33 +213,29 @@ class Reloader:
     """runtime-mapping.yaml read again when it changes: the roles of a valid edit for the
     steps that start after it; an invalid edit said once, the last good mapping kept."""
 
-    def __init__(self, home: Home, mapping: RuntimeMapping, environ: Mapping[str, str]) -> None:
+    def __init__(self, home: Home, environ: Mapping[str, str]) -> None:
         self.home, self.environ = home, environ
-        self.mapping = mapping
-        self._text = _mapping_text(home)
+        self._text = self._read()  # as the daemon started with it
         self._refused: str | None = None
+
+    def _read(self) -> str | None:
+        """The file's text (None: no file, the defaults); ConfigError if it cannot be read."""
+        path = self.home.mapping_file
+        return read_config_text(path) if path.exists() else None
 
     def __call__(self) -> tuple[Team, RuntimeMapping] | str | None:
         """The new team and mapping; the reason an edit was refused (said once: then None);
         None when the file did not change."""
-        from multiverse.config import load_runtime_mapping
-
-        text = _mapping_text(self.home)
-        if text == self._text:
-            return None
         try:
-            mapping = load_runtime_mapping(self.home.root)
+            text = self._read()
+            if text == self._text:
+                return None
+            source = str(self.home.mapping_file)
+            mapping = RuntimeMapping() if text is None else parse_runtime_mapping(text, source)
             team = build_team(self.home, mapping, self.environ)
         except MultiverseError as error:
             reason = str(error)
             said, self._refused = self._refused, reason
             return None if reason == said else reason
-        self._text, self._refused, self.mapping = text, None, mapping
+        self._text, self._refused = text, None
         return team, mapping
-
-
-def _mapping_text(home: Home) -> bytes | None:
-    try:
-        return home.mapping_file.read_bytes()
-    except OSError:
-        return None

@@ -4,8 +4,9 @@ A fork is a new run made of a final run's request, spec and confirmed instructio
 work before STEP (`orchestrator.forkcut` says which rows stay, which are redone); the original is
 only read. The new run is built whole where nothing serves it, then appears with one rename:
 1. under the home's fork lock, a fork a crash cut short is finished or undone (`finish_forks`);
-2. the new run_id is reserved: `.multiverse/forking/<id>/` (the staging folder), then the empty
-   run folder runs/<id>, each created exclusively, the second as intake reserves its ids;
+2. the new run_id is reserved: the empty run folder runs/<id>, as intake reserves its ids
+   (`allocate_run_id`), then `.multiverse/forking/<id>/` (the staging folder), each created
+   exclusively; a crash between the two leaves an empty run folder, as a cut intake does;
 3. the run is built in the staging folder: its tables, its Phase 0 evidence, request, spec and
    proposal, the files of the work it keeps, messages.md and `forked_from.json` naming its
    origin; then its global rows: its instructions (copies under new ids) and the catalog rows
@@ -24,7 +25,6 @@ import os
 import re
 import shutil
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any, TypeVar
 
@@ -70,6 +70,7 @@ from orchestrator.archiving import busy_reason, daemon_since
 from orchestrator.crew import upsert
 from orchestrator.evidence import RunTables, SignalBox
 from orchestrator.forkcut import KEPT_TASKS, Cut, RunRows, cut
+from orchestrator.intake import allocate_run_id
 from orchestrator.past_runs import HistoryIndex
 
 log = structlog.get_logger(__name__)
@@ -179,29 +180,12 @@ def _rows(home: Home, store: TableStore, run_id: str) -> RunRows:
 
 
 def _reserve(home: Home, store: TableStore) -> str:
-    """A new run_id never in use, reserved: its staging folder, then its empty run folder."""
-    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    live = {row.run_id for row in store.table(PROCESS_RUNS, home.db / PROCESS_RUNS.filename).rows()}
+    """A new run_id never in use, reserved: its empty run folder (as intake reserves its ids),
+    then its staging folder, which says the empty folder is a fork's."""
+    run_id = allocate_run_id(home, store)
     _forking(home).mkdir(parents=True, exist_ok=True)
-    home.runs.mkdir(parents=True, exist_ok=True)
-    for counter in range(1, 1000):
-        run_id = f"run-{stamp}-{counter:03d}"
-        taken = (home.runs / run_id, home.archive_runs / run_id, home.outputs / run_id)
-        if run_id in live or any(path.exists() for path in taken):
-            continue
-        if archived_run(store, home, run_id) is not None:
-            continue
-        try:
-            _made(_forking(home) / run_id)
-        except FileExistsError:
-            continue
-        try:
-            _made(home.runs / run_id)
-        except FileExistsError:  # intake took it meanwhile
-            shutil.rmtree(_forking(home) / run_id)
-            continue
-        return run_id
-    raise RunStateError(f"more than 999 runs created in the second {stamp}: try again")
+    _made(_forking(home) / run_id)
+    return run_id
 
 
 def _staged(home: Home, run_id: str) -> tuple[Path, Path]:

@@ -32,10 +32,13 @@ from pathlib import Path
 import structlog
 
 from multiverse.atomic import atomic_write_text
+from multiverse.errors import RunStateError
 from multiverse.gateway import carry_pending
+from multiverse.home import Home
 from multiverse.models import ProcessRun
 from multiverse.roles import Declined, Message, MessageKind, Mode
 from multiverse.runs import archived_run, run_created
+from multiverse.store import PROCESS_RUNS, TableStore
 from orchestrator.crew import Collaborators
 from orchestrator.inbox import (
     InboxEntry,
@@ -173,7 +176,7 @@ def act(crew: Collaborators, considered: Considered) -> str | None:
             reason="the executor cannot perform it as a simple task, so it becomes a run",
             why_run=why_run,
         )
-    run_id = allocate_run_id(crew)
+    run_id = allocate_run_id(crew.home, crew.store)
     claim = _claim_path(crew, path.name)
     record = {"run_id": run_id, "mode": mode.value, "why_run": why_run}
     atomic_write_text(claim, json.dumps(record, ensure_ascii=False) + "\n")
@@ -234,27 +237,29 @@ def _simple_task(crew: Collaborators, path: Path, request: InboxRequest) -> Decl
     return None
 
 
-def allocate_run_id(crew: Collaborators, now: datetime | None = None) -> str:
+def allocate_run_id(home: Home, store: TableStore, now: datetime | None = None) -> str:
     """A new `run-YYYYMMDD-HHMMSS-NNN`, reserved by creating its folder (exclusively); never an
     id in use anywhere: an archived run's (its id is free in runs/ but not new), a live row's,
-    or one that has deliverables in outputs/ — whatever the clock did."""
+    or one that has deliverables in outputs/ — whatever the clock did. Intake and `fork` both
+    take their ids here."""
     stamp = (now or datetime.now(UTC)).strftime("%Y%m%d-%H%M%S")
-    crew.home.runs.mkdir(parents=True, exist_ok=True)
+    home.runs.mkdir(parents=True, exist_ok=True)
+    live = store.table(PROCESS_RUNS, home.db / PROCESS_RUNS.filename)
     for counter in range(1, 1000):
         run_id = f"run-{stamp}-{counter:03d}"
-        if (crew.home.archive_runs / run_id).exists() or (crew.home.outputs / run_id).exists():
+        if (home.archive_runs / run_id).exists() or (home.outputs / run_id).exists():
             continue  # an archived run's, or deliverables left by a run whose folder is gone
-        if crew.process_runs.get(run_id) is not None:
+        if live.get(run_id) is not None:
             continue  # a row without its folder: its id is still taken
         try:
-            (crew.home.runs / run_id).mkdir()
+            (home.runs / run_id).mkdir()
         except FileExistsError:
             continue
-        if archived_run(crew.store, crew.home, run_id) is not None:
-            (crew.home.runs / run_id).rmdir()  # the archived run's row holds the id
+        if archived_run(store, home, run_id) is not None:
+            (home.runs / run_id).rmdir()  # the archived run's row holds the id
             continue
         return run_id
-    raise RuntimeError(f"more than 999 runs created in the second {stamp}")
+    raise RunStateError(f"more than 999 runs created in the second {stamp}: try again")
 
 
 def _create_run(

@@ -237,7 +237,7 @@ def serving(home: Home) -> Iterator[Serving]:
     mapping = load_runtime_mapping(home.root)
     said: list[str] = []
     crew = build_collaborators(home, mapping, os.environ, console=said.append)
-    served = Serving(Daemon(crew, mapping.daemon, Reloader(home, mapping, os.environ)), said)
+    served = Serving(Daemon(crew, mapping.daemon, Reloader(home, os.environ)), said)
 
     def serve() -> None:
         try:

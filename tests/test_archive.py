@@ -300,11 +300,11 @@ def test_a_new_run_never_takes_an_archived_runs_id(home: Home) -> None:
 
     crew = builtin_collaborators(home)
     now = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
-    first = allocate_run_id(crew, now)
+    first = allocate_run_id(crew.home, crew.store, now)
     assert first == "run-20260301-120000-001"
     home.archive_runs.mkdir(parents=True, exist_ok=True)
     (home.runs / first).rename(home.archive_runs / first)  # archived, folder and all
-    assert allocate_run_id(crew, now) == "run-20260301-120000-002"
+    assert allocate_run_id(crew.home, crew.store, now) == "run-20260301-120000-002"
 
 
 def test_an_id_is_never_reused_whatever_the_clock_did_and_archiving_never_replaces(
@@ -326,7 +326,7 @@ def test_an_id_is_never_reused_whatever_the_clock_did_and_archiving_never_replac
     (home.outputs / "run-20260301-120000-001").mkdir(parents=True)  # its folder is gone
     crew.process_runs.insert(ProcessRun(run_id="run-20260301-120000-002",
                                         user_request="x", status=Status.COMPLETED))  # fmt: skip
-    assert allocate_run_id(crew, now) == "run-20260301-120000-003"
+    assert allocate_run_id(crew.home, crew.store, now) == "run-20260301-120000-003"
 
     twin = "run-20260301-120000-009"
     home.archive_runs.mkdir(parents=True, exist_ok=True)

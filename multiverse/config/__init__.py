@@ -13,10 +13,7 @@ from multiverse.config.channels import (
     WebhookChannel,
 )
 from multiverse.config.mapping import (
-    DPS_VERSION,
-    GRACE_SECONDS,
     DaemonConfig,
-    ProcessSpec,
     RuntimeMapping,
     Tier,
     TierConfig,
@@ -26,8 +23,10 @@ from multiverse.config.mapping import (
     excluded_tools,
     load_runtime_mapping,
     load_yaml,
+    parse_runtime_mapping,
     read_config_text,
 )
+from multiverse.config.process import DPS_VERSION, GRACE_SECONDS, ProcessSpec
 from multiverse.config.providers import PROVIDER_KEYS, default_parallel_runs, own_host, provider_of
 from multiverse.config.tiers import (
     PROCESS_GATE,
@@ -69,6 +68,7 @@ __all__ = [
     "load_yaml",
     "mode_summary",
     "own_host",
+    "parse_runtime_mapping",
     "provider_of",
     "read_config_text",
     "resolve_tier",

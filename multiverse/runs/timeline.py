@@ -76,24 +76,8 @@ def finish_step(run_root: Path, seconds: float, **fields: Any) -> None:
     """Note a `step_finished` line with the step's seconds and the run's work so far (the last
     line's `work` plus these seconds); a failure to write is logged, not raised."""
     with _FINISHING:  # one read-then-append at a time: two steps never add to the same sum
-        total = round((_work(run_root) or 0.0) + seconds, 3)
+        total = round((read_times(run_root).work or 0.0) + seconds, 3)
         note(run_root, STEP_FINISHED, **fields, seconds=round(seconds, 3), work=total)
-
-
-def _work(run_root: Path) -> float | None:
-    """The run's work so far: the last `work` said in the timeline's last 4 KB, else (a
-    timeline older than `work`, or many steps started since) the sum of all its steps."""
-    path = timeline_path(run_root)
-    try:
-        with path.open("rb") as file:
-            size = file.seek(0, os.SEEK_END)
-            file.seek(max(0, size - HEAD_BYTES))
-            tail = file.read().decode("utf-8", "replace")
-    except FileNotFoundError:
-        return None
-    said = [event["work"] for event in parse_events(_from_last(tail, '"work": '))
-            if isinstance(event.get("work"), int | float)]  # fmt: skip
-    return float(said[-1]) if said else summarize(read_events(run_root)).work
 
 
 def parse_events(text: str) -> list[dict[str, Any]]:
@@ -265,6 +249,26 @@ def summarize_ends(head: list[dict[str, Any]], tail: list[dict[str, Any]]) -> Ru
     )
 
 
+def read_times(run_root: Path | str) -> RunTimes:
+    """A run's times from the first and last lines of its timeline; from the whole file where
+    those do not say its work (lines written before `work`, or a timeline whose last lines
+    hold no finished step)."""
+    path = f"{run_root}/{TIMELINE}"  # a plain string: a run list reads thousands
+    head, tail = read_ends(path)
+    times = summarize_ends(head, tail)
+    older = any(event.get("event") == STEP_FINISHED and "work" not in event for event in tail)
+    if older or (times.work is None and _longer_than(path, TAIL_BYTES)):
+        times = summarize(read_events(Path(run_root)))
+    return times
+
+
+def _longer_than(path: str, size: int) -> bool:
+    try:
+        return os.stat(path).st_size > size
+    except OSError:
+        return False
+
+
 def elapsed(start: datetime | None, end: datetime | None, now: datetime) -> float | None:
     """Seconds from start to end (to now while it has not ended), or None without a start."""
     if start is None:
@@ -322,10 +326,7 @@ def add_run_times(
     """
     runs = str(folder or home.runs)  # plain strings: a Path per run costs more than its read
     for row in rows:
-        head, tail = read_ends(f"{runs}/{row['run_id']}/{TIMELINE}")
-        times = summarize_ends(head, tail)
-        if any(event.get("event") == STEP_FINISHED and "work" not in event for event in tail):
-            times = summarize(read_events(Path(runs, row["run_id"])))  # written before `work`
+        times = read_times(f"{runs}/{row['run_id']}")
         row.update(as_fields(_with_creation(times, row["run_id"]), _final(row["status"]), now))
 
 

@@ -83,7 +83,8 @@ def superseded_edits(base: Sequence[Row], earlier: Sequence[Row], later: Sequenc
         if new is None:
             missing += 1  # a row it added (or kept) is gone
             continue
-        for column, value in row.model_dump().items():
+        for column in type(row).model_fields:
+            value = getattr(row, column)
             if (old is None or getattr(old, column) != value) and getattr(new, column) != value:
                 missing += 1
     return missing

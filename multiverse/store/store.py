@@ -358,8 +358,7 @@ class TableStore:
         if not missing:
             return None
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-        kept = create_exclusive(path.parent, f".{path.stem}.kept-{stamp}{path.suffix}", earlier)
-        return kept
+        return create_exclusive(path.parent, f".{path.stem}.kept-{stamp}{path.suffix}", earlier)
 
     def _parse_theirs(
         self, spec: TableSpec[R], path: Path, theirs: bytes, ours_on_disk: bytes | None
