@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 	@echo "installing multiverse and its dependencies into $(VENV)/ (a minute or two the first time)"
 	@$(PYTHON) -m venv $(VENV)
 	@{ $(BIN)/python -m pip install --quiet 'uv>=0.5' \
-	   && $(UV) pip install --quiet --compile-bytecode --python $(BIN)/python -e '.[test,docs]'; } > $(LOG) 2>&1 \
+	   && $(UV) pip install --quiet --compile-bytecode --python $(BIN)/python -e '.[test,docs,workers]'; } > $(LOG) 2>&1 \
 	 || { cat $(LOG); echo "make: the install failed (above; kept in $(LOG))"; exit 1; }
 	@touch $(STAMP)
 	@echo "installed: $(BIN)/multiverse"

@@ -269,7 +269,7 @@ def check_tiers(
                 command_error=_command_error(spec),
                 calls_at_once=config.calls_at_once() if calls else None,
                 concurrency_set=config.concurrency is not None,
-                remote=config.remote,
+                remote=config.hosted,
                 requests_per_minute=config.requests_per_minute if rated else None,
                 tokens_per_minute=config.tokens_per_minute if rated else None,
             )

@@ -123,10 +123,25 @@ def _planner(
     return ModelPlanner(gateway, mapping, served, home.root)
 
 
-def _executor(
+def asked_mode(config: TierConfig) -> str:
+    """What a tier's configuration asks to serve it with (pure): builtin, model or process."""
+    if config.adapter_type == "process":
+        return "process"
+    return "model" if config.calls_a_model else "builtin"
+
+
+def executor_role(
     home: Home, mapping: RuntimeMapping, tier: Tier, gateway: Gateway | None, web: WebSetup
 ) -> ExecutorRole:
+    """The Executor of this tier: on `multiverse worker`s for a remote tier; else served by its
+    command, its model (with a gateway) or the builtin engine."""
     builtin = BuiltinExecutor(web.research, web.unavailable)
+    config = mapping.tier_mapping[tier]
+    if config.remote is not None:
+        from executor.remote import RemoteExecutor
+
+        # The worker's environment, not the daemon's, decides whether a key is there.
+        return RemoteExecutor(home.root, mapping, tier, asked_mode(config), fallback=builtin)
     if gateway is None:
         return builtin
     spec = mapping.tier_mapping[tier].process_spec()
@@ -181,7 +196,7 @@ def build_team(
     log.info("crew_built", model_backed=sorted(backed), gateway=gateway is not None)
     return Team(
         planner=_planner(home, mapping, served, serving("planner")),
-        executor=_executor(home, mapping, tiers["executor"], serving("executor"), web),
+        executor=executor_role(home, mapping, tiers["executor"], serving("executor"), web),
         communicator=_communicator(home, mapping, tiers["communicator"], serving("communicator")),
         tool_types=tool_types(mapping),
         search_provider=web.research.provider_label if web.research is not None else None,

@@ -22,6 +22,10 @@ process tier can. MODE:
   helpers do): it calls setsid, ignores SIGTERM (when STATE_FOLDER/stubborn exists) and appends
   a line to STATE_FOLDER/grandchild.log every 20 ms, forever; with STATE_FOLDER/bare, it is
   started with an empty environment. hang-after-daemonize: the same grandchild, then like hang.
+- slow-first: every start appends "<task id> <pid>" to STATE_FOLDER/starts.log; Phase 0's tasks
+  (T..) write at once; the first start of a later task waits STATE_FOLDER/seconds (default 30)
+  before writing, later starts write at once; on SIGTERM while waiting it marks
+  STATE_FOLDER/terminated-<task id> and exits 143 (a remote step the tests stop or lose).
 The process carries its mode and RAWP_SESSION_ID in its argv/environment, so a test can find it.
 """
 
@@ -52,6 +56,25 @@ def _wait_for_sigterm(state: Path, task_id: str) -> None:
     (state / f"waiting-{task_id}").touch()
     print("working until stopped", flush=True)
     _wait_forever()
+
+
+def _slow_first(state: Path, task_id: str) -> None:
+    with (state / "starts.log").open("a", encoding="utf-8") as handle:
+        handle.write(f"{task_id} {os.getpid()}\n")
+    if task_id.startswith("T"):
+        return
+    try:
+        (state / "slowed").touch(exist_ok=False)
+    except FileExistsError:
+        return
+
+    def terminated(signum: int, frame: object) -> None:
+        (state / f"terminated-{task_id}").touch()
+        os._exit(143)
+
+    signal.signal(signal.SIGTERM, terminated)
+    seconds = state / "seconds"
+    time.sleep(float(seconds.read_text()) if seconds.exists() else 30.0)
 
 
 def _write() -> None:
@@ -144,6 +167,9 @@ def main() -> None:
         flag.touch()
     if mode == "wait-in-phases":
         mode = "write" if os.environ.get("MULTIVERSE_TASK_ID", "").startswith("T") else mode
+    if mode == "slow-first" and state is not None:
+        _slow_first(state, os.environ.get("MULTIVERSE_TASK_ID", ""))
+        mode = "write"
     if mode == "write":
         _write()
     elif mode == "wait-in-phases" and state is not None:

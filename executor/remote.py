@@ -1,0 +1,388 @@
+"""RemoteExecutor: the Executor's steps done by `multiverse worker`s (issue 28), behind the
+same seam as a local Executor; the Orchestrator does not know which it has.
+
+For one step the daemon sends the assignment and the files it may read (content-addressed on
+the broker's Redis, bounded), waits in the step's thread, and writes what the worker's role
+wrote into the workspace and outputs as a local step does: the worker never writes the home.
+
+Exactly-once in effect: each attempt has a key (run, step, attempt) and a record in
+`runs/<run>/logs/remote.jsonl`. A worker lost mid-step (its beat stops) has the step sent again
+once; a delivery of an attempt already claimed, done or given up is dropped by the worker; only
+the outcome of the attempt waited for is taken, once; a redone step (the daemon restarted)
+takes the stored outcome of its last attempt instead of running it again.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import structlog
+
+from executor.builtin import BuiltinExecutor
+from multiverse.atomic import atomic_write_bytes
+from multiverse.config import RemoteConfig, RuntimeMapping, Tier, worker_visibility_seconds
+from multiverse.errors import StepInterrupted
+from multiverse.home import Home
+from multiverse.processes import stop_signal
+from multiverse.remote import (
+    TASK_NAME,
+    BrokerUnreachable,
+    Exchange,
+    StepJob,
+    StepOutcome,
+    celery_app,
+    shown_url,
+    step_key,
+    task_id_of,
+    writable,
+)
+from multiverse.roles import Declined, ResultSignal, TaskAssignment, ToolAssignment
+
+if TYPE_CHECKING:
+    from celery import Celery
+
+log = structlog.get_logger(__name__)
+RECORD = "remote.jsonl"  # in the run's logs: every attempt sent, and how it ended
+WAIT_SECONDS = 0.5  # one blocking wait on the broker between looks at stop, beat and deadline
+ENDINGS = ("taken", "lost", "abandoned", "failed", "interrupted")
+
+
+class RemoteExecutor:
+    """The Executor role served by workers of a broker's queue."""
+
+    def __init__(
+        self,
+        home: Path,
+        mapping: RuntimeMapping,
+        tier: Tier,
+        mode: str,
+        fallback: BuiltinExecutor | None = None,
+        admission: str | None = None,
+    ) -> None:
+        config = mapping.tier_mapping[tier].remote
+        assert config is not None
+        self.config: RemoteConfig = config
+        self._home = Path(home).resolve()
+        self._mapping, self._tier, self._mode = mapping, tier, mode
+        self._fallback = fallback or BuiltinExecutor()
+        self._admission = admission
+        self._app: Celery | None = None
+
+    def execute_task(self, assignment: TaskAssignment) -> ResultSignal:
+        """Do one core task on a worker; any failure is a FAILED signal."""
+        return self._step("task", assignment, assignment.task.task_id)
+
+    def execute_tool_task(self, assignment: ToolAssignment) -> ResultSignal:
+        """Do one tool task on a worker (charts and searches are the roles' work as well)."""
+        return self._step("tool", assignment, assignment.tool_task.tool_task_id)
+
+    def summarize(self, path: Path) -> str:
+        """The builtin extractive summary, here (the file is in the home)."""
+        return self._fallback.summarize(path)
+
+    def simple_task(self, request: str, home: Path) -> str | Declined:
+        """A SIMPLE_TASK reply from the builtin engine, here, or its decline (a run)."""
+        return self._fallback.simple_task(request, home)
+
+    # -- one step ------------------------------------------------------------------------
+
+    def _step(
+        self, kind: str, assignment: TaskAssignment | ToolAssignment, step_id: str
+    ) -> ResultSignal:
+        run_id = assignment.run_id
+        record = AttemptRecord(Home(self._home).run(run_id).logs / RECORD, step_id)
+        try:
+            exchange = Exchange(self.config.broker)
+            exchange.ping()
+            with stop_signal(run_id) as stop:
+                signal = self._until_done(kind, assignment, step_id, exchange, record, stop)
+        except StepInterrupted:
+            raise
+        except (BrokerUnreachable, ContextTooLarge) as error:
+            signal = _failed(f"{error}; then `multiverse retry {run_id}`")
+        except Exception as error:  # the contract: nothing escapes into the Orchestrator
+            log.exception("remote_step_crashed", run_id=run_id, step=step_id)
+            signal = _failed(f"remote executor error: {type(error).__name__}: {error}")
+        log.info("remote_step_done", run_id=run_id, step=step_id, status=signal.status,
+                 error=signal.error, queue=self.config.queue)  # fmt: skip
+        return signal
+
+    def _until_done(
+        self,
+        kind: str,
+        assignment: TaskAssignment | ToolAssignment,
+        step_id: str,
+        exchange: Exchange,
+        record: AttemptRecord,
+        stop: Any,
+    ) -> ResultSignal:
+        pending = record.open_attempt()
+        if pending is not None:  # the daemon stopped while it ran: take its result if any
+            outcome = exchange.outcome(task_id_of(pending))
+            if outcome is not None:
+                return self._taken(outcome, assignment, exchange, record, pending, again=True)
+            if exchange.holder(task_id_of(pending)) is None:
+                self._give_up(exchange, record, pending, "abandoned")
+                pending = None
+        files = self._context(assignment)
+        lost = 0
+        while True:
+            if pending is None:
+                key = step_key(assignment.run_id, step_id, record.attempts() + 1)
+                self._send(kind, assignment, key, files, exchange, record)
+            else:
+                key, pending = pending, None
+            try:
+                ended = self._wait(key, exchange, stop)
+            except StepInterrupted:
+                record.add(key, "interrupted")
+                raise
+            if isinstance(ended, StepOutcome):
+                return self._taken(ended, assignment, exchange, record, key, again=False)
+            if ended != "lost":
+                self._give_up(exchange, record, key, "failed", ended)
+                return _failed(f"{ended}; then `multiverse retry {assignment.run_id}`")
+            self._give_up(exchange, record, key, "lost")
+            lost += 1
+            if lost > 1:
+                return _failed(
+                    f"the workers of queue {self.config.queue!r} were lost twice while doing "
+                    f"{step_id} (no beat for {self.config.lost_after_seconds:g} s); see the "
+                    f"workers' logs, then `multiverse retry {assignment.run_id}`"
+                )
+            log.warning("remote_worker_lost", run_id=assignment.run_id, key=key)
+
+    def _context(self, assignment: TaskAssignment | ToolAssignment) -> dict[str, bytes]:
+        return context_files(self._home, assignment, self.config.max_context_bytes)
+
+    def _send(
+        self,
+        kind: str,
+        assignment: TaskAssignment | ToolAssignment,
+        key: str,
+        files: dict[str, bytes],
+        exchange: Exchange,
+        record: AttemptRecord,
+    ) -> None:
+        manifest = exchange.put_files(files)
+        job = StepJob(
+            key=key,
+            kind="task" if kind == "task" else "tool",
+            task=assignment if isinstance(assignment, TaskAssignment) else None,
+            tool=assignment if isinstance(assignment, ToolAssignment) else None,
+            mapping=self._mapping.model_dump(mode="json"),
+            tier=self._tier.value,
+            mode=self._mode,
+            files=manifest,
+            max_result_bytes=self.config.max_result_bytes,
+            lost_after_seconds=self.config.lost_after_seconds,
+            step_timeout_seconds=self.config.step_timeout_seconds,
+            admission=self._admission,
+        )
+        try:
+            self.app.send_task(TASK_NAME, args=[job.model_dump_json()], task_id=job.task_id,
+                               queue=self.config.queue, retry=False)  # fmt: skip
+        except Exception as error:  # kombu's errors of a broker that went away
+            raise BrokerUnreachable(
+                f"the step could not be sent to {shown_url(self.config.broker)}: {error}"
+            ) from None
+        record.add(key, "sent", files=len(manifest))
+        log.info("remote_step_sent", key=key, queue=self.config.queue, files=len(manifest))
+
+    @property
+    def app(self) -> Celery:
+        """The Celery app that sends to this tier's broker (made on the first step)."""
+        if self._app is None:
+            visibility = worker_visibility_seconds([self.config.step_timeout_seconds])
+            self._app = celery_app(self.config.broker, visibility)
+        return self._app
+
+    def _wait(self, key: str, exchange: Exchange, stop: Any) -> StepOutcome | str:
+        """The attempt's outcome, "lost", or why it failed; StepInterrupted on a stop."""
+        task_id = task_id_of(key)
+        config = self.config
+        sent = time.monotonic()
+        claimed = False
+        while True:
+            if stop.is_set():
+                self._revoke(exchange, task_id, "cancel")
+                raise StepInterrupted(f"the remote step {key} was stopped")
+            if exchange.wait_done(task_id, WAIT_SECONDS):
+                outcome = exchange.outcome(task_id)
+                if outcome is not None:
+                    return outcome
+            waited = time.monotonic() - sent
+            if exchange.holder(task_id) is not None:
+                claimed = True
+            elif exchange.outcome(task_id) is not None:
+                continue  # it finished between two looks
+            elif claimed:
+                return "lost"
+            elif waited > config.pickup_timeout_seconds:
+                return (
+                    f"no worker took the step from queue {config.queue!r} of "
+                    f"{shown_url(config.broker)} within {config.pickup_timeout_seconds:g} s; "
+                    f"start one (`multiverse worker --queue {config.queue}`)"
+                )
+            if waited > config.step_timeout_seconds:
+                return (
+                    f"the step took longer than {config.step_timeout_seconds:g} s on a worker "
+                    "(remote.step_timeout_seconds) and was stopped"
+                )
+
+    def _revoke(self, exchange: Exchange, task_id: str, word: str) -> None:
+        """Tell the worker to stop the attempt (its beat reads it) and Celery to drop it."""
+        exchange.mark(word, task_id)
+        try:
+            self.app.control.revoke(task_id, terminate=True, signal="SIGTERM")
+        except Exception as error:  # the mark is enough: the worker's beat stops the step
+            log.warning("remote_revoke_failed", task_id=task_id, error=str(error))
+
+    def _give_up(
+        self, exchange: Exchange, record: AttemptRecord, key: str, how: str, why: str = ""
+    ) -> None:
+        self._revoke(exchange, task_id_of(key), "abandoned")
+        record.add(key, how, why=why)
+
+    def _taken(
+        self,
+        outcome: StepOutcome,
+        assignment: TaskAssignment | ToolAssignment,
+        exchange: Exchange,
+        record: AttemptRecord,
+        key: str,
+        again: bool,
+    ) -> ResultSignal:
+        """Write the attempt's files into the home and return its signal (taken once)."""
+        written = write_outcome_files(self._home, assignment.run_id, outcome.files, exchange)
+        if outcome.usage is not None:
+            add_usage(self._home, assignment.run_id, outcome.usage)
+        record.add(key, "taken", worker=outcome.worker, files=written, after_restart=again)
+        return outcome.signal
+
+
+class ContextTooLarge(Exception):
+    """The files a step may read are more than `remote.max_context_bytes`."""
+
+
+def _failed(error: str) -> ResultSignal:
+    return ResultSignal(status="FAILED", error=error)
+
+
+def context_files(
+    home: Path, assignment: TaskAssignment | ToolAssignment, limit: int
+) -> dict[str, bytes]:
+    """What a step's role may read, by home-relative path: the inputs (assets, guidelines), its
+    run's request, spec, usage, workspace and outputs, and the files its task names; no hidden
+    file, nothing that leaves the home. ContextTooLarge past `limit` bytes."""
+    layout = Home(home)
+    run = layout.run(assignment.run_id)
+    folders = [layout.assets, layout.guidelines, run.workspace, run.outputs]
+    named = [run.request, run.spec, run.root / "usage.json"]
+    task = assignment.task
+    references = [*task.related_references, *(row.file_path for row in assignment.catalog)]
+    named += [home / reference.strip() for reference in references if reference.strip()]
+    found: dict[str, Path] = {}
+    for path in [*named, *folders]:
+        listed = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+        for file in listed:
+            name = _shippable(home, file)
+            if name is not None:
+                found.setdefault(name, file)
+    total = 0
+    files: dict[str, bytes] = {}
+    for name, file in sorted(found.items()):
+        data = file.read_bytes()
+        total += len(data)
+        if total > limit:
+            raise ContextTooLarge(
+                f"the files this step may read pass remote.max_context_bytes ({limit:,} bytes) "
+                f"at {name}; raise the limit or move large files out of assets/"
+            )
+        files[name] = data
+    return files
+
+
+def _shippable(home: Path, path: Path) -> str | None:
+    """The home-relative name of a regular file inside the home that is not hidden."""
+    try:
+        if not path.is_file() or not path.resolve().is_relative_to(home):
+            return None
+        name = path.relative_to(home).as_posix()
+    except (OSError, ValueError):
+        return None
+    return None if any(part.startswith(".") for part in name.split("/")) else name
+
+
+def write_outcome_files(
+    home: Path, run_id: str, files: Mapping[str, str], exchange: Exchange
+) -> int:
+    """Write a worker's files into the home, atomically; returns how many were written."""
+    written = 0
+    for name, digest in sorted(files.items()):
+        if not writable(run_id, name):
+            log.warning("remote_file_refused", run_id=run_id, path=name)
+            continue
+        target = home / name
+        if not target.parent.resolve().is_relative_to(home):
+            log.warning("remote_file_refused", run_id=run_id, path=name)
+            continue
+        atomic_write_bytes(target, exchange.get_blob(digest))
+        written += 1
+    return written
+
+
+def add_usage(home: Path, run_id: str, usage: dict[str, Any]) -> None:
+    """Add what a worker's model calls spent to the run's usage.json."""
+    from multiverse.gateway import UsageLedger, UsageTotals
+
+    change = UsageTotals.model_validate({**usage, "run_id": run_id})
+    UsageLedger(Home(home).run(run_id).root).add(change)
+
+
+class AttemptRecord:
+    """The attempts of one step, in the run's `logs/remote.jsonl` (one JSON line each)."""
+
+    def __init__(self, path: Path, step_id: str) -> None:
+        self.path, self.step_id = path, step_id
+
+    def _lines(self) -> list[dict[str, Any]]:
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return []
+        lines = []
+        for line in text.splitlines():
+            try:
+                item = json.loads(line)
+            except ValueError:
+                continue  # a line cut by a crash
+            if isinstance(item, dict) and item.get("step") == self.step_id:
+                lines.append(item)
+        return lines
+
+    def attempts(self) -> int:
+        """How many attempts of the step were sent."""
+        return sum(1 for item in self._lines() if item.get("event") == "sent")
+
+    def open_attempt(self) -> str | None:
+        """The key of the step's last attempt, if it was sent and has not ended."""
+        lines = self._lines()
+        sent = [item["key"] for item in lines if item.get("event") == "sent"]
+        if not sent:
+            return None
+        ended = {item["key"] for item in lines if item.get("event") in ENDINGS}
+        return sent[-1] if sent[-1] not in ended else None
+
+    def add(self, key: str, event: str, **facts: object) -> None:
+        """Append one event of an attempt."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        line = {"at": datetime.now(UTC).isoformat(timespec="milliseconds"), "step": self.step_id,
+                "key": key, "event": event, **facts}  # fmt: skip
+        with self.path.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(line, ensure_ascii=False) + "\n")

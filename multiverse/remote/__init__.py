@@ -1,0 +1,42 @@
+"""Remote steps (issue 28): what travels between the daemon and `multiverse worker`s, and the
+Redis and Celery they travel over.
+
+The public face of remote steps; its modules are private to it. Celery and redis are imported
+only when a remote tier is used.
+"""
+
+from __future__ import annotations
+
+from multiverse.remote.celery_app import celery_app
+from multiverse.remote.exchange import (
+    BlobCache,
+    BrokerUnreachable,
+    Exchange,
+    inside_root,
+    sha256_of,
+    shown_url,
+)
+from multiverse.remote.wire import (
+    TASK_NAME,
+    StepJob,
+    StepOutcome,
+    step_key,
+    task_id_of,
+    writable,
+)
+
+__all__ = [
+    "TASK_NAME",
+    "BlobCache",
+    "BrokerUnreachable",
+    "Exchange",
+    "StepJob",
+    "StepOutcome",
+    "celery_app",
+    "inside_root",
+    "sha256_of",
+    "shown_url",
+    "step_key",
+    "task_id_of",
+    "writable",
+]

@@ -1,0 +1,237 @@
+"""Remote steps (issue 28), with real parts: a real `redis-server` on a loopback port, real
+`multiverse worker` processes (Celery, prefork), the daemon in process or as a child process,
+and for the slow steps a real agent command (tests/fake_agent.py) run by the worker.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from workers import AGENT, redis_server, remote_mapping, workers
+
+from multiverse.home import Home
+from multiverse.remote import Exchange, task_id_of
+from multiverse.store import KNOWLEDGE_CATALOG, TableStore
+
+from journey import cli, copy_assets, once, only_run, run_tree, running_daemon, serving, wait_for
+
+REQUEST = (
+    "Analyse these reports and write a 2-page market-entry memo with a chart of revenue by region."
+)
+pytestmark = pytest.mark.timeout(300)
+
+
+def _confirmed(home: Home) -> str:
+    """Submit the request, make its proposal (in process) and confirm it; the run's id."""
+    copy_assets(home)
+    assert cli(home, "submit", REQUEST).returncode == 0
+    assert once(home).returncode == 0
+    run_id = str(only_run(home)["run_id"])
+    assert cli(home, "confirm", run_id).returncode == 0
+    return run_id
+
+
+def _attempts(home: Home, run_id: str) -> list[dict[str, Any]]:
+    path = home.run(run_id).logs / "remote.jsonl"
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def _texts(home: Home, run_id: str) -> dict[str, str]:
+    """The run's text outputs, its id written RUN (the binary exports carry dates)."""
+    folder = home.run(run_id).outputs
+    return {
+        path.relative_to(folder).as_posix(): path.read_text(encoding="utf-8").replace(run_id, "RUN")
+        for path in sorted(folder.rglob("*"))
+        if path.is_file() and path.suffix in (".md", ".html", ".csv", ".json", ".svg")
+    }
+
+
+def _rows(home: Home, run_id: str) -> dict[str, list[tuple[str, str]]]:
+    tree = run_tree(home, run_id)
+    shown = {name: [(str(row.get("task_id") or row.get("tool_task_id") or row.get("stage_id")
+                         or row.get("phase_id")), str(row["status"])) for row in tree[name]]
+             for name in ("phases", "stages", "tasks", "tool_tasks")}  # fmt: skip
+    catalog = TableStore().table(KNOWLEDGE_CATALOG, home.db / KNOWLEDGE_CATALOG.filename).rows()
+    shown["catalog"] = sorted((row.file_path.replace(run_id, "RUN"), row.summary.replace(
+        run_id, "RUN")) for row in catalog)  # fmt: skip
+    return shown
+
+
+def test_a_run_with_the_executor_remote_matches_a_local_one(
+    home: Home, tmp_path: Path
+) -> None:
+    """The whole run on a worker: the same tables, catalog and text outputs as a local run, and
+    every Executor step sent once and taken once."""
+    local_run = _confirmed(home)
+    assert once(home).returncode == 0
+    local = (_rows(home, local_run), _texts(home, local_run))
+
+    remote_home = Home(tmp_path / "remote-home")
+    assert cli(remote_home, "init").returncode == 0
+    with redis_server(tmp_path / "redis") as redis, workers(tmp_path / "workers") as crew:
+        remote_home.mapping_file.write_text(remote_mapping(redis.url), encoding="utf-8")
+        crew.start("w1", "--home", str(remote_home.root))
+        run_id = _confirmed(remote_home)
+        result = once(remote_home)
+        assert result.returncode == 0, result.stderr
+        assert only_run(remote_home)["status"] == "COMPLETED"
+        attempts = _attempts(remote_home, run_id)
+        exchange = Exchange(redis.url)
+        for step in {item["step"] for item in attempts}:
+            assert exchange.runs_of(run_id, step) == 1, step
+    events = [item["event"] for item in attempts]
+    assert events.count("sent") == events.count("taken") > 5
+    assert all(item["worker"] == "w1" for item in attempts if item["event"] == "taken")
+    assert (_rows(remote_home, run_id), _texts(remote_home, run_id)) == local
+    # The worker wrote nothing but through the daemon: no scratch path leaked into the home.
+    assert "multiverse-worker-" not in "".join(_texts(remote_home, run_id).values())
+
+
+def _slow_home(home: Home, redis_url: str, state: Path, seconds: float, **remote: float) -> None:
+    state.mkdir(parents=True, exist_ok=True)
+    (state / "seconds").write_text(str(seconds), encoding="utf-8")
+    command = [sys.executable, str(AGENT), "slow-first", str(state)]
+    home.mapping_file.write_text(remote_mapping(redis_url, command=command, **remote),
+                                 encoding="utf-8")  # fmt: skip
+
+
+def _slow_step(state: Path) -> str:
+    """The task the fake agent was slow on (the first one after Phase 0)."""
+    return next(task for task in _starts(state) if not task.startswith("T"))
+
+
+def _starts(state: Path) -> list[str]:
+    path = state / "starts.log"
+    return path.read_text(encoding="utf-8").split()[0::2] if path.exists() else []
+
+
+def test_a_worker_killed_mid_step_has_the_step_run_once_more_elsewhere(
+    home: Home, tmp_path: Path
+) -> None:
+    """SIGKILL of the worker doing a step (its whole process group, as a machine lost): the step
+    runs again once on the other worker, its result is taken once, the run completes."""
+    state = tmp_path / "agent"
+    with redis_server(tmp_path / "redis") as redis, workers(tmp_path / "workers") as crew:
+        _slow_home(home, redis.url, state, seconds=600, lost_after_seconds=2)
+        crew.start("w1", "--home", str(home.root))
+        crew.start("w2", "--home", str(home.root))
+        run_id = _confirmed(home)
+        exchange = Exchange(redis.url)
+        with serving(home):
+            wait_for(lambda: (state / "slowed").exists(), "the slow step to start")
+            step = _slow_step(state)
+            holder = exchange.holder(task_id_of(f"{run_id}/{step}/1"))
+            assert holder in ("w1", "w2")
+            crew.kill(holder)
+            wait_for(lambda: only_run(home)["status"] == "COMPLETED", "the run to complete")
+        assert exchange.runs_of(run_id, step) == 2
+        attempts = [item for item in _attempts(home, run_id) if item["step"] == step]
+        assert [item["event"] for item in attempts] == ["sent", "lost", "sent", "taken"]
+        assert attempts[-1]["worker"] != holder
+        assert _starts(state).count(step) == 2
+
+
+def test_cancel_stops_the_remote_step_and_its_process(home: Home, tmp_path: Path) -> None:
+    """`multiverse cancel` of a run whose step runs on a worker: the worker stops the step's
+    command (SIGTERM, as a local step's), the run is CANCELLED, nothing is taken."""
+    state = tmp_path / "agent"
+    with redis_server(tmp_path / "redis") as redis, workers(tmp_path / "workers") as crew:
+        _slow_home(home, redis.url, state, seconds=600)
+        crew.start("w1", "--home", str(home.root))
+        run_id = _confirmed(home)
+        with serving(home):
+            wait_for(lambda: (state / "slowed").exists(), "the slow step to start")
+            step = _slow_step(state)
+            assert cli(home, "cancel", run_id).returncode == 0
+            wait_for(lambda: only_run(home)["status"] == "CANCELLED", "the run to be cancelled")
+            wait_for(lambda: (state / f"terminated-{step}").exists(), "the command to stop")
+        attempts = [item for item in _attempts(home, run_id) if item["step"] == step]
+        assert [item["event"] for item in attempts] == ["sent", "interrupted"]
+        assert Exchange(redis.url).runs_of(run_id, step) == 1
+
+
+def test_a_broker_down_fails_the_step_clearly_and_retry_redoes_it(
+    home: Home, tmp_path: Path
+) -> None:
+    """No broker: the step fails at once with what to do; with the broker and a worker up,
+    `multiverse retry` completes the run."""
+    from workers import Redis, free_port
+
+    redis = Redis(free_port())
+    home.mapping_file.write_text(remote_mapping(redis.url), encoding="utf-8")
+    run_id = _confirmed(home)
+    failed = once(home)
+    assert (failed.returncode, only_run(home)["status"]) == (1, "FAILED")
+    assert "cannot be reached" in failed.stdout, failed.stdout
+    assert f"multiverse retry {run_id}" in failed.stdout
+    with workers(tmp_path / "workers") as crew:
+        redis.start(tmp_path / "redis")
+        try:
+            crew.start("w1", "--home", str(home.root))
+            assert cli(home, "retry", run_id).returncode == 0
+            assert once(home).returncode == 0
+            assert only_run(home)["status"] == "COMPLETED"
+        finally:
+            redis.stop()
+
+
+def test_no_worker_for_the_queue_fails_the_step_within_its_deadline(
+    home: Home, tmp_path: Path
+) -> None:
+    """A queue no worker serves: the step fails after `pickup_timeout_seconds`, saying which
+    queue and how to serve it; nothing hangs."""
+    with redis_server(tmp_path / "redis") as redis:
+        home.mapping_file.write_text(
+            remote_mapping(redis.url, queue="nobody", pickup_timeout_seconds=1), encoding="utf-8"
+        )
+        run_id = _confirmed(home)
+        failed = once(home)
+    assert (failed.returncode, only_run(home)["status"]) == (1, "FAILED")
+    attempts = _attempts(home, run_id)
+    assert [item["event"] for item in attempts] == ["sent", "failed"]
+    assert "no worker took the step from queue 'nobody'" in attempts[-1]["why"]
+    assert "multiverse worker --queue nobody" in attempts[-1]["why"]
+    assert f"multiverse retry {run_id}" in failed.stdout
+
+
+def test_a_result_too_large_is_a_clear_failure(home: Home, tmp_path: Path) -> None:
+    """Files past `max_result_bytes` are not sent back: the step fails saying the limit."""
+    with redis_server(tmp_path / "redis") as redis, workers(tmp_path / "workers") as crew:
+        home.mapping_file.write_text(remote_mapping(redis.url, max_result_bytes=10),
+                                     encoding="utf-8")  # fmt: skip
+        crew.start("w1", "--home", str(home.root))
+        _confirmed(home)
+        failed = once(home)
+    assert (failed.returncode, only_run(home)["status"]) == (1, "FAILED")
+    assert re.search(r"over remote\.max_result_bytes \(10\)", failed.stdout), failed.stdout
+
+
+def test_a_daemon_killed_mid_step_takes_the_stored_result_at_restart(
+    home: Home, tmp_path: Path
+) -> None:
+    """The daemon SIGKILLed while a worker does a step: at the next start the step's stored
+    outcome is taken (the role is not run again), and the run completes."""
+    state = tmp_path / "agent"
+    with redis_server(tmp_path / "redis") as redis, workers(tmp_path / "workers") as crew:
+        _slow_home(home, redis.url, state, seconds=2)
+        crew.start("w1", "--home", str(home.root))
+        run_id = _confirmed(home)
+        with running_daemon(home, quiet=True) as daemon:
+            wait_for(lambda: (state / "slowed").exists(), "the slow step to start")
+            daemon.kill()
+            daemon.wait(timeout=30)
+        step = _slow_step(state)
+        exchange = Exchange(redis.url)
+        wait_for(lambda: exchange.outcome(task_id_of(f"{run_id}/{step}/1")) is not None,
+                 "the worker to finish the step")  # fmt: skip
+        assert once(home).returncode == 0
+        assert only_run(home)["status"] == "COMPLETED"
+        assert exchange.runs_of(run_id, step) == 1
+    attempts = [item for item in _attempts(home, run_id) if item["step"] == step]
+    assert [item["event"] for item in attempts] == ["sent", "taken"]
+    assert attempts[-1]["after_restart"] is True
