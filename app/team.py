@@ -42,7 +42,7 @@ from planner.builtin import BuiltinPlanner
 
 if TYPE_CHECKING:
     from executor.search import WebSetup
-    from multiverse.gateway import Gateway
+    from multiverse.gateway import CallLimits, Gateway, RateLimits
 
 log = structlog.get_logger(__name__)
 ROLE_NAMES = ("planner", "executor", "communicator")
@@ -84,9 +84,15 @@ def model_backed_roles(
     return frozenset(role for role, tier in tiers.items() if effective[tier].mode == "model")
 
 
-def make_gateway(home: Home, mapping: RuntimeMapping) -> Gateway:
+def make_gateway(
+    home: Home,
+    mapping: RuntimeMapping,
+    limits: CallLimits | None = None,
+    rates: RateLimits | None = None,
+) -> Gateway:
     """The process's one gateway: disk cache in the home's state, per-run ledger and budget,
-    calls in flight and rates per minute per model endpoint, shared by every run."""
+    calls in flight and rates per minute per model endpoint, shared by every run (on a worker:
+    the daemon's, through its desk)."""
     from multiverse.gateway import (
         Budget,
         CallLimits,
@@ -107,8 +113,8 @@ def make_gateway(home: Home, mapping: RuntimeMapping) -> Gateway:
         budget=budget,
         pending_root=home.pending_usage,
         state_root=home.state,
-        limits=CallLimits(endpoint_limits(mapping.tier_mapping.values())),
-        rates=RateLimits(endpoint_rates(mapping.tier_mapping.values())),
+        limits=limits or CallLimits(endpoint_limits(mapping.tier_mapping.values())),
+        rates=rates or RateLimits(endpoint_rates(mapping.tier_mapping.values())),
     )
 
 
@@ -139,9 +145,16 @@ def executor_role(
     config = mapping.tier_mapping[tier]
     if config.remote is not None:
         from executor.remote import RemoteExecutor
+        from multiverse.remote import Exchange, RateDesk
 
-        # The worker's environment, not the daemon's, decides whether a key is there.
-        return RemoteExecutor(home.root, mapping, tier, asked_mode(config), fallback=builtin)
+        # The worker's environment, not the daemon's, decides whether a key is there; the
+        # daemon's limits admit the workers' calls.
+        asked = asked_mode(config)
+        desk = None
+        if asked != "builtin":
+            limits = gateway if gateway is not None else make_gateway(home, mapping)
+            desk = RateDesk(Exchange(config.remote.broker), limits.limits, limits.rates)
+        return RemoteExecutor(home.root, mapping, tier, asked, fallback=builtin, desk=desk)
     if gateway is None:
         return builtin
     spec = mapping.tier_mapping[tier].process_spec()

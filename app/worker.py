@@ -40,6 +40,8 @@ from multiverse.remote import (
     TASK_NAME,
     BlobCache,
     BrokerUnreachable,
+    DeskLimits,
+    DeskRates,
     Exchange,
     StepJob,
     StepOutcome,
@@ -140,7 +142,7 @@ def perform(job: StepJob, exchange: Exchange, place: WorkerPlace, beat: Beat) ->
         ledger = UsageLedger(Home(root).run(job.run_id).root)
         before = ledger.totals()
         try:
-            signal = _run_role(job, root)
+            signal = _run_role(job, root, place.broker)
         except WorkerMismatch as error:
             signal = ResultSignal(status="FAILED", error=str(error))
         files = written_files(root, job)
@@ -158,15 +160,17 @@ def perform(job: StepJob, exchange: Exchange, place: WorkerPlace, beat: Beat) ->
         shutil.rmtree(root, ignore_errors=True)
 
 
-def _run_role(job: StepJob, root: Path) -> ResultSignal:
-    role = worker_role(job, Home(root), os.environ)
+def _run_role(job: StepJob, root: Path, broker: str) -> ResultSignal:
+    role = worker_role(job, Home(root), os.environ, broker)
     if job.task is not None:
         return role.execute_task(job.task.model_copy(update={"home": str(root)}))
     assert job.tool is not None
     return role.execute_tool_task(job.tool.model_copy(update={"home": str(root)}))
 
 
-def worker_role(job: StepJob, home: Home, environ: Mapping[str, str]) -> ExecutorRole:
+def worker_role(
+    job: StepJob, home: Home, environ: Mapping[str, str], broker: str
+) -> ExecutorRole:
     """The tier's real Executor, as the daemon would make it locally, in the scratch home;
     WorkerMismatch if this worker cannot serve the tier the way the daemon asked."""
     from app.team import asked_mode, executor_role, make_gateway
@@ -183,7 +187,14 @@ def worker_role(job: StepJob, home: Home, environ: Mapping[str, str]) -> Executo
             f"worker {socket.gethostname()} cannot serve tier {tier} with {job.mode} as asked: "
             f"{effective.reason}; set it in the worker's environment and restart the worker"
         )
-    gateway = make_gateway(home, mapping) if served != "builtin" else None
+    gateway = None
+    if served != "builtin" and job.admission is not None:
+        # Every call waits for the daemon's admission: its limits hold across all workers.
+        exchange, wait = Exchange(broker), job.step_timeout_seconds
+        gateway = make_gateway(home, mapping, DeskLimits(exchange, job.admission, wait),
+                               DeskRates(exchange, job.admission, wait))  # fmt: skip
+    elif served != "builtin":
+        gateway = make_gateway(home, mapping)
     return executor_role(home, mapping, tier, gateway, web_setup(mapping, environ))
 
 

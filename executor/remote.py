@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping
+from contextlib import AbstractContextManager, nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,6 +34,7 @@ from multiverse.remote import (
     TASK_NAME,
     BrokerUnreachable,
     Exchange,
+    RateDesk,
     StepJob,
     StepOutcome,
     celery_app,
@@ -62,7 +64,7 @@ class RemoteExecutor:
         tier: Tier,
         mode: str,
         fallback: BuiltinExecutor | None = None,
-        admission: str | None = None,
+        desk: RateDesk | None = None,
     ) -> None:
         config = mapping.tier_mapping[tier].remote
         assert config is not None
@@ -70,7 +72,7 @@ class RemoteExecutor:
         self._home = Path(home).resolve()
         self._mapping, self._tier, self._mode = mapping, tier, mode
         self._fallback = fallback or BuiltinExecutor()
-        self._admission = admission
+        self.desk = desk  # admits the workers' model calls to this daemon's limits
         self._app: Celery | None = None
 
     def execute_task(self, assignment: TaskAssignment) -> ResultSignal:
@@ -99,8 +101,8 @@ class RemoteExecutor:
         try:
             exchange = Exchange(self.config.broker)
             exchange.ping()
-            with stop_signal(run_id) as stop:
-                signal = self._until_done(kind, assignment, step_id, exchange, record, stop)
+            with stop_signal(run_id) as stop, self._desk_open() as desk:
+                signal = self._until_done(kind, assignment, step_id, exchange, record, stop, desk)
         except StepInterrupted:
             raise
         except (BrokerUnreachable, ContextTooLarge) as error:
@@ -120,6 +122,7 @@ class RemoteExecutor:
         exchange: Exchange,
         record: AttemptRecord,
         stop: Any,
+        desk: str | None,
     ) -> ResultSignal:
         pending = record.open_attempt()
         if pending is not None:  # the daemon stopped while it ran: take its result if any
@@ -134,7 +137,7 @@ class RemoteExecutor:
         while True:
             if pending is None:
                 key = step_key(assignment.run_id, step_id, record.attempts() + 1)
-                self._send(kind, assignment, key, files, exchange, record)
+                self._send(kind, assignment, key, files, exchange, record, desk)
             else:
                 key, pending = pending, None
             try:
@@ -157,6 +160,10 @@ class RemoteExecutor:
                 )
             log.warning("remote_worker_lost", run_id=assignment.run_id, key=key)
 
+    def _desk_open(self) -> AbstractContextManager[str | None]:
+        """The rate desk serving while the step is in flight (none for a builtin tier)."""
+        return self.desk.open() if self.desk is not None else nullcontext()
+
     def _context(self, assignment: TaskAssignment | ToolAssignment) -> dict[str, bytes]:
         return context_files(self._home, assignment, self.config.max_context_bytes)
 
@@ -168,6 +175,7 @@ class RemoteExecutor:
         files: dict[str, bytes],
         exchange: Exchange,
         record: AttemptRecord,
+        desk: str | None,
     ) -> None:
         manifest = exchange.put_files(files)
         job = StepJob(
@@ -182,7 +190,7 @@ class RemoteExecutor:
             max_result_bytes=self.config.max_result_bytes,
             lost_after_seconds=self.config.lost_after_seconds,
             step_timeout_seconds=self.config.step_timeout_seconds,
-            admission=self._admission,
+            admission=desk,
         )
         try:
             self.app.send_task(TASK_NAME, args=[job.model_dump_json()], task_id=job.task_id,

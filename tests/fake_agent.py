@@ -94,13 +94,13 @@ def _write() -> None:
     print(f"wrote {target}")
 
 
-def _instance(schema: dict[str, Any], defs: dict[str, Any], name: str = "") -> Any:
+def instance(schema: dict[str, Any], defs: dict[str, Any], name: str = "") -> Any:
     """A small value that validates against `schema` (the shapes multiverse sends)."""
     if "$ref" in schema:
-        return _instance(defs[schema["$ref"].rsplit("/", 1)[-1]], defs, name)
+        return instance(defs[schema["$ref"].rsplit("/", 1)[-1]], defs, name)
     for key in ("anyOf", "oneOf"):
         if key in schema:
-            return _instance(schema[key][0], defs, name)
+            return instance(schema[key][0], defs, name)
     if "enum" in schema:
         return schema["enum"][0]
     kind = schema.get("type")
@@ -109,9 +109,9 @@ def _instance(schema: dict[str, Any], defs: dict[str, Any], name: str = "") -> A
     if kind == "object":
         props = schema.get("properties", {})
         required = schema.get("required", props)
-        return {key: _instance(props[key], defs, key) for key in required}
+        return {key: instance(props[key], defs, key) for key in required}
     if kind == "array":
-        return [_instance(schema.get("items", {}), defs, name)] * max(1, schema.get("minItems", 1))
+        return [instance(schema.get("items", {}), defs, name)] * max(1, schema.get("minItems", 1))
     if kind == "integer":
         return max(1, schema.get("minimum", 1))
     if kind == "number":
@@ -131,7 +131,7 @@ def _answer(prompt: str) -> None:
         print("A plain answer from the fake agent.")
         return
     schema = json.loads(prompt.split(marker, 1)[1].strip().splitlines()[0])
-    print(json.dumps(_instance(schema, schema.get("$defs", {}))))
+    print(json.dumps(instance(schema, schema.get("$defs", {}))))
 
 
 def _grandchild(state: Path) -> None:

@@ -8,17 +8,31 @@ from __future__ import annotations
 import json
 import re
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_agent import instance
 from workers import AGENT, redis_server, remote_mapping, workers
 
+from multiverse.gateway.limits import model_key
 from multiverse.home import Home
 from multiverse.remote import Exchange, task_id_of
 from multiverse.store import KNOWLEDGE_CATALOG, TableStore
 
-from journey import cli, copy_assets, once, only_run, run_tree, running_daemon, serving, wait_for
+from fake_openai import FakeOpenAI, Reply, text
+from journey import (
+    cli,
+    copy_assets,
+    once,
+    only_run,
+    run_tree,
+    running_daemon,
+    runs,
+    serving,
+    wait_for,
+)
 
 REQUEST = (
     "Analyse these reports and write a 2-page market-entry memo with a chart of revenue by region."
@@ -235,3 +249,58 @@ def test_a_daemon_killed_mid_step_takes_the_stored_result_at_restart(
     attempts = [item for item in _attempts(home, run_id) if item["step"] == step]
     assert [item["event"] for item in attempts] == ["sent", "taken"]
     assert attempts[-1]["after_restart"] is True
+
+
+MEMO = "# Memo\n\nThe market grows (source: `assets/market_report_2024.md`).\n"
+
+
+def _answer(body: dict[str, Any]) -> Reply:
+    """A model that follows the request's shape: JSON of its schema, else a short memo."""
+    shape = body.get("response_format") or {}
+    if shape.get("type") != "json_schema":
+        return text(MEMO)
+    schema = shape["json_schema"]["schema"]
+    return text(json.dumps(instance(schema, schema.get("$defs", {}))))
+
+
+def test_the_workers_model_calls_are_admitted_by_the_daemons_limits(
+    home: Home, tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    """Two workers, two runs, an endpoint allowed one call in flight (`concurrency: 1`): one
+    call reaches the server while the other waits at the daemon's desk, though each worker
+    would let one through; released, both runs complete, and each run's usage.json counts the
+    calls its remote steps made."""
+    held = threading.Event()
+    fake_openai.hold = held
+    fake_openai.responder = _answer
+    with redis_server(tmp_path / "redis") as redis, workers(tmp_path / "workers") as crew:
+        mapping = (
+            "tier_mapping:\n  MEDIUM:\n    model: openai/fake-model\n"
+            f"    api_base: {fake_openai.base_url}\n    concurrency: 1\n"
+            "    executor_mode: single_shot\n"
+            f'    remote: {{broker: "{redis.url}", queue: steps}}\n'
+            "daemon:\n  inbox_settle_ms: 0\n  max_parallel_runs: 2\n"
+        )
+        home.mapping_file.write_text(mapping, encoding="utf-8")
+        crew.start("w1", "--home", str(home.root))
+        crew.start("w2", "--home", str(home.root))
+        copy_assets(home)
+        for number in (1, 2):
+            assert cli(home, "submit", f"{REQUEST} ({number})").returncode == 0
+        assert once(home).returncode == 0
+        run_ids = [str(row["run_id"]) for row in runs(home)]
+        for run_id in run_ids:
+            assert cli(home, "confirm", run_id).returncode == 0
+        key = model_key("openai/fake-model", fake_openai.base_url)
+        with serving(home) as served:
+            desk = served.daemon.crew.executor.desk  # type: ignore[attr-defined]
+            wait_for(lambda: fake_openai.count == 1 and desk.limits.waiting(key) == 1,
+                     "one call at the server, one waiting at the desk")  # fmt: skip
+            assert fake_openai.count == 1
+            held.set()
+            wait_for(lambda: all(row["status"] in ("COMPLETED", "FAILED") for row in runs(home)),
+                     "both runs to end")  # fmt: skip
+        assert [row["status"] for row in runs(home)] == ["COMPLETED", "COMPLETED"]
+    for run_id in run_ids:
+        usage = json.loads((home.run(run_id).root / "usage.json").read_text(encoding="utf-8"))
+        assert usage["calls"] >= 1 and usage["by_role"]["executor"]["calls"] == usage["calls"]

@@ -8,6 +8,7 @@ only when a remote tier is used.
 from __future__ import annotations
 
 from multiverse.remote.celery_app import celery_app
+from multiverse.remote.desk import DeskLimits, DeskRates, RateDesk
 from multiverse.remote.exchange import (
     BlobCache,
     BrokerUnreachable,
@@ -29,7 +30,10 @@ __all__ = [
     "TASK_NAME",
     "BlobCache",
     "BrokerUnreachable",
+    "DeskLimits",
+    "DeskRates",
     "Exchange",
+    "RateDesk",
     "StepJob",
     "StepOutcome",
     "celery_app",

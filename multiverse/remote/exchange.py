@@ -30,6 +30,11 @@ KEEP_SECONDS = 24 * 3600  # blobs, results and marks outlive any step by a day, 
 CONNECT_SECONDS = 3.0
 
 
+def key(kind: str, name: str) -> str:
+    """The Redis key of one kind of thing (blob, claim, result …) named `name`."""
+    return f"{PREFIX}{kind}:{name}"
+
+
 class BrokerUnreachable(MultiverseError):
     """The broker could not be reached or answered with an error."""
 
@@ -55,7 +60,8 @@ class Exchange:
         self.url = url
         self.client = client if client is not None else connect(url)
 
-    def _call(self, what: str, action: object) -> object:
+    def guarded(self, what: str, action: object) -> object:
+        """`action()` (or the value given); a Redis error becomes BrokerUnreachable."""
         import redis
 
         try:
@@ -68,7 +74,7 @@ class Exchange:
 
     def ping(self) -> None:
         """Raise BrokerUnreachable unless the broker answers."""
-        self._call("ping", self.client.ping)
+        self.guarded("ping", self.client.ping)
 
     # -- files, by content ---------------------------------------------------------------
 
@@ -81,20 +87,20 @@ class Exchange:
         def store() -> None:
             probe = self.client.pipeline(transaction=False)
             for digest in hashes:
-                probe.expire(PREFIX + "blob:" + digest, KEEP_SECONDS)  # kept another day if there
+                probe.expire(key("blob", digest), KEEP_SECONDS)  # kept another day if there
             present = probe.execute()
             upload = self.client.pipeline(transaction=False)
             for digest, there in zip(hashes, present, strict=True):
                 if not there:
-                    upload.set(PREFIX + "blob:" + digest, by_hash[digest], ex=KEEP_SECONDS)
+                    upload.set(key("blob", digest), by_hash[digest], ex=KEEP_SECONDS)
             upload.execute()
 
-        self._call("storing files", store)
+        self.guarded("storing files", store)
         return manifest
 
     def get_blob(self, digest: str) -> bytes:
         """The bytes of one stored file; BrokerUnreachable if they are gone or damaged."""
-        data = self._call("reading a file", lambda: self.client.get(PREFIX + "blob:" + digest))
+        data = self.guarded("reading a file", lambda: self.client.get(key("blob", digest)))
         if not isinstance(data, bytes) or sha256_of(data) != digest:
             raise BrokerUnreachable(
                 f"the broker {shown_url(self.url)} no longer holds the file {digest[:12]}… (it was "
@@ -109,38 +115,38 @@ class Exchange:
         up (a duplicate delivery)."""
 
         def take() -> bool:
-            for mark in ("result:", "abandoned:"):
-                if self.client.exists(PREFIX + mark + task_id):
+            for mark in ("result", "abandoned"):
+                if self.client.exists(key(mark, task_id)):
                     return False
-            return bool(self.client.set(PREFIX + "claim:" + task_id, worker, nx=True,
+            return bool(self.client.set(key("claim", task_id), worker, nx=True,
                                         px=int(seconds * 1000)))  # fmt: skip
 
-        return bool(self._call("claiming a step", take))
+        return bool(self.guarded("claiming a step", take))
 
     def beat(self, task_id: str, worker: str, seconds: float) -> bool:
         """Say the attempt is alive for `seconds` more; True if the daemon asked it to stop."""
 
         def renew() -> bool:
             pipe = self.client.pipeline(transaction=False)
-            pipe.set(PREFIX + "claim:" + task_id, worker, px=int(seconds * 1000))
-            pipe.exists(PREFIX + "cancel:" + task_id, PREFIX + "abandoned:" + task_id)
+            pipe.set(key("claim", task_id), worker, px=int(seconds * 1000))
+            pipe.exists(key("cancel", task_id), key("abandoned", task_id))
             return bool(pipe.execute()[1])
 
-        return bool(self._call("beat", renew))
+        return bool(self.guarded("beat", renew))
 
     def holder(self, task_id: str) -> str | None:
         """The worker holding an attempt now (None: no one, or its beat stopped)."""
-        value = self._call("reading a claim", lambda: self.client.get(PREFIX + "claim:" + task_id))
+        value = self.guarded("reading a claim", lambda: self.client.get(key("claim", task_id)))
         return value.decode("utf-8", "replace") if isinstance(value, bytes) else None
 
     def count_run(self, run_id: str, step_id: str) -> int:
         """Count one start of a step's role; returns how many there were."""
-        key = f"{PREFIX}ran:{run_id}/{step_id}"
-        return int(str(self._call("counting", lambda: self.client.incr(key))))
+        counter = key("ran", f"{run_id}/{step_id}")
+        return int(str(self.guarded("counting", lambda: self.client.incr(counter))))
 
     def runs_of(self, run_id: str, step_id: str) -> int:
         """How many times a step's role was started, over every attempt."""
-        value = self._call("counting", lambda: self.client.get(f"{PREFIX}ran:{run_id}/{step_id}"))
+        value = self.guarded("counting", lambda: self.client.get(key("ran", f"{run_id}/{step_id}")))
         return int(value) if isinstance(value, bytes) else 0
 
     def finish(self, task_id: str, outcome: StepOutcome) -> None:
@@ -148,37 +154,37 @@ class Exchange:
 
         def store() -> None:
             data = outcome.model_dump_json()
-            if self.client.set(PREFIX + "result:" + task_id, data, nx=True, ex=KEEP_SECONDS):
+            if self.client.set(key("result", task_id), data, nx=True, ex=KEEP_SECONDS):
                 pipe = self.client.pipeline(transaction=False)
-                pipe.rpush(PREFIX + "done:" + task_id, b"1")
-                pipe.expire(PREFIX + "done:" + task_id, KEEP_SECONDS)
-                pipe.delete(PREFIX + "claim:" + task_id)
+                pipe.rpush(key("done", task_id), b"1")
+                pipe.expire(key("done", task_id), KEEP_SECONDS)
+                pipe.delete(key("claim", task_id))
                 pipe.execute()
 
-        self._call("storing the result", store)
+        self.guarded("storing the result", store)
 
     def wait_done(self, task_id: str, seconds: float) -> bool:
         """Block up to `seconds` for an attempt's outcome; True once it is stored."""
-        done = PREFIX + "done:" + task_id
-        found = self._call("waiting", lambda: self.client.blpop([done], timeout=seconds))
+        done = key("done", task_id)
+        found = self.guarded("waiting", lambda: self.client.blpop([done], timeout=seconds))
         if found is not None:
-            self._call("waiting", lambda: self.client.rpush(done, b"1"))  # for a later reader
+            self.guarded("waiting", lambda: self.client.rpush(done, b"1"))  # for a later reader
             return True
-        return bool(self._call("waiting", lambda: self.client.exists(PREFIX + "result:" + task_id)))
+        return bool(self.guarded("waiting", lambda: self.client.exists(key("result", task_id))))
 
     def outcome(self, task_id: str) -> StepOutcome | None:
         """An attempt's stored outcome, if there is one."""
-        data = self._call("reading a result", lambda: self.client.get(PREFIX + "result:" + task_id))
+        data = self.guarded("reading a result", lambda: self.client.get(key("result", task_id)))
         return StepOutcome.model_validate_json(data) if isinstance(data, bytes) else None
 
     def mark(self, kind: str, task_id: str) -> None:
         """Leave the daemon's word on an attempt: `cancel` or `abandoned`."""
-        key = f"{PREFIX}{kind}:{task_id}"
-        self._call("marking a step", lambda: self.client.set(key, b"1", ex=KEEP_SECONDS))
+        marked = key(kind, task_id)
+        self.guarded("marking a step", lambda: self.client.set(marked, b"1", ex=KEEP_SECONDS))
 
     def is_marked(self, kind: str, task_id: str) -> bool:
         """Whether the daemon left that word on an attempt."""
-        return bool(self._call("reading", lambda: self.client.exists(f"{PREFIX}{kind}:{task_id}")))
+        return bool(self.guarded("reading", lambda: self.client.exists(key(kind, task_id))))
 
 
 def shown_url(url: str) -> str:
