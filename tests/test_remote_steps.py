@@ -9,6 +9,7 @@ import json
 import re
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from multiverse.gateway.limits import model_key
 from multiverse.home import Home
 from multiverse.remote import Exchange, task_id_of
 from multiverse.store import KNOWLEDGE_CATALOG, TableStore
+from orchestrator.evidence import SignalBox
 
 from fake_openai import FakeOpenAI, Reply, text
 from journey import (
@@ -304,3 +306,55 @@ def test_the_workers_model_calls_are_admitted_by_the_daemons_limits(
     for run_id in run_ids:
         usage = json.loads((home.run(run_id).root / "usage.json").read_text(encoding="utf-8"))
         assert usage["calls"] >= 1 and usage["by_role"]["executor"]["calls"] == usage["calls"]
+
+
+def test_pause_stops_the_remote_step_and_resume_redoes_it(home: Home, tmp_path: Path) -> None:
+    """`multiverse pause` of a run whose step runs on a worker: the step's command is stopped
+    and the run holds; `resume` sends the step again (a new attempt) and the run completes."""
+    state = tmp_path / "agent"
+    with redis_server(tmp_path / "redis") as redis, workers(tmp_path / "workers") as crew:
+        _slow_home(home, redis.url, state, seconds=600)
+        crew.start("w1", "--home", str(home.root))
+        run_id = _confirmed(home)
+        with serving(home):
+            wait_for(lambda: (state / "slowed").exists(), "the slow step to start")
+            step = _slow_step(state)
+            assert cli(home, "pause", run_id).returncode == 0
+            wait_for(lambda: (state / f"terminated-{step}").exists(), "the command to stop")
+            box = SignalBox(home.run(run_id).signals)
+            wait_for(lambda: "hold-user-1" in box.names(), "the run to hold")
+            assert cli(home, "resume", run_id).returncode == 0
+            wait_for(lambda: only_run(home)["status"] == "COMPLETED", "the run to complete")
+        attempts = [item for item in _attempts(home, run_id) if item["step"] == step]
+        assert [item["event"] for item in attempts] == ["sent", "interrupted", "sent", "taken"]
+        assert Exchange(redis.url).runs_of(run_id, step) == 2
+
+
+@pytest.mark.parametrize("visibility", [None, "1"], ids=["worker-settings", "misconfigured"])
+def test_a_step_longer_than_a_visibility_timeout_is_not_run_twice(
+    home: Home, tmp_path: Path, visibility: str | None
+) -> None:
+    """A step outliving Redis's visibility timeout: with `multiverse worker`'s settings the
+    broker never hands it to a second worker; with a timeout shorter than the step (set by
+    hand), the second worker's start hands it over, and the delivery is dropped by its key."""
+    state = tmp_path / "agent"
+    options = ["--visibility-timeout", visibility] if visibility else []
+    with redis_server(tmp_path / "redis") as redis, workers(tmp_path / "workers") as crew:
+        _slow_home(home, redis.url, state, seconds=6)
+        crew.start("w1", "--home", str(home.root), *options)
+        run_id = _confirmed(home)
+        with serving(home):
+            wait_for(lambda: (state / "slowed").exists(), "the slow step to start")
+            # The broker's record of the delivery (kombu's unacked index) ages past 1 s, the
+            # misconfigured timeout; the second worker's start then sweeps what is past it.
+            client = Exchange(redis.url).client
+            wait_for(lambda: any(time.time() - score > 1.5 for _, score in
+                                 client.zrange("unacked_index", 0, -1, withscores=True)),
+                     "the delivery to be older than the short visibility timeout")  # fmt: skip
+            crew.start("w2", "--home", str(home.root), *options)
+            wait_for(lambda: only_run(home)["status"] == "COMPLETED", "the run to complete")
+        step = _slow_step(state)
+        assert Exchange(redis.url).runs_of(run_id, step) == 1
+        assert _starts(state).count(step) == 1
+        dropped = "worker_duplicate_dropped" in crew.log("w2")
+        assert dropped is (visibility is not None), crew.log("w2")
