@@ -358,3 +358,23 @@ def test_a_step_longer_than_a_visibility_timeout_is_not_run_twice(
         assert _starts(state).count(step) == 1
         dropped = "worker_duplicate_dropped" in crew.log("w2")
         assert dropped is (visibility is not None), crew.log("w2")
+
+
+def test_doctor_checks_the_broker_and_lists_the_live_workers(home: Home, tmp_path: Path) -> None:
+    """`doctor` on the daemon's side: a broker down, a queue no worker serves, and one served,
+    each said with what to do."""
+    from workers import Redis, free_port
+
+    down = Redis(free_port())
+    home.mapping_file.write_text(remote_mapping(down.url), encoding="utf-8")
+    said = cli(home, "doctor")
+    assert said.returncode != 0 and "cannot be reached" in said.stdout, said.stdout
+    with redis_server(tmp_path / "redis") as redis, workers(tmp_path / "workers") as crew:
+        home.mapping_file.write_text(remote_mapping(redis.url), encoding="utf-8")
+        said = cli(home, "doctor")
+        assert "✗ queue 'steps'" in said.stdout and "multiverse worker --queue steps" in said.stdout
+        crew.start("w1", "--home", str(home.root))
+        said = cli(home, "doctor", "--json")
+        report = json.loads(said.stdout)
+        assert report["workers"][0]["workers"] == ["w1"] and report["workers"][0]["reachable"]
+        assert "served by w1" in cli(home, "doctor").stdout
