@@ -19,7 +19,9 @@ class RemoteConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
 
+    # The Redis broker's URL (redis:// or rediss://): it carries the steps, files and results.
     broker: str = Field(min_length=1)
+    # The Celery queue the tier's steps go to; `multiverse worker --queue NAME` serves it.
     queue: str = Field(default="multiverse", min_length=1, pattern=r"^[A-Za-z0-9_.:-]+$")
     # No worker took the step from the queue in this time: the step fails (retry redoes it).
     pickup_timeout_seconds: float = Field(default=120.0, gt=0)
@@ -27,8 +29,9 @@ class RemoteConfig(BaseModel):
     lost_after_seconds: float = Field(default=30.0, gt=0)
     # The whole time one step may take on a worker; the worker's broker settings derive from it.
     step_timeout_seconds: float = Field(default=3600.0, gt=0)
-    # What may travel with one step (its files), and back (the files it wrote).
+    # What may travel with one step: the files its role may read, together.
     max_context_bytes: int = Field(default=64 * MIB, gt=0)
+    # What may come back from one step: the files its role wrote, together.
     max_result_bytes: int = Field(default=64 * MIB, gt=0)
 
     @field_validator("broker")
