@@ -75,7 +75,8 @@ def worker(
         int, typer.Option("--concurrency", "-c", min=1, help="Steps done at once (processes).")
     ] = 1,
     name: Annotated[
-        str | None, typer.Option("--name", help="This worker's name (default: NAME@host).")
+        str | None, typer.Option("--name", metavar="NAME",
+                     help="This worker's name (default: QUEUE-PID@host).")
     ] = None,
     step_seconds: Annotated[
         float | None,

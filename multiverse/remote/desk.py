@@ -21,8 +21,7 @@ from typing import Any
 
 import structlog
 
-from multiverse.gateway import CallLimits, RateLimits
-from multiverse.gateway.limits import Reservation
+from multiverse.gateway import CallLimits, RateLimits, Reservation
 from multiverse.remote.exchange import KEEP_SECONDS, PREFIX, BrokerUnreachable, Exchange
 
 log = structlog.get_logger(__name__)

@@ -142,7 +142,14 @@ class Exchange:
     def count_run(self, run_id: str, step_id: str) -> int:
         """Count one start of a step's role; returns how many there were."""
         counter = key("ran", f"{run_id}/{step_id}")
-        return int(str(self.guarded("counting", lambda: self.client.incr(counter))))
+
+        def count() -> int:
+            pipe = self.client.pipeline(transaction=False)
+            pipe.incr(counter)
+            pipe.expire(counter, KEEP_SECONDS)
+            return int(pipe.execute()[0])
+
+        return int(str(self.guarded("counting", count)))
 
     def runs_of(self, run_id: str, step_id: str) -> int:
         """How many times a step's role was started, over every attempt."""
