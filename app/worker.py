@@ -48,7 +48,7 @@ from multiverse.remote import (
     celery_app,
     writable,
 )
-from multiverse.roles import ExecutorRole, ResultSignal
+from multiverse.roles import Declined, ExecutorRole, ResultSignal
 
 if TYPE_CHECKING:
     from celery import Celery
@@ -139,12 +139,20 @@ def perform(job: StepJob, exchange: Exchange, place: WorkerPlace, beat: Beat) ->
         step_id = job.key.split("/")[1]
         exchange.count_run(job.run_id, step_id)
         log.info("worker_step_started", key=job.key, files=len(job.files))
-        ledger = UsageLedger(Home(root).run(job.run_id).root)
+        ledger = UsageLedger(Home(root).run(job.run_id or "simple").root)
         before = ledger.totals()
+        reply: str | None = None
+        declined: str | None = None
         try:
-            signal = _run_role(job, root, place.broker)
+            done = _run_role(job, root, place.broker)
         except WorkerMismatch as error:
-            signal = ResultSignal(status="FAILED", error=str(error))
+            done = ResultSignal(status="FAILED", error=str(error))
+        if isinstance(done, str):
+            signal, reply = ResultSignal(status="COMPLETED"), done
+        elif isinstance(done, Declined):
+            signal, declined = ResultSignal(status="COMPLETED"), done.reason
+        else:
+            signal = done
         files = written_files(root, job)
         size = sum(len(data) for data in files.values())
         if size > job.max_result_bytes:
@@ -153,19 +161,21 @@ def perform(job: StepJob, exchange: Exchange, place: WorkerPlace, beat: Beat) ->
                 f"({job.max_result_bytes:,}); raise it in runtime-mapping.yaml, then retry"
             ))  # fmt: skip
             files = {}
-        return StepOutcome(key=job.key, signal=signal, files=exchange.put_files(files),
+        return StepOutcome(key=job.key, signal=signal, reply=reply, declined=declined,
+                           files=exchange.put_files(files),
                            usage=usage_change(before, ledger.totals()),
                            worker=place.name)  # fmt: skip
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def _run_role(job: StepJob, root: Path, broker: str) -> ResultSignal:
+def _run_role(job: StepJob, root: Path, broker: str) -> ResultSignal | str | Declined:
     role = worker_role(job, Home(root), os.environ, broker)
     if job.task is not None:
         return role.execute_task(job.task.model_copy(update={"home": str(root)}))
-    assert job.tool is not None
-    return role.execute_tool_task(job.tool.model_copy(update={"home": str(root)}))
+    if job.tool is not None:
+        return role.execute_tool_task(job.tool.model_copy(update={"home": str(root)}))
+    return role.simple_task(job.request or "", root)
 
 
 def worker_role(

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 from collections.abc import Mapping
 from contextlib import AbstractContextManager, nullcontext
 from datetime import UTC, datetime
@@ -88,7 +89,30 @@ class RemoteExecutor:
         return self._fallback.summarize(path)
 
     def simple_task(self, request: str, home: Path) -> str | Declined:
-        """A SIMPLE_TASK reply from the builtin engine, here, or its decline (a run)."""
+        """A SIMPLE_TASK answered on a worker by the tier's role (a model tier's model); the
+        builtin engine's answer here for a builtin tier, or when no worker could answer."""
+        if self._mode == "builtin":
+            return self._fallback.simple_task(request, home)
+        try:
+            exchange = Exchange(self.config.broker)
+            exchange.ping()
+            files = inputs_files(self._home, self.config.max_context_bytes)
+            with stop_signal("") as stop, self._desk_open() as desk:
+                for attempt in (1, 2):  # a worker lost: once more
+                    key = step_key("simple", uuid.uuid4().hex, attempt)
+                    self._publish(key, files, exchange, desk, request=request)
+                    ended = self._wait(key, exchange, stop)
+                    if isinstance(ended, StepOutcome):
+                        return _replied(ended)
+                    self._revoke(exchange, task_id_of(key), "abandoned")
+                    if ended != "lost":
+                        break
+            why = ended
+        except StepInterrupted:
+            raise
+        except (BrokerUnreachable, ContextTooLarge) as error:
+            why = str(error)
+        log.warning("remote_simple_task_local", why=why)
         return self._fallback.simple_task(request, home)
 
     # -- one step ------------------------------------------------------------------------
@@ -177,21 +201,27 @@ class RemoteExecutor:
         record: AttemptRecord,
         desk: str | None,
     ) -> None:
+        task = assignment if isinstance(assignment, TaskAssignment) else None
+        tool = assignment if isinstance(assignment, ToolAssignment) else None
+        sent = self._publish(key, files, exchange, desk, task=task, tool=tool)
+        record.add(key, "sent", files=sent)
+
+    def _publish(
+        self, key: str, files: dict[str, bytes], exchange: Exchange, desk: str | None,
+        **work: TaskAssignment | ToolAssignment | str | None,
+    ) -> int:
+        """Store the files and send the job (a task, a tool task or a request); how many files
+        it names."""
         manifest = exchange.put_files(files)
-        job = StepJob(
-            key=key,
-            kind="task" if kind == "task" else "tool",
-            task=assignment if isinstance(assignment, TaskAssignment) else None,
-            tool=assignment if isinstance(assignment, ToolAssignment) else None,
-            mapping=self._mapping.model_dump(mode="json"),
-            tier=self._tier.value,
-            mode=self._mode,
-            files=manifest,
-            max_result_bytes=self.config.max_result_bytes,
-            lost_after_seconds=self.config.lost_after_seconds,
-            step_timeout_seconds=self.config.step_timeout_seconds,
-            admission=desk,
-        )
+        kind = "task" if work.get("task") else "tool" if work.get("tool") else "simple"
+        job = StepJob.model_validate({
+            "key": key, "kind": kind, **work,
+            "mapping": self._mapping.model_dump(mode="json"), "tier": self._tier.value,
+            "mode": self._mode, "files": manifest, "admission": desk,
+            "max_result_bytes": self.config.max_result_bytes,
+            "lost_after_seconds": self.config.lost_after_seconds,
+            "step_timeout_seconds": self.config.step_timeout_seconds,
+        })  # fmt: skip
         try:
             self.app.send_task(TASK_NAME, args=[job.model_dump_json()], task_id=job.task_id,
                                queue=self.config.queue, retry=False)  # fmt: skip
@@ -199,8 +229,8 @@ class RemoteExecutor:
             raise BrokerUnreachable(
                 f"the step could not be sent to {shown_url(self.config.broker)}: {error}"
             ) from None
-        record.add(key, "sent", files=len(manifest))
         log.info("remote_step_sent", key=key, queue=self.config.queue, files=len(manifest))
+        return len(manifest)
 
     @property
     def app(self) -> Celery:
@@ -274,6 +304,14 @@ class RemoteExecutor:
         return outcome.signal
 
 
+def _replied(outcome: StepOutcome) -> str | Declined:
+    if outcome.reply is not None:
+        return outcome.reply
+    if outcome.declined is not None:
+        return Declined(reason=outcome.declined)
+    return Declined(reason=outcome.signal.error or "")
+
+
 class ContextTooLarge(Exception):
     """The files a step may read are more than `remote.max_context_bytes`."""
 
@@ -290,13 +328,24 @@ def context_files(
     file, nothing that leaves the home. ContextTooLarge past `limit` bytes."""
     layout = Home(home)
     run = layout.run(assignment.run_id)
-    folders = [layout.assets, layout.guidelines, run.workspace, run.outputs]
-    named = [run.request, run.spec, run.root / "usage.json"]
+    named = [run.request, run.spec, run.root / "usage.json", run.workspace, run.outputs]
     task = assignment.task
     references = [*task.related_references, *(row.file_path for row in assignment.catalog)]
     named += [home / reference.strip() for reference in references if reference.strip()]
+    return _bounded(home, [layout.assets, layout.guidelines, *named], limit)
+
+
+def inputs_files(home: Path, limit: int) -> dict[str, bytes]:
+    """What a SIMPLE_TASK may read: the home's assets and guidelines."""
+    layout = Home(home)
+    return _bounded(home, [layout.assets, layout.guidelines], limit)
+
+
+def _bounded(home: Path, paths: list[Path], limit: int) -> dict[str, bytes]:
+    """The files of these paths (a folder: all below it) that may travel, by home-relative
+    name; ContextTooLarge past `limit` bytes."""
     found: dict[str, Path] = {}
-    for path in [*named, *folders]:
+    for path in paths:
         listed = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
         for file in listed:
             name = _shippable(home, file)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import sys
 import threading
 import time
@@ -378,3 +379,26 @@ def test_doctor_checks_the_broker_and_lists_the_live_workers(home: Home, tmp_pat
         report = json.loads(said.stdout)
         assert report["workers"][0]["workers"] == ["w1"] and report["workers"][0]["reachable"]
         assert "served by w1" in cli(home, "doctor").stdout
+
+
+def test_a_question_is_answered_on_a_worker_by_the_tiers_role(
+    home: Home, tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    """A SIMPLE_TASK with the Executor's tier remote: a worker answers it (here from the table,
+    computed and cited, as the model-backed Executor does), the reply lands in inbox/done/."""
+    corpus = Path(__file__).resolve().parent / "corpus" / "tables"
+    for suffix in (".csv", ".md"):
+        shutil.copy(corpus / f"grunfeld{suffix}", home.assets / f"grunfeld{suffix}")
+    question = "Quick one: what was Atlantic Refining's gross investment in 1950?"
+    with redis_server(tmp_path / "redis") as redis, workers(tmp_path / "workers") as crew:
+        home.mapping_file.write_text(
+            "tier_mapping:\n  MEDIUM:\n    model: openai/fake-model\n"
+            f"    api_base: {fake_openai.base_url}\n"
+            f'    remote: {{broker: "{redis.url}", queue: steps}}\n'
+            "daemon:\n  inbox_settle_ms: 0\n", encoding="utf-8")  # fmt: skip
+        crew.start("w1", "--home", str(home.root))
+        (home.inbox / "ask.md").write_text(question, encoding="utf-8")
+        assert once(home).returncode == 0
+        assert "worker_step_done" in crew.log("w1") and "simple/" in crew.log("w1")
+    reply = (home.inbox_done / "ask.reply.md").read_text(encoding="utf-8")
+    assert "assets/grunfeld.csv row" in reply and not any(home.runs.iterdir())

@@ -35,9 +35,10 @@ class StepJob(Wire):
     puts its scratch home there), the tier to serve it, and the files it may read."""
 
     key: str
-    kind: Literal["task", "tool"]
+    kind: Literal["task", "tool", "simple"]
     task: TaskAssignment | None = None
     tool: ToolAssignment | None = None
+    request: str | None = None  # a SIMPLE_TASK's request (no run: the reply comes back)
     mapping: dict[str, Any]  # the daemon's runtime-mapping, as data (keys stay names of vars)
     tier: str
     mode: str  # how the daemon sees the tier served: builtin, model or process
@@ -54,10 +55,9 @@ class StepJob(Wire):
 
     @property
     def run_id(self) -> str:
-        """The run the step belongs to."""
+        """The run the step belongs to ("" for a SIMPLE_TASK, which has none)."""
         assignment = self.task or self.tool
-        assert assignment is not None
-        return assignment.run_id
+        return assignment.run_id if assignment is not None else ""
 
 
 class StepOutcome(Wire):
@@ -65,6 +65,8 @@ class StepOutcome(Wire):
 
     key: str
     signal: ResultSignal
+    reply: str | None = None  # a SIMPLE_TASK's answer (markdown)
+    declined: str | None = None  # why a SIMPLE_TASK was declined (it becomes a run)
     files: dict[str, str] = Field(default_factory=dict)  # home-relative path → sha256
     usage: dict[str, Any] | None = None  # the model usage the step added (UsageTotals' fields)
     worker: str = ""
@@ -74,7 +76,7 @@ def writable(run_id: str, name: str) -> bool:
     """Whether a worker may have written this home-relative path: the run's workspace, logs
     and outputs only (the tables, signals and answers are the daemon's)."""
     parts = name.split("/")
-    if ".." in parts or name.startswith("/") or any(p.startswith(".") for p in parts):
+    if not run_id or ".." in parts or name.startswith("/") or any(p.startswith(".") for p in parts):
         return False
     places = (("runs", run_id, "workspace"), ("runs", run_id, "logs"), ("outputs", run_id))
     return any(tuple(parts[: len(place)]) == place and len(parts) > len(place) for place in places)
