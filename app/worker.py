@@ -201,8 +201,10 @@ def worker_role(
     if served != "builtin" and job.admission is not None:
         # Every call waits for the daemon's admission: its limits hold across all workers.
         exchange, wait = Exchange(broker), job.step_timeout_seconds
-        gateway = make_gateway(home, mapping, DeskLimits(exchange, job.admission, wait),
-                               DeskRates(exchange, job.admission, wait))  # fmt: skip
+        # A call holds its slot at most its whole time (the gateway's retries included).
+        lease = config.timeout_seconds * 3 + 30
+        limits = DeskLimits(exchange, job.admission, wait, job.task_id, lease)
+        gateway = make_gateway(home, mapping, limits, DeskRates(exchange, job.admission, wait))
     elif served != "builtin":
         gateway = make_gateway(home, mapping)
     return executor_role(home, mapping, tier, gateway, web_setup(mapping, environ))

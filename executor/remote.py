@@ -274,8 +274,11 @@ class RemoteExecutor:
                 )
 
     def _revoke(self, exchange: Exchange, task_id: str, word: str) -> None:
-        """Tell the worker to stop the attempt (its beat reads it) and Celery to drop it."""
+        """Tell the worker to stop the attempt (its beat reads it) and Celery to drop it; the
+        model-call slots it holds at the desk are given back."""
         exchange.mark(word, task_id)
+        if self.desk is not None:
+            self.desk.release_all(task_id)
         try:
             self.app.control.revoke(task_id, terminate=True, signal="SIGTERM")
         except Exception as error:  # the mark is enough: the worker's beat stops the step

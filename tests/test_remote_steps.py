@@ -402,3 +402,28 @@ def test_a_question_is_answered_on_a_worker_by_the_tiers_role(
         assert "worker_step_done" in crew.log("w1") and "simple/" in crew.log("w1")
     reply = (home.inbox_done / "ask.reply.md").read_text(encoding="utf-8")
     assert "assets/grunfeld.csv row" in reply and not any(home.runs.iterdir())
+
+
+def test_the_desk_takes_back_the_slots_of_a_lost_attempt(tmp_path: Path) -> None:
+    """A worker's slot at the daemon's desk is held until released; an attempt given up (its
+    worker lost) has its slots taken back, so the endpoint is not blocked until the lease."""
+    from multiverse.gateway import CallLimits, RateLimits
+    from multiverse.remote import DeskLimits, RateDesk
+
+    key = "openai/m@http://model"
+    with redis_server(tmp_path / "redis") as redis:
+        limits = CallLimits({key: 1})
+        desk = RateDesk(Exchange(redis.url), limits, RateLimits())
+        with desk.open() as name:
+            lost = DeskLimits(Exchange(redis.url), name, 30, "attempt-1", lease=600)
+            held = lost.slot(key)
+            held.__enter__()  # the lost worker's call: never released
+            other = DeskLimits(Exchange(redis.url), name, 30, "attempt-2", lease=600).slot(key)
+            waiting = threading.Thread(target=other.__enter__)
+            waiting.start()
+            wait_for(lambda: limits.waiting(key) == 1, "the second call to wait for the slot")
+            assert desk.release_all("attempt-1") == 1
+            waiting.join(timeout=30)
+            assert not waiting.is_alive() and limits.waiting(key) == 0
+            for call in (other, held):  # both calls end (the lost one's release is a no-op)
+                call.__exit__(None, None, None)

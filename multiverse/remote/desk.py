@@ -42,7 +42,7 @@ class RateDesk:
     def __init__(self, exchange: Exchange, limits: CallLimits, rates: RateLimits) -> None:
         self.exchange, self.limits, self.rates = exchange, limits, rates
         self.name = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-        self._held: dict[str, threading.Event] = {}
+        self._held: dict[str, tuple[str, threading.Event]] = {}  # ask → (its attempt, release)
         self._guard = threading.Lock()
         self._users = 0  # remote steps in flight that may ask
         self._thread: threading.Thread | None = None
@@ -104,7 +104,7 @@ class RateDesk:
             with self._guard:
                 held = self._held.pop(str(ask.get("id")), None)
             if held is not None:
-                held.set()
+                held[1].set()
         elif op == "settle":
             reservation = Reservation(str(ask["key"]), int(ask["tokens"]), 0.0)
             self.rates.settle(reservation, int(ask.get("used", 0)))
@@ -120,13 +120,22 @@ class RateDesk:
             return
         release = threading.Event()
         with self._guard:
-            self._held[ask_id] = release
+            self._held[ask_id] = (str(ask.get("owner", "")), release)
         with self.limits.slot(key):
             self._answer(ask_id, {"held": True})
             if not release.wait(float(ask.get("lease", 600))):
                 log.warning("rate_desk_lease_expired", key=key, ask=ask_id)
         with self._guard:
             self._held.pop(ask_id, None)
+
+    def release_all(self, owner: str) -> int:
+        """Give back every slot an attempt holds (its worker was lost, or it was stopped)."""
+        with self._guard:
+            mine = [ask for ask, (who, _) in self._held.items() if who == owner]
+            events = [self._held.pop(ask)[1] for ask in mine]
+        for event in events:
+            event.set()
+        return len(events)
 
     def _answer(self, ask_id: str, answer: dict[str, Any]) -> None:
         reply = _reply(self.name, ask_id)
@@ -170,15 +179,18 @@ class _Asking:
 class DeskLimits(CallLimits):
     """Calls in flight, admitted by the daemon's desk (a worker's gateway)."""
 
-    def __init__(self, exchange: Exchange, desk: str, wait_seconds: float) -> None:
+    def __init__(
+        self, exchange: Exchange, desk: str, wait_seconds: float, owner: str, lease: float
+    ) -> None:
         super().__init__()
         self._asking = _Asking(exchange, desk, wait_seconds)
-        self._lease = wait_seconds
+        self._owner, self._lease = owner, lease
 
     @contextmanager
     def slot(self, key: str) -> Iterator[None]:
         """Hold one of the daemon's slots of the endpoint for the duration of the block."""
-        answer = self._asking.ask({"op": "acquire", "key": key, "lease": self._lease})
+        answer = self._asking.ask({"op": "acquire", "key": key, "lease": self._lease,
+                                   "owner": self._owner})  # fmt: skip
         try:
             yield
         finally:
