@@ -9,7 +9,8 @@ UV     := $(BIN)/uv
 
 .PHONY: install start test suite lint typecheck plain-install docs docs-ref bench-step-modules bench bench-store bench-orchestrator bench-gateway clean \
         bench-process bench-status bench-catalog bench-overlap bench-history bench-langgraph \
-        bench-celery bench-large-csv bench-sandbox eval-local eval-corpus eval-local-spec check-agents
+        bench-celery bench-workers bench-large-csv bench-sandbox eval-local eval-corpus eval-local-spec \
+        check-agents
 
 # pip's output goes to $(LOG), shown only when the install fails.
 LOG    := $(VENV)/install.log
@@ -101,6 +102,12 @@ bench-langgraph: install
 # hand only: it starts a real redis-server (`apt-get install redis-server`) and Celery worker.
 bench-celery: install
 	$(BIN)/python bench/celery_roundtrip.py
+
+# By hand only: a real redis-server (`apt-get install redis-server`), `multiverse worker`s and a
+# 1-second model on loopback; about 15 minutes. NETNS=1 adds 2 workers in 2 network namespaces
+# (root: `ip netns`).
+bench-workers: install
+	$(BIN)/python bench/workers.py $(if $(NETNS),--netns)
 
 bench: bench-store bench-orchestrator bench-gateway bench-process bench-status bench-catalog \
        bench-overlap bench-history bench-langgraph bench-celery
