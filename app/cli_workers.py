@@ -25,11 +25,13 @@ from multiverse.home import resolve_home
 
 @dataclass(frozen=True)
 class Served:
-    """What one worker serves: its broker, its queues, and the longest step of each."""
+    """What one worker serves: its broker, its queues, the longest step of each, and whether
+    a model may serve them (unknown without the tiers: yes)."""
 
     broker: str
     queues: list[str]
     step_seconds: list[float]
+    models: bool = True
 
 
 def served(
@@ -56,7 +58,12 @@ def served(
     else:
         seconds = [remote.step_timeout_seconds for remote in mine if remote.queue in queues]
     RemoteConfig(broker=broker)  # the same check of the URL as the mapping's
-    return Served(broker=broker, queues=queues, step_seconds=seconds)
+    tiers = [config for config in mapping.tier_mapping.values()
+             if config.remote is not None and config.remote.broker == broker
+             and config.remote.queue in queues]  # fmt: skip
+    models = not tiers or any(config.adapter_type == "sdk" and config.calls_a_model
+                              for config in tiers)  # fmt: skip
+    return Served(broker=broker, queues=queues, step_seconds=seconds, models=models)
 
 
 @app.command()
@@ -108,6 +115,6 @@ def worker(
     folder = Path(tempfile.mkdtemp(prefix="multiverse-worker-"))
     try:
         serve(WorkerPlace(broker=what.broker, name=label, folder=folder), what.queues,
-              concurrency, what.step_seconds, visibility_timeout)  # fmt: skip
+              concurrency, what.step_seconds, visibility_timeout, what.models)  # fmt: skip
     finally:
         shutil.rmtree(folder, ignore_errors=True)

@@ -8,8 +8,6 @@ from pydantic import BaseModel, ConfigDict
 from multiverse.config import RuntimeMapping, Tier, worker_visibility_seconds
 from multiverse.errors import MultiverseError
 
-INSPECT_SECONDS = 1.0  # how long live workers have to answer
-
 
 class WorkersCheck(BaseModel):
     """One queue remote tiers send to: its broker, whether it answers, who serves it."""
@@ -38,7 +36,7 @@ def check_workers(mapping: RuntimeMapping) -> list[WorkersCheck]:
     if not places:
         return []
     try:
-        from multiverse.remote import Exchange, celery_app, shown_url
+        from multiverse.remote import Exchange, celery_app, live_queues, shown_url
     except ImportError as error:
         why = f"{error.name} is missing: pip install 'multiverse[workers]'"
         return [WorkersCheck(tiers=tiers, broker=broker, queue=queue, reachable=False, error=why)
@@ -59,18 +57,6 @@ def check_workers(mapping: RuntimeMapping) -> list[WorkersCheck]:
         checks.append(WorkersCheck(tiers=tiers, broker=shown, queue=queue, reachable=True,
                                    workers=names))  # fmt: skip
     return checks
-
-
-def live_queues(app: object) -> dict[str, list[str]]:
-    """Each live worker of the app's broker → the queues it consumes (none answered: {})."""
-    try:
-        answer = app.control.inspect(timeout=INSPECT_SECONDS).active_queues()  # type: ignore[attr-defined]
-    except Exception:  # the broker went away between the ping and the question
-        return {}
-    return {
-        name.removeprefix("celery@"): [str(queue.get("name")) for queue in queues]
-        for name, queues in (answer or {}).items()
-    }
 
 
 def workers_lines(checks: list[WorkersCheck]) -> list[str]:

@@ -46,6 +46,7 @@ from multiverse.remote import (
     StepJob,
     StepOutcome,
     celery_app,
+    step_of,
     writable,
 )
 from multiverse.roles import Declined, ExecutorRole, ResultSignal
@@ -112,15 +113,32 @@ class Beat:
                          children=stop_all_children())  # fmt: skip
 
 
+_EXCHANGES: dict[str, Exchange] = {}  # one client per broker in each worker process
+
+
+def exchange_of(broker: str) -> Exchange:
+    """This process's client of the broker's Redis (made at its first step)."""
+    if broker not in _EXCHANGES:
+        _EXCHANGES[broker] = Exchange(broker)
+    return _EXCHANGES[broker]
+
+
 def run_step(job_text: str, place: WorkerPlace) -> str:
     """Do one delivered step and report it; returns how it ended (for the worker's log)."""
     job = StepJob.model_validate_json(job_text)
-    exchange = Exchange(place.broker)
+    exchange = exchange_of(place.broker)
     if not exchange.claim(job.task_id, place.name, job.lost_after_seconds):
         log.info("worker_duplicate_dropped", key=job.key)
         return "duplicate"
     with Beat(exchange, job, place.name) as beat:
-        outcome = perform(job, exchange, place, beat)
+        try:
+            outcome = perform(job, exchange, place, beat)
+        except Exception as error:  # the worker's own fault (a file gone from the broker …)
+            log.exception("worker_step_crashed", key=job.key)
+            why = (f"worker {place.name} could not do the step: {type(error).__name__}: "
+                   f"{error}")  # fmt: skip
+            outcome = StepOutcome(key=job.key, signal=ResultSignal(status="FAILED", error=why),
+                                  worker=place.name)  # fmt: skip
     if beat.stopped.is_set():
         log.info("worker_step_stopped", key=job.key)
         return "stopped"
@@ -136,8 +154,7 @@ def perform(job: StepJob, exchange: Exchange, place: WorkerPlace, beat: Beat) ->
     root = Path(tempfile.mkdtemp(prefix="step-", dir=place.scratch)).resolve()
     try:
         place.cache.place(exchange, job.files, root)
-        step_id = job.key.split("/")[1]
-        exchange.count_run(job.run_id, step_id)
+        exchange.count_run(step_of(job.key))
         log.info("worker_step_started", key=job.key, files=len(job.files))
         ledger = UsageLedger(Home(root).run(job.run_id or "simple").root)
         before = ledger.totals()
@@ -200,7 +217,7 @@ def worker_role(
     gateway = None
     if served != "builtin" and job.admission is not None:
         # Every call waits for the daemon's admission: its limits hold across all workers.
-        exchange, wait = Exchange(broker), job.step_timeout_seconds
+        exchange, wait = exchange_of(broker), job.step_timeout_seconds
         # A call holds its slot at most its whole time (the gateway's retries included).
         lease = config.timeout_seconds * 3 + 30
         limits = DeskLimits(exchange, job.admission, wait, job.task_id, lease)
@@ -254,14 +271,31 @@ def worker_app(place: WorkerPlace, visibility_seconds: float, time_limit: float)
     return app
 
 
+def warm(models: bool) -> None:
+    """Import what a step needs once, in the parent of the pool processes."""
+    import executor.model
+    import executor.process
+    import executor.search  # noqa: F401  (imported for the pool's sake)
+
+    if models:
+        from multiverse.gateway import load_litellm
+
+        load_litellm()
+
+
 def serve(
     place: WorkerPlace,
     queues: list[str],
     concurrency: int,
     step_seconds: list[float],
     visibility_seconds: float | None = None,
+    models: bool = True,
 ) -> None:
-    """Run the worker until it is stopped (Celery's own warm shutdown on SIGTERM/SIGINT)."""
+    """Run the worker until it is stopped (Celery's own warm shutdown on SIGTERM/SIGINT).
+
+    The roles (and litellm, with `models`) are imported before the pool forks: each pool
+    process starts warm instead of paying seconds of imports at its first step."""
+    warm(models)
     visibility = visibility_seconds or worker_visibility_seconds(step_seconds)
     app = worker_app(place, visibility, worker_time_limit(step_seconds))
     log.info("worker_serving", name=place.name, queues=queues, concurrency=concurrency,

@@ -14,7 +14,10 @@ takes the stored outcome of its last attempt instead of running it again.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import threading
 import time
 import uuid
 from collections.abc import Mapping
@@ -26,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import structlog
 
 from executor.builtin import BuiltinExecutor
-from multiverse.atomic import atomic_write_bytes
+from multiverse.atomic import atomic_write_bytes, write_temp
 from multiverse.config import RemoteConfig, RuntimeMapping, Tier, worker_visibility_seconds
 from multiverse.errors import StepInterrupted
 from multiverse.home import Home
@@ -39,6 +42,7 @@ from multiverse.remote import (
     StepJob,
     StepOutcome,
     celery_app,
+    queue_served,
     shown_url,
     step_key,
     task_id_of,
@@ -50,6 +54,7 @@ if TYPE_CHECKING:
     from celery import Celery
 
 log = structlog.get_logger(__name__)
+HOME_ID = "home-id"  # in the home's state folder
 RECORD = "remote.jsonl"  # in the run's logs: every attempt sent, and how it ended
 WAIT_SECONDS = 0.5  # one blocking wait on the broker between looks at stop, beat and deadline
 ENDINGS = ("taken", "lost", "abandoned", "failed", "interrupted")
@@ -75,6 +80,9 @@ class RemoteExecutor:
         self._fallback = fallback or BuiltinExecutor()
         self.desk = desk  # admits the workers' model calls to this daemon's limits
         self._app: Celery | None = None
+        self._exchange: Exchange | None = None
+        self._guard = threading.Lock()
+        self._home_id: str | None = None
 
     def execute_task(self, assignment: TaskAssignment) -> ResultSignal:
         """Do one core task on a worker; any failure is a FAILED signal."""
@@ -94,12 +102,12 @@ class RemoteExecutor:
         if self._mode == "builtin":
             return self._fallback.simple_task(request, home)
         try:
-            exchange = Exchange(self.config.broker)
+            exchange = self.exchange
             exchange.ping()
             files = inputs_files(self._home, self.config.max_context_bytes)
             with stop_signal("") as stop, self._desk_open() as desk:
                 for attempt in (1, 2):  # a worker lost: once more
-                    key = step_key("simple", uuid.uuid4().hex, attempt)
+                    key = step_key(self.home_id, "simple", uuid.uuid4().hex, attempt)
                     self._publish(key, files, exchange, desk, request=request)
                     ended = self._wait(key, exchange, stop)
                     if isinstance(ended, StepOutcome):
@@ -123,7 +131,7 @@ class RemoteExecutor:
         run_id = assignment.run_id
         record = AttemptRecord(Home(self._home).run(run_id).logs / RECORD, step_id)
         try:
-            exchange = Exchange(self.config.broker)
+            exchange = self.exchange
             exchange.ping()
             with stop_signal(run_id) as stop, self._desk_open() as desk:
                 signal = self._until_done(kind, assignment, step_id, exchange, record, stop, desk)
@@ -160,7 +168,7 @@ class RemoteExecutor:
         lost = 0
         while True:
             if pending is None:
-                key = step_key(assignment.run_id, step_id, record.attempts() + 1)
+                key = step_key(self.home_id, assignment.run_id, step_id, record.attempts() + 1)
                 self._send(kind, assignment, key, files, exchange, record, desk)
             else:
                 key, pending = pending, None
@@ -234,18 +242,39 @@ class RemoteExecutor:
 
     @property
     def app(self) -> Celery:
-        """The Celery app that sends to this tier's broker (made on the first step)."""
-        if self._app is None:
-            visibility = worker_visibility_seconds([self.config.step_timeout_seconds])
-            self._app = celery_app(self.config.broker, visibility)
-        return self._app
+        """The Celery app that sends to this tier's broker (made once, by the first step)."""
+        with self._guard:  # runs' first steps come at once; Celery's import is not reentrant
+            if self._app is None:
+                visibility = worker_visibility_seconds([self.config.step_timeout_seconds])
+                self._app = celery_app(self.config.broker, visibility)
+            return self._app
+
+    @property
+    def exchange(self) -> Exchange:
+        """The broker's Redis, one client (a pool of connections) for every step."""
+        with self._guard:
+            if self._exchange is None:
+                self._exchange = Exchange(self.config.broker)
+            return self._exchange
+
+    @property
+    def home_id(self) -> str:
+        """This home's identity, in every key it sends (run ids are unique within a home)."""
+        with self._guard:
+            if self._home_id is None:
+                self._home_id = home_identity(Home(self._home))
+            return self._home_id
 
     def _wait(self, key: str, exchange: Exchange, stop: Any) -> StepOutcome | str:
-        """The attempt's outcome, "lost", or why it failed; StepInterrupted on a stop."""
+        """The attempt's outcome, "lost", or why it failed; StepInterrupted on a stop.
+
+        Not yet claimed past `pickup_timeout_seconds`, the step fails only if no live worker
+        serves its queue: behind busy workers it waits its turn. Its time limit runs from its
+        claim."""
         task_id = task_id_of(key)
         config = self.config
-        sent = time.monotonic()
-        claimed = False
+        since = time.monotonic()  # sent, or last seen waiting behind live workers
+        claimed: float | None = None
         while True:
             if stop.is_set():
                 self._revoke(exchange, task_id, "cancel")
@@ -254,20 +283,24 @@ class RemoteExecutor:
                 outcome = exchange.outcome(task_id)
                 if outcome is not None:
                     return outcome
-            waited = time.monotonic() - sent
+            now = time.monotonic()
             if exchange.holder(task_id) is not None:
-                claimed = True
+                claimed = now if claimed is None else claimed
             elif exchange.outcome(task_id) is not None:
                 continue  # it finished between two looks
-            elif claimed:
+            elif claimed is not None:
                 return "lost"
-            elif waited > config.pickup_timeout_seconds:
-                return (
-                    f"no worker took the step from queue {config.queue!r} of "
-                    f"{shown_url(config.broker)} within {config.pickup_timeout_seconds:g} s; "
-                    f"start one (`multiverse worker --queue {config.queue}`)"
-                )
-            if waited > config.step_timeout_seconds:
+            elif now - since > config.pickup_timeout_seconds:
+                if not queue_served(self.app, config.queue):
+                    return (
+                        f"no worker took the step from queue {config.queue!r} of "
+                        f"{shown_url(config.broker)} within {config.pickup_timeout_seconds:g} s "
+                        f"and none serves it; start one (`multiverse worker --queue "
+                        f"{config.queue}`)"
+                    )
+                log.info("remote_step_queued", key=key, queue=config.queue)
+                since = now
+            if claimed is not None and now - claimed > config.step_timeout_seconds:
                 return (
                     f"the step took longer than {config.step_timeout_seconds:g} s on a worker "
                     "(remote.step_timeout_seconds) and was stopped"
@@ -313,6 +346,22 @@ def _replied(outcome: StepOutcome) -> str | Declined:
     if outcome.declined is not None:
         return Declined(reason=outcome.declined)
     return Declined(reason=outcome.signal.error or "")
+
+
+def home_identity(home: Home) -> str:
+    """The home's identity in the keys it sends: a random word kept in its state folder (made
+    the first time), with the home's place, so that a copy of a home elsewhere is another."""
+    path = home.state / HOME_ID
+    if not path.exists():
+        tmp = write_temp(path, uuid.uuid4().hex.encode("ascii"))
+        try:
+            os.link(tmp, path)  # never replaces one another process made meanwhile
+        except FileExistsError:
+            pass
+        finally:
+            Path(tmp).unlink(missing_ok=True)
+    word = path.read_text(encoding="ascii").strip()
+    return hashlib.sha256(f"{word}:{home.root}".encode()).hexdigest()[:16]
 
 
 class ContextTooLarge(Exception):

@@ -20,7 +20,7 @@ from workers import AGENT, redis_server, remote_mapping, workers
 
 from multiverse.gateway.limits import model_key
 from multiverse.home import Home
-from multiverse.remote import Exchange, task_id_of
+from multiverse.remote import Exchange, step_of, task_id_of
 from multiverse.store import KNOWLEDGE_CATALOG, TableStore
 from orchestrator.evidence import SignalBox
 
@@ -56,6 +56,16 @@ def _confirmed(home: Home) -> str:
 def _attempts(home: Home, run_id: str) -> list[dict[str, Any]]:
     path = home.run(run_id).logs / "remote.jsonl"
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def _first_key(home: Home, run_id: str, step: str) -> str:
+    """The key of the step's first attempt, as the daemon recorded it when it sent it."""
+    return next(item["key"] for item in _attempts(home, run_id) if item["step"] == step)
+
+
+def _step(home: Home, run_id: str, step: str) -> str:
+    """The key every attempt of the step shares (home, run, step)."""
+    return step_of(_first_key(home, run_id, step))
 
 
 def _texts(home: Home, run_id: str) -> dict[str, str]:
@@ -100,7 +110,7 @@ def test_a_run_with_the_executor_remote_matches_a_local_one(
         attempts = _attempts(remote_home, run_id)
         exchange = Exchange(redis.url)
         for step in {item["step"] for item in attempts}:
-            assert exchange.runs_of(run_id, step) == 1, step
+            assert exchange.runs_of(_step(remote_home, run_id, step)) == 1, step
     events = [item["event"] for item in attempts]
     assert events.count("sent") == events.count("taken") > 5
     assert all(item["worker"] == "w1" for item in attempts if item["event"] == "taken")
@@ -142,11 +152,11 @@ def test_a_worker_killed_mid_step_has_the_step_run_once_more_elsewhere(
         with serving(home):
             wait_for(lambda: (state / "slowed").exists(), "the slow step to start")
             step = _slow_step(state)
-            holder = exchange.holder(task_id_of(f"{run_id}/{step}/1"))
+            holder = exchange.holder(task_id_of(_first_key(home, run_id, step)))
             assert holder in ("w1", "w2")
             crew.kill(holder)
             wait_for(lambda: only_run(home)["status"] == "COMPLETED", "the run to complete")
-        assert exchange.runs_of(run_id, step) == 2
+        assert exchange.runs_of(_step(home, run_id, step)) == 2
         attempts = [item for item in _attempts(home, run_id) if item["step"] == step]
         assert [item["event"] for item in attempts] == ["sent", "lost", "sent", "taken"]
         assert attempts[-1]["worker"] != holder
@@ -169,7 +179,7 @@ def test_cancel_stops_the_remote_step_and_its_process(home: Home, tmp_path: Path
             wait_for(lambda: (state / f"terminated-{step}").exists(), "the command to stop")
         attempts = [item for item in _attempts(home, run_id) if item["step"] == step]
         assert [item["event"] for item in attempts] == ["sent", "interrupted"]
-        assert Exchange(redis.url).runs_of(run_id, step) == 1
+        assert Exchange(redis.url).runs_of(_step(home, run_id, step)) == 1
 
 
 def test_a_broker_down_fails_the_step_clearly_and_retry_redoes_it(
@@ -244,11 +254,11 @@ def test_a_daemon_killed_mid_step_takes_the_stored_result_at_restart(
             daemon.wait(timeout=30)
         step = _slow_step(state)
         exchange = Exchange(redis.url)
-        wait_for(lambda: exchange.outcome(task_id_of(f"{run_id}/{step}/1")) is not None,
-                 "the worker to finish the step")  # fmt: skip
+        first = task_id_of(_first_key(home, run_id, step))
+        wait_for(lambda: exchange.outcome(first) is not None, "the worker to finish the step")
         assert once(home).returncode == 0
         assert only_run(home)["status"] == "COMPLETED"
-        assert exchange.runs_of(run_id, step) == 1
+        assert exchange.runs_of(_step(home, run_id, step)) == 1
     attempts = [item for item in _attempts(home, run_id) if item["step"] == step]
     assert [item["event"] for item in attempts] == ["sent", "taken"]
     assert attempts[-1]["after_restart"] is True
@@ -328,7 +338,7 @@ def test_pause_stops_the_remote_step_and_resume_redoes_it(home: Home, tmp_path: 
             wait_for(lambda: only_run(home)["status"] == "COMPLETED", "the run to complete")
         attempts = [item for item in _attempts(home, run_id) if item["step"] == step]
         assert [item["event"] for item in attempts] == ["sent", "interrupted", "sent", "taken"]
-        assert Exchange(redis.url).runs_of(run_id, step) == 2
+        assert Exchange(redis.url).runs_of(_step(home, run_id, step)) == 2
 
 
 @pytest.mark.parametrize("visibility", [None, "1"], ids=["worker-settings", "misconfigured"])
@@ -355,7 +365,7 @@ def test_a_step_longer_than_a_visibility_timeout_is_not_run_twice(
             crew.start("w2", "--home", str(home.root), *options)
             wait_for(lambda: only_run(home)["status"] == "COMPLETED", "the run to complete")
         step = _slow_step(state)
-        assert Exchange(redis.url).runs_of(run_id, step) == 1
+        assert Exchange(redis.url).runs_of(_step(home, run_id, step)) == 1
         assert _starts(state).count(step) == 1
         dropped = "worker_duplicate_dropped" in crew.log("w2")
         assert dropped is (visibility is not None), crew.log("w2")
@@ -427,3 +437,52 @@ def test_the_desk_takes_back_the_slots_of_a_lost_attempt(tmp_path: Path) -> None
             assert not waiting.is_alive() and limits.waiting(key) == 0
             for call in (other, held):  # both calls end (the lost one's release is a no-op)
                 call.__exit__(None, None, None)
+
+
+def test_homes_sharing_a_broker_never_take_each_others_steps(home: Home, tmp_path: Path) -> None:
+    """A copy of a home (the same run ids, the same files) served by the same broker and worker:
+    its steps are its own (the key names the home), none is dropped as a duplicate of the
+    other's, and each run's outputs are its own."""
+    with redis_server(tmp_path / "redis") as redis, workers(tmp_path / "workers") as crew:
+        home.mapping_file.write_text(remote_mapping(redis.url), encoding="utf-8")
+        crew.start("w1", "--home", str(home.root))
+        copy_assets(home)
+        assert cli(home, "submit", REQUEST).returncode == 0
+        assert once(home).returncode == 0
+        run_id = str(only_run(home)["run_id"])
+        twin = Home(tmp_path / "twin")
+        shutil.copytree(home.root, twin.root, symlinks=True)
+        (twin.assets / "twin_notes.md").write_text("# Twin\n\nOnly the twin has this.\n",
+                                                  encoding="utf-8")  # fmt: skip
+        for each in (home, twin):
+            assert cli(each, "confirm", run_id).returncode == 0
+            assert once(each).returncode == 0
+            assert only_run(each)["status"] == "COMPLETED"
+        assert "worker_duplicate_dropped" not in crew.log("w1")
+    mine, theirs = _attempts(home, run_id), _attempts(twin, run_id)
+    assert {item["key"] for item in mine}.isdisjoint(item["key"] for item in theirs)
+    assert all(item["event"] != "lost" for item in [*mine, *theirs])
+
+
+def test_a_step_queued_behind_a_busy_worker_waits_its_turn(home: Home, tmp_path: Path) -> None:
+    """Two runs, one worker, `pickup_timeout_seconds: 1`: the step queued behind a 4-second
+    step is not failed as "no worker" (a live worker serves its queue); both runs complete."""
+    state = tmp_path / "agent"
+    with redis_server(tmp_path / "redis") as redis, workers(tmp_path / "workers") as crew:
+        _slow_home(home, redis.url, state, seconds=4, pickup_timeout_seconds=1)
+        text = home.mapping_file.read_text(encoding="utf-8")
+        home.mapping_file.write_text(text + "  max_parallel_runs: 2\n", encoding="utf-8")
+        crew.start("w1", "--home", str(home.root))
+        copy_assets(home)
+        for number in (1, 2):
+            assert cli(home, "submit", f"{REQUEST} ({number})").returncode == 0
+        assert once(home).returncode == 0
+        run_ids = [str(row["run_id"]) for row in runs(home)]
+        for run_id in run_ids:
+            assert cli(home, "confirm", run_id).returncode == 0
+        assert once(home).returncode == 0
+        assert [row["status"] for row in runs(home)] == ["COMPLETED", "COMPLETED"]
+    events = [item["event"] for run_id in run_ids for item in _attempts(home, run_id)]
+    assert "failed" not in events and events.count("sent") == events.count("taken")
+    said = (home.state / "logs" / "daemon.jsonl").read_text(encoding="utf-8")
+    assert '"remote_step_queued"' in said  # it did wait past its pickup time, behind the other

@@ -7,7 +7,7 @@ only when a remote tier is used.
 
 from __future__ import annotations
 
-from multiverse.remote.celery_app import celery_app
+from multiverse.remote.celery_app import celery_app, live_queues, queue_served
 from multiverse.remote.desk import DeskLimits, DeskRates, RateDesk
 from multiverse.remote.exchange import (
     BlobCache,
@@ -22,6 +22,7 @@ from multiverse.remote.wire import (
     StepJob,
     StepOutcome,
     step_key,
+    step_of,
     task_id_of,
     writable,
 )
@@ -38,9 +39,12 @@ __all__ = [
     "StepOutcome",
     "celery_app",
     "inside_root",
+    "live_queues",
+    "queue_served",
     "sha256_of",
     "shown_url",
     "step_key",
+    "step_of",
     "task_id_of",
     "writable",
 ]

@@ -9,16 +9,21 @@ here only, when a remote tier is used.
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from celery import Celery
 
+INSPECT_SECONDS = 1.0  # how long live workers have to answer who they are
+_IMPORT = threading.Lock()  # Celery's first import from several threads at once can fail
+
 
 def celery_app(broker: str, visibility_seconds: float, time_limit: float | None = None) -> Celery:
     """A Celery app on `broker` with the settings of remote steps (no result backend: the
     outcome travels through the exchange)."""
-    from celery import Celery
+    with _IMPORT:
+        from celery import Celery
 
     app = Celery("multiverse", broker=broker, set_as_current=False)
     app.conf.update(
@@ -39,3 +44,20 @@ def celery_app(broker: str, visibility_seconds: float, time_limit: float | None 
         worker_cancel_long_running_tasks_on_connection_loss=True,
     )
     return app
+
+
+def live_queues(app: Celery) -> dict[str, list[str]]:
+    """Each live worker of the app's broker → the queues it consumes (none answered: {})."""
+    try:
+        answer = app.control.inspect(timeout=INSPECT_SECONDS).active_queues()
+    except Exception:  # the broker went away meanwhile: no worker can be reached either
+        return {}
+    return {
+        str(name).removeprefix("celery@"): [str(queue.get("name")) for queue in queues]
+        for name, queues in (answer or {}).items()
+    }
+
+
+def queue_served(app: Celery, queue: str) -> bool:
+    """Whether a live worker consumes `queue` now (it may be busy with other steps)."""
+    return any(queue in queues for queues in live_queues(app).values())

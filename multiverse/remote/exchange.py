@@ -7,7 +7,7 @@ Celery carries the job; this carries everything around it, under one key prefix:
   attempt that is claimed, done or abandoned is a duplicate and is dropped;
 - `result:<task id>` and `done:<task id>`: the outcome, and a list the daemon blocks on;
 - `cancel:<task id>`, `abandoned:<task id>`: the daemon's word to the worker;
-- `ran:<run>/<step>`: how many times a step's role was started, over all attempts.
+- `ran:<home>/<run>/<step>`: how many times a step's role was started, over all attempts.
 """
 
 from __future__ import annotations
@@ -139,9 +139,10 @@ class Exchange:
         value = self.guarded("reading a claim", lambda: self.client.get(key("claim", task_id)))
         return value.decode("utf-8", "replace") if isinstance(value, bytes) else None
 
-    def count_run(self, run_id: str, step_id: str) -> int:
-        """Count one start of a step's role; returns how many there were."""
-        counter = key("ran", f"{run_id}/{step_id}")
+    def count_run(self, step: str) -> int:
+        """Count one start of a step's role (`step`: `wire.step_of` an attempt's key); returns
+        how many there were."""
+        counter = key("ran", step)
 
         def count() -> int:
             pipe = self.client.pipeline(transaction=False)
@@ -151,9 +152,9 @@ class Exchange:
 
         return int(str(self.guarded("counting", count)))
 
-    def runs_of(self, run_id: str, step_id: str) -> int:
+    def runs_of(self, step: str) -> int:
         """How many times a step's role was started, over every attempt."""
-        value = self.guarded("counting", lambda: self.client.get(key("ran", f"{run_id}/{step_id}")))
+        value = self.guarded("counting", lambda: self.client.get(key("ran", step)))
         return int(value) if isinstance(value, bytes) else 0
 
     def finish(self, task_id: str, outcome: StepOutcome) -> None:

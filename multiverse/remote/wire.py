@@ -20,9 +20,15 @@ class Wire(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-def step_key(run_id: str, step_id: str, attempt: int) -> str:
-    """The idempotency key of one attempt of one step: run, step, attempt."""
-    return f"{run_id}/{step_id}/{attempt}"
+def step_key(home_id: str, run_id: str, step_id: str, attempt: int) -> str:
+    """The idempotency key of one attempt of one step: home, run, step, attempt (run ids are
+    only unique within a home, and homes may share a broker)."""
+    return f"{home_id}/{run_id}/{step_id}/{attempt}"
+
+
+def step_of(key: str) -> str:
+    """The key of the step an attempt's key belongs to (every attempt of it shares it)."""
+    return key.rsplit("/", 1)[0]
 
 
 def task_id_of(key: str) -> str:
