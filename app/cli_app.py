@@ -48,6 +48,7 @@ EXAMPLES = {
     "runs": "multiverse runs --status failed --since 7d",
     "archive": "multiverse archive --before 30d",
     "open": "multiverse open latest",
+    "ui": "multiverse ui --port 8765",
 }
 EXIT_EPILOG = "Exit codes: " + "; ".join(f"{code} {what}" for code, what in EXIT_CODES) + "."
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from executor.builtin.charts import markdown_to_html
 from executor.builtin.deliverable import close_published
 from executor.builtin.role import BuiltinExecutor
 from executor.builtin.simple import is_known_command, named_paths, table_answer
@@ -16,6 +17,7 @@ __all__ = [
     "close_published",
     "in_outputs",
     "is_known_command",
+    "markdown_to_html",
     "named_paths",
     "relative",
     "resolve_output",
