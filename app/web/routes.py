@@ -33,7 +33,7 @@ from app.web.views import (
     runs_page,
     table_page,
 )
-from multiverse.errors import MultiverseError, UnknownRun, UserError
+from multiverse.errors import MultiverseError, RunStateError, UnknownRun, UserError
 from multiverse.home import Home, probe
 from multiverse.store import TableStore
 
@@ -239,7 +239,7 @@ class Site:
         """The run's page again, saying why the answer was refused."""
         if isinstance(error, UnknownRun):
             return self.page("error.html", status=404, message=str(error))
-        status = 400 if isinstance(error, UserError) else 409
+        status = 409 if isinstance(error, RunStateError) else 400
         return self._run_response(request, error=str(error), status=status)
 
     # -- files and tables ----------------------------------------------------------------

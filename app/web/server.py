@@ -48,9 +48,7 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def serve(
-    home: Home, host: str, port: int, token: str, ready: Callable[[str], None]
-) -> None:
+def serve(home: Home, host: str, port: int, token: str, ready: Callable[[str], None]) -> None:
     """Serve the home's web view until interrupted; `ready` is told its URL once it listens."""
     import uvicorn
 
