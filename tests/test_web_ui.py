@@ -305,8 +305,8 @@ def test_a_run_from_proposal_to_report_in_a_browser(
         expect(chart).to_be_visible(timeout=10_000)
         assert chart.evaluate("img => img.complete && img.naturalWidth > 0")
         if shots:
-            page.screenshot(path=f"{shots}/ui-run.png", full_page=True)
+            page.screenshot(path=f"{shots}/ui-run.png")
             page.goto(ui_url.split("?")[0] + "tables/catalog")
             page.get_by_role("button", name="file_path").click()
-            page.screenshot(path=f"{shots}/ui-catalog.png", full_page=True)
+            page.screenshot(path=f"{shots}/ui-catalog.png")
         browser.close()

@@ -31,6 +31,7 @@ TABLES: dict[str, TableSpec[Any]] = {
 }
 _RUN = re.compile(RUN_ID)
 _LINK = re.compile(r'(?P<attr>\b(?:href|src))="(?P<url>[^"]*)"')
+_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _SAFE_SCHEMES = ("http:", "https:", "mailto:")
 
 
@@ -55,7 +56,7 @@ def render_markdown(text: str, base: str) -> str:
     """Markdown as sanitised HTML (report.html's renderer), its links made safe under `base`."""
     from executor.builtin import markdown_to_html
 
-    body = markdown_to_html(text)
+    body = markdown_to_html(_COMMENT.sub("", text))  # the daemon's markers are not for people
     return _LINK.sub(lambda m: f'{m["attr"]}="{safe_url(m["url"], base)}"', body)
 
 
