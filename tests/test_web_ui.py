@@ -21,6 +21,8 @@ from starlette.testclient import TestClient
 
 from app.web import create_app
 from multiverse.home import Home
+from multiverse.roles import ApprovalStatus
+from multiverse.runs import ApprovalBook
 
 from journey import cli, once, serving
 
@@ -229,6 +231,41 @@ def test_a_live_part_is_sent_again_only_when_it_changed(home: Home, client: Test
     cli(home, "confirm", run_id)
     once(home)
     assert client.get(f"/runs/{run_id}/panel?v={version[1]}").status_code == 200
+
+
+def test_an_approval_is_answered_as_approve_answers_it(home: Home, client: TestClient) -> None:
+    """An action waiting for approval shows Approve and Deny; Approve records it approved."""
+    run_id = _proposed(home)
+    book = ApprovalBook(home.run(run_id).root)
+    asked = book.request(run_id, "P1-S01-T01", "run_shell_command", {"command": "ls"}, 3600)
+    page = client.get(f"/runs/{run_id}").text
+    assert asked.id in page and 'value="APPROVE"' in page and 'value="DENY"' in page
+    done = client.post(f"/runs/{run_id}/approval", headers=ORIGIN,
+                       data={"csrf": TOKEN, "approval_id": asked.id, "decision": "APPROVE"},
+                       follow_redirects=False)  # fmt: skip
+    assert done.status_code == 303
+    [record] = book.all()
+    assert record.status is ApprovalStatus.APPROVED
+
+
+def test_cancel_and_fork_go_through_the_cli_functions(home: Home, client: TestClient) -> None:
+    """Cancel writes `multiverse cancel`'s answer; Fork of a final run makes a new run."""
+    _assets(home)
+    run_id = _proposed(home)
+    client.post(f"/runs/{run_id}/answer", data={"csrf": TOKEN, "kind": "CANCEL"}, headers=ORIGIN)
+    assert [answer.split()[0] for answer in _answers(home, run_id)] == ["CANCEL"]
+    once(home)
+    page = client.get(f"/runs/{run_id}").text
+    assert "CANCELLED" in page and 'value="CONFIRM"' not in page
+    done = _proposed(home, "Write a memo on the Nordic market.")
+    cli(home, "confirm", done)
+    once(home)
+    forked = client.post(f"/runs/{done}/fork", data={"csrf": TOKEN, "step": "P3"},
+                         headers=ORIGIN, follow_redirects=False)  # fmt: skip
+    assert forked.status_code == 303, forked.text
+    new = forked.headers["location"].split("/")[2].split("?")[0]
+    assert new != done and home.run(new).root.is_dir()
+    assert f"forked from {done} at P3" in client.get(forked.headers["location"]).text
 
 
 # -- the journey in a real browser ------------------------------------------------------------
