@@ -268,6 +268,13 @@ def test_cancel_and_fork_go_through_the_cli_functions(home: Home, client: TestCl
     assert f"forked from {done} at P3" in client.get(forked.headers["location"]).text
 
 
+def test_other_commands_do_not_load_the_web_view() -> None:
+    """Loading the CLI (every command but `ui`) imports neither Starlette nor uvicorn."""
+    probe = "import sys, app.cli; print(sorted({'starlette', 'uvicorn'} & set(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
 # -- the journey in a real browser ------------------------------------------------------------
 
 
