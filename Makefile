@@ -10,7 +10,7 @@ UV     := $(BIN)/uv
 .PHONY: install start test suite lint typecheck plain-install docs docs-ref bench-step-modules bench bench-store bench-orchestrator bench-gateway clean \
         bench-process bench-status bench-catalog bench-overlap bench-history bench-langgraph \
         bench-celery bench-workers bench-large-csv bench-sandbox eval-local eval-corpus eval-local-spec \
-        check-agents
+        check-agents ui-screenshots
 
 # pip's output goes to $(LOG), shown only when the install fails.
 LOG    := $(VENV)/install.log
@@ -60,6 +60,12 @@ docs-ref: install
 
 suite: install
 	$(BIN)/pytest -q -n auto
+
+# The web view's three main pages (runs, a run with its report, the catalog) as PNG in docs/img/,
+# taken by the browser journey of tests/test_web_ui.py in the OS's Chromium.
+ui-screenshots: install
+	@mkdir -p docs/img
+	UI_SCREENSHOTS=$(CURDIR)/docs/img $(BIN)/pytest -q -p no:cacheprovider tests/test_web_ui.py -k browser
 
 bench-store: install
 	$(BIN)/python bench/store.py

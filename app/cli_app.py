@@ -49,6 +49,7 @@ EXAMPLES = {
     "archive": "multiverse archive --before 30d",
     "open": "multiverse open latest",
     "worker": "multiverse worker --broker redis://10.0.0.5:6379/0 --queue executor",
+    "ui": "multiverse ui --port 8765",
 }
 EXIT_EPILOG = "Exit codes: " + "; ".join(f"{code} {what}" for code, what in EXIT_CODES) + "."
 
