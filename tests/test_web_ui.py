@@ -394,7 +394,15 @@ def test_modify_an_approval_a_refusal_and_inert_scripts_in_a_browser(
         page.locator(f"#approve-{asked.id}").click()
         expect(page.locator(".said")).to_contain_text("Approved")
         assert [record.status for record in book.all()] == [ApprovalStatus.APPROVED]
-        page.goto(ui_url.split("?")[0] + "tables/catalog")
-        expect(page.locator("table")).to_contain_text("hostile_notes.md")
+        outputs = home.outputs / run_id
+        outputs.mkdir(parents=True, exist_ok=True)
+        (outputs / "notes.md").write_text(HOSTILE, encoding="utf-8")
+        messages = home.run(run_id).messages
+        messages.write_text(messages.read_text(encoding="utf-8") + HOSTILE, encoding="utf-8")
+        page.goto(ui_url.split("?")[0] + f"runs/{run_id}/outputs/notes.md")
+        expect(page.locator("body")).to_contain_text("<script>alert('asset')</script>")
+        page.goto(ui_url.split("?")[0] + f"runs/{run_id}")
+        expect(page.locator("body")).to_contain_text("<script>alert('block')</script>")
+        page.get_by_role("link", name="click").first.click()  # a javascript: link, made inert
         browser.close()
     assert dialogs == []
