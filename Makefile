@@ -9,7 +9,8 @@ UV     := $(BIN)/uv
 
 .PHONY: install start test suite lint typecheck plain-install docs docs-ref bench-step-modules bench bench-store bench-orchestrator bench-gateway clean \
         bench-process bench-status bench-catalog bench-overlap bench-history bench-langgraph \
-        bench-celery bench-large-csv bench-sandbox eval-local eval-corpus eval-local-spec check-agents
+        bench-celery bench-workers bench-large-csv bench-sandbox eval-local eval-corpus eval-local-spec \
+        check-agents ui-screenshots
 
 # pip's output goes to $(LOG), shown only when the install fails.
 LOG    := $(VENV)/install.log
@@ -18,7 +19,7 @@ $(STAMP): pyproject.toml
 	@echo "installing multiverse and its dependencies into $(VENV)/ (a minute or two the first time)"
 	@$(PYTHON) -m venv $(VENV)
 	@{ $(BIN)/python -m pip install --quiet 'uv>=0.5' \
-	   && $(UV) pip install --quiet --compile-bytecode --python $(BIN)/python -e '.[test,docs]'; } > $(LOG) 2>&1 \
+	   && $(UV) pip install --quiet --compile-bytecode --python $(BIN)/python -e '.[test,docs,workers]'; } > $(LOG) 2>&1 \
 	 || { cat $(LOG); echo "make: the install failed (above; kept in $(LOG))"; exit 1; }
 	@touch $(STAMP)
 	@echo "installed: $(BIN)/multiverse"
@@ -59,6 +60,12 @@ docs-ref: install
 
 suite: install
 	$(BIN)/pytest -q -n auto
+
+# The web view's three main pages (runs, a run with its report, the catalog) as PNG in docs/img/,
+# taken by the browser journey of tests/test_web_ui.py in the OS's Chromium.
+ui-screenshots: install
+	@mkdir -p docs/img
+	UI_SCREENSHOTS=$(CURDIR)/docs/img $(BIN)/pytest -q -p no:cacheprovider tests/test_web_ui.py -k browser
 
 bench-store: install
 	$(BIN)/python bench/store.py
@@ -101,6 +108,12 @@ bench-langgraph: install
 # hand only: it starts a real redis-server (`apt-get install redis-server`) and Celery worker.
 bench-celery: install
 	$(BIN)/python bench/celery_roundtrip.py
+
+# By hand only: a real redis-server (`apt-get install redis-server`), `multiverse worker`s and a
+# 1-second model on loopback; about 15 minutes. NETNS=1 adds 2 workers in 2 network namespaces
+# (root: `ip netns`).
+bench-workers: install
+	$(BIN)/python bench/workers.py $(if $(NETNS),--netns)
 
 bench: bench-store bench-orchestrator bench-gateway bench-process bench-status bench-catalog \
        bench-overlap bench-history bench-langgraph bench-celery

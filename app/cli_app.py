@@ -48,6 +48,8 @@ EXAMPLES = {
     "runs": "multiverse runs --status failed --since 7d",
     "archive": "multiverse archive --before 30d",
     "open": "multiverse open latest",
+    "worker": "multiverse worker --broker redis://10.0.0.5:6379/0 --queue executor",
+    "ui": "multiverse ui --port 8765",
 }
 EXIT_EPILOG = "Exit codes: " + "; ".join(f"{code} {what}" for code, what in EXIT_CODES) + "."
 
@@ -152,7 +154,6 @@ GUESSES = {
     "prune": "use `multiverse archive --before DATE`",
     "tail": "use `multiverse logs --follow`",
     "log": "use `multiverse logs`",
-    "worker": "use `multiverse start`",
     "serve": "use `multiverse start`",
     "daemon": "use `multiverse start`",
     "health": "use `multiverse doctor`",

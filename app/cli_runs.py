@@ -122,13 +122,17 @@ def cancel(
 def pause(
     run: RunArgument, as_json: JsonOption = False, home: HomeOption = None
 ) -> None:
-    """Hold a confirmed run before its next step, until `multiverse resume RUN`."""
+    """Hold a confirmed run until `multiverse resume RUN` (its step in flight is stopped, redone
+    then)."""
     run = run_ref(home, run, as_json)
     from app.commands import pause_run
 
     with errors_said(as_json):
         path = pause_run(home, run)
-    message = f"pause: asked ({path}); {run} holds before its next step until resumed"
+    message = (
+        f"pause: asked ({path}); {run} holds until resumed (a step in flight is stopped, "
+        "and redone then)"
+    )
     said(as_json, message, run_id=run, answer="pause", path=relative(home, path))
 
 

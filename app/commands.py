@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from app.doctor import DoctorReport
     from multiverse.config import RuntimeMapping
     from orchestrator.crew import Collaborators
-    from orchestrator.decide import DecisionKind
+    from orchestrator.decide import Acceptance, DecisionKind
 
 
 def run_daemon(home_option: str | None, once: bool) -> int:
@@ -177,7 +177,19 @@ def _answerable(home: Home, run_id: str, kind: DecisionKind) -> RunPaths:
     A run that refuses it raises the error its command says: NotHeld for RESUME, NotNow for
     CANCEL and PAUSE, RunStateError otherwise; each says why, in the words the daemon uses.
     """
-    from orchestrator.decide import DecisionKind, accepts
+    from orchestrator.decide import DecisionKind
+
+    taken = acceptance(home, run_id)
+    if not taken.takes(kind):
+        error = {DecisionKind.RESUME: NotHeld, DecisionKind.CANCEL: NotNow,
+                 DecisionKind.PAUSE: NotNow}.get(kind, RunStateError)  # fmt: skip
+        raise error(taken.why_not(kind))
+    return home.run(run_id)
+
+
+def acceptance(home: Home, run_id: str) -> Acceptance:
+    """Which answers a live run takes now, and why it refuses the others."""
+    from orchestrator.decide import accepts
     from orchestrator.evidence import RunTables, load_run_view
 
     _known_run(home, run_id)
@@ -185,13 +197,7 @@ def _answerable(home: Home, run_id: str, kind: DecisionKind) -> RunPaths:
     row = store.table(PROCESS_RUNS, home.db / PROCESS_RUNS.filename).get(run_id)
     if row is None:  # deleted between the two reads
         raise UnknownRun(run_id)
-    paths = home.run(run_id)
-    acceptance = accepts(load_run_view(RunTables.of(paths, store), row))
-    if not acceptance.takes(kind):
-        error = {DecisionKind.RESUME: NotHeld, DecisionKind.CANCEL: NotNow,
-                 DecisionKind.PAUSE: NotNow}.get(kind, RunStateError)  # fmt: skip
-        raise error(acceptance.why_not(kind))
-    return paths
+    return accepts(load_run_view(RunTables.of(home.run(run_id), store), row))
 
 
 def answer_run(home_option: str | None, run_id: str, kind: str, text: str = "") -> Path:

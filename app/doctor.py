@@ -16,6 +16,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from app.doctor_remote import WorkersCheck, check_workers, workers_lines
 from multiverse.agent_package import ROLES, load_agent_package, role_package_dir
 from multiverse.config import (
     ChannelConfig,
@@ -188,6 +189,7 @@ class DoctorReport(Finding):
     # run_shell_command, where it is mapped: "" when its sandbox can be made, else why not
     shell_sandbox: str | None = None
     promises: list[str] = []  # what is asked for and nothing here can do (`check_promises`)
+    workers: list[WorkersCheck] = []  # the queues of remote tiers and who serves them
 
     @property
     def healthy(self) -> bool:
@@ -200,6 +202,7 @@ class DoctorReport(Finding):
             and all(channel.ok for channel in self.channels)
             and not self.shell_sandbox
             and not self.promises
+            and all(check.ok for check in self.workers)
         )
 
 
@@ -269,7 +272,7 @@ def check_tiers(
                 command_error=_command_error(spec),
                 calls_at_once=config.calls_at_once() if calls else None,
                 concurrency_set=config.concurrency is not None,
-                remote=config.remote,
+                remote=config.hosted,
                 requests_per_minute=config.requests_per_minute if rated else None,
                 tokens_per_minute=config.tokens_per_minute if rated else None,
             )
@@ -360,6 +363,7 @@ def diagnose(home_root: Path, environ: Mapping[str, str], ping: Ping | None = No
         parallel_runs=None if mapping is None else mapping.daemon.max_parallel_runs,
         shell_sandbox=_shell_sandbox(mapping),
         promises=promises,
+        workers=[] if mapping is None else check_workers(mapping),
     )
 
 
@@ -458,6 +462,7 @@ def render_doctor(report: DoctorReport) -> str:
             "else derived from the tiers)"
         )
     lines += channel_lines(report.channels)
+    lines += workers_lines(report.workers)
     if report.shell_sandbox is not None:
         lines += ["", "Shell", f"✗ run_shell_command is refused: {report.shell_sandbox}"
                   if report.shell_sandbox else "✓ run_shell_command runs in a sandbox (bubblewrap)"]

@@ -42,7 +42,7 @@ from planner.builtin import BuiltinPlanner
 
 if TYPE_CHECKING:
     from executor.search import WebSetup
-    from multiverse.gateway import Gateway
+    from multiverse.gateway import CallLimits, Gateway, RateLimits
 
 log = structlog.get_logger(__name__)
 ROLE_NAMES = ("planner", "executor", "communicator")
@@ -84,9 +84,15 @@ def model_backed_roles(
     return frozenset(role for role, tier in tiers.items() if effective[tier].mode == "model")
 
 
-def make_gateway(home: Home, mapping: RuntimeMapping) -> Gateway:
+def make_gateway(
+    home: Home,
+    mapping: RuntimeMapping,
+    limits: CallLimits | None = None,
+    rates: RateLimits | None = None,
+) -> Gateway:
     """The process's one gateway: disk cache in the home's state, per-run ledger and budget,
-    calls in flight and rates per minute per model endpoint, shared by every run."""
+    calls in flight and rates per minute per model endpoint, shared by every run (on a worker:
+    the daemon's, through its desk)."""
     from multiverse.gateway import (
         Budget,
         CallLimits,
@@ -107,8 +113,8 @@ def make_gateway(home: Home, mapping: RuntimeMapping) -> Gateway:
         budget=budget,
         pending_root=home.pending_usage,
         state_root=home.state,
-        limits=CallLimits(endpoint_limits(mapping.tier_mapping.values())),
-        rates=RateLimits(endpoint_rates(mapping.tier_mapping.values())),
+        limits=limits or CallLimits(endpoint_limits(mapping.tier_mapping.values())),
+        rates=rates or RateLimits(endpoint_rates(mapping.tier_mapping.values())),
     )
 
 
@@ -123,10 +129,32 @@ def _planner(
     return ModelPlanner(gateway, mapping, served, home.root)
 
 
-def _executor(
+def asked_mode(config: TierConfig) -> str:
+    """What a tier's configuration asks to serve it with (pure): builtin, model or process."""
+    if config.adapter_type == "process":
+        return "process"
+    return "model" if config.calls_a_model else "builtin"
+
+
+def executor_role(
     home: Home, mapping: RuntimeMapping, tier: Tier, gateway: Gateway | None, web: WebSetup
 ) -> ExecutorRole:
+    """The Executor of this tier: on `multiverse worker`s for a remote tier; else served by its
+    command, its model (with a gateway) or the builtin engine."""
     builtin = BuiltinExecutor(web.research, web.unavailable)
+    config = mapping.tier_mapping[tier]
+    if config.remote is not None:
+        from executor.remote import RemoteExecutor
+        from multiverse.remote import Exchange, RateDesk
+
+        # The worker's environment, not the daemon's, decides whether a key is there; the
+        # daemon's limits admit the workers' calls.
+        asked = asked_mode(config)
+        desk = None
+        if asked != "builtin":
+            limits = gateway if gateway is not None else make_gateway(home, mapping)
+            desk = RateDesk(Exchange(config.remote.broker), limits.limits, limits.rates)
+        return RemoteExecutor(home.root, mapping, tier, asked, fallback=builtin, desk=desk)
     if gateway is None:
         return builtin
     spec = mapping.tier_mapping[tier].process_spec()
@@ -181,7 +209,7 @@ def build_team(
     log.info("crew_built", model_backed=sorted(backed), gateway=gateway is not None)
     return Team(
         planner=_planner(home, mapping, served, serving("planner")),
-        executor=_executor(home, mapping, tiers["executor"], serving("executor"), web),
+        executor=executor_role(home, mapping, tiers["executor"], serving("executor"), web),
         communicator=_communicator(home, mapping, tiers["communicator"], serving("communicator")),
         tool_types=tool_types(mapping),
         search_provider=web.research.provider_label if web.research is not None else None,

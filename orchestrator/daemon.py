@@ -39,7 +39,7 @@ from multiverse.processes import (
 )
 from orchestrator.archiving import archive_runs, due_for_archive, forget_tombstoned
 from orchestrator.crew import Collaborators, Reload, reconfigured
-from orchestrator.evidence import cancel_waiting
+from orchestrator.evidence import stop_waiting
 from orchestrator.inbox import InboxEntry, survey_inbox
 from orchestrator.intake import act, consider_all
 from orchestrator.perform import StepRunner, wants_a_look
@@ -130,15 +130,17 @@ class Daemon:
         return started
 
     def _interrupt_if_cancelled(self, key: str) -> None:
-        """A run woken while its step is in flight: if CANCEL was written, stop its children.
+        """A run woken while its step is in flight: if CANCEL or PAUSE was written, stop its
+        children and its remote step.
 
-        Not a step (one is in flight): only an interrupt. The child's step ends without a
-        result (`StepInterrupted`), and the run's next decision is the CANCEL step; a step
-        without a child simply ends first.
+        Not a step (one is in flight): only an interrupt. The step ends without a result
+        (`StepInterrupted`), and the run's next decision is the CANCEL or PAUSE step (the
+        interrupted step is redone when the run goes on); a step without a child simply ends
+        first.
         """
         if key in SERVICES or key in self._interrupted:
             return
-        if not cancel_waiting(self.crew.home.run(key)):
+        if not stop_waiting(self.crew.home.run(key)):
             return
         with self._guard:  # the step's end (`_work`) allows the run's children again
             if key not in self._in_flight:

@@ -182,10 +182,14 @@ def take_next_answer(paths: RunPaths) -> None:
     fsync_folder(paths.answers, paths.root)
 
 
-def cancel_waiting(paths: RunPaths) -> bool:
-    """Whether a CANCEL was given and not handled yet (in user_response.md or waiting)."""
+STOPPING = (DecisionKind.CANCEL, DecisionKind.PAUSE)  # answers that stop a step in flight
+
+
+def stop_waiting(paths: RunPaths) -> bool:
+    """Whether a CANCEL or a PAUSE was given and not handled yet (in user_response.md or
+    waiting): the step in flight is stopped, and redone if the run goes on."""
     answers = [read_response(path) for path in [paths.user_response, *waiting_answers(paths)]]
-    return any(answer is not None and answer.kind is DecisionKind.CANCEL for answer in answers)
+    return any(answer is not None and answer.kind in STOPPING for answer in answers)
 
 
 HELD = "held"  # an answer set aside by `multiverse retry`, given back once the run is reopened

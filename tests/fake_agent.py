@@ -22,6 +22,10 @@ process tier can. MODE:
   helpers do): it calls setsid, ignores SIGTERM (when STATE_FOLDER/stubborn exists) and appends
   a line to STATE_FOLDER/grandchild.log every 20 ms, forever; with STATE_FOLDER/bare, it is
   started with an empty environment. hang-after-daemonize: the same grandchild, then like hang.
+- slow-first: every start appends "<task id> <pid>" to STATE_FOLDER/starts.log; Phase 0's tasks
+  (T..) write at once; the first start of a later task waits STATE_FOLDER/seconds (default 30)
+  before writing, later starts write at once; on SIGTERM while waiting it marks
+  STATE_FOLDER/terminated-<task id> and exits 143 (a remote step the tests stop or lose).
 The process carries its mode and RAWP_SESSION_ID in its argv/environment, so a test can find it.
 """
 
@@ -54,6 +58,25 @@ def _wait_for_sigterm(state: Path, task_id: str) -> None:
     _wait_forever()
 
 
+def _slow_first(state: Path, task_id: str) -> None:
+    with (state / "starts.log").open("a", encoding="utf-8") as handle:
+        handle.write(f"{task_id} {os.getpid()}\n")
+    if task_id.startswith("T"):
+        return
+    try:
+        (state / "slowed").touch(exist_ok=False)
+    except FileExistsError:
+        return
+
+    def terminated(signum: int, frame: object) -> None:
+        (state / f"terminated-{task_id}").touch()
+        os._exit(143)
+
+    signal.signal(signal.SIGTERM, terminated)
+    seconds = state / "seconds"
+    time.sleep(float(seconds.read_text()) if seconds.exists() else 30.0)
+
+
 def _write() -> None:
     target = Path(os.environ["MULTIVERSE_OUTPUT_PATH"])
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -71,13 +94,13 @@ def _write() -> None:
     print(f"wrote {target}")
 
 
-def _instance(schema: dict[str, Any], defs: dict[str, Any], name: str = "") -> Any:
+def instance(schema: dict[str, Any], defs: dict[str, Any], name: str = "") -> Any:
     """A small value that validates against `schema` (the shapes multiverse sends)."""
     if "$ref" in schema:
-        return _instance(defs[schema["$ref"].rsplit("/", 1)[-1]], defs, name)
+        return instance(defs[schema["$ref"].rsplit("/", 1)[-1]], defs, name)
     for key in ("anyOf", "oneOf"):
         if key in schema:
-            return _instance(schema[key][0], defs, name)
+            return instance(schema[key][0], defs, name)
     if "enum" in schema:
         return schema["enum"][0]
     kind = schema.get("type")
@@ -86,9 +109,9 @@ def _instance(schema: dict[str, Any], defs: dict[str, Any], name: str = "") -> A
     if kind == "object":
         props = schema.get("properties", {})
         required = schema.get("required", props)
-        return {key: _instance(props[key], defs, key) for key in required}
+        return {key: instance(props[key], defs, key) for key in required}
     if kind == "array":
-        return [_instance(schema.get("items", {}), defs, name)] * max(1, schema.get("minItems", 1))
+        return [instance(schema.get("items", {}), defs, name)] * max(1, schema.get("minItems", 1))
     if kind == "integer":
         return max(1, schema.get("minimum", 1))
     if kind == "number":
@@ -108,7 +131,7 @@ def _answer(prompt: str) -> None:
         print("A plain answer from the fake agent.")
         return
     schema = json.loads(prompt.split(marker, 1)[1].strip().splitlines()[0])
-    print(json.dumps(_instance(schema, schema.get("$defs", {}))))
+    print(json.dumps(instance(schema, schema.get("$defs", {}))))
 
 
 def _grandchild(state: Path) -> None:
@@ -144,6 +167,9 @@ def main() -> None:
         flag.touch()
     if mode == "wait-in-phases":
         mode = "write" if os.environ.get("MULTIVERSE_TASK_ID", "").startswith("T") else mode
+    if mode == "slow-first" and state is not None:
+        _slow_first(state, os.environ.get("MULTIVERSE_TASK_ID", ""))
+        mode = "write"
     if mode == "write":
         _write()
     elif mode == "wait-in-phases" and state is not None:

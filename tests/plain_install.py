@@ -9,9 +9,11 @@ nothing of the project itself, only drives the `multiverse` command installed be
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import tempfile
+import urllib.request
 from pathlib import Path
 
 CLI = [str(Path(sys.executable).parent / "multiverse")]
@@ -44,7 +46,29 @@ def main() -> None:
         if row["status"] != "COMPLETED" or not report.is_file():
             log = run(home, "logs", row["run_id"]).stdout
             raise SystemExit(f"the run is {row['status']}, report {report.is_file()}:\n{log}")
-    print(f"plain install: an offline run COMPLETED ({report.name} written)")
+        served = web_view(home, row["run_id"])
+    print(f"plain install: an offline run COMPLETED ({report.name} written); {served}")
+
+
+def web_view(home: Path, run_id: str) -> str:
+    """`multiverse ui` serves the run's page and its packaged assets (templates, htmx)."""
+    child = subprocess.Popen([*CLI, "ui", "--port", "0", "--home", str(home)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert child.stdout is not None
+        found = re.search(r"(http://\S+/)\?token=(\S+)", child.stdout.readline())
+        if found is None:
+            raise SystemExit(f"`multiverse ui` printed no URL: {child.stderr.read()}")
+        base, token = found[1], found[2]
+        direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback
+        for path in (f"runs/{run_id}", "static/htmx.min.js"):
+            with direct.open(f"{base}{path}?token={token}", timeout=30) as answer:
+                if answer.status != 200:
+                    raise SystemExit(f"`multiverse ui`: /{path} answered {answer.status}")
+    finally:
+        child.terminate()
+        child.wait(timeout=30)
+    return "`multiverse ui` serves its page and htmx"
 
 
 if __name__ == "__main__":

@@ -28,6 +28,11 @@ from multiverse.config.mapping import (
 )
 from multiverse.config.process import DPS_VERSION, GRACE_SECONDS, ProcessSpec
 from multiverse.config.providers import PROVIDER_KEYS, default_parallel_runs, own_host, provider_of
+from multiverse.config.remote import (
+    RemoteConfig,
+    worker_time_limit,
+    worker_visibility_seconds,
+)
 from multiverse.config.tiers import (
     PROCESS_GATE,
     EffectiveTier,
@@ -52,6 +57,7 @@ __all__ = [
     "EffectiveTier",
     "OnceGate",
     "ProcessSpec",
+    "RemoteConfig",
     "RuntimeMapping",
     "Tier",
     "TierConfig",
@@ -73,4 +79,6 @@ __all__ = [
     "read_config_text",
     "resolve_tier",
     "warn_degraded_once",
+    "worker_time_limit",
+    "worker_visibility_seconds",
 ]

@@ -27,6 +27,7 @@ from pydantic import (
 from multiverse.config.channels import Channels
 from multiverse.config.process import Preset, ProcessSpec, process_argv
 from multiverse.config.providers import default_concurrency, default_parallel_runs, is_remote
+from multiverse.config.remote import RemoteConfig
 from multiverse.errors import ConfigError
 from multiverse.home import Home
 from multiverse.models import PlanLevel
@@ -107,6 +108,8 @@ class TierConfig(Settings):
     args: list[str] = Field(default_factory=list)
     no_output_timeout_seconds: float | None = Field(default=None, gt=0)
     pass_env: list[str] = Field(default_factory=list)
+    # The tier's Executor steps are done by `multiverse worker`s of this broker and queue.
+    remote: RemoteConfig | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -144,14 +147,14 @@ class TierConfig(Settings):
         return self.adapter_type == "process" or self.model.lower() != BUILTIN
 
     @property
-    def remote(self) -> bool:
+    def hosted(self) -> bool:
         """Whether a remote provider serves the tier (multiverse.config.providers)."""
         sdk_model = self.adapter_type == "sdk" and self.model.lower() != BUILTIN
         return sdk_model and is_remote(self.model, self.api_base)
 
     def calls_at_once(self) -> int:
         """Calls in flight at once to this tier's model: `concurrency`, else its default."""
-        return self.concurrency or default_concurrency(self.remote)
+        return self.concurrency or default_concurrency(self.hosted)
 
     def process_spec(self) -> ProcessSpec | None:
         """How to start this tier's command, or None for a model tier."""
@@ -342,7 +345,7 @@ class RuntimeMapping(Settings):
         tiers = info.data.get("tier_mapping")
         if value.max_parallel_runs is not None or tiers is None:
             return value
-        served = [(t.remote, t.calls_at_once()) for t in tiers.values() if t.calls_a_model]
+        served = [(t.hosted, t.calls_at_once()) for t in tiers.values() if t.calls_a_model]
         return value.model_copy(update={"max_parallel_runs": default_parallel_runs(served)})
 
 

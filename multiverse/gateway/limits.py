@@ -284,6 +284,30 @@ def add_cache_hit(totals: UsageTotals, role: str) -> UsageTotals:
     )
 
 
+def combined(totals: UsageTotals, change: UsageTotals, sign: int = 1) -> UsageTotals:
+    """`totals` with `change` added (sign 1) or taken away (sign -1), role by role (pure): how a
+    remote step's usage is told (its totals after, less its totals before) and then added."""
+    roles = {}
+    for role in {*totals.by_role, *change.by_role}:
+        mine, theirs = totals.by_role.get(role, RoleUsage()), change.by_role.get(role, RoleUsage())
+        roles[role] = RoleUsage(
+            calls=mine.calls + sign * theirs.calls,
+            cache_hits=mine.cache_hits + sign * theirs.cache_hits,
+            tokens=mine.tokens + sign * theirs.tokens,
+            cost_usd=mine.cost_usd + sign * theirs.cost_usd,
+        )
+    return totals.model_copy(
+        update={
+            "calls": totals.calls + sign * change.calls,
+            "cache_hits": totals.cache_hits + sign * change.cache_hits,
+            "prompt_tokens": totals.prompt_tokens + sign * change.prompt_tokens,
+            "completion_tokens": totals.completion_tokens + sign * change.completion_tokens,
+            "cost_usd": totals.cost_usd + sign * change.cost_usd,
+            "by_role": {role: usage for role, usage in roles.items() if usage != RoleUsage()},
+        }
+    )
+
+
 def over_budget(totals: UsageTotals, budget: Budget, *, at_limit: bool) -> str | None:
     """Why the totals break the budget, or None; `at_limit` also counts reaching it exactly."""
     tokens, cost = totals.tokens, totals.cost_usd
@@ -334,6 +358,10 @@ class UsageLedger:
     def record_cache_hit(self, role: str) -> UsageTotals:
         """Count a call served from the cache."""
         return self._update(lambda current: add_cache_hit(current, role))
+
+    def add(self, change: UsageTotals) -> UsageTotals:
+        """Add what calls made elsewhere (a remote worker) spent for this run."""
+        return self._update(lambda current: combined(current, change))
 
     def _update(self, change: Callable[[UsageTotals], UsageTotals]) -> UsageTotals:
         self.path.parent.mkdir(parents=True, exist_ok=True)

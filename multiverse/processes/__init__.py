@@ -13,6 +13,7 @@ from multiverse.processes.child import (
     stop_all_children,
     stop_leftover_children,
     stop_run_children,
+    stop_signal,
 )
 from multiverse.processes.keeper import pid_alive
 from multiverse.processes.session import (
@@ -38,4 +39,5 @@ __all__ = [
     "stop_all_children",
     "stop_leftover_children",
     "stop_run_children",
+    "stop_signal",
 ]

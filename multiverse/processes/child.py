@@ -28,7 +28,7 @@ import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -94,6 +94,9 @@ _STOPPING = threading.Event()  # set while the daemon stops: a child started now
 _STOPPED_RUNS: set[str] = set()  # runs being cancelled: a child started for them stops at once
 
 
+_WAITS: dict[int, tuple[str, threading.Event]] = {}  # steps waiting on work done elsewhere
+
+
 def stop_all_children() -> int:
     """Stop every child this process runs (the daemon is stopping); returns how many.
 
@@ -103,7 +106,25 @@ def stop_all_children() -> int:
     running = list(_RUNNING.values())
     for child in running:
         child.stop.set()
-    return len(running)
+    for _run_id, stop in list(_WAITS.values()):
+        stop.set()
+    return len(running) + len(_WAITS)
+
+
+@contextlib.contextmanager
+def stop_signal(run_id: str) -> Iterator[threading.Event]:
+    """An event set when this run's work must stop (cancel, pause, the daemon stopping), for
+    a step whose work is not a child of this process (a remote worker's): stopped as a child."""
+    stop = threading.Event()
+    with _GUARD:
+        _WAITS[id(stop)] = (run_id, stop)
+        if _STOPPING.is_set() or run_id in _STOPPED_RUNS:
+            stop.set()
+    try:
+        yield stop
+    finally:
+        with _GUARD:
+            _WAITS.pop(id(stop), None)
 
 
 def allow_children() -> None:
@@ -118,9 +139,10 @@ def stop_run_children(run_id: str) -> int:
     """
     with _GUARD:
         _STOPPED_RUNS.add(run_id)
-        running = [child for child in _RUNNING.values() if child.run_id == run_id]
-    for child in running:
-        child.stop.set()
+        running = [child.stop for child in _RUNNING.values() if child.run_id == run_id]
+        running += [stop for owner, stop in _WAITS.values() if owner == run_id]
+    for stop in running:
+        stop.set()
     return len(running)
 
 

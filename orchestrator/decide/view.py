@@ -41,7 +41,7 @@ class DecisionKind(StrEnum):
     CANCEL = "CANCEL"
     RETRY = "RETRY"  # only for a FAILED run (SPEC §8)
     RESUME = "RESUME"  # only for a held run (daemon.pause_before, or PAUSE)
-    PAUSE = "PAUSE"  # a confirmed run holds before its next step until RESUME
+    PAUSE = "PAUSE"  # a confirmed run stops its step in flight and holds until RESUME
     APPROVE = "APPROVE"  # only for a run waiting for an approval (SPEC §11)
     DENY = "DENY"
     INVALID = "INVALID"
