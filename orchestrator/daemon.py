@@ -131,13 +131,9 @@ class Daemon:
 
     def _interrupt_if_cancelled(self, key: str) -> None:
         """A run woken while its step is in flight: if CANCEL or PAUSE was written, stop its
-        children and its remote step.
-
-        Not a step (one is in flight): only an interrupt. The step ends without a result
-        (`StepInterrupted`), and the run's next decision is the CANCEL or PAUSE step (the
-        interrupted step is redone when the run goes on); a step without a child simply ends
-        first.
-        """
+        children and its remote step. Only an interrupt: the step ends without a result
+        (`StepInterrupted`), the run's next decision is the CANCEL or PAUSE step (the step is
+        redone if the run goes on); a step without a child simply ends first."""
         if key in SERVICES or key in self._interrupted:
             return
         if not stop_waiting(self.crew.home.run(key)):

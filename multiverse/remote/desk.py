@@ -74,13 +74,13 @@ class RateDesk:
                 if not down:
                     log.warning("rate_desk_unreachable", error=str(error))
                 down = True
-                if last:
+                if last and self._ended():
                     return
                 threading.Event().wait(POLL_SECONDS)
                 continue
             down = False
             if found is None:
-                if last:
+                if last and self._ended():
                     return
                 continue
             try:
@@ -88,6 +88,15 @@ class RateDesk:
             except ValueError:
                 continue
             self._handle(ask)
+
+    def _ended(self) -> bool:
+        """End the thread if still no step is in flight (decided under the guard `open` takes,
+        so a step opening now starts a new thread rather than count on this one)."""
+        with self._guard:
+            if self._users:
+                return False
+            self._thread = None
+            return True
 
     def _next(self, last: bool) -> bytes | None:
         """The next ask: waiting a while for it, or (no step in flight) only what is there."""
