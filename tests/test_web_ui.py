@@ -406,3 +406,26 @@ def test_modify_an_approval_a_refusal_and_inert_scripts_in_a_browser(
         page.get_by_role("link", name="click").first.click()  # a javascript: link, made inert
         browser.close()
     assert dialogs == []
+
+
+def _luminance(colour: str) -> float:
+    red, green, blue = (int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5))
+
+    def linear(c: float) -> float:
+        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+
+    return 0.2126 * linear(red) + 0.7152 * linear(green) + 0.0722 * linear(blue)
+
+
+def test_every_text_colour_has_aa_contrast_on_its_background() -> None:
+    """WCAG 2 contrast of the stylesheet's text on its backgrounds: at least 4.5:1 (AA)."""
+    css = (Path(__file__).resolve().parents[1] / "app" / "web" / "static" / "app.css").read_text()
+    colours = dict(re.findall(r"--(\w+):\s*(#[0-9a-fA-F]{6})", css))
+    pairs = [("ink", "bg"), ("muted", "bg"), ("muted", "soft"), ("link", "bg"), ("link", "soft"),
+             ("ok", "okbg"), ("bad", "badbg"), ("wait", "waitbg"), ("run", "runbg"),
+             ("bad", "bg")]  # fmt: skip
+    for text, back in pairs:
+        high, low = sorted((_luminance(colours[text]), _luminance(colours[back])), reverse=True)
+        assert (high + 0.05) / (low + 0.05) >= 4.5, (text, back)
+    assert "button.primary { background: #1d4ed8; border-color: #1d4ed8; color: #fff; }" in css
+    assert (_luminance("#ffffff") + 0.05) / (_luminance("#1d4ed8") + 0.05) >= 4.5
