@@ -98,13 +98,13 @@ def worker(
     home: HomeOption = None,
 ) -> None:
     """Do the steps of remote tiers sent to a Redis broker's queues (Ctrl-C stops it)."""
-    try:
-        from app.worker import WorkerPlace, serve
-    except ImportError as error:
-        raise fail(ConfigError(
-            f"the worker needs Celery and redis ({error.name} is missing): "
-            "pip install 'multiverse[workers]'"
-        )) from None  # fmt: skip
+    from multiverse.remote import WORKERS_EXTRA, missing_packages
+
+    missing = missing_packages()
+    if missing:
+        raise fail(ConfigError(f"the worker needs {' and '.join(missing)}: {WORKERS_EXTRA}"))
+    from app.worker import WorkerPlace, serve
+
     try:
         root = resolve_home(home).root
         mapping = load_runtime_mapping(root) if (root / "runs").is_dir() else RuntimeMapping()

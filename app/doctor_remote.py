@@ -35,12 +35,20 @@ def check_workers(mapping: RuntimeMapping) -> list[WorkersCheck]:
             places.setdefault((config.remote.broker, config.remote.queue), []).append(tier)
     if not places:
         return []
-    try:
-        from multiverse.remote import Exchange, celery_app, live_queues, shown_url
-    except ImportError as error:
-        why = f"{error.name} is missing: pip install 'multiverse[workers]'"
-        return [WorkersCheck(tiers=tiers, broker=broker, queue=queue, reachable=False, error=why)
-                for (broker, queue), tiers in places.items()]  # fmt: skip
+    from multiverse.remote import (
+        WORKERS_EXTRA,
+        Exchange,
+        celery_app,
+        live_queues,
+        missing_packages,
+        shown_url,
+    )
+
+    missing = missing_packages()
+    if missing:
+        why = f"{' and '.join(missing)} missing: {WORKERS_EXTRA}"
+        return [WorkersCheck(tiers=tiers, broker=shown_url(broker), queue=queue, reachable=False,
+                             error=why) for (broker, queue), tiers in places.items()]  # fmt: skip
     checks = []
     serving: dict[str, dict[str, list[str]]] = {}
     for (broker, queue), tiers in places.items():

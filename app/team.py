@@ -34,7 +34,7 @@ from multiverse.config import (
     read_config_text,
     warn_degraded_once,
 )
-from multiverse.errors import MultiverseError
+from multiverse.errors import ConfigError, MultiverseError
 from multiverse.home import Home
 from multiverse.roles import CommunicatorRole, ExecutorRole, PlannerRole
 from orchestrator.crew import DEFAULT_TOOL_TYPES, Collaborators, Team
@@ -144,6 +144,14 @@ def executor_role(
     builtin = BuiltinExecutor(web.research, web.unavailable)
     config = mapping.tier_mapping[tier]
     if config.remote is not None:
+        from multiverse.remote import WORKERS_EXTRA, missing_packages
+
+        missing = missing_packages()
+        if missing:
+            raise ConfigError(
+                f"tier {tier} is remote (`remote:` in runtime-mapping.yaml), which needs "
+                f"{' and '.join(missing)}: {WORKERS_EXTRA}, or remove `remote:`"
+            )
         from executor.remote import RemoteExecutor
         from multiverse.remote import Exchange, RateDesk
 

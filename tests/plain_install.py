@@ -47,7 +47,23 @@ def main() -> None:
             log = run(home, "logs", row["run_id"]).stdout
             raise SystemExit(f"the run is {row['status']}, report {report.is_file()}:\n{log}")
         served = web_view(home, row["run_id"])
-    print(f"plain install: an offline run COMPLETED ({report.name} written); {served}")
+        remote = remote_refused(home)
+    print(f"plain install: an offline run COMPLETED ({report.name} written); {served}; {remote}")
+
+
+def remote_refused(home: Path) -> str:
+    """A remote tier without the `workers` extra: `start` says what to install, no traceback."""
+    mapping = home / "runtime-mapping.yaml"
+    mapping.write_text("tier_mapping:\n  MEDIUM:\n    remote: {broker: 'redis://127.0.0.1:9/0'}\n",
+                       encoding="utf-8")  # fmt: skip
+    for command in (["start", "--once"], ["doctor"], ["worker"]):
+        done = subprocess.run([*CLI, *command, "--home", str(home)], capture_output=True,
+                              text=True)  # fmt: skip
+        said = done.stdout + done.stderr
+        if done.returncode == 0 or "multiverse[workers]" not in said or "Traceback" in said:
+            raise SystemExit(f"`multiverse {command[0]}` with a remote tier and no Celery: exit "
+                             f"{done.returncode}, said:\n{said}")  # fmt: skip
+    return "a remote tier without Celery: start, doctor and worker say what to install"
 
 
 def web_view(home: Path, run_id: str) -> str:

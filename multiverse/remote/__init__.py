@@ -7,7 +7,13 @@ only when a remote tier is used.
 
 from __future__ import annotations
 
-from multiverse.remote.celery_app import celery_app, live_queues, queue_served
+from multiverse.remote.celery_app import (
+    WORKERS_EXTRA,
+    celery_app,
+    live_queues,
+    missing_packages,
+    queue_served,
+)
 from multiverse.remote.desk import DeskLimits, DeskRates, RateDesk
 from multiverse.remote.exchange import (
     BlobCache,
@@ -29,6 +35,7 @@ from multiverse.remote.wire import (
 
 __all__ = [
     "TASK_NAME",
+    "WORKERS_EXTRA",
     "BlobCache",
     "BrokerUnreachable",
     "DeskLimits",
@@ -40,6 +47,7 @@ __all__ = [
     "celery_app",
     "inside_root",
     "live_queues",
+    "missing_packages",
     "queue_served",
     "sha256_of",
     "shown_url",

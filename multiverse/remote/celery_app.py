@@ -9,6 +9,7 @@ here only, when a remote tier is used.
 
 from __future__ import annotations
 
+import importlib.util
 import threading
 from typing import TYPE_CHECKING
 
@@ -17,6 +18,14 @@ if TYPE_CHECKING:
 
 INSPECT_SECONDS = 1.0  # how long live workers have to answer who they are
 _IMPORT = threading.Lock()  # Celery's first import from several threads at once can fail
+
+
+WORKERS_EXTRA = "pip install 'multiverse[workers]'"
+
+
+def missing_packages() -> list[str]:
+    """What remote steps need and this environment lacks (the `workers` extra): [] when ready."""
+    return [name for name in ("celery", "redis") if importlib.util.find_spec(name) is None]
 
 
 def celery_app(broker: str, visibility_seconds: float, time_limit: float | None = None) -> Celery:
