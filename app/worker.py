@@ -34,7 +34,7 @@ from multiverse.config import (
 )
 from multiverse.errors import MultiverseError
 from multiverse.gateway import UsageLedger, UsageTotals
-from multiverse.home import Home
+from multiverse.home import Home, visible_files
 from multiverse.processes import stop_all_children
 from multiverse.remote import (
     TASK_NAME,
@@ -232,8 +232,8 @@ def written_files(root: Path, job: StepJob) -> dict[str, bytes]:
     from multiverse.remote import sha256_of
 
     found: dict[str, bytes] = {}
-    for path in sorted(root.rglob("*")):
-        if not path.is_file() or path.is_symlink():
+    for path in visible_files(root):
+        if path.is_symlink():
             continue
         name = path.relative_to(root).as_posix()
         if not writable(job.run_id, name):

@@ -32,7 +32,7 @@ from executor.builtin import BuiltinExecutor
 from multiverse.atomic import atomic_write_bytes, write_temp
 from multiverse.config import RemoteConfig, RuntimeMapping, Tier, worker_visibility_seconds
 from multiverse.errors import StepInterrupted
-from multiverse.home import Home
+from multiverse.home import Home, visible_files
 from multiverse.processes import stop_signal
 from multiverse.remote import (
     TASK_NAME,
@@ -398,8 +398,7 @@ def _bounded(home: Path, paths: list[Path], limit: int) -> dict[str, bytes]:
     name; ContextTooLarge past `limit` bytes."""
     found: dict[str, Path] = {}
     for path in paths:
-        listed = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
-        for file in listed:
+        for file in visible_files(path) if path.is_dir() else [path]:
             name = _shippable(home, file)
             if name is not None:
                 found.setdefault(name, file)

@@ -420,10 +420,10 @@ class TableStore:
                 return self._swap_in(path, data, None)
             if swapped:
                 # Checked before anything else (the folder's fsync included), for the same reason.
-                seen = _stamp(tmp)
-                if _read_bytes(tmp) == expected:
+                stat, _, displaced = read_stamped(tmp)
+                if displaced == expected:
                     placed(path)
-                    if _stamp(tmp) == seen:
+                    if stamp_of(os.stat(tmp)) == stamp_of(stat):
                         return True, None, True, None
                     # An editor opened the file just before our exchange and truncated or wrote
                     # it after our check: its save goes into the file we displaced, which goes
@@ -473,13 +473,6 @@ def _swap_back(path: Path, tmp: str, ours: bytes) -> tuple[bytes, bytes | None]:
         return _settled_bytes(path), None
     exchange(tmp, path)  # a newer save of theirs had replaced ours: that one goes in place
     return _settled_bytes(path), _read_bytes(tmp)
-
-
-def _stamp(path: Path | str) -> tuple[int, int, int]:
-    """What changes when someone writes a file: its size, and its modification and change
-    times (to the nanosecond)."""
-    stat = os.stat(path)
-    return stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns
 
 
 def _read_bytes(path: Path | str) -> bytes:
