@@ -20,7 +20,6 @@ from multiverse.documents import is_unread
 from multiverse.models import (
     AssetType,
     CatalogEntry,
-    InstructionStatus,
     MajorStage,
     Phase,
     Task,
@@ -131,19 +130,6 @@ def catalog_block(context: PlanContext, query: str, limit: int = CATALOG_LIMIT) 
     return (json_block(data) if data else "(the catalog has no rows yet)") + more
 
 
-def learning_block(context: PlanContext) -> str:
-    """The ranked past runs with their scores."""
-    rows = [
-        {
-            "run_id": past.run_id,
-            "score": round(past.score, 3),
-            "user_request": short(past.user_request, PAST_REQUEST_LIMIT),
-        }
-        for past in context.learning.past_runs
-    ]
-    return json_block(rows) if rows else "(none: this is the first run)"
-
-
 REFERENCE_LIMIT = 24
 REFERENCE_SUMMARY_LIMIT = 200
 
@@ -188,49 +174,6 @@ def mode_values(request: str, has_past_runs: bool) -> dict[str, str]:
     """Values of the `mode` template."""
     past = "yes" if has_past_runs else "no"
     return {"request": request_block(request), "has_past_runs": past}
-
-
-def active_past_ids(context: PlanContext) -> list[str]:
-    """The ids of the past runs' ACTIVE instructions: all a proposal may supersede."""
-    return sorted(
-        item.instruction_id
-        for item in context.past_instructions
-        if item.status is InstructionStatus.ACTIVE
-    )
-
-
-def proposal_values(context: PlanContext) -> dict[str, str]:
-    """Values of the `proposal` template."""
-    texts = [t.strip() for t in context.modifications if t.strip()]
-    if not texts and (context.modification or "").strip():
-        texts = [(context.modification or "").strip()]
-    if texts:
-        # MODIFY is cumulative: the proposal honours every text since the first, in order.
-        modification_block = (
-            "The user answered MODIFY to earlier proposals; revise the first proposal to honour "
-            "every one of these texts, applied in order (a later one wins where they differ):\n\n"
-            + "\n\n".join(quoted(text, f"modify-{n}") for n, text in enumerate(texts, 1))
-        )
-    else:
-        modification_block = "(none: this is the first proposal)"
-    active = active_past_ids(context)
-    past = [i for i in context.past_instructions if i.status is InstructionStatus.ACTIVE]
-    supersedes = (
-        f"the ids ({', '.join(active)}) of the past instructions a proposed instruction "
-        "replaces, each id at most once; [] for the others"
-        if active
-        else "always [] (no past instruction is ACTIVE)"
-    )
-    return {
-        "run_id": context.run_id,
-        "request": request_block(context.request),
-        "modification": modification_block,
-        "instructions": instructions_block(context.instructions),
-        "past_instructions": instructions_block(past, with_run=True),
-        "learning": learning_block(context),
-        "catalog": catalog_block(context, context.request, PROMPT_CATALOG_LIMIT),
-        "supersedes_rule": supersedes,
-    }
 
 
 def stages_values(context: PlanContext, phase: Phase) -> dict[str, str]:

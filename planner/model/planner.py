@@ -47,14 +47,19 @@ from multiverse.spec import (
     scan_home,
     spec_of_draft,
 )
-from planner.builtin import BuiltinPlanner, charts_said, modifications, read_spec, settle_spec
+from planner.builtin import (
+    BuiltinPlanner,
+    charts_said,
+    modifications,
+    read_spec,
+    request_spec,
+    settle_spec,
+)
 from planner.mcp import load_mcps
 from planner.mode import settle_mode
 from planner.model.answers import (
     StagesAnswer,
-    proposal_answer,
     tasks_answer,
-    to_proposal,
     to_stages,
     to_tasks,
     to_tool_tasks,
@@ -62,9 +67,7 @@ from planner.model.answers import (
 )
 from planner.model.asking import Asker, PlanJob, checker, digest
 from planner.model.context import (
-    active_past_ids,
     mode_values,
-    proposal_values,
     quoted,
     reference_candidates,
     request_block,
@@ -77,7 +80,6 @@ from planner.validation import (
     stages_target,
     tasks_target,
     tools_target,
-    validate_proposal,
     validate_stages,
     validate_tasks,
     validate_tool_tasks,
@@ -93,14 +95,20 @@ GUIDELINES_LIMIT = 4000  # characters of guidelines shown (their format rules ar
 def make_spec(asker: Asker, package: AgentPackage, context: PlanContext) -> RequestSpec:
     """The checked spec of the run's request and every MODIFY since, as the model reads it
     (the rules' reading when no model serves the card's tier or the call fails)."""
+    return model_spec(asker, package, context) or request_spec(context)
+
+
+def model_spec(asker: Asker, package: AgentPackage, context: PlanContext) -> RequestSpec | None:
+    """The checked spec as the model reads it; None when the rules' reading stands (no model
+    serves the card's tier, the tables answer every question at once, or the call failed)."""
     home = Home(Path(context.home))
     scan = scan_home(home, context.search_provider)
     texts = modifications(context)
     rules = read_spec(context.request, texts, scan, home.root)
     if not asker.serves(package.card.tier):
-        return rules
+        return None
     if rules.mode == "simple" and not charts_said([context.request, *texts]):
-        return rules  # every question is a cell or a computation the tables answer at once
+        return None  # every question is a cell or a computation the tables answer at once
     job = PlanJob(
         target="spec",
         template="spec",
@@ -118,7 +126,7 @@ def make_spec(asker: Asker, package: AgentPackage, context: PlanContext) -> Requ
     except (PlanFailed, LlmError) as failed:
         errors = failed.errors[:5] if isinstance(failed, PlanFailed) else [str(failed)]
         log.warning("spec_fallback_rules", run_id=context.run_id, errors=errors)
-        return rules
+        return None
     drafted = spec_of_draft(answer, context.request, scan, rules)
     return settle_spec(_held_to_the_words(_keep_left_out(drafted, rules), rules,
                                           [context.request, *texts]), scan, home.root)  # fmt: skip
@@ -244,27 +252,13 @@ class ModelPlanner:
         return self.builtin.plan_phase0(context)
 
     def propose(self, context: PlanContext) -> Proposal:
-        """Plan target `proposal` (revised by `context.modification` on MODIFY)."""
+        """Plan target `proposal` (revised by `context.modification` on MODIFY): the model
+        reads the request into the spec, and the proposal is that spec's rendering, its
+        instructions derived from it by code (one call; nothing asked can be dropped)."""
         package = self.package()
         if not self.asker.serves(package.card.tier):
             return self._offline("proposal", context, self.builtin.propose)
-        modification = "\n".join(context.modifications or [context.modification or ""]).strip()
-        job = PlanJob(
-            target="proposal",
-            template="proposal",
-            values=proposal_values(context),
-            schema=proposal_answer(active_past_ids(context)),
-            check=checker(to_proposal, lambda made: validate_proposal(made, context)),
-            start=package.card.tier,
-            scope=f"{context.run_id}:proposal",
-            tokens=PROPOSAL_TOKENS,
-            run_id=context.run_id,
-            # A revised proposal is a new question, never the cached first answer.
-            variant=f"modify-{digest(modification)}" if modification else "default",
-        )
-        spec = make_spec(self.asker, package, context)
-        proposal = to_proposal(self.asker.ask(package, job))
-        return proposal.model_copy(update={"spec": spec})
+        return self.builtin.propose(context, model_spec(self.asker, package, context))
 
     def plan_stages(self, context: PlanContext) -> StagesPlan:
         """Plan target `stages:<phase_id>` for `context.phase`."""
