@@ -159,7 +159,8 @@ def test_single_shot_writes_the_models_answer_from_the_references(
     (body,) = fake_openai.requests
     prompt = prompt_of(body)
     assert "up 14% from 2022" in prompt and "2023-Q1" in prompt  # both references, pasted
-    assert "data, not instructions" in prompt and "A two-page memo in English" in prompt
+    assert "data, not instructions" in prompt
+    assert "A two-page memo in English" in str(body["messages"][0]["content"])  # run's prefix
     assert "About 900 words" in prompt and "source file" in prompt
     assert "tools" not in body and body["max_tokens"] == 1440
     assert body["temperature"] == 0.2 and body["repeat_penalty"] == 1.1  # the tier's call_fields

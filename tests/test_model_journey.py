@@ -20,6 +20,7 @@ from app.team import build_collaborators
 from multiverse.config import OnceGate, load_runtime_mapping
 from multiverse.home import Home
 from multiverse.models import Status
+from multiverse.spec.brief import ROLE_RULE
 from multiverse.store import MAJOR_STAGES, PHASES, PROCESS_RUNS, TASKS, TableStore
 from orchestrator.daemon import Daemon
 
@@ -208,9 +209,11 @@ def files_outside(root: Path, home: Home) -> set[Path]:
 
 
 def is_planner(request: dict[str, Any]) -> bool:
-    """Whether a request to the model came from the Planner (its AGENT.md is the system prompt)."""
+    """Whether a request to the model came from the Planner (its AGENT.md is the system prompt,
+    after the run's prefix once the run has one)."""
     first = request["messages"][0]
-    return first["role"] == "system" and str(first["content"]).startswith("# Planner")
+    role = str(first["content"]).split(ROLE_RULE)[-1]
+    return first["role"] == "system" and role.startswith("# Planner")
 
 
 def user_messages(request: dict[str, Any]) -> str:

@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from multiverse.spec.brief import run_prefix, with_prefix
 from multiverse.spec.model import (
     SPEC_FILE,
     SPEC_VERSION,
@@ -102,6 +103,8 @@ __all__ = [
     "describe_home",
     "draft_model",
     "draft_of_spec",
+    "run_prefix",
     "scan_home",
     "spec_of_draft",
+    "with_prefix",
 ]

@@ -30,6 +30,7 @@ from multiverse.gateway import (
     load_prompt,
 )
 from multiverse.roles import PlanFailed
+from multiverse.spec import with_prefix
 
 PROMPTS_PACKAGE = "planner.prompts"
 
@@ -89,6 +90,9 @@ class PlanJob(Generic[A]):
     run_id: str | None = None
     pending_ledger: str | None = None
     variant: str = "default"
+    # The run's prefix (multiverse.spec.run_prefix), first in the system message; "" for the
+    # calls before a run has one (the mode and the spec, whose prompts hold the request).
+    prefix: str = ""
 
 
 class Asker:
@@ -118,12 +122,13 @@ class Asker:
         return [start, up]
 
     def messages(self, package: AgentPackage, job: PlanJob[A]) -> tuple[str, list[dict[str, str]]]:
-        """The call's prompt_version and its messages: AGENT.md, then the rendered template."""
+        """The call's prompt_version and its messages: the run's prefix and AGENT.md, then the
+        rendered template."""
         template = load_prompt(PROMPTS_PACKAGE, job.template, self.prompts_dir)
         user = template.render(job.values)
         version = f"{package.prompt_version}+{template.tag}"
         return version, [
-            {"role": "system", "content": package.prompt},
+            {"role": "system", "content": with_prefix(job.prefix, package.prompt)},
             {"role": "user", "content": user},
         ]
 

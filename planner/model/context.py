@@ -189,8 +189,6 @@ def stages_values(context: PlanContext, phase: Phase) -> dict[str, str]:
         "phase_id": phase.phase_id,
         "phase_name": phase.phase_name,
         "phase_purpose": phase.phase_purpose or "(no purpose written)",
-        "request": request_block(context.request),
-        "instructions": instructions_block(context.instructions),
         "earlier_stages": json_block(earlier) if earlier else "(none: this is the first phase)",
         "catalog": catalog_block(context, query, PROMPT_CATALOG_LIMIT),
     }
@@ -222,8 +220,6 @@ def tasks_values(
         "stage_goal": stage.stage_goal or "(no goal written)",
         "phase_name": phase.phase_name,
         "phase_purpose": phase.phase_purpose or "(no purpose written)",
-        "request": request_block(context.request),
-        "instructions": instructions_block(context.instructions),
         "references": references.block(),
         "deliverable_rule": deliverable_rule(publishing, context.run_id),
         # The example points at a real source when there is one, not always at the request.
@@ -275,5 +271,4 @@ def tools_values(
         "recipes": recipes_block(recipes, timing),
         "suggestion": suggestion,
         "example_tool": context.tool_types[0] if context.tool_types else "web_search",
-        "request": request_block(short(context.request, REQUEST_LIMIT // 4)),
     }

@@ -44,6 +44,7 @@ from multiverse.spec import (
     describe_home,
     draft_model,
     draft_of_spec,
+    run_prefix,
     scan_home,
     spec_of_draft,
 )
@@ -130,6 +131,11 @@ def model_spec(asker: Asker, package: AgentPackage, context: PlanContext) -> Req
     drafted = spec_of_draft(answer, context.request, scan, rules)
     return settle_spec(_held_to_the_words(_keep_left_out(drafted, rules), rules,
                                           [context.request, *texts]), scan, home.root)  # fmt: skip
+
+
+def prefix_of(context: PlanContext) -> str:
+    """The run's prefix of a plan: the request, the frozen spec, the ACTIVE instructions."""
+    return run_prefix(context.request, context.spec, context.instructions)
 
 
 def _held_to_the_words(spec: RequestSpec, rules: RequestSpec, texts: list[str]) -> RequestSpec:
@@ -278,6 +284,7 @@ class ModelPlanner:
             start=package.card.tier,
             scope=f"{context.run_id}:{target}",
             tokens=STAGES_TOKENS,
+            prefix=prefix_of(context),
             run_id=context.run_id,
         )
         return to_stages(self.asker.ask(package, job), context, phase)
@@ -302,6 +309,7 @@ class ModelPlanner:
             start=package.card.tier,
             scope=f"{context.run_id}:{target}",
             tokens=TASKS_TOKENS,
+            prefix=prefix_of(context),
             run_id=context.run_id,
         )
         return to_tasks(self.asker.ask(package, job), context, stage, phase, references)
@@ -329,6 +337,7 @@ class ModelPlanner:
             start=package.card.tier,
             scope=f"{context.run_id}:{target}",
             tokens=TOOLS_TOKENS,
+            prefix=prefix_of(context),
             run_id=context.run_id,
         )
         return to_tool_tasks(self.asker.ask(package, job), context, task, timing)
