@@ -197,6 +197,23 @@ class MessageKind(StrEnum):
     NOTICE = "NOTICE"
 
 
+# The user's commands, as the CLI names them (tests/test_communicator_truth.py holds the typer
+# app to this list), kept here so a role can name them without importing the app layer.
+COMMANDS = frozenset({
+    "approve", "archive", "cancel", "confirm", "delete-row", "deny", "doctor", "fork", "init",
+    "logs", "modify", "open", "pause", "resume", "retry", "runs", "show", "start", "status",
+    "submit", "ui", "worker",
+})  # fmt: skip
+# The commands that answer each message: the only ones a message may tell the user to run.
+ANSWERED_BY: dict[MessageKind, tuple[str, ...]] = {
+    MessageKind.PROPOSAL: ("confirm", "modify", "cancel"),
+    MessageKind.ANSWER_REFUSED: ("confirm", "modify", "cancel"),  # the question stays open
+    MessageKind.FAILURE: ("retry",),
+    MessageKind.APPROVAL_REQUEST: ("approve", "deny"),
+    MessageKind.HOLD: ("resume", "cancel"),
+}
+
+
 class Message(Data):
     """A fact to tell the user; the Communicator turns it into words.
 
