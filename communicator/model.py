@@ -2,13 +2,17 @@
 
 Only the proposal presentation and the failure explanation are worded by the model; the facts
 (run_id, place, error log, proposal path, answer commands) are appended verbatim below its text,
-so no fact ever depends on a model. Any model fault gives the builtin template's text.
+so no fact ever depends on a model. A wording still invalid after its repairs (or running away,
+or blank) is asked once more on the tier the agent card escalates to, when another model serves
+it (logged and counted in the run's usage); any model fault after that, and any other at once
+(budget, timeout, provider), gives the builtin template's text.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TypeVar
 
@@ -16,9 +20,21 @@ import structlog
 from pydantic import BaseModel, ConfigDict, Field
 
 from communicator.builtin import BuiltinCommunicator
-from multiverse.agent_package import AgentPackage, load_agent_package, role_package_dir
-from multiverse.config import RuntimeMapping, TierConfig
-from multiverse.gateway import ChatMessage, LlmCall, LlmError, ModelCalls
+from multiverse.agent_package import (
+    AgentPackage,
+    load_agent_package,
+    role_package_dir,
+    tiers_to_try,
+)
+from multiverse.config import RuntimeMapping, Tier, TierConfig
+from multiverse.gateway import (
+    ChatMessage,
+    LlmCall,
+    LlmError,
+    LlmErrorCode,
+    ModelCalls,
+    capability_failure,
+)
 from multiverse.home import Home
 from multiverse.logs import mask_secrets
 from multiverse.roles import Message, MessageKind
@@ -93,6 +109,7 @@ class ModelCommunicator:
         mapping: RuntimeMapping,
         tier: TierConfig | None = None,
         package_dir: Path | None = None,
+        served: Mapping[Tier, TierConfig] | None = None,
     ) -> None:
         self.home = home
         self.gateway = gateway
@@ -100,6 +117,8 @@ class ModelCommunicator:
         self.tier = tier
         self.package_dir = package_dir or role_package_dir(ROLE)
         self.builtin = BuiltinCommunicator()
+        # The model-backed tiers a wording may escalate to.
+        self.served = dict(served or {})
 
     def compose(self, message: Message) -> str:
         """The model's words followed by the verbatim facts; the template on any model fault."""
@@ -120,22 +139,36 @@ class ModelCommunicator:
 
     def _ask(self, message: Message) -> str:
         package = load_agent_package(self.package_dir, self.mapping)
-        call = self._call(package, message)
-        result = self.gateway.complete_json(call, Wording)
+        start = package.tier
+        configs = {**self.served, start: self.tier or self.mapping.tier_mapping[start]}
+        tiers = tiers_to_try(package.card, start, configs)
+        for tier in tiers:
+            try:
+                return self._worded(package.on_tier(tier), configs[tier], message)
+            except LlmError as error:
+                if tier is tiers[-1] or not capability_failure(error):
+                    raise
+                self.gateway.escalated(ROLE, start.value, tiers[-1].value, str(error),
+                                       message.run_id)  # fmt: skip
+        raise RuntimeError("no tier was tried")  # tiers_to_try always gives the start
+
+    def _worded(self, package: AgentPackage, config: TierConfig, message: Message) -> str:
+        result = self.gateway.complete_json(self._call(package, config, message), Wording)
         text = result.value.text.strip()
         if not text:
-            raise ValueError("the model's text is blank")
+            # A blank wording is an invalid one, as the JSON guard's failures are.
+            raise LlmError(LlmErrorCode.INVALID_JSON, "the model's text is blank")
         log.info(
             "communicator_worded",
             run_id=message.run_id,
             kind=message.kind.value,
+            tier=package.tier.value,
             used_repair=result.used_repair,
         )
         # A model never sees a key, but an echoed one must still never reach messages.md.
         return mask_secrets(text[:MAX_TEXT_CHARS])
 
-    def _call(self, package: AgentPackage, message: Message) -> LlmCall:
-        config = self.tier or self.mapping.tier_mapping[package.tier]
+    def _call(self, package: AgentPackage, config: TierConfig, message: Message) -> LlmCall:
         return LlmCall(
             role=ROLE,
             agent_version=package.agent_version,

@@ -19,6 +19,7 @@ from multiverse.gateway.calls import (
     PromptTemplate,
     ToolCall,
     ToolSpec,
+    capability_failure,
     load_prompt,
     loose_parse,
     parse_prompt,
@@ -26,20 +27,23 @@ from multiverse.gateway.calls import (
 )
 from multiverse.gateway.gateway import Gateway, ModelCalls, ping_model
 from multiverse.gateway.limits import (
-    Budget,
     CallLimits,
     LlmCache,
     RateLimits,
     Reservation,
+    endpoint_limits,
+    endpoint_rates,
+)
+from multiverse.gateway.provider import load_litellm, model_context_window, model_supports
+from multiverse.gateway.usage import (
+    Budget,
+    RoleUsage,
     UsageLedger,
     UsageTotals,
     carry_pending,
     combined,
-    endpoint_limits,
-    endpoint_rates,
     over_budget,
 )
-from multiverse.gateway.provider import load_litellm, model_context_window, model_supports
 
 __all__ = [
     "Budget",
@@ -59,10 +63,12 @@ __all__ = [
     "PromptTemplate",
     "RateLimits",
     "Reservation",
+    "RoleUsage",
     "ToolCall",
     "ToolSpec",
     "UsageLedger",
     "UsageTotals",
+    "capability_failure",
     "carry_pending",
     "combined",
     "endpoint_limits",
