@@ -19,13 +19,12 @@ from multiverse.gateway.calls import (
     PromptTemplate,
     ToolCall,
     ToolSpec,
-    capability_failure,
     load_prompt,
     loose_parse,
     parse_prompt,
     repetition,
 )
-from multiverse.gateway.gateway import Gateway, ModelCalls, ping_model
+from multiverse.gateway.gateway import Gateway, ModelCalls, capability_failure, ping_model
 from multiverse.gateway.limits import (
     CallLimits,
     LlmCache,

@@ -137,13 +137,6 @@ class LlmError(MultiverseError):
         super().__init__(f"{code.value}: {message}")
 
 
-def capability_failure(error: LlmError) -> bool:
-    """Whether a failed call is the model's want of capability, which a higher tier may
-    overcome: its answer stayed invalid after the repairs, or ran away. A budget, a timeout,
-    a provider's or a process's error is not: another tier would meet it the same way."""
-    return error.code in (LlmErrorCode.INVALID_JSON, LlmErrorCode.RUNAWAY)
-
-
 class JsonGuardFailed(LlmError):
     """The model's answer stayed invalid after every repair (a FAILED signal)."""
 

@@ -110,6 +110,13 @@ PLACEHOLDER_KEY = "no-key"
 __all__ = ["Gateway", "load_litellm", "model_context_window", "model_supports", "ping_model"]
 
 
+def capability_failure(error: LlmError) -> bool:
+    """Whether a failed call is the model's want of capability, which a higher tier may
+    overcome: its answer stayed invalid after the repairs, or ran away. A budget, a timeout,
+    a provider's or a process's error is not: another tier would meet it the same way."""
+    return error.code in (LlmErrorCode.INVALID_JSON, LlmErrorCode.RUNAWAY)
+
+
 class ModelCalls(Protocol):
     """What a model-backed role needs of the gateway (`Gateway` is it; a test's scripted
     gateway another): text answers and validated JSON answers, each recorded and cached, and
