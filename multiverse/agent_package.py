@@ -116,6 +116,8 @@ class Handoff(CardData):
             return data
         # YAML 1.1 reads a bare `on:` key as the boolean true.
         data = {("on" if key is True else key): value for key, value in data.items()}
+        if isinstance(data.get("on"), str):
+            data["on"] = data["on"].strip().lower()  # `FAILED` as the signal writes it
         if data.get("on") is None and isinstance(data.get("when"), str):
             # A card written before `on:` existed says its condition in `when:` only.
             data["on"] = condition_in(data["when"])

@@ -25,6 +25,7 @@ from multiverse.agent_package import (
     role_package_dir,
 )
 from multiverse.config import RuntimeMapping, Tier, TierConfig
+from multiverse.errors import ConfigError
 from multiverse.gateway import Gateway, UsageLedger
 from multiverse.gateway.calls import RetryPolicy
 from multiverse.home import Home
@@ -142,6 +143,23 @@ def test_an_old_cards_when_text_gives_the_condition(tmp_path: Path) -> None:
     vague = load_agent_package(folder, RuntimeMapping())
     assert vague.card.handoff[0].on is None and POST_TOOLS not in vague.card.routes()
     assert any("names no condition it knows" in said for said in vague.notices)
+
+
+def test_an_unknown_condition_is_an_error_naming_the_card(tmp_path: Path) -> None:
+    """An explicit `on:` outside the vocabulary fails the load with the card's path; the
+    Orchestrator then takes only the mandatory routes (spawning the role says why)."""
+    folder = card_variant(tmp_path, "executor")
+    card = folder / "agentcard.yaml"
+    card.write_text(card.read_text(encoding="utf-8").replace(
+        '"on": post_tool_required', '"on": whenever'), encoding="utf-8")  # fmt: skip
+    with pytest.raises(ConfigError, match=r"agentcard\.yaml"):
+        load_agent_package(folder, RuntimeMapping())
+    with capture_logs() as logs:
+        assert handoff_routes({"executor": folder}) == MANDATORY_ROUTES
+    assert [e["role"] for e in logs if e["event"] == "agent_card_unreadable"] == ["executor"]
+    card.write_text(card.read_text(encoding="utf-8").replace(
+        '"on": whenever', '"on": POST_TOOL_REQUIRED'), encoding="utf-8")  # fmt: skip
+    assert POST_TOOLS in load_agent_package(folder, RuntimeMapping()).card.routes()
 
 
 def test_a_card_without_a_mandatory_route_is_said_and_the_route_stays(tmp_path: Path) -> None:
