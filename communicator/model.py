@@ -4,14 +4,18 @@ Only the proposal presentation and the failure explanation are worded by the mod
 message is fixed by code and costs no call. The model is given only what the code states (the
 event, its facts, the commands that answer it) and asked to phrase it; its wording is checked
 (`communicator.wording_check`) and the facts (run_id, place, error log, proposal path, answer
-commands) are appended verbatim below it, so no fact ever depends on a model. A model fault or
-a refused wording gives the builtin template's text.
+commands) are appended verbatim below it, so no fact ever depends on a model. A wording still
+invalid after its repairs (or running away, or blank) is asked once more on the tier the agent
+card escalates to, when another model serves it (logged and counted in the run's usage); any
+model fault after that, any other at once (budget, timeout, provider), and a refused wording
+give the builtin template's text.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TypeVar
 
@@ -20,9 +24,21 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from communicator.builtin import BuiltinCommunicator
 from communicator.wording_check import command_line, refusals, stated
-from multiverse.agent_package import AgentPackage, load_agent_package, role_package_dir
-from multiverse.config import RuntimeMapping, TierConfig
-from multiverse.gateway import ChatMessage, LlmCall, LlmError, ModelCalls
+from multiverse.agent_package import (
+    AgentPackage,
+    load_agent_package,
+    role_package_dir,
+    tiers_to_try,
+)
+from multiverse.config import RuntimeMapping, Tier, TierConfig
+from multiverse.gateway import (
+    ChatMessage,
+    LlmCall,
+    LlmError,
+    LlmErrorCode,
+    ModelCalls,
+    capability_failure,
+)
 from multiverse.home import Home
 from multiverse.logs import mask_secrets
 from multiverse.roles import Message, MessageKind
@@ -112,6 +128,7 @@ class ModelCommunicator:
         mapping: RuntimeMapping,
         tier: TierConfig | None = None,
         package_dir: Path | None = None,
+        served: Mapping[Tier, TierConfig] | None = None,
     ) -> None:
         self.home = home
         self.gateway = gateway
@@ -119,6 +136,8 @@ class ModelCommunicator:
         self.tier = tier
         self.package_dir = package_dir or role_package_dir(ROLE)
         self.builtin = BuiltinCommunicator()
+        # The model-backed tiers a wording may escalate to.
+        self.served = dict(served or {})
 
     def compose(self, message: Message) -> str:
         """The model's words followed by the verbatim facts; the template on any model fault."""
@@ -152,15 +171,38 @@ class ModelCommunicator:
 
     def _ask(self, message: Message, facts: str, document: tuple[str, str] | None) -> str:
         package = load_agent_package(self.package_dir, self.mapping)
-        call = self._call(package, message, facts, document)
+        start = package.tier
+        configs = {**self.served, start: self.tier or self.mapping.tier_mapping[start]}
+        tiers = tiers_to_try(package.card, start, configs)
+        for tier in tiers:
+            try:
+                return self._worded(package.on_tier(tier), configs[tier], message, facts, document)
+            except LlmError as error:
+                if tier is tiers[-1] or not capability_failure(error):
+                    raise
+                self.gateway.escalated(ROLE, start.value, tiers[-1].value, str(error),
+                                       message.run_id)  # fmt: skip
+        raise RuntimeError("no tier was tried")  # tiers_to_try always gives the start
+
+    def _worded(
+        self,
+        package: AgentPackage,
+        config: TierConfig,
+        message: Message,
+        facts: str,
+        document: tuple[str, str] | None,
+    ) -> str:
+        call = self._call(package, config, message, facts, document)
         result = self.gateway.complete_json(call, Wording)
         text = result.value.text.strip()
         if not text:
-            raise ValueError("the model's text is blank")
+            # A blank wording is an invalid one, as the JSON guard's failures are.
+            raise LlmError(LlmErrorCode.INVALID_JSON, "the model's text is blank")
         log.info(
             "communicator_worded",
             run_id=message.run_id,
             kind=message.kind.value,
+            tier=package.tier.value,
             used_repair=result.used_repair,
         )
         # A model never sees a key, but an echoed one must still never reach messages.md.
@@ -169,11 +211,11 @@ class ModelCommunicator:
     def _call(
         self,
         package: AgentPackage,
+        config: TierConfig,
         message: Message,
         facts: str,
         document: tuple[str, str] | None,
     ) -> LlmCall:
-        config = self.tier or self.mapping.tier_mapping[package.tier]
         return LlmCall(
             role=ROLE,
             agent_version=package.agent_version,

@@ -194,6 +194,11 @@ class NoRoom(MultiverseError):
     """The context window leaves no room for the references (a FAILED signal)."""
 
 
+class NotDone(MultiverseError):
+    """The model did not do the task: no output file, or the tool loop's turns used up (a
+    FAILED signal; the want of capability an escalation to a higher tier may overcome)."""
+
+
 def templates() -> tuple[PromptTemplate, ...]:
     """Every template a single-shot task is written from (their versions enter the cache key)."""
     return tuple(load_template(name) for name in (WRITER, SINGLE_SHOT, MEMO, WORKING))

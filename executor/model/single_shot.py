@@ -26,6 +26,7 @@ from executor.model.loop import clipped
 from executor.model.prompt import (
     WRITE_TOOL,
     WRITER,
+    NotDone,
     WritingTask,
     active_instructions,
     facts_of,
@@ -274,7 +275,8 @@ class SingleShot:
         self, assignment: TaskAssignment, package: AgentPackage, registry: ToolRegistry,
         target: Path,
     ) -> None:  # fmt: skip
-        """Ask for the document and write it to `target`; raises LlmError or TaskError."""
+        """Ask for the document and write it to `target`; raises LlmError, NotDone (no
+        content, twice) or TaskError."""
         home = registry.context.home
         output = relative(home, target)
         context = registry.context
@@ -300,7 +302,7 @@ class SingleShot:
                      task_id=assignment.task.task_id, words=content_words(document))  # fmt: skip
             document = unwrap_document(self._answer(task, package, EMPTY_NOTE).text)
         if content_words(document) < MIN_CONTENT_WORDS:
-            raise TaskError(
+            raise NotDone(
                 f"the model wrote no content for {output} (twice): "
                 f"{clipped(document) or '(an empty answer)'}"
             )

@@ -41,12 +41,10 @@ from multiverse.gateway.calls import (
 )
 from multiverse.gateway.limits import (
     TEXT_MODE,
-    Budget,
     CacheEntry,
     CallLimits,
     LlmCache,
     RateLimits,
-    UsageLedger,
     estimated_tokens,
     model_key,
 )
@@ -62,6 +60,7 @@ from multiverse.gateway.provider import (
     refuses_schema,
     send,
 )
+from multiverse.gateway.usage import Budget, UsageLedger
 from multiverse.logs import mask_secrets, register_secret
 from multiverse.processes import RECORDS, Place, ProcessSession
 
@@ -111,9 +110,17 @@ PLACEHOLDER_KEY = "no-key"
 __all__ = ["Gateway", "load_litellm", "model_context_window", "model_supports", "ping_model"]
 
 
+def capability_failure(error: LlmError) -> bool:
+    """Whether a failed call is the model's want of capability, which a higher tier may
+    overcome: its answer stayed invalid after the repairs, or ran away. A budget, a timeout,
+    a provider's or a process's error is not: another tier would meet it the same way."""
+    return error.code in (LlmErrorCode.INVALID_JSON, LlmErrorCode.RUNAWAY)
+
+
 class ModelCalls(Protocol):
     """What a model-backed role needs of the gateway (`Gateway` is it; a test's scripted
-    gateway another): text answers and validated JSON answers, each recorded and cached."""
+    gateway another): text answers and validated JSON answers, each recorded and cached, and
+    the record of an escalation."""
 
     def complete(self, call: LlmCall) -> LlmAnswer:
         """One answer to one call; raises LlmError when the call fails."""
@@ -124,6 +131,18 @@ class ModelCalls(Protocol):
     ) -> JsonResult[T]:
         """A JSON answer validated against `schema` (and `check`), repaired when it is not;
         raises LlmError when it cannot be had."""
+        ...
+
+    def escalated(
+        self,
+        role: str,
+        from_tier: str,
+        to_tier: str,
+        reason: str,
+        run_id: str | None = None,
+        pending_ledger: str | None = None,
+    ) -> None:
+        """Record that a role's work is tried once more on a higher tier (SPEC §10.2)."""
         ...
 
 
@@ -159,11 +178,31 @@ class Gateway:
 
     def ledger(self, call: LlmCall) -> UsageLedger | None:
         """The usage ledger the call is charged to: its run's, a pending one, or none."""
-        if call.run_id is not None and self.runs_root is not None:
-            return UsageLedger(self.runs_root / call.run_id, self.budget)
-        if call.pending_ledger is not None and self.pending_root is not None:
-            return UsageLedger(self.pending_root / call.pending_ledger, self.budget)
+        return self._ledger(call.run_id, call.pending_ledger)
+
+    def _ledger(self, run_id: str | None, pending: str | None) -> UsageLedger | None:
+        if run_id is not None and self.runs_root is not None:
+            return UsageLedger(self.runs_root / run_id, self.budget)
+        if pending is not None and self.pending_root is not None:
+            return UsageLedger(self.pending_root / pending, self.budget)
         return None
+
+    def escalated(
+        self,
+        role: str,
+        from_tier: str,
+        to_tier: str,
+        reason: str,
+        run_id: str | None = None,
+        pending_ledger: str | None = None,
+    ) -> None:
+        """Record that a role's work is tried once more on a higher tier: a log event, and a
+        count in the usage of the run (or of the request not yet a run) it is done for."""
+        log.info("role_escalated", role=role, from_tier=from_tier, to_tier=to_tier,
+                 run_id=run_id, reason=mask_secrets(reason[:500]))  # fmt: skip
+        ledger = self._ledger(run_id, pending_ledger)
+        if ledger is not None:
+            ledger.record_escalation(role)
 
     def complete(self, call: LlmCall) -> LlmAnswer:
         """One answer: from the cache, else from the model (retried, recorded, cached)."""
