@@ -18,14 +18,13 @@ from multiverse.gateway.calls import RetryPolicy
 from multiverse.models import (
     AssetType,
     CatalogEntry,
-    InstructionStatus,
     MajorStage,
     Phase,
     Task,
     Timing,
     UserInstruction,
 )
-from multiverse.roles import LearningContext, Mode, PastRun, PlanContext, PlanFailed, PlannerRole
+from multiverse.roles import Mode, PlanContext, PlanFailed, PlannerRole
 from planner.builtin import request_spec
 from planner.model import PROMPTS_PACKAGE, ModelPlanner
 from planner.model.context import CATALOG_LIMIT, quoted, relevant_catalog
