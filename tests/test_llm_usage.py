@@ -10,7 +10,7 @@ import pytest
 
 from multiverse.errors import TableError
 from multiverse.gateway import LlmAnswer, LlmError, LlmErrorCode
-from multiverse.gateway.limits import (
+from multiverse.gateway.usage import (
     Budget,
     UsageLedger,
     UsageTotals,

@@ -22,24 +22,26 @@ from multiverse.gateway.calls import (
     load_prompt,
     loose_parse,
     parse_prompt,
-    repetition,
 )
+from multiverse.gateway.cuts import cut_failure, repetition
 from multiverse.gateway.gateway import Gateway, ModelCalls, ping_model
 from multiverse.gateway.limits import (
-    Budget,
     CallLimits,
     LlmCache,
     RateLimits,
     Reservation,
+    endpoint_limits,
+    endpoint_rates,
+)
+from multiverse.gateway.provider import load_litellm, model_context_window, model_supports
+from multiverse.gateway.usage import (
+    Budget,
     UsageLedger,
     UsageTotals,
     carry_pending,
     combined,
-    endpoint_limits,
-    endpoint_rates,
     over_budget,
 )
-from multiverse.gateway.provider import load_litellm, model_context_window, model_supports
 
 __all__ = [
     "Budget",
@@ -65,6 +67,7 @@ __all__ = [
     "UsageTotals",
     "carry_pending",
     "combined",
+    "cut_failure",
     "endpoint_limits",
     "endpoint_rates",
     "load_litellm",
