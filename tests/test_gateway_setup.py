@@ -152,8 +152,8 @@ def test_a_server_refusing_the_schema_is_asked_again_without_it(server: FakeOpen
 
 
 def test_a_cut_answer_is_asked_again_with_more_room_not_repaired(server: FakeOpenAI) -> None:
-    """A JSON answer cut at the limit is the same question again with twice the max_tokens: no
-    repair, no broken half shown to the model."""
+    """A JSON answer cut at the limit is the same question again with all the tier's
+    max_tokens: no repair, no broken half shown to the model."""
     server.script(
         length_cut('{"mode": "INITIAL_RUN", "reason": "because the request asks', 200),
         text('{"mode": "INITIAL_RUN", "reason": "a memo"}'),
@@ -162,7 +162,7 @@ def test_a_cut_answer_is_asked_again_with_more_room_not_repaired(server: FakeOpe
     assert result.value.reason == "a memo"
     assert result.repair_attempts == 0 and not result.used_repair
     first, again = server.requests
-    assert again["max_tokens"] == 2 * first["max_tokens"]
+    assert (first["max_tokens"], again["max_tokens"]) == (200, 4096)
     assert again["messages"] == first["messages"]
 
 
@@ -192,7 +192,8 @@ def test_a_second_cut_fails_with_the_size_not_a_retry_loop(server: FakeOpenAI) -
     with pytest.raises(LlmError) as caught:
         quick().complete_json(tier_call(server, ""), Verdict)
     assert caught.value.code is LlmErrorCode.LENGTH_LIMIT
-    assert "400 tokens" in str(caught.value) and "ran away" not in str(caught.value)
+    assert "after 4096 tokens" in str(caught.value) and "(now 4096)" in str(caught.value)
+    assert "ran away" not in str(caught.value)
     assert server.count == 2
 
 

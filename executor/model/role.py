@@ -75,7 +75,7 @@ from executor.model.references import (
     room_for_references,
     writing_tokens,
 )
-from executor.model.single_shot import SingleShot, judge_cut, unwrap_document
+from executor.model.single_shot import MAX_CONTINUATIONS, SingleShot, unwrap_document
 from executor.search import fetch_allow_hosts
 from executor.tools import (
     Approver,
@@ -95,6 +95,7 @@ from multiverse.gateway import (
     ModelCalls,
     model_context_window,
     model_supports,
+    repetition,
 )
 from multiverse.home import Home
 from multiverse.models import asset_type
@@ -162,18 +163,23 @@ class SimpleWriter:
             messages=simple_messages(request, home, self.window, max_tokens),
             **self.tier.call_fields(),
             max_tokens=max_tokens,
+            # One written answer goes on where it was cut; a tool loop's turns are not joined.
+            continuations=MAX_CONTINUATIONS if self.tools is None else 0,
         )
         if self.tools is not None:
             return self._with_tools(call, home)
         answer = self.gateway.complete(call)
         text = unwrap_document(answer.text)
         if answer.finish_reason == "length":
-            # A quick reply is not asked twice: a loop is refused, an honest cut is said.
-            runaway = judge_cut(answer.text, cut_before=False, max_tokens=max_tokens).runaway
-            if runaway is not None:
-                log.warning("simple_task_runaway", model=self.tier.model, why=runaway)
-                return f"The model ran away ({runaway}); no answer is given.\n"
-            return f"{text}\n[the answer was cut at the length limit of {max_tokens} tokens]\n"
+            # Still cut after its continuations: a loop is refused, an honest cut is said.
+            loop = repetition(answer.text)
+            if loop is not None:
+                log.warning("simple_task_runaway", model=self.tier.model, why=loop)
+                return f"The model looped ({loop}); no answer is given.\n"
+            return (
+                f"{text}\n[the answer was still unfinished after {answer.parts} part(s) of "
+                f"{max_tokens} tokens; ask for less or raise the tier's max_tokens]\n"
+            )
         return text
 
     def _with_tools(self, call: LlmCall, home: Path) -> str:

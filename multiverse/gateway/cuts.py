@@ -113,11 +113,9 @@ def joined(parts: Sequence[LlmAnswer], text: str) -> LlmAnswer:
 
 
 def more_room(call: LlmCall) -> int | None:
-    """max_tokens for asking a cut answer again: twice the call's, at most the tier's; None
-    when that is no more than the call had."""
-    room = 2 * call.max_tokens
-    if call.tier_max_tokens is not None:
-        room = min(room, max(call.tier_max_tokens, call.max_tokens))
+    """max_tokens for asking a cut answer again: all the tier allows (no ceiling known: twice
+    the call's); None when that is no more than the call had."""
+    room = call.tier_max_tokens if call.tier_max_tokens is not None else 2 * call.max_tokens
     return room if room > call.max_tokens else None
 
 
@@ -132,13 +130,23 @@ def cut_failure(call: LlmCall, answer: LlmAnswer, what: str = "answer") -> LlmEr
         )
     if answer.parts > 1:
         size = f"{answer.parts} parts of up to {call.max_tokens} tokens each"
+    elif not answer.text.strip():
+        # The gateway asks an empty cut answer once more with twice the room.
+        size = f"{2 * call.max_tokens} tokens"
     else:
         size = f"{call.max_tokens} tokens"
-    wrote = "wrote no text" if not answer.text.strip() else "was still unfinished"
-    ceiling = call.tier_max_tokens if call.tier_max_tokens is not None else call.max_tokens
+    wrote = "had no text" if not answer.text.strip() else "was still unfinished"
+    ceiling = call.tier_max_tokens
+    if ceiling is not None and call.max_tokens < ceiling:
+        # The caller sized the room to the length asked: the tier's setting is not what cut it.
+        fix = "the room follows the length asked: ask for less, or narrow the request"
+    else:
+        fix = (
+            f"raise max_tokens of the {call.tier} tier in runtime-mapping.yaml (now "
+            f"{ceiling or call.max_tokens}), or narrow the request"
+        )
     return LlmError(
         LlmErrorCode.LENGTH_LIMIT,
-        f"the {what} of {call.model} {wrote} after {size} (cut at the length limit); "
-        f"raise max_tokens of the {call.tier} tier in runtime-mapping.yaml (now {ceiling}), "
-        "or narrow the request",
+        f"the {what} written by {call.model} {wrote} after {size} (cut at the length limit); "
+        f"{fix}",
     )
