@@ -330,6 +330,14 @@ def test_simple_tasks_keep_builtin_commands_and_ask_the_model_otherwise(
     assert "€6.9 billion of revenue" in prompt_of(body)  # the named file was read in
 
 
+def test_a_quick_reply_cut_at_the_limit_is_continued(root: Path, fake_openai: FakeOpenAI) -> None:
+    """A SIMPLE_TASK reply cut by the length limit goes on where it stopped: one reply."""
+    fake_openai.script(length_cut("Germany is the largest", 600), text(" market (€6.9 billion)."))
+    reply = executor(root, fake_openai).simple_task(f"Which country leads in {ASSET}?", root)
+    assert "Germany is the largest market (€6.9 billion)." in reply
+    assert "unfinished" not in reply and fake_openai.count == 2
+
+
 def test_a_deliverable_links_every_chart_the_run_drew(root: Path, fake_openai: FakeOpenAI) -> None:
     """A chart another task drew is offered to the memo and linked in it."""
     chart = f"runs/{RUN}/workspace/STRATEGIZING/P2-S01-T01-POST-01.html"

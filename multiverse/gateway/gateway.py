@@ -1,8 +1,9 @@
 """The one door to models (SPEC §10.4): every model call goes through here.
 
 litellm is loaded on the first call (multiverse.gateway.provider). The gateway owns the retry loop
-(litellm and the OpenAI client are told not to retry), the JSON guard's repair loop, the disk
-cache, the per-run ledger and the per-call log event.
+(litellm and the OpenAI client are told not to retry), the JSON guard's repair loop, what
+becomes of an answer cut by the limit (multiverse.gateway.cuts), the disk cache, the per-run
+ledger and the per-call log event.
 
 Also here: a model call served by a process tier.
 """

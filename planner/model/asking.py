@@ -4,8 +4,9 @@ The gateway's JSON guard sends an invalid answer back with its errors twice. A p
 after that is asked once more on the next tier up, when the agent card's escalation says so and
 that tier is served by another model (the same model and server would only repeat the failure);
 otherwise (or when that fails too) it is a PlanFailed carrying the errors and the last raw
-answer. Any other failed call (budget, provider, timeout, a runaway answer) is a PlanFailed at
-once. Each call asks for about the tokens its answer needs, never more than the tier allows.
+answer. Any other failed call (budget, provider, timeout, an answer that loops or does not fit
+in the tier's max_tokens) is a PlanFailed at once. Each call asks for about the tokens its
+answer needs, never more than the tier allows.
 """
 
 from __future__ import annotations
