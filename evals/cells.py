@@ -74,7 +74,8 @@ def calls(case: dict[str, Any]) -> str:
         + (f" (repairs per call: {spread})" if (spread := _spread(model)) else ""),
         f"invalid JSON {model.get('events', {}).get('llm_json_invalid', 0)}",
         "constrained " + ("n/a" if constrained is None else f"{constrained}/{logged}"),
-        f"cut at max_tokens {model.get('finish_length', 0)}",
+        f"cut at max_tokens {model.get('finish_length', 0)}"
+        + (f" ({continued} continued)" if (continued := model.get("continued")) else ""),
     ]
     return "; ".join(parts) + given_up
 
@@ -86,12 +87,19 @@ def _spread(model: dict[str, Any]) -> str:
 
 
 def tokens(case: dict[str, Any]) -> str:
-    """Prompt + completion tokens (usage.json, else summed from the log)."""
+    """Prompt + completion tokens (usage.json, else summed from the log); with the prompt tokens
+    the provider's prompt cache served and their share, when the result knows them."""
     model = case.get("model") or {}
     usage = model.get("usage") or {}
     prompt = usage.get("prompt_tokens", model.get("prompt_tokens", 0))
     completion = usage.get("completion_tokens", model.get("completion_tokens", 0))
-    return f"{prompt:,} + {completion:,}" if prompt or completion else "0"
+    if not prompt and not completion:
+        return "0"
+    cached = usage.get("cached_prompt_tokens", model.get("cached_tokens"))
+    if cached is None:  # a result from before it was measured
+        return f"{prompt:,} + {completion:,}"
+    share = f", {round(100 * cached / prompt)} %" if prompt else ""
+    return f"prompt {prompt:,} (cached {cached:,}{share}) + completion {completion:,}"
 
 
 def phases(case: dict[str, Any]) -> str:

@@ -139,7 +139,11 @@ def model_use(events: list[logread.Event], run_dir: Path | None) -> dict[str, An
         "constrained_known": len(known),
         "prompt_tokens": sum(c.prompt_tokens or 0 for c in calls),
         "completion_tokens": sum(c.completion_tokens or 0 for c in calls),
+        "cached_tokens": (sum(c.cached_tokens or 0 for c in calls)
+                          if any(c.cached_tokens is not None for c in calls) else None),
         "finish_length": sum(1 for c in calls if c.finish_reason == "length"),
+        # Cut answers that went on: each continuation follows one cut part.
+        "continued": sum(1 for c in calls if (c.continuation or 0) > 0),
         "events": logread.event_counts(events, COUNTED),
         "calls": [asdict(c) for c in calls],
     }

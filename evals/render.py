@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from evals import cells
@@ -105,7 +106,10 @@ def render() -> str:
         "country of the CSV with half its revenue cells or every country total; words = "
         "within ±50% of what the request asks (two pages ≈ 900, one page ≈ 450, short note ≈ "
         "250; Korean words are eojeol); recommendation = a recommendation with a reason "
-        "marker. Model calls are HTTP calls logged as `llm_call`: a repair attempt is one.",
+        "marker. Model calls are HTTP calls logged as `llm_call`: a repair attempt is one, so "
+        "is each continuation of an answer cut at max_tokens. Tokens: prompt (of it, what the "
+        "server's prompt cache served: `cached_tokens`, llama-server's `timings.cache_n`) + "
+        "completion; results from before that was measured show the two sums alone.",
         "",
         "## Cases",
         "",
@@ -121,15 +125,18 @@ def render() -> str:
     return "\n".join(lines)
 
 
-def write() -> None:
+def write(path: Path = EVALS_MD) -> None:
     """Write EVALS.md at the repository root (the corpus results, written by `make
-    eval-corpus` between their markers, are kept)."""
+    eval-corpus` and `make eval-local-spec` between their markers, are kept)."""
     from evals.corpus import BEGIN, END
+    from evals.corpus_model import MODEL_BEGIN, MODEL_END
 
     kept = ""
-    if EVALS_MD.exists():
-        current = EVALS_MD.read_text(encoding="utf-8")
-        if BEGIN in current and END in current:
-            kept = BEGIN + current.partition(BEGIN)[2].partition(END)[0] + END + "\n"
+    if path.exists():
+        current = path.read_text(encoding="utf-8")
+        for begin, end in ((BEGIN, END), (MODEL_BEGIN, MODEL_END)):
+            if begin in current and end in current:
+                block = begin + current.partition(begin)[2].partition(end)[0] + end
+                kept += ("\n" if kept else "") + block + "\n"
     text = render()
-    EVALS_MD.write_text(text.rstrip("\n") + "\n\n" + kept if kept else text, encoding="utf-8")
+    path.write_text(text.rstrip("\n") + "\n\n" + kept if kept else text, encoding="utf-8")

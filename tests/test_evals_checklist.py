@@ -1,4 +1,5 @@
-"""The evaluation's deliverable checklist (evals/checklist.py): pure, no model, no daemon."""
+"""The evaluation's deliverable checklist (evals/checklist.py), and how a case's model use is
+read from the log and said in EVALS.md: pure, no model, no daemon."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 # the path, so the repository root is added here.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from evals import checklist
+from evals import cells, checklist, collect, render
 
 ASSETS = {
     "report.md": "Germany reached €6.9 billion, up 14%; prices rose to €3,600 in 2023.",
@@ -116,3 +117,65 @@ def test_korean_recommendation_and_reason_markers() -> None:
     """추천/권고 mark a recommendation, 때문/따라서 a reason."""
     assert checklist.check_recommendation("성장률이 높기 때문에 서울 진출을 추천한다.").passed
     assert not checklist.check_recommendation("서울 진출을 추천한다.").passed
+
+
+def llm_call(scope: str, **fields: object) -> dict[str, object]:
+    """One `llm_call` log event as the gateway writes it."""
+    return {"event": "llm_call", "role": "executor", "scope": scope, "tier": "MEDIUM",
+            "repairs": 0, "constrained": False, "prompt_tokens": 1000, "completion_tokens": 300,
+            "latency_ms": 5.0, "finish_reason": "stop", "cache_hit": False, **fields}  # fmt: skip
+
+
+def test_model_use_counts_cached_prompt_tokens_cuts_and_continuations() -> None:
+    """Cached prompt tokens are summed; a continuation joins its call and is counted apart."""
+    events = [
+        llm_call("a", cached_tokens=0, finish_reason="length", continuation=0),
+        llm_call("a", cached_tokens=900, continuation=1),
+        llm_call("b", cached_tokens=600, continuation=0),
+    ]
+    used = collect.model_use(events, None)
+    assert (used["cached_tokens"], used["prompt_tokens"]) == (1500, 3000)
+    assert (used["finish_length"], used["continued"]) == (1, 1)
+    assert used["repairs_per_call"] == {"0": 2}
+
+
+def test_a_log_from_before_cached_tokens_says_nothing_of_them() -> None:
+    """Events without cached_tokens leave the figure unknown (None), never 0."""
+    used = collect.model_use([llm_call("a"), llm_call("b")], None)
+    assert used["cached_tokens"] is None and used["continued"] == 0
+
+
+def test_the_tokens_cell_shows_the_cached_share_when_known() -> None:
+    """prompt (cached, share) + completion from usage.json; an older result keeps its form."""
+    usage = {"prompt_tokens": 59_407, "cached_prompt_tokens": 31_000, "completion_tokens": 1_234}
+    case = {"model": {"usage": usage}}
+    assert cells.tokens(case) == "prompt 59,407 (cached 31,000, 52 %) + completion 1,234"
+    logged = {"model": {"usage": None, "prompt_tokens": 200, "completion_tokens": 10,
+                        "cached_tokens": 50}}  # fmt: skip
+    assert cells.tokens(logged) == "prompt 200 (cached 50, 25 %) + completion 10"
+    old = {"model": {"usage": {"prompt_tokens": 8_254, "completion_tokens": 1_000}}}
+    assert cells.tokens(old) == "8,254 + 1,000"
+    assert cells.tokens({"model": {}}) == "0"
+
+
+def test_the_calls_cell_says_how_many_cut_answers_went_on() -> None:
+    """"cut at max_tokens N" gains "(M continued)" when some cut answers were continued."""
+    model = {"by_role": {"executor": {"calls": 3}}, "calls_logged": 3, "finish_length": 2,
+             "continued": 2, "events": {}}  # fmt: skip
+    assert "cut at max_tokens 2 (2 continued)" in cells.calls({"model": model})
+    model["continued"] = 0
+    assert cells.calls({"model": model}).endswith("cut at max_tokens 2")
+
+
+def test_rendering_keeps_both_corpus_blocks(tmp_path: Path) -> None:
+    """EVALS.md written again keeps what make eval-corpus and make eval-local-spec wrote."""
+    from evals.corpus import BEGIN, END
+    from evals.corpus_model import MODEL_BEGIN, MODEL_END
+
+    target = tmp_path / "EVALS.md"
+    offline = f"{BEGIN}\n## offline corpus\n{END}"
+    local = f"{MODEL_BEGIN}\n## corpus on the local model\n{MODEL_END}"
+    target.write_text(f"# Evaluations\n\nold\n\n{offline}\n\n{local}\n", encoding="utf-8")
+    render.write(target)
+    written = target.read_text(encoding="utf-8")
+    assert offline in written and local in written and "\nold\n" not in written

@@ -17,7 +17,7 @@ from executor.model.references import (
     writing_tokens,
 )
 from executor.model.role import context_window, resolve_executor_mode
-from executor.model.single_shot import judge_cut, unwrap_document
+from executor.model.single_shot import unwrap_document
 from multiverse.config import RuntimeMapping, TierConfig
 from multiverse.gateway import Gateway, model_context_window, model_supports
 from multiverse.gateway.calls import RetryPolicy
@@ -85,15 +85,6 @@ def test_unwrap_document_strips_one_wrapping_fence_or_a_preamble() -> None:
     inner = "# Memo\n\n```python\nprint(1)\n```\n\nEnd."
     assert unwrap_document(inner) == inner + "\n"
     assert unwrap_document("```\na\n```\ntext\n```\nb\n```") == "```\na\n```\ntext\n```\nb\n```\n"
-
-
-def test_a_cut_answer_is_a_runaway_when_it_loops_is_empty_or_cut_again() -> None:
-    """A loop, an empty cut or a second cut stop; a first honest cut may be asked again."""
-    assert judge_cut(LOOP, cut_before=False, max_tokens=600).runaway is not None
-    assert judge_cut("", cut_before=False, max_tokens=600).runaway is not None
-    honest = "# Memo\n\nThe market reached €18.5 billion in 2023, up 14% from 2022."
-    assert judge_cut(honest, cut_before=False, max_tokens=600).runaway is None
-    assert "twice" in (judge_cut(honest, cut_before=True, max_tokens=1200).runaway or "")
 
 
 # -- the single-shot task ---------------------------------------------------------------------
@@ -238,21 +229,23 @@ def test_a_window_without_room_for_the_references_fails_before_any_call(
 
 
 @pytest.mark.parametrize(
-    ("cut", "requests", "why"),
+    ("cut", "requests", "said"),
     [
-        (length_cut(LOOP, completion_tokens=1440), 1, "repeats 'The market is growing.'"),
-        (length_cut(), 2, "wrote nothing before the length limit"),
+        (length_cut(LOOP, completion_tokens=1440), 1,
+         "RUNAWAY: openai/fake-model looped instead of finishing its document"),
+        (length_cut(), 2, "LENGTH_LIMIT: the document"),
     ],
-)
-def test_a_runaway_answer_fails_with_runaway_within_two_requests(
-    root: Path, fake_openai: FakeOpenAI, cut: Reply, requests: int, why: str
+)  # fmt: skip
+def test_a_loop_or_an_empty_cut_fails_at_once(
+    root: Path, fake_openai: FakeOpenAI, cut: Reply, requests: int, said: str
 ) -> None:
-    """A looping cut stops at once; an empty one after the gateway's retry: RUNAWAY, no file."""
+    """A looping cut stops at once (RUNAWAY); an empty one after the gateway's retry with more
+    room (LENGTH_LIMIT): nothing to continue, no file."""
     fake_openai.default = cut
     out = f"runs/{RUN}/workspace/ANALYZING/analysis.md"
     signal = executor(root, fake_openai).execute_task(assignment(root, out))
     assert signal.status == "FAILED" and signal.error is not None
-    assert signal.error.startswith("RUNAWAY: openai/fake-model ran away") and why in signal.error
+    assert signal.error.startswith(said) and "ran away" not in signal.error
     assert fake_openai.count == requests and not (root / out).exists()
 
 
@@ -270,25 +263,54 @@ def test_a_looping_answer_stops_at_once(root: Path) -> None:
     assert "repeats" in signal.error and len(model.calls) == 1
 
 
-def test_an_honest_cut_is_asked_once_more_shorter_with_more_room(root: Path) -> None:
-    """A first cut is asked again with the cut said and twice the max_tokens; then COMPLETED."""
-    out = f"runs/{RUN}/workspace/ANALYZING/a.md"
-    model = ScriptedGateway(("# Memo\n\nThe market reached", "length"), (MEMO, "stop"))
-    assert run_scripted(root, model, out).status == "COMPLETED"
-    first, second = model.calls
-    assert (first.max_tokens, second.max_tokens) == (1440, 2880)
-    assert "was cut at 1440 tokens" in str(second.messages[-1]["content"])
-    assert (root / out).read_text("utf-8") == MEMO
+FIRST_PART = "# Market-entry memo\n\nThe market reached €18.5 billion in 2023, up 14% from"
+SECOND_PART = " 2022 (source: `" + ASSET + "`).\n\n## Outlook\n\nGrowth goes on.\n"
 
 
-def test_a_second_cut_is_a_runaway(root: Path) -> None:
-    """Cut twice: FAILED RUNAWAY after exactly two calls, nothing written."""
+def test_a_cut_document_is_continued_and_saved_whole(root: Path, fake_openai: FakeOpenAI) -> None:
+    """A document cut once is continued where it stopped: the file holds both parts in order,
+    nothing repeated at the seam, and usage.json counts both calls."""
     out = f"runs/{RUN}/workspace/ANALYZING/a.md"
-    honest = ("# Memo\n\nThe market reached", "length")
-    model = ScriptedGateway(honest, honest)
+    # The second part starts by repeating the words it was in, as models do.
+    fake_openai.script(length_cut(FIRST_PART, completion_tokens=1440),
+                       text("up 14% from" + SECOND_PART, completion_tokens=40))  # fmt: skip
+    signal = executor(root, fake_openai).execute_task(assignment(root, out))
+    assert signal.status == "COMPLETED"
+    assert (root / out).read_text("utf-8") == FIRST_PART + SECOND_PART
+    first, second = fake_openai.requests
+    assert second["messages"][-2] == {"role": "assistant", "content": FIRST_PART}
+    assert "Continue exactly where you stopped" in second["messages"][-1]["content"]
+    assert second["messages"][:-2] == first["messages"]
+    usage = json.loads((root / "runs" / RUN / "usage.json").read_text("utf-8"))
+    assert (usage["calls"], usage["completion_tokens"]) == (2, 1480)
+
+
+def test_a_document_still_cut_after_its_continuations_fails_clearly(
+    root: Path, fake_openai: FakeOpenAI
+) -> None:
+    """Cut again and again: after the first part and two continuations, LENGTH_LIMIT naming the
+    size and what to change; nothing written; every call counted."""
+    out = f"runs/{RUN}/workspace/ANALYZING/a.md"
+    fake_openai.default = length_cut("Section after section of honest text, ", 1440)
+    signal = executor(root, fake_openai).execute_task(assignment(root, out))
+    assert signal.status == "FAILED" and signal.error is not None
+    assert signal.error.startswith("LENGTH_LIMIT: the document " + out)
+    assert "still unfinished after 3 parts of up to 1440 tokens each" in signal.error
+    assert "ask for less, or narrow the request" in signal.error
+    assert "ran away" not in signal.error
+    assert fake_openai.count == 3 and not (root / out).exists()
+    usage = json.loads((root / "runs" / RUN / "usage.json").read_text("utf-8"))
+    assert usage["calls"] == 3
+
+
+def test_a_cut_from_a_gateway_that_does_not_continue_fails_at_once(root: Path) -> None:
+    """An answer that comes back cut (its continuations spent) fails without another call."""
+    out = f"runs/{RUN}/workspace/ANALYZING/a.md"
+    model = ScriptedGateway(("# Memo\n\nThe market reached", "length"))
     signal = run_scripted(root, model, out)
-    assert signal.error is not None and "cut it twice" in signal.error
-    assert len(model.calls) == 2 and not (root / out).exists()
+    assert signal.error is not None and signal.error.startswith("LENGTH_LIMIT: ")
+    assert model.calls[0].continuations == 2
+    assert len(model.calls) == 1 and not (root / out).exists()
 
 
 # -- SIMPLE_TASK ------------------------------------------------------------------------------
@@ -307,6 +329,14 @@ def test_simple_tasks_keep_builtin_commands_and_ask_the_model_otherwise(
     assert "Germany is the largest market" in reply and "configure a model" not in reply
     (body,) = fake_openai.requests
     assert "€6.9 billion of revenue" in prompt_of(body)  # the named file was read in
+
+
+def test_a_quick_reply_cut_at_the_limit_is_continued(root: Path, fake_openai: FakeOpenAI) -> None:
+    """A SIMPLE_TASK reply cut by the length limit goes on where it stopped: one reply."""
+    fake_openai.script(length_cut("Germany is the largest", 600), text(" market (€6.9 billion)."))
+    reply = executor(root, fake_openai).simple_task(f"Which country leads in {ASSET}?", root)
+    assert "Germany is the largest market (€6.9 billion)." in reply
+    assert "unfinished" not in reply and fake_openai.count == 2
 
 
 def test_a_deliverable_links_every_chart_the_run_drew(root: Path, fake_openai: FakeOpenAI) -> None:

@@ -606,15 +606,19 @@ def test_mode_falls_back_to_the_heuristic(fake_openai: FakeOpenAI, home: Path) -
     assert any(e["event"] == "mode_fallback_heuristic" for e in logs)
 
 
-def test_runaway_mode_call_falls_back_to_the_heuristic(fake_openai: FakeOpenAI, home: Path) -> None:
-    """A mode answer cut by the length limit twice (RUNAWAY) leaves the heuristic to decide."""
+def test_a_mode_call_cut_twice_falls_back_to_the_heuristic(
+    fake_openai: FakeOpenAI, home: Path
+) -> None:
+    """A mode answer cut by the length limit, then again with more room (LENGTH_LIMIT), leaves
+    the heuristic to decide."""
     fake_openai.script(length_cut('{"mode": "SIMPLE', 200), length_cut('{"mode": "SIM', 400))
     planner = make_planner(fake_openai, home, {Tier.LOW: "low-model"})
     with capture_logs() as logs:
         decision = planner.decide_mode(REQUEST, True)
     assert decision.mode is Mode.CONTINUOUS_RUN
     failed = next(e for e in logs if e["event"] == "mode_fallback_heuristic")
-    assert "RUNAWAY" in failed["errors"][0]
+    assert "LENGTH_LIMIT" in failed["errors"][0] and "ran away" not in failed["errors"][0]
+    assert fake_openai.count == 2
 
 
 # -- calls ------------------------------------------------------------------------------------

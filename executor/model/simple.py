@@ -24,11 +24,11 @@ from executor.model.references import (
     room_for_references,
     writing_tokens,
 )
-from executor.model.single_shot import judge_cut, unwrap_document
+from executor.model.single_shot import MAX_CONTINUATIONS, unwrap_document
 from executor.tools import Tool, ToolContext, ToolRegistry
 from multiverse.agent_package import AgentPackage
 from multiverse.config import TierConfig
-from multiverse.gateway import ChatMessage, LlmCall, LlmError, ModelCalls
+from multiverse.gateway import ChatMessage, LlmCall, LlmError, ModelCalls, repetition
 
 log = structlog.get_logger(__name__)
 
@@ -92,18 +92,23 @@ class SimpleWriter:
             messages=simple_messages(request, home, self.window, max_tokens),
             **self.tier.call_fields(),
             max_tokens=max_tokens,
+            # One written answer goes on where it was cut; a tool loop's turns are not joined.
+            continuations=MAX_CONTINUATIONS if self.tools is None else 0,
         )
         if self.tools is not None:
             return self._with_tools(call, home)
         answer = self.gateway.complete(call)
         text = unwrap_document(answer.text)
         if answer.finish_reason == "length":
-            # A quick reply is not asked twice: a loop is refused, an honest cut is said.
-            runaway = judge_cut(answer.text, cut_before=False, max_tokens=max_tokens).runaway
-            if runaway is not None:
-                log.warning("simple_task_runaway", model=self.tier.model, why=runaway)
-                return f"The model ran away ({runaway}); no answer is given.\n"
-            return f"{text}\n[the answer was cut at the length limit of {max_tokens} tokens]\n"
+            # Still cut after its continuations: a loop is refused, an honest cut is said.
+            loop = repetition(answer.text)
+            if loop is not None:
+                log.warning("simple_task_runaway", model=self.tier.model, why=loop)
+                return f"The model looped ({loop}); no answer is given.\n"
+            return (
+                f"{text}\n[the answer was still unfinished after {answer.parts} part(s) of "
+                f"{max_tokens} tokens; ask for less or raise the tier's max_tokens]\n"
+            )
         return text
 
     def _with_tools(self, call: LlmCall, home: Path) -> str:

@@ -3,7 +3,8 @@
 Code does what the tools would: it reads the references into the prompt (confined like the read
 tools) and writes the model's answer to the output path through the registry's write tool (the
 same confinement and approvals). The model only writes. An answer cut by the length limit is
-asked again once, shorter and with more room; a loop or a second cut is a RUNAWAY.
+continued where it stopped (by the gateway, up to MAX_CONTINUATIONS times); still cut, the task
+fails saying in how much room and what to change; a loop is a RUNAWAY.
 
 Also here: pure decisions about a document a model wrote as its whole answer; the published
 memo, assembled by code from what the model writes, for small models.
@@ -38,15 +39,7 @@ from executor.model.references import Source, asked_words, gather_sources, writi
 from executor.tools import ToolContext, ToolRegistry
 from multiverse.agent_package import AgentPackage
 from multiverse.config import TierConfig
-from multiverse.gateway import (
-    ChatMessage,
-    LlmAnswer,
-    LlmCall,
-    LlmError,
-    LlmErrorCode,
-    ModelCalls,
-    repetition,
-)
+from multiverse.gateway import ChatMessage, LlmAnswer, LlmCall, ModelCalls, cut_failure
 from multiverse.roles import TaskAssignment
 
 _FENCE = re.compile(r"^[ \t]*(`{3,})[ \t]*([^`\s]*)[^`]*$")
@@ -103,33 +96,8 @@ def unwrap_document(answer: str) -> str:
     return answer.strip("\n") + "\n"
 
 
-@dataclass(frozen=True)
-class Cut:
-    """What to do with an answer the length limit cut: stop it (`runaway`) or ask again."""
-
-    runaway: str | None
-
-
-def judge_cut(text: str, cut_before: bool, max_tokens: int) -> Cut:
-    """A loop, an empty answer (the gateway already gave it twice the room) or a second cut
-    is a runaway; a first honest cut may be asked again."""
-    loop = repetition(text)
-    if loop is not None:
-        return Cut(runaway=loop)
-    if not text.strip():
-        return Cut(runaway=f"it wrote nothing before the length limit, even with twice the "
-                           f"room ({2 * max_tokens} tokens)")  # fmt: skip
-    if cut_before:
-        return Cut(runaway=f"the length limit cut it twice (last at {max_tokens} tokens)")
-    return Cut(runaway=None)
-
-
-def retry_note(max_tokens: int) -> str:
-    """What the model is told when its answer was cut."""
-    return (
-        f"Your previous answer was cut at {max_tokens} tokens, before it was complete. Write "
-        "it complete and shorter: the whole document, within the length asked, no repetition."
-    )
+# Times a cut document is asked to go on: the whole is at most three times its room.
+MAX_CONTINUATIONS = 2
 
 
 SUMMARY_WORDS = 90
@@ -339,33 +307,17 @@ class SingleShot:
         max_tokens = writing_tokens(task.words, self.tier.max_tokens)
         messages = writing_messages(task, self.window, max_tokens, note)
         step = "write" if not note else "write-again"
-        answer = self.gateway.complete(self._call(task, package, messages, max_tokens, step))
-        if answer.finish_reason != "length":
-            return answer
-        self._stop_runaway(answer, max_tokens, cut_before=False)
-        log.info("single_shot_cut", run_id=task.assignment.run_id,
-                 task_id=task.assignment.task.task_id, max_tokens=max_tokens)  # fmt: skip
-        cut_at = max_tokens
-        max_tokens = min(2 * max_tokens, 2 * self.tier.max_tokens)
-        messages = writing_messages(
-            task, self.window, max_tokens, f"{note}\n\n{retry_note(cut_at)}".strip()
-        )
-        answer = self.gateway.complete(self._call(task, package, messages, max_tokens, "rewrite"))
+        call = self._call(task, package, messages, max_tokens, step, MAX_CONTINUATIONS)
+        answer = self.gateway.complete(call)
         if answer.finish_reason == "length":
-            self._stop_runaway(answer, max_tokens, cut_before=True)
+            log.info("single_shot_cut", run_id=task.assignment.run_id, parts=answer.parts,
+                     task_id=task.assignment.task.task_id, max_tokens=max_tokens)  # fmt: skip
+            raise cut_failure(call, answer, f"document {task.output_path}")
         return answer
-
-    def _stop_runaway(self, answer: LlmAnswer, max_tokens: int, cut_before: bool) -> None:
-        verdict = judge_cut(answer.text, cut_before, max_tokens)
-        if verdict.runaway is not None:
-            raise LlmError(
-                LlmErrorCode.RUNAWAY,
-                f"{self.tier.model} ran away: {verdict.runaway}; the task is stopped",
-            )
 
     def _call(
         self, task: WritingTask, package: AgentPackage, messages: list[ChatMessage],
-        max_tokens: int, step: str,
+        max_tokens: int, step: str, continuations: int = 0,
     ) -> LlmCall:  # fmt: skip
         assignment = task.assignment
         return LlmCall(
@@ -378,4 +330,5 @@ class SingleShot:
             messages=messages,
             **self.tier.call_fields(),
             max_tokens=max_tokens,
+            continuations=continuations,
         )

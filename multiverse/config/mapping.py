@@ -181,6 +181,7 @@ class TierConfig(Settings):
             "api_base": self.api_base,
             "api_key_env": self.api_key_env,
             "timeout_seconds": self.timeout_seconds,
+            "tier_max_tokens": self.max_tokens,
             "sampling": self.sampling(),
             "extra_body": dict(self.extra_body),
             "structured_output": self.structured_output,

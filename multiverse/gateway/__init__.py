@@ -22,8 +22,8 @@ from multiverse.gateway.calls import (
     load_prompt,
     loose_parse,
     parse_prompt,
-    repetition,
 )
+from multiverse.gateway.cuts import cut_failure, repetition
 from multiverse.gateway.gateway import Gateway, ModelCalls, capability_failure, ping_model
 from multiverse.gateway.limits import (
     CallLimits,
@@ -70,6 +70,7 @@ __all__ = [
     "capability_failure",
     "carry_pending",
     "combined",
+    "cut_failure",
     "endpoint_limits",
     "endpoint_rates",
     "load_litellm",

@@ -1,6 +1,9 @@
 """What finished model calls leave behind: the per-run usage ledger and budget, totals in
 `runs/<run_id>/usage.json` (SPEC §10.4), and each role's escalations to a higher tier (§10.2).
 
+A call's prompt tokens are all it sent; `cached_prompt_tokens` are those the provider's own
+prompt cache served (OpenAI's `cached_tokens`, Anthropic's cache reads, llama-server's `cache_n`).
+An answer replayed from our disk cache is a cache hit: it sent nothing and is counted apart.
 A usage.json written before a field existed reads with that field at zero.
 """
 
@@ -37,6 +40,8 @@ class RoleUsage(LlmData):
     cost_usd: float = 0.0
     # Work the role retried once on a higher tier (its calls there are counted above).
     escalations: int = 0
+    # Of its prompt tokens, those the provider's prompt cache served (0 in older files).
+    cached_prompt_tokens: int = 0
 
 
 class UsageTotals(LlmData):
@@ -46,6 +51,8 @@ class UsageTotals(LlmData):
     calls: int = 0
     cache_hits: int = 0
     prompt_tokens: int = 0
+    # Of prompt_tokens, those the provider's prompt cache served (0 in older files).
+    cached_prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
     by_role: dict[str, RoleUsage] = Field(default_factory=dict)
@@ -64,6 +71,7 @@ def add_call(totals: UsageTotals, role: str, answer: LlmAnswer) -> UsageTotals:
         update={
             "calls": before.calls + 1,
             "tokens": before.tokens + tokens,
+            "cached_prompt_tokens": before.cached_prompt_tokens + answer.cached_tokens,
             "cost_usd": before.cost_usd + answer.cost_usd,
         }
     )
@@ -71,6 +79,7 @@ def add_call(totals: UsageTotals, role: str, answer: LlmAnswer) -> UsageTotals:
         update={
             "calls": totals.calls + 1,
             "prompt_tokens": totals.prompt_tokens + answer.prompt_tokens,
+            "cached_prompt_tokens": totals.cached_prompt_tokens + answer.cached_tokens,
             "completion_tokens": totals.completion_tokens + answer.completion_tokens,
             "cost_usd": totals.cost_usd + answer.cost_usd,
             "by_role": {**totals.by_role, role: mine},
@@ -106,12 +115,16 @@ def combined(totals: UsageTotals, change: UsageTotals, sign: int = 1) -> UsageTo
             tokens=mine.tokens + sign * theirs.tokens,
             cost_usd=mine.cost_usd + sign * theirs.cost_usd,
             escalations=mine.escalations + sign * theirs.escalations,
+            cached_prompt_tokens=mine.cached_prompt_tokens + sign * theirs.cached_prompt_tokens,
         )
     return totals.model_copy(
         update={
             "calls": totals.calls + sign * change.calls,
             "cache_hits": totals.cache_hits + sign * change.cache_hits,
             "prompt_tokens": totals.prompt_tokens + sign * change.prompt_tokens,
+            "cached_prompt_tokens": (
+                totals.cached_prompt_tokens + sign * change.cached_prompt_tokens
+            ),
             "completion_tokens": totals.completion_tokens + sign * change.completion_tokens,
             "cost_usd": totals.cost_usd + sign * change.cost_usd,
             "by_role": {role: usage for role, usage in roles.items() if usage != RoleUsage()},

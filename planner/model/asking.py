@@ -5,9 +5,9 @@ after that, or an answer that ran away, is asked once more on the next tier up, 
 card's escalation says so and that tier is served by another model (the same model and server
 would only repeat the failure; `multiverse.agent_package.tiers_to_try`); the escalation is
 logged and counted in the run's usage. Otherwise (or when that fails too) it is a PlanFailed
-carrying the errors and the last raw answer. Any other failed call (budget, provider, timeout)
-is a PlanFailed at once. Each call asks for about the tokens its answer needs, never more than
-the tier allows.
+carrying the errors and the last raw answer. Any other failed call (budget, provider, timeout,
+an answer that does not fit in the tier's max_tokens) is a PlanFailed at once. Each call asks
+for about the tokens its answer needs, never more than the tier allows.
 """
 
 from __future__ import annotations

@@ -188,7 +188,7 @@ def _keep_left_out(spec: RequestSpec, rules: RequestSpec) -> RequestSpec:
 P = TypeVar("P", bound=BaseModel)
 MODE_TIER = Tier.LOW
 # About the tokens each answer needs (the tier's max_tokens caps them): room for the answer,
-# not for a runaway. A cut answer is asked again once with twice the room.
+# not for a runaway. A cut answer is asked again once with the tier's whole max_tokens.
 MODE_TOKENS = 200
 STAGES_TOKENS = 700
 TASKS_TOKENS = 1400
