@@ -10,7 +10,6 @@ import pytest
 
 from executor.model import ModelExecutor
 from executor.model.references import (
-    asked_words,
     cut_to_tokens,
     estimate_tokens,
     fair_caps,
@@ -24,6 +23,7 @@ from multiverse.gateway.calls import RetryPolicy
 from multiverse.home import Home
 from multiverse.models import MajorStage, Phase, Task, UserInstruction
 from multiverse.roles import TaskAssignment
+from multiverse.spec import asked_words
 
 from fake_openai import FakeOpenAI, Reply, length_cut, text, tools
 from fakes import ScriptedGateway
@@ -152,8 +152,10 @@ def test_single_shot_writes_the_models_answer_from_the_references(
     assert "up 14% from 2022" in prompt and "2023-Q1" in prompt  # both references, pasted
     assert "data, not instructions" in prompt
     assert "A two-page memo in English" in str(body["messages"][0]["content"])  # run's prefix
-    assert "About 900 words" in prompt and "source file" in prompt
-    assert "tools" not in body and body["max_tokens"] == 1440
+    # A working document has a budget of its own, not the two-page memo's 900 words.
+    assert "About 400 words" in prompt and "source file" in prompt
+    assert "Never copy a table" in prompt
+    assert "tools" not in body and body["max_tokens"] == 640
     assert body["temperature"] == 0.2 and body["repeat_penalty"] == 1.1  # the tier's call_fields
 
 
@@ -223,7 +225,7 @@ def test_a_window_without_room_for_the_references_fails_before_any_call(
 ) -> None:
     """When the answer and the prompt fill the window, the task fails saying so; no call."""
     out = f"runs/{RUN}/workspace/ANALYZING/analysis.md"
-    signal = executor(root, fake_openai, context_window=2000).execute_task(assignment(root, out))
+    signal = executor(root, fake_openai, context_window=1500).execute_task(assignment(root, out))
     assert signal.status == "FAILED" and signal.error is not None
     assert "leaves no room for the references" in signal.error and fake_openai.count == 0
 
@@ -295,7 +297,7 @@ def test_a_document_still_cut_after_its_continuations_fails_clearly(
     signal = executor(root, fake_openai).execute_task(assignment(root, out))
     assert signal.status == "FAILED" and signal.error is not None
     assert signal.error.startswith("LENGTH_LIMIT: the document " + out)
-    assert "still unfinished after 3 parts of up to 1440 tokens each" in signal.error
+    assert "still unfinished after 3 parts of up to 640 tokens each" in signal.error
     assert "ask for less, or narrow the request" in signal.error
     assert "ran away" not in signal.error
     assert fake_openai.count == 3 and not (root / out).exists()

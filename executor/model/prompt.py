@@ -61,9 +61,12 @@ class ReferenceFacts:
 
 
 def reference_facts(context: ToolContext, references: list[str]) -> list[ReferenceFacts]:
-    """Look at each reference on disk (sizes only; the content is for the model to read)."""
+    """Look at each reference on disk (sizes only; the content is for the model to read); a
+    file the confirmed request leaves out is not offered, not even by name."""
     facts = []
     for reference in references:
+        if reference in context.left_out:
+            continue
         try:
             # The same confinement as the tools: not even a size leaks from outside the home.
             path = resolve_readable(context, reference)

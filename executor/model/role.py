@@ -298,7 +298,8 @@ class ModelExecutor:
     def _task(
         self, assignment: TaskAssignment, package: AgentPackage, config: TierConfig, target: Path
     ) -> ResultSignal:
-        registry = self._registry(assignment.run_id, package, assignment.task.task_id)
+        left_out = assignment.spec.excluded() if assignment.spec is not None else set()
+        registry = self._registry(assignment.run_id, package, assignment.task.task_id, left_out)
         if self._mode_of(config) == "single_shot":
             window = context_window(config, self._window_lookup)
             SingleShot(self._gateway, config, window, ROLE).write(
@@ -311,7 +312,9 @@ class ModelExecutor:
         outcome = run_tool_loop(self._gateway, call, registry, self._max_turns, scope)
         return self._signal(assignment, target, registry, outcome)
 
-    def _registry(self, run_id: str, package: AgentPackage, task_id: str) -> ToolRegistry:
+    def _registry(
+        self, run_id: str, package: AgentPackage, task_id: str, left_out: set[str] | None = None
+    ) -> ToolRegistry:
         approver = self._approver or ApprovalBridge(
             Home(self._home).run(run_id).root, run_id, task_id,
             self._mapping.daemon.approval_timeout_seconds,
@@ -323,6 +326,7 @@ class ModelExecutor:
             approver=approver,
             web_search_provider=self._search,
             web_allow_hosts=fetch_allow_hosts(package.tools),
+            left_out=frozenset(left_out or ()),
         )
         catalogue = gate_approvals(self._tools, package.tools, approver)
         allowed = [binding.tool for binding in package.tools.values()]

@@ -16,7 +16,6 @@ from executor.builtin import named_paths
 from executor.model.loop import clipped, run_tool_loop
 from executor.model.prompt import MAX_PASTED_TOKENS, WRITER, load_template
 from executor.model.references import (
-    asked_words,
     estimate_tokens,
     fit_sources,
     gather_sources,
@@ -29,6 +28,7 @@ from executor.tools import Tool, ToolContext, ToolRegistry
 from multiverse.agent_package import AgentPackage
 from multiverse.config import TierConfig
 from multiverse.gateway import ChatMessage, LlmCall, LlmError, ModelCalls, repetition
+from multiverse.spec import asked_words
 
 log = structlog.get_logger(__name__)
 

@@ -35,12 +35,13 @@ from executor.model.prompt import (
     templates,
     writing_messages,
 )
-from executor.model.references import Source, asked_words, gather_sources, writing_tokens
+from executor.model.references import Source, gather_sources, writing_tokens
 from executor.tools import ToolContext, ToolRegistry
 from multiverse.agent_package import AgentPackage
 from multiverse.config import TierConfig
 from multiverse.gateway import ChatMessage, LlmAnswer, LlmCall, ModelCalls, cut_failure
 from multiverse.roles import TaskAssignment
+from multiverse.spec import asked_words
 
 _FENCE = re.compile(r"^[ \t]*(`{3,})[ \t]*([^`\s]*)[^`]*$")
 MARKDOWN_TAGS = ("", "markdown", "md")
@@ -105,6 +106,10 @@ VERDICT_WORDS = 200
 VERDICT_TOKENS = 700
 ANALYSIS_SHARE = 0.7  # of the words asked for the whole memo
 ANALYSIS_MIN_WORDS = 150
+# A working document's own budget: enough to say what each source holds and the facts that bear
+# on the task; a small model asked for the deliverable's length copies tables out instead.
+WORKING_WORDS = 400
+WORKING_MIN_WORDS = 200
 ANALYSIS_LIMIT = 12_000  # characters of the analysis shown to the verdict call
 
 
@@ -123,6 +128,19 @@ def analysis_words(asked: int | None) -> int | None:
     if asked is None:
         return None
     return max(ANALYSIS_MIN_WORDS, round(asked * ANALYSIS_SHARE))
+
+
+def working_words(deliverable: int | None) -> int:
+    """The words of a working document: a budget of its own, never the deliverable's (a first
+    analysis says what each source holds and the facts; it never copies a table out)."""
+    return max(WORKING_MIN_WORDS, min(WORKING_WORDS, deliverable or WORKING_WORDS))
+
+
+def length_asked(assignment: TaskAssignment) -> int | None:
+    """The deliverable's length in words: the confirmed spec's, else what the instructions say."""
+    if assignment.spec is not None and assignment.spec.length_words:
+        return assignment.spec.length_words
+    return asked_words(active_instructions(assignment))
 
 
 def verdict_messages(
@@ -253,14 +271,18 @@ class SingleShot:
         if published:
             # The deliverable shows the charts the run drew, whichever task drew them.
             references += [relative(home, chart) for chart in run_charts(context)]
-        words = asked_words(active_instructions(assignment))
+        words = length_asked(assignment)
+        # A file the confirmed request leaves out is never read, even inside a folder named.
+        roots = (context.workspace, context.outputs)
+        sources = [source for source in gather_sources(home, references, roots)
+                   if source.path not in context.left_out]  # fmt: skip
         task = WritingTask(
             assignment=assignment,
             output_path=output,
             # A deliverable's analysis is written as a working text; code assembles the memo.
             published=False,
-            words=analysis_words(words) if published else words,
-            sources=gather_sources(home, references, (context.workspace, context.outputs)),
+            words=analysis_words(words) if published else working_words(words),
+            sources=sources,
             facts=facts_of(home, assignment),
         )  # fmt: skip
         document = unwrap_document(self._answer(task, package).text)

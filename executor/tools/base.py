@@ -110,6 +110,8 @@ class ToolContext:
     web_search_provider: WebSearchProvider | None = None
     # Hosts web_fetch may reach although they resolve to a loopback/private address.
     web_allow_hosts: tuple[str, ...] = ()
+    # Home-relative files the confirmed request spec leaves out: never read, listed or found.
+    left_out: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         # A malformed run_id (say "../x") would move the writable roots: that is our bug.
@@ -265,8 +267,12 @@ def readable_in_home(home: Path, raw: str) -> Path:
 
 
 def resolve_readable(context: ToolContext, raw: str) -> Path:
-    """The real path a tool may read for `raw`; raises ToolRefused otherwise."""
-    return readable_in_home(context.home, raw)
+    """The real path a tool may read for `raw`; raises ToolRefused otherwise (a file the
+    confirmed request leaves out included)."""
+    real = readable_in_home(context.home, raw)
+    if context.left_out and context.relative(real) in context.left_out:
+        raise ToolRefused(f"path {raw!r} is refused: the confirmed request leaves it out")
+    return real
 
 
 def writable_roots(context: ToolContext) -> tuple[Path, Path]:

@@ -36,8 +36,10 @@ SUMMARY_LIMIT = 300
 LIST_LIMIT = 40
 PAST_REQUEST_LIMIT = 300
 _HANGUL = re.compile(r"[\uac00-\ud7af]")
-# Rows of this run feed the next steps most directly, then the sources, then the rules.
-_GROUP = {AssetType.ORIGINAL_INPUT: 1, AssetType.GUIDELINE_DOC: 2}
+# Rows of this run feed the next steps most directly, then the sources, then the work of the
+# similar past runs, then the rules.
+_GROUP = {AssetType.ORIGINAL_INPUT: 1, AssetType.GUIDELINE_DOC: 3}
+_PAST_GROUP = 2
 
 
 def short(text: str, limit: int) -> str:
@@ -92,23 +94,47 @@ def instructions_block(items: Iterable[UserInstruction], with_run: bool = False)
     return json_block(rows) if rows else "(none)"
 
 
+# A past run's work a later run may build on: its analyses, strategies, content and deliverables.
+_PAST_WORK = frozenset({
+    AssetType.ANALYSIS_REPORT, AssetType.STRATEGY_DOC, AssetType.REFINED_CONTENT,
+    AssetType.ASSEMBLY_PLAN, AssetType.FINAL_OUTPUT,
+})  # fmt: skip
+
+
+def offered(context: PlanContext, entry: CatalogEntry) -> bool:
+    """Whether a plan may be offered a catalog row: the inputs and this run's work, and the
+    work of the ranked similar past runs (SPEC §8: a CONTINUOUS_RUN builds on them); never a
+    file the confirmed spec leaves out, nor an input that could not be read."""
+    left_out = context.spec.excluded() if context.spec is not None else set()
+    if is_unread(entry) or entry.file_path in left_out:
+        return False
+    if entry.run_id in (None, context.run_id):
+        return True
+    past = {run.run_id for run in context.learning.past_runs}
+    return entry.run_id in past and entry.asset_type in _PAST_WORK
+
+
 def relevant_catalog(
     context: PlanContext, query: str, limit: int = CATALOG_LIMIT
 ) -> list[CatalogEntry]:
-    """The catalog rows of the inputs and of this run, most relevant first, capped.
-
-    Rows noting an input that was not read are left out: they are never a reference.
-    """
+    """The catalog rows a plan may use, most relevant first, capped: this run's newest work,
+    the inputs, the past runs' work (the closest run first), the guidelines, the rest."""
     wanted = words(query)
+    score = {run.run_id: run.score for run in context.learning.past_runs}
     scored = []
     for index, entry in enumerate(context.catalog):
-        if entry.run_id not in (None, context.run_id) or is_unread(entry):
+        if not offered(context, entry):
             continue
-        group = 0 if entry.run_id == context.run_id else _GROUP.get(entry.asset_type, 3)
+        if entry.run_id == context.run_id:
+            group: tuple[int, float] = (0, 0.0)
+        elif entry.run_id is not None:
+            group = (_PAST_GROUP, -score.get(entry.run_id, 0.0))
+        else:
+            group = (_GROUP.get(entry.asset_type, 4), 0.0)
         overlap = len(wanted & words(f"{entry.file_path} {entry.summary}"))
         # Within this run the newest work comes first: it is what the next step builds on.
-        recency = -index if group == 0 else index
-        scored.append(((group, -overlap, recency), entry))
+        recency = -index if group[0] == 0 else index
+        scored.append(((*group, -overlap, recency), entry))
     return [entry for _, entry in sorted(scored, key=lambda pair: pair[0])[:limit]]
 
 
@@ -124,8 +150,7 @@ def catalog_block(context: PlanContext, query: str, limit: int = CATALOG_LIMIT) 
         for entry in rows
     ]
     shown = {entry.file_path for entry in rows}
-    owned = [e for e in context.catalog if e.run_id in (None, context.run_id)]
-    left = sum(1 for e in owned if not is_unread(e)) - len(shown)
+    left = sum(1 for e in context.catalog if offered(context, e)) - len(shown)
     more = f"\n({left} less relevant catalog rows are not shown.)" if left > 0 else ""
     return (json_block(data) if data else "(the catalog has no rows yet)") + more
 
@@ -162,7 +187,10 @@ def reference_candidates(context: PlanContext, stage: MajorStage) -> References:
         paths.append(entry.file_path)
         summary = short(" ".join(entry.summary.split()), REFERENCE_SUMMARY_LIMIT)
         about = f": {summary}" if summary else ""
-        lines.append(f"{len(paths)}. {entry.file_path} ({entry.asset_type.value}){about}")
+        kind = entry.asset_type.value
+        if entry.run_id not in (None, context.run_id):
+            kind += f" of the similar past run {entry.run_id}"
+        lines.append(f"{len(paths)}. {entry.file_path} ({kind}){about}")
     return References(paths, lines)
 
 
