@@ -79,11 +79,13 @@ from executor.model.single_shot import SingleShot, judge_cut, unwrap_document
 from executor.search import fetch_allow_hosts
 from executor.tools import (
     Approver,
+    McpTool,
     Tool,
     ToolContext,
     ToolRegistry,
     WebSearchProvider,
     builtin_tools,
+    task_mcp_tools,
 )
 from multiverse.agent_package import AgentPackage, load_agent_package, role_package_dir
 from multiverse.config import RuntimeMapping, TierConfig
@@ -247,7 +249,6 @@ class RunLocks:
             return run_id in self._busy
 
 
-
 ROLE = "executor"
 DELEGATED_TOOL_TYPES = ("web_search", "data_visualization")
 
@@ -368,17 +369,24 @@ class ModelExecutor:
         # Loaded on every task: an edited AGENT.md or mapping applies to the next task.
         package = load_agent_package(role_package_dir(ROLE), self._mapping)
         target = resolve_output(self._home, assignment.run_id, assignment.task.output_path)
-        registry = self._registry(assignment.run_id, package, assignment.task.task_id)
+        run_id, task_id = assignment.run_id, assignment.task.task_id
         if self.mode == "single_shot":
+            registry = self._registry(run_id, package, task_id, {})
             writer = SingleShot(self._gateway, self._tier, self.window, ROLE)
             writer.write(assignment, package, registry, target)
             return self._completed(assignment, target, registry, post_tool=False)
-        call = self._first_call(assignment, package, registry, relative(self._home, target))
-        scope = f"{assignment.run_id}:{assignment.task.task_id}"
-        outcome = run_tool_loop(self._gateway, call, registry, self._max_turns, scope)
+        # The MCP servers live as long as the task's tool loop, and no longer.
+        with task_mcp_tools(self._mapping, package.card.forbidden_actions, self._home, run_id,
+                            self._tools) as mcp:  # fmt: skip
+            registry = self._registry(run_id, package, task_id, mcp)
+            call = self._first_call(assignment, package, registry, relative(self._home, target))
+            outcome = run_tool_loop(self._gateway, call, registry, self._max_turns,
+                                    f"{run_id}:{task_id}")  # fmt: skip
         return self._signal(assignment, target, registry, outcome)
 
-    def _registry(self, run_id: str, package: AgentPackage, task_id: str) -> ToolRegistry:
+    def _registry(
+        self, run_id: str, package: AgentPackage, task_id: str, mcp: Mapping[str, McpTool]
+    ) -> ToolRegistry:
         approver = self._approver or ApprovalBridge(
             Home(self._home).run(run_id).root, run_id, task_id,
             self._mapping.daemon.approval_timeout_seconds,
@@ -391,9 +399,9 @@ class ModelExecutor:
             web_search_provider=self._search,
             web_allow_hosts=fetch_allow_hosts(package.tools),
         )
-        catalogue = gate_approvals(self._tools, package.tools, approver)
+        catalogue = gate_approvals(self._tools, package.tools, approver, mcp)
         allowed = [binding.tool for binding in package.tools.values()]
-        return ToolRegistry(context, allowed, catalogue)
+        return ToolRegistry(context, [*allowed, *mcp], catalogue)
 
     def _first_call(
         self,
