@@ -13,7 +13,7 @@ import sys
 import anyio
 from mcp.server.mcpserver import MCPServer
 
-server = MCPServer("test-tools")
+server = MCPServer("test-tools", log_level="WARNING")
 CALLS: list[str] = []  # the session's calls so far: a stateful server keeps them
 
 
@@ -26,8 +26,8 @@ def word_count(text: str) -> str:
 
 @server.tool()
 def environment() -> str:
-    """The names of the variables this server got, and its working folder."""
-    return f"cwd={os.getcwd()}\nvariables={','.join(sorted(os.environ))}"
+    """The names of the variables this server got, its working folder and its process id."""
+    return f"cwd={os.getcwd()}\npid={os.getpid()}\nvariables={','.join(sorted(os.environ))}"
 
 
 @server.tool()

@@ -44,8 +44,9 @@ class McpServerConfig(BaseModel):
     env: list[EnvName] = Field(default_factory=list)
     # A streamable-HTTP server: its endpoint (http:// or https://, no credentials in it).
     url: str | None = None
-    # Extra HTTP headers with fixed, non-secret values, and headers whose value a variable holds.
+    # Extra HTTP headers with fixed, non-secret values (a secret-looking name is refused).
     headers: dict[str, str] = Field(default_factory=dict)
+    # Headers whose value a variable holds (header -> variable); an unset one is not sent.
     header_envs: dict[str, EnvName] = Field(default_factory=dict)
     # Only these of the server's tools are given (default: every tool it lists).
     tools: list[Annotated[str, Field(min_length=1)]] | None = None
