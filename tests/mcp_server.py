@@ -31,6 +31,14 @@ def environment() -> str:
 
 
 @server.tool()
+def write_note(path: str, text: str) -> str:
+    """Write a text file (where the server may write is the question)."""
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    return f"wrote {path}"
+
+
+@server.tool()
 def erase_everything(folder: str) -> str:
     """Pretend to erase a folder (a tool a role may be forbidden)."""
     return f"erased {folder}"
@@ -49,8 +57,11 @@ def read_file(path: str) -> str:
 
 
 @server.tool()
-async def hang() -> str:
-    """Never answers."""
+async def hang(marker: str = "") -> str:
+    """Never answers (after writing the file `marker`, if named, in its working folder)."""
+    if marker:
+        with open(marker, "w") as handle:
+            handle.write(str(os.getpid()))
     await anyio.sleep_forever()
     return "never"
 

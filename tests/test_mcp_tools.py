@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,14 @@ from structlog.testing import capture_logs
 from app.cli_schemas import schema_for
 from app.doctor import diagnose, render_doctor
 from executor.model import ModelExecutor
-from executor.tools import McpPlace, McpToolSet, ToolContext, ToolRegistry, task_mcp_tools
+from executor.tools import (
+    McpPlace,
+    McpToolSet,
+    ToolContext,
+    ToolRegistry,
+    sandbox_problem,
+    task_mcp_tools,
+)
 from multiverse.config import RuntimeMapping, TierConfig, parse_runtime_mapping
 from multiverse.errors import ConfigError, StepInterrupted
 from multiverse.gateway import Gateway
@@ -33,7 +41,7 @@ from multiverse.runs import ApprovalBook, StepWaiting
 
 from fake_openai import FakeOpenAI, text, tools
 from fakes import RecordingSleep
-from journey import cli
+from journey import cli, wait_until
 
 SERVER = Path(__file__).with_name("mcp_server.py")
 RUN = "run-20250101-000000-001"
@@ -160,7 +168,7 @@ def test_a_forbidden_or_unlisted_tool_is_not_offered(root: Path) -> None:
     with task_mcp_tools(config, ["destroy"], root, RUN, ["read_file"]) as given:
         registry = ToolRegistry(context, list(given), given)
         names = {schema["function"]["name"] for schema in registry.schemas()}
-    assert names == {"word_count", "environment", "stamp", "hang", "fail"}  # other's: taken
+    assert names == {"word_count", "environment", "write_note", "stamp", "hang", "fail"}
     with task_mcp_tools(config, ["destroy", "no_other"], root, RUN, []) as given:
         assert "erase_everything" not in given and "read_file" in given
     place = McpPlace(home=root)
@@ -253,6 +261,49 @@ def test_a_cancelled_run_interrupts_the_step_and_starts_no_server(root: Path) ->
         allow_run_children(RUN)
 
 
+def test_cancelling_the_run_stops_a_call_in_flight_and_its_server(
+    root: Path, fake_openai: FakeOpenAI, sleep: RecordingSleep
+) -> None:
+    """A run cancelled (or paused) while an MCP call hangs: the step is interrupted at once,
+    long before the call's time limit, and the server is stopped."""
+    fake_openai.script(tools(("hang", {"marker": "hanging"})))
+    role = executor(root, fake_openai, sleep, mapping({"words": stdio(timeout_seconds=600)}))
+    raised: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            role.execute_task(assignment(root))
+        except BaseException as error:  # the step's control flow, caught to be looked at
+            raised.append(error)
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    try:
+        assert wait_until(lambda: (root / "hanging").is_file(), seconds=60)
+        stop_run_children(RUN)
+        worker.join(timeout=60)
+    finally:
+        allow_run_children(RUN)
+    assert not worker.is_alive() and isinstance(raised[0], StepInterrupted)
+    assert not alive(int((root / "hanging").read_text()))
+
+
+@pytest.mark.skipif(sandbox_problem() is not None, reason="no bubblewrap sandbox here")
+def test_a_sandboxed_server_works_in_the_workspace_and_cannot_write_elsewhere(root: Path) -> None:
+    """sandbox: true runs the server in the shell's sandbox: it works in the run's workspace,
+    writes there, and cannot write anywhere else in the home."""
+    context = ToolContext(home=root, run_id=RUN)
+    with task_mcp_tools(mapping({"boxed": stdio(sandbox=True)}), [], root, RUN, []) as given:
+        environment = given["environment"].run(context, {})
+        inside = given["write_note"].run(context, {"path": "note.txt", "text": "hi"})
+        outside = given["write_note"].run(context, {"path": str(root / "out.txt"), "text": "x"})
+    workspace = root / "runs" / RUN / "workspace"
+    assert f"cwd={workspace}" in environment.output and "HOME" in environment.output
+    assert inside.ok and (workspace / "note.txt").read_text("utf-8") == "hi"
+    # Refused, or (a home under /tmp) written into the sandbox's private /tmp: never the home.
+    assert not (root / "out.txt").exists(), outside
+
+
 @pytest.fixture
 def http_server(no_proxies: None) -> Iterator[str]:
     """The test server over streamable HTTP, as a child process on a loopback port."""
@@ -320,6 +371,8 @@ def test_doctor_lists_each_server_its_tools_and_what_is_withheld(
          "give it in header_envs"),
         ({"x": {"command": ["a"], "env": ["OPENAI_API_KEY"]}}, "never gets a model key"),
         ({"x": {"url": "https://h/mcp", "env": ["A"]}}, "are for a `command` server"),
+        ({"x": {"command": ["a"], "network": True}}, "for a sandboxed server"),
+        ({"x": {"command": ["a"], "sandbox": True, "cwd": "home"}}, "remove `cwd`"),
         ({"bad name": {"command": ["a"]}}, "mcp_servers.bad name"),
     ],
 )  # fmt: skip

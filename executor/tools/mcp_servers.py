@@ -11,7 +11,8 @@ hanging tool is stopped, not merely forgotten. The next request opens the server
 
 A stdio server runs below the keeper (`multiverse.processes`) where Linux allows it, so nothing
 it starts outlives the connection or the daemon, with a minimal environment and its stderr
-appended to a log file. `mcp` is imported here only, when a connection opens.
+appended to a log file; with `sandbox: true`, inside the shell tool's bubblewrap sandbox.
+`mcp` is imported here only, when a connection opens.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import structlog
 
+from executor.tools.shell import SandboxUnavailable, sandboxed
 from multiverse.config import GRACE_SECONDS, McpServerConfig
 from multiverse.processes import kept
 
@@ -76,12 +78,13 @@ class McpPlace:
     workspace: Path | None = None
     log_folder: Path | None = None  # its stderr goes to `mcp-<server>.log` here (else nowhere)
 
-    def cwd(self, config: McpServerConfig) -> Path:
-        """The working folder: the run's workspace when asked and there is one, else the home."""
-        if config.cwd == "workspace" and self.workspace is not None:
+    def cwd(self, config: McpServerConfig) -> Path | None:
+        """The working folder: the run's workspace when asked (or sandboxed) and there is one
+        (None: a sandboxed server outside a run), else the home."""
+        if (config.cwd == "workspace" or config.sandbox) and self.workspace is not None:
             self.workspace.mkdir(parents=True, exist_ok=True)
             return self.workspace
-        return self.home
+        return None if config.sandbox else self.home
 
 
 def server_environment(
@@ -145,6 +148,7 @@ class McpConnection:
         self._release: Event | None = None
         self._client: Client | None = None
         self._errlog: TextIO | None = None
+        self._scratch_dir: tempfile.TemporaryDirectory[str] | None = None
 
     def tools(self) -> list[ListedTool]:
         """Open the connection (if it is not) and list the server's tools."""
@@ -181,6 +185,8 @@ class McpConnection:
         import anyio
         from anyio.from_thread import start_blocking_portal
 
+        if self._stop.is_set():  # the run is stopping: nothing is started for it
+            raise McpStopped(f"MCP server {self.name}: the run's work was stopped")
         self._portal_cm = start_blocking_portal(name=f"mcp-{self.name}")
         self._portal = self._portal_cm.__enter__()
         opened: Future[list[ListedTool]] = Future()
@@ -241,15 +247,27 @@ class McpConnection:
         from mcp.client.stdio import stdio_client
 
         assert self.config.command is not None
-        cwd = self._place.cwd(self.config)
+        cwd = self._place.cwd(self.config) or self._scratch()
         env = server_environment(self.config, self._place, self._environ)
         path = self._environ.get("PATH", os.defpath)
         problem = startable(self.config.command[0], cwd, path)
         if problem is not None:
             raise McpUnavailable(problem)
-        argv = kept(self.config.command)
+        argv = self.config.command
+        if self.config.sandbox:
+            env["HOME"] = str(cwd)  # as the shell's: caches and dotfiles where it may write
+            try:
+                argv = sandboxed(argv, cwd, self.config.network)
+            except SandboxUnavailable as error:
+                raise McpUnavailable(f"no sandbox can be made here: {error}") from None
+        argv = kept(argv)
         params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=cwd)
         return stdio_client(params, errlog=self._error_log())
+
+    def _scratch(self) -> Path:
+        """A temporary working folder (a sandboxed server outside a run), removed on close."""
+        self._scratch_dir = tempfile.TemporaryDirectory(prefix="multiverse-mcp-")
+        return Path(self._scratch_dir.name)
 
     def _error_log(self) -> TextIO:
         """Where the server's stderr goes: the run's log folder, else a temporary file (its
@@ -322,6 +340,9 @@ class McpConnection:
         if self._errlog is not None:
             self._errlog.close()
             self._errlog = None
+        if self._scratch_dir is not None:
+            self._scratch_dir.cleanup()
+            self._scratch_dir = None
 
 
 async def _list_all(client: Client) -> list[ListedTool]:

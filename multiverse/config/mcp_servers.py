@@ -39,6 +39,11 @@ class McpServerConfig(BaseModel):
     command: list[Annotated[str, Field(min_length=1)]] | None = Field(default=None, min_length=1)
     # Where a stdio server runs: the home, or the run's workspace (doctor: the home).
     cwd: Literal["home", "workspace"] = "home"
+    # Run a stdio server in the shell's sandbox (bubblewrap): everything read-only but the run's
+    # workspace (its working folder; doctor: a temporary one) and a private /tmp.
+    sandbox: bool = False
+    # The sandbox keeps the network (a server calling an API needs it).
+    network: bool = False
     # Variables a stdio server gets besides PATH, HOME, USER, SHELL, TERM, LANG and
     # MULTIVERSE_HOME/_RUN_ID/_WORKSPACE: nothing else of the daemon's environment reaches it.
     env: list[EnvName] = Field(default_factory=list)
@@ -97,8 +102,12 @@ class McpServerConfig(BaseModel):
                              "(streamable HTTP)")  # fmt: skip
         if self.command is not None and (self.headers or self.header_envs):
             raise ValueError("`headers` and `header_envs` are for a `url` server")
-        if self.url is not None and (self.env or self.cwd != "home"):
-            raise ValueError("`env` and `cwd` are for a `command` server")
+        if self.url is not None and (self.env or self.cwd != "home" or self.sandbox):
+            raise ValueError("`env`, `cwd` and `sandbox` are for a `command` server")
+        if self.sandbox and self.cwd == "home" and "cwd" in self.model_fields_set:
+            raise ValueError("a sandboxed server works in the run's workspace: remove `cwd`")
+        if self.network and not self.sandbox:
+            raise ValueError("`network` is for a sandboxed server (sandbox: true)")
         return self
 
     @property
