@@ -20,7 +20,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from executor.tools import SKIPPED_DIRS, ToolRefused, is_private_name, readable_in_home
+from executor.tools import (
+    SKIPPED_DIRS,
+    ToolRefused,
+    fence_for,
+    is_private_name,
+    readable_in_home,
+)
 from multiverse.documents import Converted, convert, decode, document_note, open_regular, sniff
 
 ASCII_CHARS_PER_TOKEN = 3
@@ -185,15 +191,6 @@ def fit_sources(sources: Sequence[Source], budget_tokens: int) -> list[Source]:
             source = sources[index]
             fitted[index] = replace(source, text=cut_to_tokens(source.text or "", cap), cut=True)
     return fitted
-
-
-def fence_for(text: str) -> str:
-    """A backtick fence longer than any run of backticks in `text`."""
-    longest, run = 0, 0
-    for char in text:
-        run = run + 1 if char == "`" else 0
-        longest = max(longest, run)
-    return "`" * max(3, longest + 1)
 
 
 def render_sources(sources: Sequence[Source]) -> str:

@@ -70,11 +70,13 @@ from executor.model.single_shot import SingleShot
 from executor.search import fetch_allow_hosts
 from executor.tools import (
     Approver,
+    McpTool,
     Tool,
     ToolContext,
     ToolRegistry,
     WebSearchProvider,
     builtin_tools,
+    task_mcp_tools,
 )
 from multiverse.agent_package import (
     AgentPackage,
@@ -150,7 +152,6 @@ class RunLocks:
         """Whether a prompt of this run is in flight now."""
         with self._guard:
             return run_id in self._busy
-
 
 
 ROLE = "executor"
@@ -298,22 +299,32 @@ class ModelExecutor:
     def _task(
         self, assignment: TaskAssignment, package: AgentPackage, config: TierConfig, target: Path
     ) -> ResultSignal:
+        run_id, task_id = assignment.run_id, assignment.task.task_id
         left_out = assignment.spec.excluded() if assignment.spec is not None else set()
-        registry = self._registry(assignment.run_id, package, assignment.task.task_id, left_out)
         if self._mode_of(config) == "single_shot":
+            registry = self._registry(run_id, package, task_id, {}, left_out)
             window = context_window(config, self._window_lookup)
             SingleShot(self._gateway, config, window, ROLE).write(
                 assignment, package, registry, target
             )
             return self._completed(assignment, target, registry, post_tool=False)
-        output = relative(self._home, target)
-        call = self._first_call(assignment, package, registry, output, config)
-        scope = f"{assignment.run_id}:{assignment.task.task_id}"
-        outcome = run_tool_loop(self._gateway, call, registry, self._max_turns, scope)
+        # The MCP servers live as long as the task's tool loop, and no longer.
+        with task_mcp_tools(self._mapping, package.card.forbidden_actions, self._home, run_id,
+                            self._tools) as mcp:  # fmt: skip
+            registry = self._registry(run_id, package, task_id, mcp, left_out)
+            output = relative(self._home, target)
+            call = self._first_call(assignment, package, registry, output, config)
+            outcome = run_tool_loop(self._gateway, call, registry, self._max_turns,
+                                    f"{run_id}:{task_id}")  # fmt: skip
         return self._signal(assignment, target, registry, outcome)
 
     def _registry(
-        self, run_id: str, package: AgentPackage, task_id: str, left_out: set[str] | None = None
+        self,
+        run_id: str,
+        package: AgentPackage,
+        task_id: str,
+        mcp: Mapping[str, McpTool],
+        left_out: set[str],
     ) -> ToolRegistry:
         approver = self._approver or ApprovalBridge(
             Home(self._home).run(run_id).root, run_id, task_id,
@@ -328,9 +339,9 @@ class ModelExecutor:
             web_allow_hosts=fetch_allow_hosts(package.tools),
             left_out=frozenset(left_out or ()),
         )
-        catalogue = gate_approvals(self._tools, package.tools, approver)
+        catalogue = gate_approvals(self._tools, package.tools, approver, mcp)
         allowed = [binding.tool for binding in package.tools.values()]
-        return ToolRegistry(context, allowed, catalogue)
+        return ToolRegistry(context, [*allowed, *mcp], catalogue)
 
     def _first_call(
         self,

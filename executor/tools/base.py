@@ -1,6 +1,6 @@
 """What every Executor tool shares: its result value, its context and its interface (SPEC §12).
 
-Also here: path confinement (SPEC §12).
+Also here: path confinement (SPEC §12), and the fence around text shown to a model as data.
 """
 
 from __future__ import annotations
@@ -189,6 +189,15 @@ class ModelTool(ABC, Generic[A]):
     @abstractmethod
     def execute(self, context: ToolContext, args: A) -> ToolResult:
         """Do the call with validated arguments."""
+
+
+def fence_for(text: str) -> str:
+    """A backtick fence longer than any run of backticks in `text`."""
+    longest, run = 0, 0
+    for char in text:
+        run = run + 1 if char == "`" else 0
+        longest = max(longest, run)
+    return "`" * max(3, longest + 1)
 
 
 def _strip_titles(schema: Any) -> Any:
