@@ -23,7 +23,7 @@ from multiverse.gateway.calls import RetryPolicy
 from multiverse.home import Home
 from multiverse.models import MajorStage, Phase, Task, UserInstruction
 from multiverse.roles import TaskAssignment
-from multiverse.spec import asked_words
+from multiverse.spec import FileSet, Reading, RequestSpec, asked_words
 
 from fake_openai import FakeOpenAI, Reply, length_cut, text, tools
 from fakes import ScriptedGateway
@@ -218,6 +218,25 @@ def test_references_are_cut_fairly_to_the_context_window(
     assert "[cut: only the start of this file fits" in prompt
     sent = sum(estimate_tokens(str(m["content"])) for m in body["messages"])
     assert sent + body["max_tokens"] <= 6000
+
+
+def test_a_task_planned_before_confirm_reads_only_what_confirm_kept(
+    root: Path, fake_openai: FakeOpenAI
+) -> None:
+    """The first analysis is planned before the proposal with every input; the spec CONFIRM
+    froze leaves the CSV out, so neither the file named nor the folder holding it gives it."""
+    out = f"runs/{RUN}/workspace/ANALYZING/first_analysis.md"
+    (root / "assets" / "private_figures.md").write_text("PRIVATE-FIGURE 991\n", encoding="utf-8")
+    gone = FileSet(files=[CSV, "assets/private_figures.md"], reading=Reading(phrase="not the CSV"))
+    kept = RequestSpec(request="A memo.", sources=[ASSET], confirmed=True, left_out=[gone])
+    task = assignment(root, out, references=[ASSET, CSV, "assets/"])
+    fake_openai.script(text(MEMO))
+    signal = executor(root, fake_openai).execute_task(task.model_copy(update={"spec": kept}))
+    assert signal.status == "COMPLETED", signal.error
+    prompt = prompt_of(fake_openai.requests[0])
+    assert "€18.5 billion" in prompt  # the source kept
+    assert "2023-Q1" not in prompt and "PRIVATE-FIGURE" not in prompt
+    assert CSV not in prompt  # not even named
 
 
 def test_a_window_without_room_for_the_references_fails_before_any_call(

@@ -259,6 +259,16 @@ def test_whole_run_on_the_model(model_home: Home, fake_openai: FakeOpenAI) -> No
     planner_calls = [n for n, r in enumerate(fake_openai.requests) if is_planner(r)]
     assert len(planner_calls) == 2 + 2 * len(PHASES_IN_ORDER)  # mode, spec
     assert not set(planner_calls) & set(fake_openai.unstructured)
+    # Every call after CONFIRM, the Planner's and the Executor's alike, begins with the same
+    # bytes (the request, the frozen spec, the ACTIVE instructions), then the role's own text:
+    # a provider's prefix cache serves that part of every prompt but the first.
+    after = [str(r["messages"][0]["content"]) for r in fake_openai.requests[len(BEFORE_CONFIRM):]]
+    assert after and all(ROLE_RULE in system for system in after)
+    prefixes = {system.split(ROLE_RULE)[0] for system in after}
+    assert len(prefixes) == 1, prefixes
+    (prefix,) = prefixes
+    assert "What was confirmed" in prefix and '"language":"en"' in prefix
+    assert REQUEST in prefix
     # Code chained the phases: each phase's task read the previous phase's output.
     rows = {r.key: r for r in TableStore().table(TASKS, paths.db / TASKS.filename).rows()}
     # The deliverable also reads the original input, so its figures can be traced to it.

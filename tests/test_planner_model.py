@@ -24,7 +24,8 @@ from multiverse.models import (
     Timing,
     UserInstruction,
 )
-from multiverse.roles import Mode, PlanContext, PlanFailed, PlannerRole
+from multiverse.roles import LearningContext, Mode, PastRun, PlanContext, PlanFailed, PlannerRole
+from multiverse.spec import FileSet, Reading, RequestSpec
 from planner.builtin import request_spec
 from planner.model import PROMPTS_PACKAGE, ModelPlanner
 from planner.model.context import CATALOG_LIMIT, quoted, relevant_catalog
@@ -536,6 +537,59 @@ def test_revised_proposal_is_a_new_cache_entry(
     planner.propose(make_context(home, modification="Write it in Korean, 한국어로."))
     assert fake_openai.count == 2
     assert "Write it in Korean, 한국어로." in prompt(fake_openai, 1)
+
+
+def confirmed_spec(**changes: Any) -> RequestSpec:
+    """A spec CONFIRM froze: an English memo of about 900 words from assets/q3.md, with
+    assets/old_q2.md left out."""
+    fields: dict[str, Any] = {
+        "request": REQUEST, "deliverable": "memo", "language": "en", "length_words": 900,
+        "sources": ["assets/q3.md"], "confirmed": True,
+        "left_out": [FileSet(files=["assets/old_q2.md"],
+                             reading=Reading(phrase="leave out the Q2 file", origin="request"))],
+    }  # fmt: skip
+    return RequestSpec.model_validate({**fields, **changes})
+
+
+def test_a_task_that_contradicts_the_confirmed_spec_is_refused_and_repaired(
+    fake_openai: FakeOpenAI, home: Path
+) -> None:
+    """What CONFIRM froze governs the tasks: a task in another language is sent back with the
+    rule, the repaired plan is used; the file left out is never offered as a reference."""
+    left_out = CatalogEntry(file_path="assets/old_q2.md", asset_type=AssetType.ORIGINAL_INPUT,
+                            summary="Q2 revenue by region.")  # fmt: skip
+    korean = tasks_answer()
+    korean["tasks"][0]["purpose"] = "List every revenue figure with its region, in Korean."
+    fake_openai.script(answer(korean), answer(tasks_answer()))
+    context = make_context(home, phase=phases()[0], stages=[stage()], stage=stage(),
+                           spec=confirmed_spec(), catalog=[*catalog(), left_out])  # fmt: skip
+    plan = make_planner(fake_openai, home).plan_tasks(context)
+    assert plan.tasks[0].task_purpose == "List every revenue figure with its region."
+    assert "the confirmed language is 'en'" in last_message(fake_openai, 1)
+    system = str(fake_openai.requests[0]["messages"][0]["content"])
+    assert '"left_out":["assets/old_q2.md"]' in system  # the frozen spec, in every prompt
+    assert "old_q2.md" not in str(fake_openai.requests[0]["messages"][1]["content"])
+
+
+def test_past_runs_work_is_offered_as_numbered_references(
+    fake_openai: FakeOpenAI, home: Path
+) -> None:
+    """A run that builds on a similar past run (the learning context) is offered that run's
+    work as numbered references, marked as such; another run's work is not."""
+    other = CatalogEntry(file_path="runs/run-20251111-090000-001/workspace/ANALYZING/x.md",
+                         run_id="run-20251111-090000-001", asset_type=AssetType.ANALYSIS_REPORT,
+                         summary="Unrelated work.")  # fmt: skip
+    learning = LearningContext(
+        past_runs=[PastRun(run_id=PAST_RUN, score=2.5, user_request="A Q2 revenue memo")]
+    )
+    fake_openai.script(answer(tasks_answer()))
+    context = make_context(home, phase=phases()[0], stages=[stage()], stage=stage(),
+                           learning=learning, catalog=[*catalog(), other])  # fmt: skip
+    make_planner(fake_openai, home).plan_tasks(context)
+    sent = prompt(fake_openai)
+    assert (f"runs/{PAST_RUN}/workspace/ANALYZING/old.md (ANALYSIS_REPORT of the similar past "
+            f"run {PAST_RUN}): {PAST_SUMMARY}") in sent  # fmt: skip
+    assert "Unrelated work." not in sent
 
 
 def test_phase0_needs_no_model(fake_openai: FakeOpenAI, home: Path) -> None:
