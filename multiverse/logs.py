@@ -233,6 +233,11 @@ def _install(handler: logging.Handler) -> None:
     _installed.append(handler)
 
 
+def logging_configured() -> bool:
+    """Whether `configure_logging` has handlers in place (a daemon or command of this process)."""
+    return bool(_installed)
+
+
 def close_logging() -> None:
     """Remove and close the handlers `configure_logging` added (its log file is closed)."""
     root = logging.getLogger()
