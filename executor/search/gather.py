@@ -137,7 +137,7 @@ def gather(research: WebResearch, plan: Sequence[Asked]) -> Gathered:
                                         query=query, text=text))  # fmt: skip
     cited = {passage.url for passage in passages}
     unused = dict.fromkeys(p.url for p in pages.values() if p is not None and p.url not in cited)
-    skipped += [Skipped(url=url, reason="no paragraph bears on the sub-questions") for url in unused]
+    skipped += [Skipped(url=url, reason="no paragraph bears on any sub-question") for url in unused]
     log.info("web_research_gathered", provider=research.provider_label, questions=len(plan),
              queries=len(outcomes), passages=len(passages), skipped=len(skipped))  # fmt: skip
     return Gathered(provider=research.provider_label, searched_at=searched_at,
