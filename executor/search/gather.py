@@ -161,7 +161,7 @@ def render_research(title: str, gathered: Gathered) -> str:
     lines = [RESEARCH_MARK, "", f"# Research: {title}", "",
              f"- **Provider:** {gathered.provider} · **Searched:** {gathered.searched_at}",
              f"- **Passages kept:** {len(gathered.passages)} from "
-             f"{len(gathered.fetched_urls())} fetched pages", ""]  # fmt: skip
+             f"{len(gathered.fetched_urls())} pages", ""]  # fmt: skip
     for index, question in enumerate(gathered.questions, 1):
         lines += [f"## {index}. {question}", ""]
         mine = [p for p in gathered.passages if p.question == index]
