@@ -180,7 +180,7 @@ def executor_role(
 
     return ModelExecutor(gateway, mapping, mapping.tier_mapping[tier], home.root,
                          fallback=builtin, web_search_provider=web.provider,
-                         served=served)  # fmt: skip
+                         web_research=web.research, served=served)  # fmt: skip
 
 
 def _communicator(

@@ -177,6 +177,8 @@ class ToolAssignment(Data):
     phase: Phase
     task: Task
     tool_task: ToolTask
+    # The run's ACTIVE instructions: with the spec, the prefix of a model's research calls.
+    instructions: list[UserInstruction] = Field(default_factory=list)
     catalog: list[CatalogEntry] = Field(default_factory=list)
     spec: RequestSpec | None = None  # the confirmed request spec (questions to search for)
 

@@ -8,8 +8,10 @@ truth: the task is COMPLETED only if its output file exists at the end. Nothing 
 failure (a model error, a broken configuration, our own bug) is a FAILED result signal.
 
 What stays builtin, and why:
-- `web_search` and `data_visualization` tool tasks are specialised agents; the builtin ones
-  are deterministic and say plainly what they cannot do offline.
+- `data_visualization` tool tasks are a specialised agent; the builtin one is deterministic.
+  So is `web_search` without a search provider (its note says plainly that nothing was
+  searched); with one, the model plans the research and answers from the fetched pages,
+  every citation checked by code (executor.model.research).
 - `summarize`: cheap and deterministic; a model call per catalog file would cost a call for
   every asset, guideline and output of every run.
 - `simple_task` for the commands the builtin knows (list, convert, summarize, count) and the
@@ -65,9 +67,10 @@ from executor.model.prompt import (
     reference_facts,
     task_messages,
 )
+from executor.model.research import ModelResearch
 from executor.model.simple import SimpleWriter
 from executor.model.single_shot import SingleShot
-from executor.search import fetch_allow_hosts
+from executor.search import WebResearch, fetch_allow_hosts
 from executor.tools import (
     Approver,
     McpTool,
@@ -176,6 +179,7 @@ class ModelExecutor:
         *,
         approver: Approver | None = None,
         web_search_provider: WebSearchProvider | None = None,
+        web_research: WebResearch | None = None,
         tools: Mapping[str, Tool] | None = None,
         supports: Supports | None = None,
         window_lookup: WindowLookup | None = None,
@@ -192,6 +196,7 @@ class ModelExecutor:
         self._fallback = fallback or BuiltinExecutor()
         self._approver = approver
         self._search = web_search_provider
+        self._research = web_research  # the configured search agent: research by the model
         self._tools = dict(tools) if tools is not None else builtin_tools()
         self._locks = RunLocks()
         self._supports = supports
@@ -228,10 +233,20 @@ class ModelExecutor:
         with self._locks.hold(assignment.run_id) as held:
             if not held:
                 return _refused(assignment.run_id, tool.tool_task_id)
+            if tool.tool_type == "web_search" and self._research is not None:
+                return self._researched(assignment, self._research)
             if tool.tool_type in DELEGATED_TOOL_TYPES:
                 return self._fallback.execute_tool_task(assignment)
         known = ", ".join(DELEGATED_TOOL_TYPES)
         return _failed(f"tool type {tool.tool_type!r} is not available (available: {known})")
+
+    def _researched(self, assignment: ToolAssignment, research: WebResearch) -> ResultSignal:
+        def package() -> AgentPackage:
+            return load_agent_package(self._package_dir, self._mapping)
+
+        researcher = ModelResearch(self._gateway, self._tier, self.window, research, package,
+                                   self._fallback.summarize)  # fmt: skip
+        return researcher.execute(assignment)
 
     def summarize(self, path: Path) -> str:
         """The builtin extractive summary: cheap and deterministic, no call per catalog file."""

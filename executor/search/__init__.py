@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from executor.search.agent import (
+    MODEL_MARK,
     Quoted,
     ResearchFailed,
     WebResearch,
@@ -10,6 +11,7 @@ from executor.search.agent import (
     read_findings,
     render_brief,
 )
+from executor.search.gather import Asked, Gathered, Passage, gather, render_research
 from executor.search.providers import (
     SearxngProvider,
     TavilyProvider,
@@ -20,6 +22,10 @@ from executor.search.providers import (
 )
 
 __all__ = [
+    "MODEL_MARK",
+    "Asked",
+    "Gathered",
+    "Passage",
     "Quoted",
     "ResearchFailed",
     "SearxngProvider",
@@ -27,9 +33,11 @@ __all__ = [
     "WebResearch",
     "WebSetup",
     "fetch_allow_hosts",
+    "gather",
     "is_summary",
     "read_findings",
     "render_brief",
+    "render_research",
     "search_problem",
     "web_setup",
 ]

@@ -239,6 +239,13 @@ MARK = (
 )
 
 
+# The summary a model's research wrote: its answers are the model's, its passages quoted.
+MODEL_MARK = (
+    "> Written by the multiverse web_search agent with a language model: the answers cite only "
+    "passages quoted from pages fetched in this run, and code checked every citation."
+)
+
+
 def _quote(text: str) -> str:
     return "\n".join(f"> {line}" for line in text.splitlines() or [""])
 
@@ -307,7 +314,7 @@ _URL_LINE = re.compile(r"^- \*\*URL:\*\* <(?P<url>[^>]+)>$")
 
 def is_summary(markdown: str) -> bool:
     """Whether a file is a summary this agent wrote (its mark opens it)."""
-    return markdown.lstrip().startswith(MARK)
+    return markdown.lstrip().startswith((MARK, MODEL_MARK))
 
 
 def read_findings(markdown: str) -> list[Quoted]:
