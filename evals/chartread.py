@@ -53,4 +53,5 @@ def matched(svg: str, expected: list[float]) -> int:
     if scale is None or len(points) != len(expected):
         return 0
     tolerance = TOLERANCE * scale[2]
-    return sum(abs(point - value) <= tolerance for point, value in zip(points, expected))
+    pairs = zip(points, expected, strict=True)
+    return sum(abs(point - value) <= tolerance for point, value in pairs)

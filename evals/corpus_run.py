@@ -16,7 +16,7 @@ from typing import Any
 from evals import chartread, checklist, collect
 from evals.corpus import Verdict, judge, judge_deliverable
 from multiverse.home import Home
-from multiverse.spec import FileSet, Reading, RequestSpec
+from multiverse.spec import FileSet, Question, Reading, RequestSpec
 
 # A number as a chart prints it: 1,234.5 or 1234.5 or -3; a group of three after a comma.
 _NUMBER = re.compile(r"(?<![\w.])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w])")
@@ -122,18 +122,20 @@ def check_chart_values(drawn: dict[str, str], expected: ExpectedChart) -> ChartV
     return best
 
 
-def _spec_for_deliverable(case: dict[str, Any], spec: RequestSpec | None) -> RequestSpec:
+def _spec_for_deliverable(case: dict[str, Any], spec: RequestSpec | None,
+                          text: str) -> RequestSpec:  # fmt: skip
     """The spec the deliverable is judged with: the files the case leaves out added (a spec that
     kept one is the spec judge's problem, its naming the deliverable's), and its answers taken
-    out, so that an expected figure counts only where the deliverable states it."""
-    base = spec or RequestSpec(request=case["request"])
+    out, so that an expected figure counts only where the deliverable states it; without a
+    run, the reply is the one answer."""
+    if spec is None:
+        reply = Question(reading=Reading(origin="the reply"), answerable=True, answer=text)
+        spec = RequestSpec(request=case["request"], mode="simple", questions=[reply])
     named = (case.get("expect") or {}).get("left_out") or []
     left_out = [f"assets/{_base(path)}" for path in named]
     expected = [FileSet(files=left_out, reading=Reading(origin="the case"))] if left_out else []
-    return base.model_copy(update={
-        "left_out": [*base.left_out, *expected],
-        "questions": [q for q in base.questions if not q.answerable],
-    })  # fmt: skip
+    kept = [q for q in spec.questions if not q.answerable or q.reading.origin == "the reply"]
+    return spec.model_copy(update={"left_out": [*spec.left_out, *expected], "questions": kept})
 
 
 def judge_run(case: dict[str, Any], spec: RequestSpec | None, text: str,
@@ -145,8 +147,8 @@ def judge_run(case: dict[str, Any], spec: RequestSpec | None, text: str,
     verdict = judge(case, spec) if spec is not None else Verdict(case["id"], expect=expect)
     if spec is None and expect.get("mode", "run") == "run":
         verdict.problems.append("no confirmed spec: the request did not become a confirmed run")
-    judge_deliverable(_spec_for_deliverable(case, spec), text, record or {}, verdict)
-    if record is None and text:
+    judge_deliverable(_spec_for_deliverable(case, spec, text), text, record or {}, verdict)
+    if record is None and text and spec is not None:  # a reply without a run records none
         verdict.problems.append("no delivery record: the numbers were not traced")
     charts = [check_chart_values(drawn, chart) for chart in expected]
     for chart in charts:
