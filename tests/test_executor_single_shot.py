@@ -60,9 +60,9 @@ def test_context_window_comes_from_the_tier_then_litellm_then_8192() -> None:
 
 def test_length_asked_sets_the_answers_tokens() -> None:
     """Pages and words become words; max_tokens is words×1.6, at least 600, at most the tier's."""
-    assert asked_words(["A two-page memo in English"]) == 900
-    assert asked_words(["one page, please", "at most 300 words"]) == 450
-    assert asked_words(["about 1,200 words"]) == 1200 and asked_words(["half a page"]) == 225
+    assert asked_words(["A two-page memo in English"]) == 1000
+    assert asked_words(["one page, please", "at most 300 words"]) == 500
+    assert asked_words(["about 1,200 words"]) == 1200 and asked_words(["half a page"]) == 250
     assert asked_words(["Use the 2023 figures", "see the homepage"]) is None
     assert writing_tokens(900, 4096) == 1440 and writing_tokens(100, 4096) == 600
     assert writing_tokens(900, 1000) == 1000 and writing_tokens(None, 2048) == 2048
@@ -185,7 +185,7 @@ def test_published_memo_is_assembled_from_the_analysis_and_a_verdict(
     assert signal.status == "COMPLETED" and not signal.post_tool_required
     analysis, verdict = fake_openai.requests
     prompt = prompt_of(analysis)
-    assert "About 630 words" in prompt  # 70% of the two pages asked: the rest is code's
+    assert "About 700 words" in prompt  # 70% of the two pages asked: the rest is code's
     assert "SECRET-CHART-MARKUP" not in prompt and "PNG" not in prompt
     assert "not a text file: named, not pasted" in prompt
     assert "refused: path '../outside.md' is refused" in prompt

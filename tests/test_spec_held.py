@@ -76,11 +76,11 @@ def test_no_corpus_request_asks_for_a_language_other_than_its_own(case: dict[str
 
 
 def test_lengths_are_read_in_words_and_pages() -> None:
-    """Pages at 450 words, ranges at their upper end, half a page, Korean pages."""
-    assert asked_words(["A two-page memo in English"]) == 900
-    assert asked_words(["one page, please", "at most 300 words"]) == 450
-    assert asked_words(["300-500 words"]) == 500 and asked_words(["half a page"]) == 225
-    assert asked_words(["두 페이지 분량"]) == 900 and asked_words(["Use the 2023 figures"]) is None
+    """Pages at 500 words, ranges at their upper end, half a page, Korean pages."""
+    assert asked_words(["A two-page memo in English"]) == 1000
+    assert asked_words(["one page, please", "at most 300 words"]) == 500
+    assert asked_words(["300-500 words"]) == 500 and asked_words(["half a page"]) == 250
+    assert asked_words(["두 페이지 분량"]) == 1000 and asked_words(["Use the 2023 figures"]) is None
 
 
 @pytest.mark.parametrize("shape", ["Read {} and list its figures.", "Compare q3.csv with {}.",

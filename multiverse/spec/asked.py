@@ -2,7 +2,7 @@
 
 A person's instructions, a task a model planned and a proposal all say a length ("two pages",
 "300 words", "한 페이지") or a language ("in Korean", "영어로") in a few fixed shapes; these are
-the shapes, in English and Korean. A page is about 450 words, as the writing budget counts it.
+the shapes, in English and Korean. A page is about 500 words, as the spec and the proposal count it.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-WORDS_PER_PAGE = 450
+WORDS_PER_PAGE = 500  # a printed page of prose, as most style guides count it
 NUMBERS = {
     "a": 1, "an": 1, "one": 1, "single": 1, "two": 2, "three": 3, "four": 4, "five": 5,
     "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
