@@ -267,7 +267,10 @@ class SingleShot:
         output = relative(home, target)
         context = registry.context
         published = in_outputs(home, assignment.run_id, target)
-        references = list(assignment.task.related_references)
+        # The inputs before the run's own files: the part of the prompt the run's tasks share
+        # comes first, where the provider's prefix cache can serve it.
+        references = sorted(assignment.task.related_references,
+                            key=lambda path: path.startswith(("runs/", "outputs/")))  # fmt: skip
         if published:
             # The deliverable shows the charts the run drew, whichever task drew them.
             references += [relative(home, chart) for chart in run_charts(context)]
