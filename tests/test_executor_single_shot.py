@@ -306,11 +306,31 @@ def test_a_cut_document_is_continued_and_saved_whole(root: Path, fake_openai: Fa
     assert (usage["calls"], usage["completion_tokens"]) == (2, 1480)
 
 
+def test_a_document_still_long_after_its_continuations_keeps_its_whole_paragraphs(
+    root: Path, fake_openai: FakeOpenAI
+) -> None:
+    """Large material is no failure of the run: a working document still cut after its
+    continuations, with no loop in it, keeps its whole paragraphs and says where it was cut."""
+    out = f"runs/{RUN}/workspace/ANALYZING/first.md"
+    fake_openai.script(
+        length_cut("The first source holds revenue by country.\n\nThe second", 640),
+        length_cut(" source holds the costs.\n\nThe third", 640),
+        length_cut(" source holds the", 640),
+    )
+    signal = executor(root, fake_openai).execute_task(assignment(root, out))
+    assert signal.status == "COMPLETED", signal.error
+    written = (root / out).read_text("utf-8")
+    assert "The second source holds the costs." in written and "The third" not in written
+    assert "*[Cut here: the text ran past its budget of about 400 words.]*" in written
+    assert fake_openai.count == 3
+
+
 def test_a_document_still_cut_after_its_continuations_fails_clearly(
     root: Path, fake_openai: FakeOpenAI
 ) -> None:
-    """Cut again and again: after the first part and two continuations, LENGTH_LIMIT naming the
-    size and what to change; nothing written; every call counted."""
+    """Cut again and again without one whole sentence: after the first part and two
+    continuations, LENGTH_LIMIT naming the size and what to change; nothing written; every
+    call counted."""
     out = f"runs/{RUN}/workspace/ANALYZING/a.md"
     fake_openai.default = length_cut("Section after section of honest text, ", 1440)
     signal = executor(root, fake_openai).execute_task(assignment(root, out))

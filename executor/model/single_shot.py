@@ -39,7 +39,14 @@ from executor.model.references import Source, gather_sources, writing_tokens
 from executor.tools import ToolContext, ToolRegistry
 from multiverse.agent_package import AgentPackage
 from multiverse.config import TierConfig
-from multiverse.gateway import ChatMessage, LlmAnswer, LlmCall, ModelCalls, cut_failure
+from multiverse.gateway import (
+    ChatMessage,
+    LlmAnswer,
+    LlmCall,
+    LlmErrorCode,
+    ModelCalls,
+    cut_failure,
+)
 from multiverse.roles import TaskAssignment
 from multiverse.spec import asked_words
 
@@ -128,6 +135,20 @@ def analysis_words(asked: int | None) -> int | None:
     if asked is None:
         return None
     return max(ANALYSIS_MIN_WORDS, round(asked * ANALYSIS_SHARE))
+
+
+CUT_NOTE = "\n\n*[Cut here: the text ran past its budget of about {words} words.]*\n"
+_SENTENCE_END = re.compile(r"[.!?。)](?=\s)|[.!?。]$|다\.")
+
+
+def whole_paragraphs(text: str) -> str:
+    """A cut text up to its last whole paragraph (else its last whole sentence); "" if none."""
+    body = text.rstrip()
+    cut = body.rfind("\n\n")
+    if cut > 0 and body[cut:].strip():
+        return body[:cut].rstrip()
+    ends = list(_SENTENCE_END.finditer(body))
+    return body[: ends[-1].end()].rstrip() if ends else ""
 
 
 def working_words(deliverable: int | None) -> int:
@@ -337,7 +358,15 @@ class SingleShot:
         if answer.finish_reason == "length":
             log.info("single_shot_cut", run_id=task.assignment.run_id, parts=answer.parts,
                      task_id=task.assignment.task.task_id, max_tokens=max_tokens)  # fmt: skip
-            raise cut_failure(call, answer, f"document {task.output_path}")
+            failure = cut_failure(call, answer, f"document {task.output_path}")
+            kept = whole_paragraphs(answer.text)
+            if failure.code is LlmErrorCode.RUNAWAY or content_words(kept) < MIN_CONTENT_WORDS:
+                raise failure
+            # Still long after its continuations, yet no loop: large material is no failure of
+            # the run. The document keeps its whole paragraphs and says it was cut.
+            log.warning("single_shot_kept_cut", run_id=task.assignment.run_id,
+                        task_id=task.assignment.task.task_id, parts=answer.parts)  # fmt: skip
+            return answer.model_copy(update={"text": kept + CUT_NOTE.format(words=task.words)})
         return answer
 
     def _call(
