@@ -16,7 +16,7 @@ from executor.model.references import (
     writing_tokens,
 )
 from executor.model.role import context_window, resolve_executor_mode
-from executor.model.single_shot import unwrap_document
+from executor.model.single_shot import unwrap_document, without_repeats
 from multiverse.config import RuntimeMapping, TierConfig
 from multiverse.gateway import Gateway, model_context_window, model_supports
 from multiverse.gateway.calls import RetryPolicy
@@ -466,3 +466,22 @@ def test_the_task_purpose_as_it_stands_is_what_the_model_is_asked(
     (body,) = fake_openai.requests
     assert "Only what concerns France's growth." in prompt_of(body)
     assert "Write the market-entry memo." not in prompt_of(body)
+
+
+@pytest.mark.parametrize(("written", "kept"), [
+    ("# T\n\n## Facts\n\nGermany leads with 1,585 EUR in 2023Q4 (row 5).\n\n## Facts\n\n"
+     "Germany leads with 1,585 EUR in 2023Q4 (row 5).\n",
+     "# T\n\n## Facts\n\nGermany leads with 1,585 EUR in 2023Q4 (row 5).\n"),
+    ("# T\n\n- none\n\n- none\n\nA short line.\n", "# T\n\n- none\n\n- none\n\nA short line.\n"),
+    ("# T\n\n### A\n\nThe first source holds revenue by country, 2023.\n\n### B\n\n"
+     "The first source holds revenue by country, 2023.\n\n## Next\n\nOther text here.\n",
+     "# T\n\n### A\n\nThe first source holds revenue by country, 2023.\n\n## Next\n\n"
+     "Other text here.\n"),
+    ("# 분석\n\n독일은 2023년 4분기 매출이 1,585유로로 가장 컸다 (5행).\n\n"
+     "독일은 2023년 4분기 매출이 1,585유로로 가장 컸다 (5행).\n",
+     "# 분석\n\n독일은 2023년 4분기 매출이 1,585유로로 가장 컸다 (5행).\n"),
+])  # fmt: skip
+def test_a_document_says_each_paragraph_once(written: str, kept: str) -> None:
+    """A small model continuing a cut text starts a section again: the repeat goes, and a
+    heading left with nothing under it goes with it; short recurring lines stay."""
+    assert without_repeats(written) == kept

@@ -141,6 +141,40 @@ CUT_NOTE = "\n\n*[Cut here: the text ran past its budget of about {words} words.
 _SENTENCE_END = re.compile(r"[.!?。)](?=\s)|[.!?。]$|다\.")
 
 
+# A paragraph this long said twice is a repeat, not an emphasis (short lines, like "- none",
+# may recur in their own right); a Hangul or CJK character counts twice, as it says more.
+REPEAT_CHARS = 40
+_HEADING = re.compile(r"^(#{1,6})\s")
+
+
+def without_repeats(text: str) -> str:
+    """The document without the paragraphs it already said, and without a heading left with
+    nothing under it: a small model that continues a cut text often starts a section again."""
+    seen: set[str] = set()
+    kept: list[str] = []
+    for block in re.split(r"\n[ \t]*\n", text.strip()):
+        key = " ".join(block.split()).casefold()
+        size = sum(1 if char.isascii() else 2 for char in key)
+        if size >= REPEAT_CHARS and not _HEADING.match(block) and key in seen:
+            continue
+        seen.add(key)
+        kept.append(block)
+    shown = [block for index, block in enumerate(kept)
+             if index == 0 or not _empty_heading(block, kept[index + 1 : index + 2])]  # fmt: skip
+    return "\n\n".join(shown) + "\n"
+
+
+def _empty_heading(block: str, following: list[str]) -> bool:
+    """Whether `block` is a heading with nothing under it before a heading of its level."""
+    level = _HEADING.match(block)
+    if level is None:
+        return False
+    if not following:
+        return True
+    below = _HEADING.match(following[0])
+    return below is not None and len(below.group(1)) <= len(level.group(1))
+
+
 def whole_paragraphs(text: str) -> str:
     """A cut text up to its last whole paragraph (else its last whole sentence); "" if none."""
     body = text.rstrip()
@@ -309,12 +343,14 @@ class SingleShot:
             sources=sources,
             facts=facts_of(home, assignment),
         )  # fmt: skip
-        document = unwrap_document(self._answer(task, package).text)
+        document = without_repeats(unwrap_document(self._answer(task, package).text))
         if content_words(document) < MIN_CONTENT_WORDS:
             # Small models sometimes stop after the title: asked once more, then it fails.
             log.info("single_shot_empty", run_id=assignment.run_id,
                      task_id=assignment.task.task_id, words=content_words(document))  # fmt: skip
-            document = unwrap_document(self._answer(task, package, EMPTY_NOTE).text)
+            document = without_repeats(
+                unwrap_document(self._answer(task, package, EMPTY_NOTE).text)
+            )
         if content_words(document) < MIN_CONTENT_WORDS:
             raise NotDone(
                 f"the model wrote no content for {output} (twice): "
