@@ -288,55 +288,59 @@ FIRST_PART = "# Market-entry memo\n\nThe market reached €18.5 billion in 2023,
 SECOND_PART = " 2022 (source: `" + ASSET + "`).\n\n## Outlook\n\nGrowth goes on.\n"
 
 
-def test_a_cut_document_is_continued_and_saved_whole(root: Path, fake_openai: FakeOpenAI) -> None:
-    """A document cut once is continued where it stopped: the file holds both parts in order,
-    nothing repeated at the seam, and usage.json counts both calls."""
-    out = f"runs/{RUN}/workspace/ANALYZING/a.md"
+def test_a_cut_deliverable_is_continued_and_saved_whole(
+    root: Path, fake_openai: FakeOpenAI
+) -> None:
+    """The deliverable's text cut once is continued where it stopped: the memo holds both parts
+    in order, nothing repeated at the seam, and usage.json counts every call."""
+    out = f"outputs/{RUN}/memo.md"
     # The second part starts by repeating the words it was in, as models do.
-    fake_openai.script(length_cut(FIRST_PART, completion_tokens=1440),
-                       text("up 14% from" + SECOND_PART, completion_tokens=40))  # fmt: skip
-    signal = executor(root, fake_openai).execute_task(assignment(root, out))
-    assert signal.status == "COMPLETED"
-    assert (root / out).read_text("utf-8") == FIRST_PART + SECOND_PART
-    first, second = fake_openai.requests
+    fake_openai.script(length_cut(FIRST_PART, completion_tokens=1120),
+                       text("up 14% from" + SECOND_PART, completion_tokens=40),
+                       text(VERDICT))  # fmt: skip
+    task = assignment(root, out, phase="GENERATING_OUTPUT")
+    signal = executor(root, fake_openai).execute_task(task)
+    assert signal.status == "COMPLETED", signal.error
+    memo = (root / out).read_text("utf-8")
+    assert "The market reached €18.5 billion in 2023, up 14% from 2022 (source:" in memo
+    first, second, _ = fake_openai.requests
     assert second["messages"][-2] == {"role": "assistant", "content": FIRST_PART}
     assert "Continue exactly where you stopped" in second["messages"][-1]["content"]
     assert second["messages"][:-2] == first["messages"]
     usage = json.loads((root / "runs" / RUN / "usage.json").read_text("utf-8"))
-    assert (usage["calls"], usage["completion_tokens"]) == (2, 1480)
+    assert usage["calls"] == 3
 
 
-def test_a_document_still_long_after_its_continuations_keeps_its_whole_paragraphs(
+def test_a_working_document_cut_at_its_budget_keeps_its_whole_paragraphs(
     root: Path, fake_openai: FakeOpenAI
 ) -> None:
-    """Large material is no failure of the run: a working document still cut after its
-    continuations, with no loop in it, keeps its whole paragraphs and says where it was cut."""
+    """A working document is not continued (minutes of a small model for text only the next
+    task reads): cut at its budget, with no loop in it, it keeps its whole paragraphs and says
+    where it was cut; large material is no failure of the run."""
     out = f"runs/{RUN}/workspace/ANALYZING/first.md"
-    fake_openai.script(
-        length_cut("The first source holds revenue by country.\n\nThe second", 640),
-        length_cut(" source holds the costs.\n\nThe third", 640),
-        length_cut(" source holds the", 640),
-    )
+    fake_openai.script(length_cut("The first source holds revenue by country.\n\n"
+                                  "The second source holds the costs.\n\nThe third", 640))
     signal = executor(root, fake_openai).execute_task(assignment(root, out))
     assert signal.status == "COMPLETED", signal.error
     written = (root / out).read_text("utf-8")
     assert "The second source holds the costs." in written and "The third" not in written
     assert "*[Cut here: the text ran past its budget of about 400 words.]*" in written
-    assert fake_openai.count == 3
+    assert fake_openai.count == 1
 
 
-def test_a_document_still_cut_after_its_continuations_fails_clearly(
+def test_a_deliverable_still_cut_after_its_continuations_fails_clearly(
     root: Path, fake_openai: FakeOpenAI
 ) -> None:
     """Cut again and again without one whole sentence: after the first part and two
     continuations, LENGTH_LIMIT naming the size and what to change; nothing written; every
     call counted."""
-    out = f"runs/{RUN}/workspace/ANALYZING/a.md"
-    fake_openai.default = length_cut("Section after section of honest text, ", 1440)
-    signal = executor(root, fake_openai).execute_task(assignment(root, out))
+    out = f"outputs/{RUN}/memo.md"
+    fake_openai.default = length_cut("Section after section of honest text, ", 1120)
+    task = assignment(root, out, phase="GENERATING_OUTPUT")
+    signal = executor(root, fake_openai).execute_task(task)
     assert signal.status == "FAILED" and signal.error is not None
     assert signal.error.startswith("LENGTH_LIMIT: the document " + out)
-    assert "still unfinished after 3 parts of up to 640 tokens each" in signal.error
+    assert "still unfinished after 3 parts of up to 1120 tokens each" in signal.error
     assert "ask for less, or narrow the request" in signal.error
     assert "ran away" not in signal.error
     assert fake_openai.count == 3 and not (root / out).exists()
@@ -344,13 +348,13 @@ def test_a_document_still_cut_after_its_continuations_fails_clearly(
     assert usage["calls"] == 3
 
 
-def test_a_cut_from_a_gateway_that_does_not_continue_fails_at_once(root: Path) -> None:
-    """An answer that comes back cut (its continuations spent) fails without another call."""
+def test_a_cut_working_document_without_a_sentence_fails_at_once(root: Path) -> None:
+    """A working document cut before one whole sentence fails without another call."""
     out = f"runs/{RUN}/workspace/ANALYZING/a.md"
     model = ScriptedGateway(("# Memo\n\nThe market reached", "length"))
     signal = run_scripted(root, model, out)
     assert signal.error is not None and signal.error.startswith("LENGTH_LIMIT: ")
-    assert model.calls[0].continuations == 2
+    assert model.calls[0].continuations == 0
     assert len(model.calls) == 1 and not (root / out).exists()
 
 

@@ -343,13 +343,17 @@ class SingleShot:
             sources=sources,
             facts=facts_of(home, assignment),
         )  # fmt: skip
-        document = without_repeats(unwrap_document(self._answer(task, package).text))
+        # The deliverable is continued where it was cut; a working document keeps what its
+        # budget holds (continuing it costs minutes of a small model's time for text no one
+        # reads but the next task).
+        more = MAX_CONTINUATIONS if published else 0
+        document = without_repeats(unwrap_document(self._answer(task, package, more=more).text))
         if content_words(document) < MIN_CONTENT_WORDS:
             # Small models sometimes stop after the title: asked once more, then it fails.
             log.info("single_shot_empty", run_id=assignment.run_id,
                      task_id=assignment.task.task_id, words=content_words(document))  # fmt: skip
             document = without_repeats(
-                unwrap_document(self._answer(task, package, EMPTY_NOTE).text)
+                unwrap_document(self._answer(task, package, EMPTY_NOTE, more).text)
             )
         if content_words(document) < MIN_CONTENT_WORDS:
             raise NotDone(
@@ -385,11 +389,13 @@ class SingleShot:
         title = first[2:] if first.startswith("# ") else assignment.task.task_name
         return assemble_memo(title, analysis, verdict, task.sources, task.output_path)
 
-    def _answer(self, task: WritingTask, package: AgentPackage, note: str = "") -> LlmAnswer:
+    def _answer(
+        self, task: WritingTask, package: AgentPackage, note: str = "", more: int = 0
+    ) -> LlmAnswer:
         max_tokens = writing_tokens(task.words, self.tier.max_tokens)
         messages = writing_messages(task, self.window, max_tokens, note)
         step = "write" if not note else "write-again"
-        call = self._call(task, package, messages, max_tokens, step, MAX_CONTINUATIONS)
+        call = self._call(task, package, messages, max_tokens, step, more)
         answer = self.gateway.complete(call)
         if answer.finish_reason == "length":
             log.info("single_shot_cut", run_id=task.assignment.run_id, parts=answer.parts,
