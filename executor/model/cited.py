@@ -11,7 +11,7 @@ from collections.abc import Collection, Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from executor.builtin import split_sentences
-from executor.search import MODEL_MARK, Asked, Gathered, Passage
+from executor.search import MODEL_MARK, Asked, Gathered, Passage, searched_lines
 from multiverse.roles import ToolAssignment
 
 MAX_QUESTIONS = 5
@@ -205,13 +205,7 @@ def render_summary(
         lines += [f"### [{p.number}] {p.title}", "", f"- **URL:** <{p.url}>",
                   f"- **Fetched:** {p.fetched_at}", f"- **For sub-question:** {p.question}", "",
                   _quote(p.text), ""]  # fmt: skip
-    lines += ["## Queries", ""]
-    for n, outcome in enumerate(gathered.queries, 1):
-        result = f"failed: {outcome.error}" if outcome.error else f"{outcome.hits} results"
-        lines.append(f"{n}. `{outcome.query}` — {result}")
-    if gathered.skipped:
-        lines += ["", "## Results not used", ""]
-        lines += [f"- <{s.url}> — {s.reason}" for s in gathered.skipped]
+    lines += searched_lines(gathered.queries, gathered.skipped)
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -10,6 +10,7 @@ from executor.search.agent import (
     is_summary,
     read_findings,
     render_brief,
+    searched_lines,
 )
 from executor.search.gather import Asked, Gathered, Passage, gather, render_research
 from executor.search.providers import (
@@ -39,5 +40,6 @@ __all__ = [
     "render_brief",
     "render_research",
     "search_problem",
+    "searched_lines",
     "web_setup",
 ]

@@ -19,8 +19,9 @@ from executor.search.agent import (
     WebResearch,
     best_passages,
     candidates,
+    searched_lines,
 )
-from executor.tools import FetchError, SearchError, SearchHit, fetch, to_text
+from executor.tools import SearchHit
 
 log = structlog.get_logger(__name__)
 
@@ -70,37 +71,11 @@ class _Page:
 
 def _fetched(research: WebResearch, hit: SearchHit, skipped: list[Skipped]) -> _Page | None:
     """The page of a hit as text, or None (recorded in `skipped` with why)."""
-    limits = research.limits
-    try:
-        page = fetch(hit.url, limits.web_timeout_seconds, limits.web_max_bytes, research.allow)
-    except FetchError as error:
-        skipped.append(Skipped(url=hit.url, reason=str(error)))
+    page = research.page_text(hit, skipped)
+    if page is None:
         return None
-    fetched_at = research.clock()
-    if page.status >= 400:
-        skipped.append(Skipped(url=hit.url, reason=f"HTTP {page.status}"))
-        return None
-    text = to_text(page)
-    if text is None:
-        reason = f"not text ({page.content_type or 'unknown type'})"
-        skipped.append(Skipped(url=hit.url, reason=reason))
-        return None
-    return _Page(page.url, hit.title, fetched_at, text[: limits.web_max_output_chars])
-
-
-def _search(
-    research: WebResearch, queries: Sequence[str], outcomes: list[QueryOutcome]
-) -> list[tuple[str, list[SearchHit]]]:
-    found: list[tuple[str, list[SearchHit]]] = []
-    for query in queries:
-        try:
-            hits = research.provider.search(query, research.max_results)[: research.max_results]
-        except SearchError as error:
-            outcomes.append(QueryOutcome(query=query, error=str(error)))
-            continue
-        outcomes.append(QueryOutcome(query=query, hits=len(hits)))
-        found.append((query, hits))
-    return found
+    url, text, fetched_at = page
+    return _Page(url, hit.title, fetched_at, text)
 
 
 def gather(research: WebResearch, plan: Sequence[Asked]) -> Gathered:
@@ -113,7 +88,8 @@ def gather(research: WebResearch, plan: Sequence[Asked]) -> Gathered:
     skipped: list[Skipped] = []
     kept: set[tuple[str, str]] = set()
     for index, asked in enumerate(plan, 1):
-        found = _search(research, asked.queries, outcomes)
+        searched, found = research.search_all(asked.queries)
+        outcomes += searched
         # Relevance to the sub-question in its own words and its queries': a query alone can
         # be too narrow to judge a page by.
         wanted = " ".join([asked.question, *asked.queries])
@@ -173,11 +149,5 @@ def render_research(title: str, gathered: Gathered) -> str:
                 f"- **Fetched:** {passage.fetched_at}", f"- **Found by:** `{passage.query}`", "",
                 _quote(passage.text), "",
             ]  # fmt: skip
-    lines += ["## Queries", ""]
-    for n, outcome in enumerate(gathered.queries, 1):
-        result = f"failed: {outcome.error}" if outcome.error else f"{outcome.hits} results"
-        lines.append(f"{n}. `{outcome.query}` — {result}")
-    if gathered.skipped:
-        lines += ["", "## Results not used", ""]
-        lines += [f"- <{s.url}> — {s.reason}" for s in gathered.skipped]
+    lines += searched_lines(gathered.queries, gathered.skipped)
     return "\n".join(lines).rstrip() + "\n"
