@@ -26,7 +26,7 @@ from multiverse.models import (
 )
 from multiverse.roles import LearningContext, Mode, PastRun, PlanContext, PlanFailed, PlannerRole
 from multiverse.spec import FileSet, Reading, RequestSpec
-from planner.builtin import request_spec
+from planner.builtin import BuiltinPlanner, request_spec
 from planner.model import PROMPTS_PACKAGE, ModelPlanner
 from planner.model.context import CATALOG_LIMIT, quoted, relevant_catalog
 from planner.model.planner import MODE_TOKENS, STAGES_TOKENS, TASKS_TOKENS, TOOLS_TOKENS
@@ -569,6 +569,25 @@ def test_a_task_that_contradicts_the_confirmed_spec_is_refused_and_repaired(
     system = str(fake_openai.requests[0]["messages"][0]["content"])
     assert '"left_out":["assets/old_q2.md"]' in system  # the frozen spec, in every prompt
     assert "old_q2.md" not in str(fake_openai.requests[0]["messages"][1]["content"])
+
+
+def test_a_short_deliverable_is_planned_in_few_calls(fake_openai: FakeOpenAI, home: Path) -> None:
+    """Two pages or less: code gives each phase its stages (no call), and a stage's plan may
+    hold two tasks at most (in the schema); a longer deliverable is planned by the model."""
+    fake_openai.check_schemas = True
+    short = make_context(home, phase=phases()[0], spec=confirmed_spec(length_words=1000))
+    plan = make_planner(fake_openai, home).plan_stages(short)
+    assert plan == BuiltinPlanner(home).plan_stages(short) and fake_openai.count == 0
+    fake_openai.script(answer(tasks_answer()))
+    make_planner(fake_openai, home).plan_tasks(
+        short.model_copy(update={"stages": [stage()], "stage": stage()}))
+    schemas_held(fake_openai)
+    assert sent_schema(fake_openai, 0)["properties"]["tasks"]["maxItems"] == 2
+    assert "one or two small ones" in prompt(fake_openai, 0)
+    fake_openai.script(answer(stages_answer()))
+    long = make_context(home, phase=phases()[0], spec=confirmed_spec(length_words=3000))
+    assert len(make_planner(fake_openai, home).plan_stages(long).stages) == 2
+    assert fake_openai.count == 2
 
 
 def test_past_runs_work_is_offered_as_numbered_references(

@@ -158,8 +158,11 @@ def reference_number(paths: Sequence[str]) -> Callable[[Any], Any]:
     return coerce
 
 
-def tasks_answer(references: Sequence[str], publishing: bool) -> type[TasksAnswer]:
-    """The answer model of one tasks call: references are numbers 1..len(references)."""
+def tasks_answer(
+    references: Sequence[str], publishing: bool, most: int = MAX_TASKS
+) -> type[TasksAnswer]:
+    """The answer model of one tasks call: references are numbers 1..len(references), at most
+    `most` tasks."""
     numbers = range(1, len(references) + 1)
     reference = choice(numbers, "reference", reference_number(references))
     fields: dict[str, Any] = {"references": (list_of(reference), Field(default_factory=list))}
@@ -170,7 +173,7 @@ def tasks_answer(references: Sequence[str], publishing: bool) -> type[TasksAnswe
     return create_model(
         "TasksAnswer",
         __base__=TasksAnswer,
-        tasks=(list_of(item), Field(min_length=1, max_length=MAX_TASKS)),
+        tasks=(list_of(item), Field(min_length=1, max_length=most)),
     )
 
 

@@ -59,6 +59,7 @@ from planner.builtin import (
 from planner.mcp import load_mcps
 from planner.mode import settle_mode
 from planner.model.answers import (
+    MAX_TASKS,
     StagesAnswer,
     tasks_answer,
     to_stages,
@@ -193,6 +194,16 @@ MODE_TOKENS = 200
 STAGES_TOKENS = 700
 TASKS_TOKENS = 1400
 TOOLS_TOKENS = 600
+# A deliverable of two pages or less: each phase is one stage, as code shapes it, and a stage
+# is one or two tasks. A small model asked for more plans more calls than the work needs.
+SHORT_WORDS = 1000
+SHORT_TASKS = 2
+
+
+def short_work(context: PlanContext) -> bool:
+    """Whether the confirmed deliverable is short enough for code's stages and small plans."""
+    spec = context.spec
+    return spec is not None and spec.length_words is not None and spec.length_words <= SHORT_WORDS
 PROPOSAL_TOKENS = 1500
 
 
@@ -270,7 +281,8 @@ class ModelPlanner:
         """Plan target `stages:<phase_id>` for `context.phase`."""
         target, phase = stages_target(context)
         package = self.package()
-        if not self.asker.serves(package.card.tier):
+        if not self.asker.serves(package.card.tier) or short_work(context):
+            # A short deliverable's phase is one stage: code decides it, no call is made.
             return self._offline(target, context, self.builtin.plan_stages)
         job = PlanJob(
             target=target,
@@ -297,11 +309,12 @@ class ModelPlanner:
             return self._offline(target, context, self.builtin.plan_tasks)
         references = reference_candidates(context, stage)
         publishing = is_publishing_stage(context, stage)
+        most = SHORT_TASKS if short_work(context) else MAX_TASKS
         job = PlanJob(
             target=target,
             template="tasks",
-            values=tasks_values(context, stage, phase, references, publishing),
-            schema=tasks_answer(references.paths, publishing),
+            values=tasks_values(context, stage, phase, references, publishing, most),
+            schema=tasks_answer(references.paths, publishing, most),
             check=checker(
                 lambda answer: to_tasks(answer, context, stage, phase, references),
                 lambda plan: validate_tasks(plan, context),
