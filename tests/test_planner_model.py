@@ -562,7 +562,8 @@ def test_a_task_that_contradicts_the_confirmed_spec_is_refused_and_repaired(
     korean["tasks"][0]["purpose"] = "List every revenue figure with its region, in Korean."
     fake_openai.script(answer(korean), answer(tasks_answer()))
     context = make_context(home, phase=phases()[0], stages=[stage()], stage=stage(),
-                           spec=confirmed_spec(), catalog=[*catalog(), left_out])  # fmt: skip
+                           spec=confirmed_spec(length_words=3000),
+                           catalog=[*catalog(), left_out])  # fmt: skip
     plan = make_planner(fake_openai, home).plan_tasks(context)
     assert plan.tasks[0].task_purpose == "List every revenue figure with its region."
     assert "the confirmed language is 'en'" in last_message(fake_openai, 1)
@@ -571,23 +572,40 @@ def test_a_task_that_contradicts_the_confirmed_spec_is_refused_and_repaired(
     assert "old_q2.md" not in str(fake_openai.requests[0]["messages"][1]["content"])
 
 
-def test_a_short_deliverable_is_planned_in_few_calls(fake_openai: FakeOpenAI, home: Path) -> None:
-    """Two pages or less: code gives each phase its stages (no call), and a stage's plan may
-    hold two tasks at most (in the schema); a longer deliverable is planned by the model."""
-    fake_openai.check_schemas = True
+def test_a_short_deliverable_is_planned_by_code(fake_openai: FakeOpenAI, home: Path) -> None:
+    """Two pages or less: stages, tasks and tool tasks are code's, as offline (no call; the
+    local model copied the prompt's example stages into every phase); a longer deliverable is
+    planned by the model."""
     short = make_context(home, phase=phases()[0], spec=confirmed_spec(length_words=1000))
-    plan = make_planner(fake_openai, home).plan_stages(short)
-    assert plan == BuiltinPlanner(home).plan_stages(short) and fake_openai.count == 0
-    fake_openai.script(answer(tasks_answer()))
-    make_planner(fake_openai, home).plan_tasks(
-        short.model_copy(update={"stages": [stage()], "stage": stage()}))
-    schemas_held(fake_openai)
-    assert sent_schema(fake_openai, 0)["properties"]["tasks"]["maxItems"] == 2
-    assert "one or two small ones" in prompt(fake_openai, 0)
+    builtin = BuiltinPlanner(home)
+    planner = make_planner(fake_openai, home)
+    stages = planner.plan_stages(short)
+    assert stages == builtin.plan_stages(short)
+    staged = short.model_copy(update={"stages": stages.stages, "stage": stages.stages[0]})
+    assert planner.plan_tasks(staged) == builtin.plan_tasks(staged)
+    assert fake_openai.count == 0
     fake_openai.script(answer(stages_answer()))
     long = make_context(home, phase=phases()[0], spec=confirmed_spec(length_words=3000))
     assert len(make_planner(fake_openai, home).plan_stages(long).stages) == 2
-    assert fake_openai.count == 2
+    assert fake_openai.count == 1
+
+
+def test_the_model_keeps_the_length_deliverable_and_reader_the_words_name(
+    fake_openai: FakeOpenAI, home: Path
+) -> None:
+    """"A two-page memo for the board": the model's reading that drops the length and calls it
+    a brief (as the local model did) is held to the words; its own reading stands elsewhere."""
+    fake_openai.script(spec_answer(deliverable="brief", length_words=None, audience=None))
+    request = "Write a two-page memo for the board on the Q3 revenue report."
+    with capture_logs() as logs:
+        proposal = make_planner(fake_openai, home).propose(make_context(home, request=request))
+    assert proposal.spec is not None and proposal.made_offline is False
+    rules = request_spec(make_context(home, request=request))
+    assert (proposal.spec.length_words, proposal.spec.deliverable, proposal.spec.audience) == (
+        rules.length_words, "memo", rules.audience)
+    assert rules.length_words == 1000 and rules.audience
+    held = next(e for e in logs if e["event"] == "spec_model_held_to_the_words")
+    assert {"length_words", "deliverable"} <= set(held["fields"])
 
 
 def test_past_runs_work_is_offered_as_numbered_references(

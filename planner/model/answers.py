@@ -158,11 +158,8 @@ def reference_number(paths: Sequence[str]) -> Callable[[Any], Any]:
     return coerce
 
 
-def tasks_answer(
-    references: Sequence[str], publishing: bool, most: int = MAX_TASKS
-) -> type[TasksAnswer]:
-    """The answer model of one tasks call: references are numbers 1..len(references), at most
-    `most` tasks."""
+def tasks_answer(references: Sequence[str], publishing: bool) -> type[TasksAnswer]:
+    """The answer model of one tasks call: references are numbers 1..len(references)."""
     numbers = range(1, len(references) + 1)
     reference = choice(numbers, "reference", reference_number(references))
     fields: dict[str, Any] = {"references": (list_of(reference), Field(default_factory=list))}
@@ -173,7 +170,7 @@ def tasks_answer(
     return create_model(
         "TasksAnswer",
         __base__=TasksAnswer,
-        tasks=(list_of(item), Field(min_length=1, max_length=most)),
+        tasks=(list_of(item), Field(min_length=1, max_length=MAX_TASKS)),
     )
 
 

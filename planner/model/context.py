@@ -239,10 +239,8 @@ def tasks_values(
     phase: Phase,
     references: References,
     publishing: bool,
-    most: int,
 ) -> dict[str, str]:
-    """Values of the `tasks` template; `publishing`: the last stage of GENERATING_OUTPUT;
-    `most`: how many tasks the plan may have."""
+    """Values of the `tasks` template; `publishing`: the last stage of GENERATING_OUTPUT."""
     return {
         "run_id": context.run_id,
         "stage_id": stage.stage_id,
@@ -252,7 +250,6 @@ def tasks_values(
         "phase_purpose": phase.phase_purpose or "(no purpose written)",
         "references": references.block(),
         "deliverable_rule": deliverable_rule(publishing, context.run_id),
-        "task_count": "one or two" if most <= 2 else f"one to {min(most, 4)}",
         # The example points at a real source when there is one, not always at the request.
         "example_reference": "2" if len(references.paths) > 1 else "1",
     }

@@ -59,7 +59,6 @@ from planner.builtin import (
 from planner.mcp import load_mcps
 from planner.mode import settle_mode
 from planner.model.answers import (
-    MAX_TASKS,
     StagesAnswer,
     tasks_answer,
     to_stages,
@@ -141,8 +140,20 @@ def prefix_of(context: PlanContext) -> str:
 
 def _held_to_the_words(spec: RequestSpec, rules: RequestSpec, texts: list[str]) -> RequestSpec:
     """The model's spec kept to what the words say: the requester's language as the rules read
-    it (the script, or a language asked), and no chart where no chart was asked for."""
+    it (the script, or a language asked); the length, the deliverable and the reader the
+    request's own words name ("a two-page memo for the board"), and the rules' length where
+    the model gives none; and no chart where no chart was asked for."""
     update: dict[str, object] = {"language": rules.language}
+    if rules.length_reading.phrase or spec.length_words is None:
+        update |= {"length_words": rules.length_words, "length_reading": rules.length_reading}
+    if rules.deliverable_reading.phrase:
+        update |= {"deliverable": rules.deliverable,
+                   "deliverable_reading": rules.deliverable_reading}  # fmt: skip
+    if rules.audience and rules.audience_reading.phrase:
+        update |= {"audience": rules.audience, "audience_reading": rules.audience_reading}
+    changed = sorted(key for key, value in update.items() if getattr(spec, key) != value)
+    if changed:
+        log.info("spec_model_held_to_the_words", fields=changed)
     if spec.charts and not rules.charts and not charts_said(texts):
         update["charts"] = []
         log.info("spec_model_chart_dropped", charts=len(spec.charts), reason="not asked")
@@ -194,14 +205,14 @@ MODE_TOKENS = 200
 STAGES_TOKENS = 700
 TASKS_TOKENS = 1400
 TOOLS_TOKENS = 600
-# A deliverable of two pages or less: each phase is one stage, as code shapes it, and a stage
-# is one or two tasks. A small model asked for more plans more calls than the work needs.
+# A deliverable of two pages or less is planned by code, as offline (stages, tasks, tool
+# tasks): a model's plan of it only adds calls (a small one copied the prompt's example
+# stages into every phase). The model reads the request into the spec, writes, and words.
 SHORT_WORDS = 1000
-SHORT_TASKS = 2
 
 
 def short_work(context: PlanContext) -> bool:
-    """Whether the confirmed deliverable is short enough for code's stages and small plans."""
+    """Whether the confirmed deliverable is short enough to be planned by code."""
     spec = context.spec
     return spec is not None and spec.length_words is not None and spec.length_words <= SHORT_WORDS
 PROPOSAL_TOKENS = 1500
@@ -282,7 +293,6 @@ class ModelPlanner:
         target, phase = stages_target(context)
         package = self.package()
         if not self.asker.serves(package.card.tier) or short_work(context):
-            # A short deliverable's phase is one stage: code decides it, no call is made.
             return self._offline(target, context, self.builtin.plan_stages)
         job = PlanJob(
             target=target,
@@ -305,16 +315,15 @@ class ModelPlanner:
         """Plan target `tasks:<stage_id>` for `context.stage`."""
         target, stage, phase = tasks_target(context)
         package = self.package()
-        if not self.asker.serves(package.card.tier):
+        if not self.asker.serves(package.card.tier) or short_work(context):
             return self._offline(target, context, self.builtin.plan_tasks)
         references = reference_candidates(context, stage)
         publishing = is_publishing_stage(context, stage)
-        most = SHORT_TASKS if short_work(context) else MAX_TASKS
         job = PlanJob(
             target=target,
             template="tasks",
-            values=tasks_values(context, stage, phase, references, publishing, most),
-            schema=tasks_answer(references.paths, publishing, most),
+            values=tasks_values(context, stage, phase, references, publishing),
+            schema=tasks_answer(references.paths, publishing),
             check=checker(
                 lambda answer: to_tasks(answer, context, stage, phase, references),
                 lambda plan: validate_tasks(plan, context),
@@ -334,7 +343,7 @@ class ModelPlanner:
             # No answer could pass validation: failing now saves three paid calls.
             raise PlanFailed(target, ["the runtime mapping provides no tool types"])
         package = self.package()
-        if not self.asker.serves(package.card.tier):
+        if not self.asker.serves(package.card.tier) or short_work(context):
             return self._offline(
                 target, context, lambda given: self.builtin.plan_tools(given, timing)
             )
