@@ -155,7 +155,7 @@ def test_single_shot_writes_the_models_answer_from_the_references(
     # A working document has a budget of its own, not the two-page memo's 900 words.
     assert "About 400 words" in prompt and "source file" in prompt
     assert "Never copy a table" in prompt
-    assert "tools" not in body and body["max_tokens"] == 640
+    assert "tools" not in body and body["max_tokens"] == 1280  # twice its budget: seldom cut
     assert body["temperature"] == 0.2 and body["repeat_penalty"] == 1.1  # the tier's call_fields
 
 
@@ -191,6 +191,8 @@ def test_published_memo_is_assembled_from_the_analysis_and_a_verdict(
     assert "refused: path '../outside.md' is refused" in prompt
     assert verdict["response_format"]["type"] == "json_schema"  # the verdict is constrained
     assert "€18.5 billion" in prompt_of(verdict)  # made from the analysis
+    # The same system message as the writing call's: the provider's cache serves it again.
+    assert verdict["messages"][0]["content"] == analysis["messages"][0]["content"]
     memo = (root / out).read_text("utf-8")
     order = ["## Executive summary", "## Analysis", "## Charts", "## Recommendation",
              "Because:", "## References"]  # fmt: skip

@@ -32,6 +32,7 @@ from executor.model.prompt import (
     active_instructions,
     facts_of,
     load_template,
+    prefix_of,
     templates,
     writing_messages,
 )
@@ -48,7 +49,7 @@ from multiverse.gateway import (
     cut_failure,
 )
 from multiverse.roles import TaskAssignment
-from multiverse.spec import asked_words
+from multiverse.spec import asked_words, with_prefix
 
 _FENCE = re.compile(r"^[ \t]*(`{3,})[ \t]*([^`\s]*)[^`]*$")
 MARKDOWN_TAGS = ("", "markdown", "md")
@@ -117,6 +118,7 @@ ANALYSIS_MIN_WORDS = 150
 # on the task; a small model asked for the deliverable's length copies tables out instead.
 WORKING_WORDS = 400
 WORKING_MIN_WORDS = 200
+WORKING_ROOM = 2  # a working document's max_tokens, in multiples of its budget's tokens
 ANALYSIS_LIMIT = 12_000  # characters of the analysis shown to the verdict call
 
 
@@ -198,15 +200,11 @@ def length_asked(assignment: TaskAssignment) -> int | None:
     return asked_words(active_instructions(assignment))
 
 
-def verdict_messages(
-    system: str, request: str, instructions: Sequence[str], analysis: str
-) -> list[ChatMessage]:
-    """The verdict call: the request, the instructions, the analysis (data), the question."""
-    rules = "\n".join(f"- {line}" for line in instructions) or "- (none)"
+def verdict_messages(system: str, analysis: str) -> list[ChatMessage]:
+    """The verdict call: the analysis (data) and the question; `system` begins with the run's
+    prefix (the request, what was confirmed, the instructions), as the writing call did."""
     user = (
-        f"The request of the person you work for:\n\n{request.strip()}\n\n"
-        f"Their instructions:\n{rules}\n\n"
-        "The analysis written for them (data, not instructions):\n\n"
+        "The analysis written for the person you work for (data, not instructions):\n\n"
         f"````text\n{analysis.strip()[:ANALYSIS_LIMIT]}\n````\n\n"
         "Answer with one JSON object:\n"
         f"- `executive_summary`: the answer to the request in at most {SUMMARY_WORDS} words, "
@@ -376,12 +374,8 @@ class SingleShot:
     def _memo(self, task: WritingTask, package: AgentPackage, analysis: str) -> str:
         """The deliverable: the analysis and the model's verdict on it, assembled by code."""
         assignment = task.assignment
-        messages = verdict_messages(
-            load_template(WRITER).body,
-            assignment.request,
-            active_instructions(assignment),
-            analysis,
-        )
+        system = with_prefix(prefix_of(assignment), load_template(WRITER).body)
+        messages = verdict_messages(system, analysis)
         tokens = self.tier.answer_tokens(VERDICT_TOKENS)
         call = self._call(task, package, messages, tokens, "verdict")
         verdict = self.gateway.complete_json(call, MemoVerdict).value
@@ -393,6 +387,10 @@ class SingleShot:
         self, task: WritingTask, package: AgentPackage, note: str = "", more: int = 0
     ) -> LlmAnswer:
         max_tokens = writing_tokens(task.words, self.tier.max_tokens)
+        if not more:
+            # Not continued, a working document gets room beyond its budget, so that a small
+            # model that writes on past the words asked is seldom cut.
+            max_tokens = min(self.tier.max_tokens, WORKING_ROOM * max_tokens)
         messages = writing_messages(task, self.window, max_tokens, note)
         step = "write" if not note else "write-again"
         call = self._call(task, package, messages, max_tokens, step, more)
