@@ -5,6 +5,7 @@ text or as JSON), its shared options and the helpers its commands share.
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -213,6 +214,24 @@ def errors_said(as_json: bool = False) -> Iterator[None]:
         yield
     except MultiverseError as error:
         raise fail(error, as_json) from None
+
+
+@contextmanager
+def quiet_logging(console_level: int = logging.WARNING) -> Iterator[None]:
+    """Within the block, log events go nowhere but warnings (or `console_level`) to stderr:
+    stdout is the command's own. A daemon in this process (as in the tests) has configured its
+    logging already and keeps it."""
+    from multiverse.logs import close_logging, configure_logging, logging_configured
+
+    # Our own handlers, not structlog's flag: a test's capture_logs configures structlog too.
+    quiet = not logging_configured()
+    if quiet:
+        configure_logging(None, console_level)
+    try:
+        yield
+    finally:
+        if quiet:
+            close_logging()
 
 
 def wants_json(argv: list[str] | None = None) -> bool:

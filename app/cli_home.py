@@ -30,6 +30,7 @@ from app.cli_app import (
     errors_said,
     fail,
     print_json,
+    quiet_logging,
     run_ref,
 )
 from multiverse.errors import MultiverseError
@@ -190,10 +191,13 @@ def doctor(
 
     Exits 1 when a check fails; a home no daemon serves is said, not a failure.
     """
+    import logging
+
     from app.commands import run_doctor
     from app.doctor import render_doctor
 
-    with errors_said(as_json):
+    # The events of what doctor opens (MCP servers) are said by the report itself.
+    with quiet_logging(logging.ERROR), errors_said(as_json):
         report = run_doctor(home, ping)
     if as_json:
         data = report.model_dump(mode="json")

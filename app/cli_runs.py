@@ -24,6 +24,7 @@ from app.cli_app import (
     errors_said,
     fail,
     print_json,
+    quiet_logging,
     relative,
     run_ref,
     said,
@@ -219,22 +220,10 @@ def fork(
 ) -> None:
     """Make a new run from a final run's confirmed instructions and its work before STEP."""
     run = run_ref(home, run, as_json)
-    import structlog
-
-    from multiverse.logs import close_logging, configure_logging
     from orchestrator.forking import fork_run
 
-    # stdout is the command's own: its events go nowhere, warnings to stderr (a daemon in this
-    # process, as in the tests, has configured its logging already and keeps it).
-    quiet = not structlog.is_configured()
-    if quiet:
-        configure_logging(None)
-    try:
-        with errors_said(as_json):
-            result = fork_run(require_home(resolve_home(home)), TableStore(), run, step)
-    finally:
-        if quiet:
-            close_logging()
+    with quiet_logging(), errors_said(as_json):
+        result = fork_run(require_home(resolve_home(home)), TableStore(), run, step)
     message = (
         f"fork: {result.run_id} made from {run} at {result.step} ({len(result.kept)} rows kept, "
         f"{len(result.redone)} PENDING); the daemon redoes it from {result.step} "

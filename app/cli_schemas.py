@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from app.doctor import ChannelCheck, HomeCheck, MappingCheck, PackageCheck, TierCheck
+from app.doctor_mcp import McpServerCheck
 from app.doctor_remote import WorkersCheck
 from multiverse.home import Serving
 from multiverse.models import MajorStage, Phase, Status, Task, ToolTask
@@ -231,6 +232,7 @@ class DoctorResult(_Data):
     shell_sandbox: str | None = None  # the shell mapped: "" when sandboxed, else why it is refused
     promises: list[str] = []  # asked for and not possible here: a search key unset, a recipe
     workers: list[WorkersCheck] = []  # each remote tier's broker and queue, and who serves it
+    mcp_servers: list[McpServerCheck] = []  # each MCP server: whether it answered, its tools
     healthy: bool
     serving: bool
 

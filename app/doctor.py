@@ -16,6 +16,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from app.doctor_mcp import McpServerCheck, check_mcp_servers, mcp_lines
 from app.doctor_remote import WorkersCheck, check_workers, workers_lines
 from multiverse.agent_package import ROLES, load_agent_package, role_package_dir
 from multiverse.config import (
@@ -190,6 +191,7 @@ class DoctorReport(Finding):
     shell_sandbox: str | None = None
     promises: list[str] = []  # what is asked for and nothing here can do (`check_promises`)
     workers: list[WorkersCheck] = []  # the queues of remote tiers and who serves them
+    mcp_servers: list[McpServerCheck] = []  # each MCP server: answered, its tools
 
     @property
     def healthy(self) -> bool:
@@ -203,6 +205,7 @@ class DoctorReport(Finding):
             and not self.shell_sandbox
             and not self.promises
             and all(check.ok for check in self.workers)
+            and all(check.ok for check in self.mcp_servers)
         )
 
 
@@ -364,6 +367,7 @@ def diagnose(home_root: Path, environ: Mapping[str, str], ping: Ping | None = No
         shell_sandbox=_shell_sandbox(mapping),
         promises=promises,
         workers=[] if mapping is None else check_workers(mapping),
+        mcp_servers=[] if mapping is None else check_mcp_servers(mapping, home.root, environ),
     )
 
 
@@ -463,6 +467,7 @@ def render_doctor(report: DoctorReport) -> str:
         )
     lines += channel_lines(report.channels)
     lines += workers_lines(report.workers)
+    lines += mcp_lines(report.mcp_servers)
     if report.shell_sandbox is not None:
         lines += ["", "Shell", f"✗ run_shell_command is refused: {report.shell_sandbox}"
                   if report.shell_sandbox else "✓ run_shell_command runs in a sandbox (bubblewrap)"]

@@ -137,10 +137,16 @@ def asked_mode(config: TierConfig) -> str:
 
 
 def executor_role(
-    home: Home, mapping: RuntimeMapping, tier: Tier, gateway: Gateway | None, web: WebSetup
+    home: Home,
+    mapping: RuntimeMapping,
+    tier: Tier,
+    gateway: Gateway | None,
+    web: WebSetup,
+    served: Mapping[Tier, TierConfig] | None = None,
 ) -> ExecutorRole:
     """The Executor of this tier: on `multiverse worker`s for a remote tier; else served by its
-    command, its model (with a gateway) or the builtin engine."""
+    command, its model (with a gateway) or the builtin engine; a model-backed one escalates
+    to the `served` tiers its card names."""
     builtin = BuiltinExecutor(web.research, web.unavailable)
     config = mapping.tier_mapping[tier]
     if config.remote is not None:
@@ -173,17 +179,22 @@ def executor_role(
     from executor.model import ModelExecutor
 
     return ModelExecutor(gateway, mapping, mapping.tier_mapping[tier], home.root,
-                         fallback=builtin, web_search_provider=web.provider)  # fmt: skip
+                         fallback=builtin, web_search_provider=web.provider,
+                         web_research=web.research, served=served)  # fmt: skip
 
 
 def _communicator(
-    home: Home, mapping: RuntimeMapping, tier: Tier, gateway: Gateway | None
+    home: Home,
+    mapping: RuntimeMapping,
+    tier: Tier,
+    gateway: Gateway | None,
+    served: Mapping[Tier, TierConfig],
 ) -> CommunicatorRole:
     if gateway is None:
         return BuiltinCommunicator()
     from communicator.model import ModelCommunicator
 
-    return ModelCommunicator(home, gateway, mapping, mapping.tier_mapping[tier])
+    return ModelCommunicator(home, gateway, mapping, mapping.tier_mapping[tier], served=served)
 
 
 def build_team(
@@ -217,8 +228,12 @@ def build_team(
     log.info("crew_built", model_backed=sorted(backed), gateway=gateway is not None)
     return Team(
         planner=_planner(home, mapping, served, serving("planner")),
-        executor=executor_role(home, mapping, tiers["executor"], serving("executor"), web),
-        communicator=_communicator(home, mapping, tiers["communicator"], serving("communicator")),
+        executor=executor_role(
+            home, mapping, tiers["executor"], serving("executor"), web, served
+        ),
+        communicator=_communicator(
+            home, mapping, tiers["communicator"], serving("communicator"), served
+        ),
         tool_types=tool_types(mapping),
         search_provider=web.research.provider_label if web.research is not None else None,
     )

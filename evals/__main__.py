@@ -24,7 +24,8 @@ def _parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="run cases end to end, save results, render EVALS.md")
     run.add_argument("--label", help="result file evals/results/LABEL.json (default: after, "
                      "or builtin with --builtin)")  # fmt: skip
-    run.add_argument("--cases", help=f"comma-separated, of: {', '.join(cases.CASES)} (all)")
+    run.add_argument("--cases", help=f"comma-separated, of: {', '.join(cases.CASES)} (all) "
+                     "and any case id of tests/corpus/requests.yaml")  # fmt: skip
     how = run.add_mutually_exclusive_group()
     how.add_argument("--builtin", action="store_true", help="no model: checks the harness")
     how.add_argument("--mapping", type=Path, help="runtime-mapping.yaml to use as it is")
@@ -129,6 +130,7 @@ def collect_again(args: argparse.Namespace) -> int:
         if found is None:
             raise ValueError(f"{args.label}: no result for {case.name}")
         found.update(collect.read_back(case, Path(found["home"]), found.get("run_id")))
+        found.update(corpus=case.corpus is not None, cost=collect.cost(found))
         results.save(args.label, found)
         print(f"eval {case.name}: collected again from {found['home']}")
     render.write()

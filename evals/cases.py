@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures" / "assets"
@@ -19,9 +20,11 @@ class Case:
     assets: tuple[str, ...] = ASSETS
     # The CSV whose countries and revenue values the chart must show, when a chart is asked for.
     chart_csv: str | None = None
+    # A case of tests/corpus/requests.yaml (its id, assets and expectations); None: a fixed case.
+    corpus: dict[str, Any] | None = None
 
     def asset_paths(self) -> list[Path]:
-        """The fixture files copied into the case's assets/."""
+        """The fixture files copied into the case's assets/ (a corpus case lays out its own)."""
         return [FIXTURES / name for name in self.assets]
 
 
@@ -49,12 +52,25 @@ CASES: dict[str, Case] = {
 }
 
 
+def corpus_case(found: dict[str, Any]) -> Case:
+    """A case of the corpus run end to end: its request, its files, its expectations."""
+    return Case(found["id"], found["request"], assets=(), corpus=found)
+
+
 def select(names: str | None) -> list[Case]:
-    """The cases named in a comma-separated list (all when empty); unknown ones: ValueError."""
+    """The cases named in a comma-separated list (all fixed ones when empty), fixed case names
+    and corpus case ids mixed; unknown ones: ValueError."""
     if not names:
         return list(CASES.values())
     wanted = [name.strip() for name in names.split(",") if name.strip()]
-    unknown = [name for name in wanted if name not in CASES]
+    corpus: dict[str, dict[str, Any]] = {}
+    if any(name not in CASES for name in wanted):
+        # Read only when asked for: the corpus module imports the whole engine.
+        from evals.corpus import cases
+
+        corpus = {found["id"]: found for found in cases()}
+    unknown = [name for name in wanted if name not in CASES and name not in corpus]
     if unknown:
-        raise ValueError(f"unknown case(s): {', '.join(unknown)}; known: {', '.join(CASES)}")
-    return [CASES[name] for name in wanted]
+        raise ValueError(f"unknown case(s): {', '.join(unknown)}; known: {', '.join(CASES)} "
+                         "and the ids of tests/corpus/requests.yaml")  # fmt: skip
+    return [CASES[name] if name in CASES else corpus_case(corpus[name]) for name in wanted]

@@ -74,7 +74,8 @@ def calls(case: dict[str, Any]) -> str:
         + (f" (repairs per call: {spread})" if (spread := _spread(model)) else ""),
         f"invalid JSON {model.get('events', {}).get('llm_json_invalid', 0)}",
         "constrained " + ("n/a" if constrained is None else f"{constrained}/{logged}"),
-        f"cut at max_tokens {model.get('finish_length', 0)}",
+        f"cut at max_tokens {model.get('finish_length', 0)}"
+        + (f" ({continued} continued)" if (continued := model.get("continued")) else ""),
     ]
     return "; ".join(parts) + given_up
 
@@ -86,12 +87,19 @@ def _spread(model: dict[str, Any]) -> str:
 
 
 def tokens(case: dict[str, Any]) -> str:
-    """Prompt + completion tokens (usage.json, else summed from the log)."""
+    """Prompt + completion tokens (usage.json, else summed from the log); with the prompt tokens
+    the provider's prompt cache served and their share, when the result knows them."""
     model = case.get("model") or {}
     usage = model.get("usage") or {}
     prompt = usage.get("prompt_tokens", model.get("prompt_tokens", 0))
     completion = usage.get("completion_tokens", model.get("completion_tokens", 0))
-    return f"{prompt:,} + {completion:,}" if prompt or completion else "0"
+    if not prompt and not completion:
+        return "0"
+    cached = usage.get("cached_prompt_tokens", model.get("cached_tokens"))
+    if cached is None:  # a result from before it was measured
+        return f"{prompt:,} + {completion:,}"
+    share = f", {round(100 * cached / prompt)} %" if prompt else ""
+    return f"prompt {prompt:,} (cached {cached:,}{share}) + completion {completion:,}"
 
 
 def phases(case: dict[str, Any]) -> str:
@@ -138,3 +146,48 @@ def wall_time(case: dict[str, Any]) -> str:
     """The harness's clock: submit → proposal, confirm → final, and the whole case."""
     return (f"proposal {duration(case.get('proposal_s'))}, work {duration(case.get('work_s'))}, "
             f"total {duration(case.get('total_s'))}")  # fmt: skip
+
+
+def cost(case: dict[str, Any]) -> str:
+    """What the deliverable cost: calls, prompt (cached) + completion tokens, answers cut at
+    max_tokens, minutes in all and per phase."""
+    spent = case.get("cost") or {}
+    if not spent:
+        return "—"
+    cached = spent.get("cached_prompt_tokens")
+    prompt = f"{spent.get('prompt_tokens', 0):,}" + (
+        "" if cached is None else f" (cached {cached:,})")  # fmt: skip
+    phases = ", ".join(f"{name} {minutes:g}" for name, minutes in
+                       (spent.get("minutes_per_phase") or {}).items())  # fmt: skip
+    return (f"{spent.get('calls', 0)} calls; {prompt} + {spent.get('completion_tokens', 0):,} "
+            f"tokens; cut {spent.get('cut_at_max_tokens', 0)}; {spent.get('minutes', 0):g} min"
+            + (f" ({phases})" if phases else ""))  # fmt: skip
+
+
+def _pair(found: Any) -> str:
+    return f"{found[0]}/{found[1]}" if isinstance(found, list) and len(found) == 2 else "—"
+
+
+def corpus_checks(case: dict[str, Any]) -> list[str]:
+    """A corpus case's checklist in columns: charts drawn, exclusions, lookups, untraced
+    numbers, language and words, problems."""
+    check = case.get("checklist") or {}
+    judged = check.get("corpus")
+    if not judged:
+        said = "no deliverable" if not check else "not judged"
+        return [said, "—", "—", "—", "—", said]
+    values = "; ".join(f"{v['found']}/{v['total']}" for v in judged.get("chart_values") or []
+                       if v.get("passed") is not None)  # fmt: skip
+    charts = _pair(judged.get("charts_drawn")) + (f" ({values})" if values else "")
+    charts += f", in the spec {_pair(judged.get('charts_asked'))}"
+    leaked = f", {judged['leaked']} named" if judged.get("leaked") else ""
+    asked = (f"{_pair(judged.get('delivered'))} in the deliverable, "
+             f"{_pair(judged.get('questions'))} in the spec")  # fmt: skip
+    untraced = judged.get("untraced")
+    language, length = judged.get("language") or {}, judged.get("length") or {}
+    words = f"{length.get('words')}" + (f"/{length['target']}" if length.get("target") else "")
+    said = (f"{language.get('written') or '—'} {_mark(language.get('passed'))}, "
+            f"{words} {_mark(length.get('passed'))}")  # fmt: skip
+    problems = "; ".join(judged.get("problems") or []) or "none"
+    return [charts, _pair(judged.get("exclusions")) + leaked, asked,
+            "n/a" if untraced is None else str(untraced), said, problems[:400]]  # fmt: skip

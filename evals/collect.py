@@ -96,19 +96,25 @@ def deliverable_checks(case: Case, home: Path, run_id: str | None) -> dict[str, 
     answer = direct_answer(home) if run_id is None else None
     if answer is not None and answer[0] == "SIMPLE_REPLY":
         path, text = answer[1], answer[1].read_text(encoding="utf-8", errors="replace")
-    assets = {p.name: p.read_text(encoding="utf-8") for p in case.asset_paths()}
-    figures = checklist.check_figures(text, assets)
     result: dict[str, Any] = {
         "deliverable": str(path.relative_to(home)) if path else None,
         "outputs": sorted(str(p.relative_to(out_dir)) for p in out_dir.rglob("*") if p.is_file())
         if out_dir.is_dir()
         else [],
+    }
+    if case.corpus is not None:
+        from evals import corpus_run  # the whole engine: imported only for a corpus case
+
+        return {**result, "corpus": corpus_run.checks(case.corpus, home, run_id, text)}
+    assets = {p.name: p.read_text(encoding="utf-8") for p in case.asset_paths()}
+    figures = checklist.check_figures(text, assets)
+    result.update({
         "figures": {**asdict(figures), "passed": figures.passed and path is not None},
         "length": asdict(checklist.check_length(text, case.request)),
         "recommendation": {**asdict(rec := checklist.check_recommendation(text)),
                            "passed": rec.passed},
         "chart": None,
-    }  # fmt: skip
+    })  # fmt: skip
     if case.chart_csv:
         series = checklist.revenue_by_country(assets[case.chart_csv])
         found = charts(out_dir, home, text) if out_dir.is_dir() else {}
@@ -139,7 +145,11 @@ def model_use(events: list[logread.Event], run_dir: Path | None) -> dict[str, An
         "constrained_known": len(known),
         "prompt_tokens": sum(c.prompt_tokens or 0 for c in calls),
         "completion_tokens": sum(c.completion_tokens or 0 for c in calls),
+        "cached_tokens": (sum(c.cached_tokens or 0 for c in calls)
+                          if any(c.cached_tokens is not None for c in calls) else None),
         "finish_length": sum(1 for c in calls if c.finish_reason == "length"),
+        # Cut answers that went on: each continuation follows one cut part.
+        "continued": sum(1 for c in calls if (c.continuation or 0) > 0),
         "events": logread.event_counts(events, COUNTED),
         "calls": [asdict(c) for c in calls],
     }
@@ -178,3 +188,27 @@ def _phase_names(run_dir: Path) -> dict[str, str]:
         return {}
     key, name = rows[0].index("phase_id"), rows[0].index("phase_name")
     return {row[key]: row[name] for row in rows[2:] if len(row) > max(key, name)}
+
+
+def cost(found: dict[str, Any]) -> dict[str, Any]:
+    """What one deliverable cost: model calls, prompt tokens (of them cached), completion
+    tokens, answers cut at max_tokens, and minutes in all and per phase (pure)."""
+    model = found.get("model") or {}
+    usage = model.get("usage") or {}
+    cached = usage.get("cached_prompt_tokens", model.get("cached_tokens"))
+    names = found.get("phase_names") or {}
+    spent = (found.get("timing") or {}).get("phases") or {}
+    return {
+        "calls": usage.get("calls", model.get("calls_logged", 0)),
+        "prompt_tokens": usage.get("prompt_tokens", model.get("prompt_tokens", 0)),
+        "cached_prompt_tokens": cached,  # None: the run's files do not say
+        "completion_tokens": usage.get("completion_tokens", model.get("completion_tokens", 0)),
+        "cut_at_max_tokens": model.get("finish_length", 0),
+        "minutes": round(float(found.get("total_s") or 0.0) / 60, 2),
+        "minutes_per_phase": {names.get(p, p): round(s / 60, 2) for p, s in spent.items()},
+        "by_role": {role: {k: v for k, v in spent_by.items() if k in _ROLE_COST}
+                    for role, spent_by in (model.get("by_role") or {}).items()},
+    }  # fmt: skip
+
+
+_ROLE_COST = ("calls", "tokens", "cached_prompt_tokens")

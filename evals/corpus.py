@@ -43,15 +43,33 @@ def corpus_home(case: dict[str, Any], documents: Path) -> Iterator[Home]:
     with tempfile.TemporaryDirectory() as folder:
         home = Home(Path(folder) / "home")
         init_home(home)
-        for asset in case["assets"]:
-            name = PurePosixPath(asset).name
-            source = CORPUS / asset
-            if not source.exists():
-                source = documents / name
-            shutil.copy(source, home.assets / name)
-        for name, text in (case.get("guidelines") or {}).items():
-            (home.guidelines / name).write_text(text, encoding="utf-8")
+        lay_out(case, documents, home)
         yield home
+
+
+def lay_out(case: dict[str, Any], documents: Path, home: Home) -> None:
+    """Copy a case's files into an initialised home's assets/ (documents from `documents`, as
+    `build_documents` made them) and its guidelines into guidelines/."""
+    for asset in case["assets"]:
+        name = PurePosixPath(asset).name
+        source = CORPUS / asset
+        if not source.exists():
+            source = documents / name
+        shutil.copy(source, home.assets / name)
+    for name, text in (case.get("guidelines") or {}).items():
+        (home.guidelines / name).write_text(text, encoding="utf-8")
+
+
+def build_documents(folder: Path) -> None:
+    """The corpus's .docx and .pdf descriptions, built from their real text into `folder`."""
+    import sys
+
+    # make_documents is a script of tests/corpus, not a module of a package.
+    if str(CORPUS) not in sys.path:
+        sys.path.insert(0, str(CORPUS))
+    from make_documents import build  # type: ignore[import-not-found]
+
+    build(folder)
 
 
 def spec_of(case: dict[str, Any], home: Home) -> tuple[RequestSpec, HomeScan]:
@@ -404,15 +422,11 @@ def main(argv: list[str] | None = None) -> int:
     """Print the corpus results (and with --write, record them in EVALS.md); with --model,
     the chosen --cases read by the local model instead."""
     import subprocess
-    import sys
-
-    sys.path.insert(0, str(CORPUS))
-    from make_documents import build  # type: ignore[import-not-found]
 
     args = list(argv or [])
     with tempfile.TemporaryDirectory() as folder:
         documents = Path(folder)
-        build(documents)
+        build_documents(documents)
         if "--model" in args:
             from evals.corpus_model import evaluate_model, model_report, write_model
             from evals.mapping import local_tier

@@ -60,6 +60,11 @@ class LlmCall:
     latency_ms: float | None
     finish_reason: str | None
     cache_hit: bool | None
+    # Of prompt_tokens, those the provider's prompt cache served.
+    cached_tokens: int | None = None
+    # A cut answer going on (1, 2…) or asked again with more room: part of the call before it.
+    continuation: int | None = None
+    more_room: bool | None = None
 
 
 def llm_calls(events: list[Event]) -> list[LlmCall]:
@@ -73,12 +78,14 @@ def llm_calls(events: list[Event]) -> list[LlmCall]:
 
 
 def repairs_per_call(calls: list[LlmCall]) -> dict[int, int]:
-    """How many calls needed 0, 1, 2… repairs: a repair attempt joins the call it repairs."""
+    """How many calls needed 0, 1, 2… repairs: a repair attempt, a continuation of a cut answer
+    and a cut answer asked again with more room join the call they go on from."""
     needed: list[int] = []
     open_calls: dict[tuple[str | None, str | None], int] = {}  # (role, scope) → index
     for call in calls:
         key = (call.role, call.scope)
-        if (call.repairs or 0) > 0 and key in open_calls:
+        follows = (call.repairs or 0) > 0 or (call.continuation or 0) > 0 or bool(call.more_room)
+        if follows and key in open_calls:
             index = open_calls[key]
             needed[index] = max(needed[index], call.repairs or 0)
         else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from evals import cells
@@ -42,7 +43,7 @@ def _runs(results: dict[str, dict[str, Any]]) -> list[str]:
     """How each label ran, one row per invocation: its cases, dates, command, model, machine."""
     rows: dict[tuple[str, ...], list[list[str]]] = {}
     for label in _labels(results):
-        for name, case in _cases(results[label]):
+        for name, case in _cases(results[label], None):
             how = (label, *_how(case.get("meta") or {}))
             rows.setdefault(how, []).append([name, str((case.get("meta") or {}).get("date"))])
     table = [[how[0], ", ".join(n for n, _ in runs), min(d for _, d in runs)[:16], *how[1:]]
@@ -51,10 +52,19 @@ def _runs(results: dict[str, dict[str, Any]]) -> list[str]:
                    "server", "machine"), table)  # fmt: skip
 
 
-def _cases(data: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """A label's cases in the order of the case set (unknown names last)."""
+def _cases(data: dict[str, Any], kind: bool | None = False) -> list[tuple[str, dict[str, Any]]]:
+    """A label's cases in the order of the case set (unknown names last): the fixed ones
+    (`kind` False), the corpus ones (True) or all (None)."""
     order = {name: i for i, name in enumerate(CASES)}
-    return sorted(data["cases"].items(), key=lambda item: (order.get(item[0], len(order)), item[0]))
+    chosen = [item for item in data["cases"].items()
+              if kind is None or bool(item[1].get("corpus")) == kind]  # fmt: skip
+    return sorted(chosen, key=lambda item: (order.get(item[0], len(order)), item[0]))
+
+
+def _fixed(results: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The labels that ran a fixed case, with those cases only."""
+    found = {label: {**data, "cases": dict(_cases(data))} for label, data in results.items()}
+    return {label: data for label, data in found.items() if data["cases"]}
 
 
 def _label_section(label: str, data: dict[str, Any]) -> list[str]:
@@ -105,7 +115,10 @@ def render() -> str:
         "country of the CSV with half its revenue cells or every country total; words = "
         "within ±50% of what the request asks (two pages ≈ 900, one page ≈ 450, short note ≈ "
         "250; Korean words are eojeol); recommendation = a recommendation with a reason "
-        "marker. Model calls are HTTP calls logged as `llm_call`: a repair attempt is one.",
+        "marker. Model calls are HTTP calls logged as `llm_call`: a repair attempt is one, so "
+        "is each continuation of an answer cut at max_tokens. Tokens: prompt (of it, what the "
+        "server's prompt cache served: `cached_tokens`, llama-server's `timings.cache_n`) + "
+        "completion; results from before that was measured show the two sums alone.",
         "",
         "## Cases",
         "",
@@ -115,21 +128,63 @@ def render() -> str:
     if not results:
         return "\n".join([*lines, "No result yet: run `make eval-local`.", ""])
     lines += ["## How they ran", "", *_runs(results), ""]
+    fixed = _fixed(results)
+    for label in _labels(fixed):
+        lines += _label_section(label, fixed[label])
+    if fixed:
+        lines += ["## Side by side", "", *_side_by_side(fixed), ""]
+    return "\n".join(lines + _corpus_section(results))
+
+
+_CORPUS_COLUMNS = ("label", "case", "outcome (where/why)", "cost: calls; tokens; cut; minutes",
+                   "charts drawn (values)", "exclusions", "lookups, computations",
+                   "numbers untraced", "language, words", "problems")  # fmt: skip
+
+
+def _corpus_section(results: dict[str, dict[str, Any]]) -> list[str]:
+    """The corpus cases run end to end: their requests, then one row per label and case."""
+    rows, requests = [], {}
     for label in _labels(results):
-        lines += _label_section(label, results[label])
-    lines += ["## Side by side", "", *_side_by_side(results), ""]
-    return "\n".join(lines)
+        for name, case in _cases(results[label], True):
+            requests[name] = str(case.get("request", ""))
+            rows.append([label, name, cells.outcome(case), cells.cost(case),
+                         *cells.corpus_checks(case)])  # fmt: skip
+    if not rows:
+        return []
+    return [
+        "## Corpus cases end to end",
+        "",
+        "Cases of tests/corpus/requests.yaml run like the fixed ones (`make eval-local "
+        "CASES=en-chart-01,…`), in a home laid out as `make eval-corpus` lays it out, and judged "
+        "by its judges against the case's expectations: the spec CONFIRM froze (charts asked, "
+        "files left out, lookups and computations, language, length, mode), then the "
+        "deliverable: each expected chart's values, computed from its table, shown by one chart "
+        "of the run (printed, or plotted at their height; at least half of them), no file left "
+        "out named but in the line that lists them, each expected figure stated, the numbers "
+        "the delivery record found in no source or computed fact, its language by script and "
+        "its words within ±50% of the length asked. Cost: model calls; prompt tokens (of them "
+        "cached by the server) + completion tokens; answers cut at max_tokens; minutes in all "
+        "(per phase).",
+        "",
+        *[f"- **{name}**: {request}" for name, request in sorted(requests.items())],
+        "",
+        *_table(_CORPUS_COLUMNS, rows),
+        "",
+    ]
 
 
-def write() -> None:
+def write(path: Path = EVALS_MD) -> None:
     """Write EVALS.md at the repository root (the corpus results, written by `make
-    eval-corpus` between their markers, are kept)."""
+    eval-corpus` and `make eval-local-spec` between their markers, are kept)."""
     from evals.corpus import BEGIN, END
+    from evals.corpus_model import MODEL_BEGIN, MODEL_END
 
     kept = ""
-    if EVALS_MD.exists():
-        current = EVALS_MD.read_text(encoding="utf-8")
-        if BEGIN in current and END in current:
-            kept = BEGIN + current.partition(BEGIN)[2].partition(END)[0] + END + "\n"
+    if path.exists():
+        current = path.read_text(encoding="utf-8")
+        for begin, end in ((BEGIN, END), (MODEL_BEGIN, MODEL_END)):
+            if begin in current and end in current:
+                block = begin + current.partition(begin)[2].partition(end)[0] + end
+                kept += ("\n" if kept else "") + block + "\n"
     text = render()
-    EVALS_MD.write_text(text.rstrip("\n") + "\n\n" + kept if kept else text, encoding="utf-8")
+    path.write_text(text.rstrip("\n") + "\n\n" + kept if kept else text, encoding="utf-8")

@@ -140,6 +140,13 @@ def prepare(case: Case, s: Settings) -> tuple[Path, Multiverse]:
     mv.init()
     for path in case.asset_paths():
         shutil.copy2(path, home / "assets" / path.name)
+    if case.corpus is not None:
+        from evals import corpus  # the whole engine: imported only for a corpus case
+        from multiverse.home import Home
+
+        # Documents built beside the home, as the offline corpus eval builds them.
+        corpus.build_documents(base / "documents")
+        corpus.lay_out(case.corpus, base / "documents", Home(home))
     if s.mapping_text is not None:
         (home / "runtime-mapping.yaml").write_text(s.mapping_text, encoding="utf-8")
     return base, mv
@@ -157,5 +164,7 @@ def run_case(case: Case, s: Settings) -> dict[str, Any]:
         finally:
             progress.daemon = stop(daemon, s.grace_s)
     _say(case, f"{progress.outcome} in {progress.total_s:.0f} s; daemon {progress.daemon}")
-    return {"case": case.name, "request": case.request, "home": str(mv.home),
-            **asdict(progress), **collect.read_back(case, mv.home, progress.run_id)}  # fmt: skip
+    found = {"case": case.name, "request": case.request, "home": str(mv.home),
+             "corpus": case.corpus is not None, **asdict(progress),
+             **collect.read_back(case, mv.home, progress.run_id)}  # fmt: skip
+    return {**found, "cost": collect.cost(found)}

@@ -177,6 +177,8 @@ class ToolAssignment(Data):
     phase: Phase
     task: Task
     tool_task: ToolTask
+    # The run's ACTIVE instructions: with the spec, the prefix of a model's research calls.
+    instructions: list[UserInstruction] = Field(default_factory=list)
     catalog: list[CatalogEntry] = Field(default_factory=list)
     spec: RequestSpec | None = None  # the confirmed request spec (questions to search for)
 
@@ -195,6 +197,23 @@ class MessageKind(StrEnum):
     APPROVAL_REQUEST = "APPROVAL_REQUEST"
     HOLD = "HOLD"  # a run holds for a person's review of its plan until `multiverse resume`
     NOTICE = "NOTICE"
+
+
+# The user's commands, as the CLI names them (tests/test_communicator_truth.py holds the typer
+# app to this list), kept here so a role can name them without importing the app layer.
+COMMANDS = frozenset({
+    "approve", "archive", "cancel", "confirm", "delete-row", "deny", "doctor", "fork", "init",
+    "logs", "modify", "open", "pause", "resume", "retry", "runs", "show", "start", "status",
+    "submit", "ui", "worker",
+})  # fmt: skip
+# The commands that answer each message: the only ones a message may tell the user to run.
+ANSWERED_BY: dict[MessageKind, tuple[str, ...]] = {
+    MessageKind.PROPOSAL: ("confirm", "modify", "cancel"),
+    MessageKind.ANSWER_REFUSED: ("confirm", "modify", "cancel"),  # the question stays open
+    MessageKind.FAILURE: ("retry",),
+    MessageKind.APPROVAL_REQUEST: ("approve", "deny"),
+    MessageKind.HOLD: ("resume", "cancel"),
+}
 
 
 class Message(Data):

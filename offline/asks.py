@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from multiverse.spec import FormatRuleKind
+from multiverse.spec import WORDS_PER_PAGE, FormatRuleKind
 
 _MEASURE_BY = re.compile(
     r"(?P<measure>[A-Za-z][A-Za-z -]{1,40}?)\s+(?:by|per|across|for each)\s+"
@@ -88,7 +88,6 @@ def column_matches(word: str, header: str) -> bool:
     )
 
 
-WORDS_PER_PAGE = 500  # a printed page of prose, as the issue and most style guides count it
 SHORT_WORDS = 300  # "a short note", "짧은 메모": half a page and a little more
 DEFAULT_WORDS = 1000  # nothing said: two pages
 TOLERANCE = 0.15  # a length is kept when the words are within ±15 % of it

@@ -21,6 +21,7 @@ from typing import Any
 import structlog
 
 from communicator import Speaker
+from multiverse.agent_package import Route, handoff_routes
 from multiverse.atomic import SpaceReserve
 from multiverse.config import DaemonConfig, RuntimeMapping
 from multiverse.home import Home
@@ -276,6 +277,8 @@ class Collaborators:
     store: TableStore = field(default_factory=TableStore)
     tool_types: tuple[str, ...] = DEFAULT_TOOL_TYPES
     search_provider: str | None = None  # the web_search provider the mapping configures
+    # A role's agent package where it is not the shipped one (its card's handoffs are read).
+    package_dirs: dict[str, Path] = field(default_factory=dict)
     reserve: SpaceReserve = field(init=False)
     catalog_rows: CatalogRows = field(init=False)
     _runs: dict[str, RunTables] = field(init=False, default_factory=dict, repr=False)
@@ -300,6 +303,11 @@ class Collaborators:
         self.planner, self.executor = team.planner, team.executor
         self.speaker.role = team.communicator
         self.tool_types, self.search_provider = team.tool_types, team.search_provider
+
+    def routes(self) -> frozenset[Route]:
+        """The handoffs the roles' agent cards give now (read afresh, SPEC §10.1), with the
+        ones SPEC makes mandatory."""
+        return handoff_routes(self.package_dirs)
 
     def warm_indexes(self) -> None:
         """Build the indexes the next request will need, so it does not wait for them.

@@ -17,11 +17,18 @@ from __future__ import annotations
 import re
 
 from multiverse.roles import LearningContext, Proposal, ProposedInstruction
-from multiverse.spec import Chart, ChartAsk, FormatRule, Question, Reading, RequestSpec
+from multiverse.spec import (
+    WORDS_PER_PAGE,
+    Chart,
+    ChartAsk,
+    FormatRule,
+    Question,
+    Reading,
+    RequestSpec,
+)
 from multiverse.store import clip, decode_cell, encode_cell, render_table, split_row
 from planner.wording import ENGLISH, KOREAN, language_name, words
 
-WORDS_PER_PAGE = 500
 DEFAULT_WORDS = 1000
 SHORT_KINDS = frozenset({"note", "brief", "briefing", "summary", "overview", "answer"})
 PHRASE_LIMIT = 90

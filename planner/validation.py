@@ -28,6 +28,7 @@ from multiverse.models import (
     Timing,
 )
 from multiverse.roles import PlanContext, PlanFailed, Proposal, StagesPlan, TasksPlan, ToolTasksPlan
+from planner.held import spec_conflicts
 
 PHASE0_TASK_IDS = ("T00", "T02", "T03", "T04")
 PUBLISHING_PHASE = "GENERATING_OUTPUT"
@@ -269,7 +270,8 @@ def _task_rules(context: PlanContext, stage: MajorStage, phase: Phase) -> _TaskR
 
 
 def validate_tasks(plan: TasksPlan, context: PlanContext) -> list[str]:
-    """Check a task plan for `context.stage`: ids, orders, real references, allowed outputs."""
+    """Check a task plan for `context.stage`: ids, orders, real references, allowed outputs,
+    and nothing against the confirmed spec (planner.held)."""
     stage = context.stage
     if stage is None:
         return _missing("task", "stage")
@@ -287,6 +289,9 @@ def validate_tasks(plan: TasksPlan, context: PlanContext) -> list[str]:
         chained = {t.output_path for t in plan.tasks if t.execution_order < task.execution_order}
         errors += _check_references(task, context, rules.known | chained)
         errors += _check_output(task, context, rules, outputs[task.output_path])
+        if context.spec is not None:
+            published = task.output_path.startswith(f"outputs/{context.run_id}/")
+            errors += spec_conflicts(task, context.spec, published)
     return errors + _check_orders("task", [(t.task_id, t.execution_order) for t in plan.tasks])
 
 

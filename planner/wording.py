@@ -41,6 +41,16 @@ ENGLISH: dict[str, str] = {
     "answers": "`CONFIRM`, `MODIFY: <what to change>`, or `CANCEL`.",
     # the understanding
     "read_by_rules": "Read offline by fixed rules; each line says which words chose it.",
+    "research_not_asked": (
+        "No web search in this run: the request asks for no outside information."
+    ),
+    "research_not_asked_why": (
+        "An earlier run's web search instruction is still ACTIVE; this request differs from it."
+    ),
+    "read_by_model": (
+        "Read by the model into the request spec below, checked against the files; every "
+        "instruction is derived from that spec."
+    ),
     "deliverable": "Deliverable",
     "length": "Length",
     "language": "Language",
@@ -175,6 +185,16 @@ KOREAN: dict[str, str] = {
     "or_write": "또는 `runs/{run_id}/user_response.md`에 다음 중 하나를 적어 주세요:",
     "answers": "`CONFIRM`, `MODIFY: <바꿀 내용>`, `CANCEL`.",
     "read_by_rules": "정해진 규칙으로 오프라인에서 읽었습니다. 각 줄에 근거가 된 말을 적었습니다.",
+    "read_by_model": (
+        "모델이 요청을 아래 명세로 읽었고 파일과 대조해 확인했습니다. 모든 지시는 이 명세에서 "
+        "나왔습니다."
+    ),
+    "research_not_asked": (
+        "이번 실행에서는 웹 검색을 하지 않습니다. 요청이 바깥 정보를 요구하지 않습니다."
+    ),
+    "research_not_asked_why": (
+        "이전 실행의 웹 검색 지시가 아직 유효해서, 이번 요청과 다르다는 것을 밝힙니다."
+    ),
     "deliverable": "결과물",
     "length": "분량",
     "language": "언어",

@@ -33,13 +33,43 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     prompt_tokens: int = 11
     completion_tokens: int = 7
+    # The provider's prompt-cache report: OpenAI-style usage.prompt_tokens_details.cached_tokens
+    # (None: not sent), and llama-server's top-level `timings` object (None: not sent).
+    cached_tokens: int | None = None
+    timings: dict[str, Any] | None = None
 
 
-def text(content: str, prompt_tokens: int = 11, completion_tokens: int = 7) -> Reply:
-    """A plain assistant answer."""
+def text(
+    content: str,
+    prompt_tokens: int = 11,
+    completion_tokens: int = 7,
+    cached_tokens: int | None = None,
+    timings: dict[str, Any] | None = None,
+) -> Reply:
+    """A plain assistant answer, with the provider's cache report when given."""
     return Reply(
-        "text", text=content, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
+        "text",
+        text=content,
+        prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens,
+        cached_tokens=cached_tokens,
+        timings=timings,
     )
+
+
+def llama_timings(cache_n: int, prompt_n: int, predicted_n: int = 7) -> dict[str, Any]:
+    """llama-server's `timings` object: cache_n prompt tokens reused, prompt_n evaluated."""
+    return {
+        "cache_n": cache_n,
+        "prompt_n": prompt_n,
+        "prompt_ms": 12.5,
+        "prompt_per_token_ms": 0.5,
+        "prompt_per_second": 2000.0,
+        "predicted_n": predicted_n,
+        "predicted_ms": 70.0,
+        "predicted_per_token_ms": 10.0,
+        "predicted_per_second": 100.0,
+    }
 
 
 def tools(*calls: tuple[str, dict[str, Any]]) -> Reply:
@@ -72,9 +102,13 @@ def drop() -> Reply:
     return Reply("drop")
 
 
-def length_cut(content: str = "", completion_tokens: int = 0) -> Reply:
+def length_cut(
+    content: str = "", completion_tokens: int = 0, cached_tokens: int | None = None
+) -> Reply:
     """An answer stopped by the length limit: empty, or the text written before the cut."""
-    return Reply("length", text=content, completion_tokens=completion_tokens)
+    return Reply(
+        "length", text=content, completion_tokens=completion_tokens, cached_tokens=cached_tokens
+    )
 
 
 class FakeOpenAI:
@@ -180,12 +214,14 @@ def _completion(reply: Reply, model: str) -> dict[str, Any]:
         # Cut by the token limit: whatever text was written before the cut (often none).
         message["content"] = reply.text
         finish = "length"
-    tokens = {
+    tokens: dict[str, Any] = {
         "prompt_tokens": reply.prompt_tokens,
         "completion_tokens": reply.completion_tokens,
         "total_tokens": reply.prompt_tokens + reply.completion_tokens,
     }
-    return {
+    if reply.cached_tokens is not None:
+        tokens["prompt_tokens_details"] = {"cached_tokens": reply.cached_tokens}
+    completion: dict[str, Any] = {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
         "created": int(time.time()),
@@ -193,6 +229,9 @@ def _completion(reply: Reply, model: str) -> dict[str, Any]:
         "choices": [{"index": 0, "message": message, "finish_reason": finish}],
         "usage": tokens,
     }
+    if reply.timings is not None:
+        completion["timings"] = reply.timings  # llama-server's own, beside the standard fields
+    return completion
 
 
 def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:

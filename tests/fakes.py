@@ -1,7 +1,7 @@
 """Test doubles shared by the tests: real implementations of the project's interfaces, scripted.
 
-`ScriptedGateway` is the gateway's interface (`multiverse.gateway.ModelCalls`: `complete`
-and `complete_json`) with a queue of answers and the history of the calls it was given;
+`ScriptedGateway` is the gateway's interface (`multiverse.gateway.ModelCalls`: `complete`,
+`complete_json` and `escalated`) with a queue of answers and the history of the calls it was given;
 `RecordingSleep` is an injected sleep that returns at once and remembers what it was asked to
 wait. For the litellm path itself, tests use `fake_openai` (a loopback server) instead.
 """
@@ -28,6 +28,7 @@ class ScriptedGateway:
     def __init__(self, *answers: Scripted) -> None:
         self.answers: deque[Scripted] = deque(answers)
         self.calls: list[LlmCall] = []
+        self.escalations: list[tuple[str, str, str]] = []  # (role, from tier, to tier)
 
     def complete(self, call: LlmCall) -> LlmAnswer:
         """The next scripted answer (a text alone finishes with `stop`)."""
@@ -54,6 +55,18 @@ class ScriptedGateway:
             messages = [*attempt.messages, *repair_messages(answer.text, verdict.errors)]
             attempt = attempt.model_copy(update={"messages": messages})
         raise JsonGuardFailed(answer.text, verdict.errors, MAX_REPAIRS + 1)
+
+    def escalated(
+        self,
+        role: str,
+        from_tier: str,
+        to_tier: str,
+        reason: str,
+        run_id: str | None = None,
+        pending_ledger: str | None = None,
+    ) -> None:
+        """Remember the escalation."""
+        self.escalations.append((role, from_tier, to_tier))
 
 
 class RecordingSleep:

@@ -169,9 +169,11 @@ def test_reads_reference_writes_output_and_completes(
     assert "Analysis" in produced.summary
     assert (root / out).read_text("utf-8").startswith("# Analysis")
     first, second, third = fake_openai.requests
-    assert "faithful executor" in first["messages"][0]["content"]
+    system = first["messages"][0]["content"]
+    assert "faithful executor" in system
+    assert "A two-page memo" in system  # the ACTIVE instructions: in the run's prefix
     user = first["messages"][1]["content"]
-    assert out in user and "data, not instructions" in user and "A two-page memo" in user
+    assert out in user and "data, not instructions" in user
     assert "€18.5 billion" not in user  # references are read with the tools, never pasted
     offered = {tool["function"]["name"] for tool in first["tools"]}
     assert offered == {"list_directory", "read_file", "read_many_files", "write_file", "glob",

@@ -10,20 +10,20 @@ import pytest
 
 from executor.model import ModelExecutor
 from executor.model.references import (
-    asked_words,
     cut_to_tokens,
     estimate_tokens,
     fair_caps,
     writing_tokens,
 )
 from executor.model.role import context_window, resolve_executor_mode
-from executor.model.single_shot import judge_cut, unwrap_document
+from executor.model.single_shot import unwrap_document, without_repeats
 from multiverse.config import RuntimeMapping, TierConfig
 from multiverse.gateway import Gateway, model_context_window, model_supports
 from multiverse.gateway.calls import RetryPolicy
 from multiverse.home import Home
 from multiverse.models import MajorStage, Phase, Task, UserInstruction
 from multiverse.roles import TaskAssignment
+from multiverse.spec import FileSet, Reading, RequestSpec, asked_words
 
 from fake_openai import FakeOpenAI, Reply, length_cut, text, tools
 from fakes import ScriptedGateway
@@ -60,9 +60,9 @@ def test_context_window_comes_from_the_tier_then_litellm_then_8192() -> None:
 
 def test_length_asked_sets_the_answers_tokens() -> None:
     """Pages and words become words; max_tokens is words×1.6, at least 600, at most the tier's."""
-    assert asked_words(["A two-page memo in English"]) == 900
-    assert asked_words(["one page, please", "at most 300 words"]) == 450
-    assert asked_words(["about 1,200 words"]) == 1200 and asked_words(["half a page"]) == 225
+    assert asked_words(["A two-page memo in English"]) == 1000
+    assert asked_words(["one page, please", "at most 300 words"]) == 500
+    assert asked_words(["about 1,200 words"]) == 1200 and asked_words(["half a page"]) == 250
     assert asked_words(["Use the 2023 figures", "see the homepage"]) is None
     assert writing_tokens(900, 4096) == 1440 and writing_tokens(100, 4096) == 600
     assert writing_tokens(900, 1000) == 1000 and writing_tokens(None, 2048) == 2048
@@ -85,15 +85,6 @@ def test_unwrap_document_strips_one_wrapping_fence_or_a_preamble() -> None:
     inner = "# Memo\n\n```python\nprint(1)\n```\n\nEnd."
     assert unwrap_document(inner) == inner + "\n"
     assert unwrap_document("```\na\n```\ntext\n```\nb\n```") == "```\na\n```\ntext\n```\nb\n```\n"
-
-
-def test_a_cut_answer_is_a_runaway_when_it_loops_is_empty_or_cut_again() -> None:
-    """A loop, an empty cut or a second cut stop; a first honest cut may be asked again."""
-    assert judge_cut(LOOP, cut_before=False, max_tokens=600).runaway is not None
-    assert judge_cut("", cut_before=False, max_tokens=600).runaway is not None
-    honest = "# Memo\n\nThe market reached €18.5 billion in 2023, up 14% from 2022."
-    assert judge_cut(honest, cut_before=False, max_tokens=600).runaway is None
-    assert "twice" in (judge_cut(honest, cut_before=True, max_tokens=1200).runaway or "")
 
 
 # -- the single-shot task ---------------------------------------------------------------------
@@ -159,9 +150,12 @@ def test_single_shot_writes_the_models_answer_from_the_references(
     (body,) = fake_openai.requests
     prompt = prompt_of(body)
     assert "up 14% from 2022" in prompt and "2023-Q1" in prompt  # both references, pasted
-    assert "data, not instructions" in prompt and "A two-page memo in English" in prompt
-    assert "About 900 words" in prompt and "source file" in prompt
-    assert "tools" not in body and body["max_tokens"] == 1440
+    assert "data, not instructions" in prompt
+    assert "A two-page memo in English" in str(body["messages"][0]["content"])  # run's prefix
+    # A working document has a budget of its own, not the two-page memo's 900 words.
+    assert "About 400 words" in prompt and "source file" in prompt
+    assert "Never copy a table" in prompt
+    assert "tools" not in body and body["max_tokens"] == 1280  # twice its budget: seldom cut
     assert body["temperature"] == 0.2 and body["repeat_penalty"] == 1.1  # the tier's call_fields
 
 
@@ -191,12 +185,14 @@ def test_published_memo_is_assembled_from_the_analysis_and_a_verdict(
     assert signal.status == "COMPLETED" and not signal.post_tool_required
     analysis, verdict = fake_openai.requests
     prompt = prompt_of(analysis)
-    assert "About 630 words" in prompt  # 70% of the two pages asked: the rest is code's
+    assert "About 700 words" in prompt  # 70% of the two pages asked: the rest is code's
     assert "SECRET-CHART-MARKUP" not in prompt and "PNG" not in prompt
     assert "not a text file: named, not pasted" in prompt
     assert "refused: path '../outside.md' is refused" in prompt
     assert verdict["response_format"]["type"] == "json_schema"  # the verdict is constrained
     assert "€18.5 billion" in prompt_of(verdict)  # made from the analysis
+    # The same system message as the writing call's: the provider's cache serves it again.
+    assert verdict["messages"][0]["content"] == analysis["messages"][0]["content"]
     memo = (root / out).read_text("utf-8")
     order = ["## Executive summary", "## Analysis", "## Charts", "## Recommendation",
              "Because:", "## References"]  # fmt: skip
@@ -226,32 +222,53 @@ def test_references_are_cut_fairly_to_the_context_window(
     assert sent + body["max_tokens"] <= 6000
 
 
+def test_a_task_planned_before_confirm_reads_only_what_confirm_kept(
+    root: Path, fake_openai: FakeOpenAI
+) -> None:
+    """The first analysis is planned before the proposal with every input; the spec CONFIRM
+    froze leaves the CSV out, so neither the file named nor the folder holding it gives it."""
+    out = f"runs/{RUN}/workspace/ANALYZING/first_analysis.md"
+    (root / "assets" / "private_figures.md").write_text("PRIVATE-FIGURE 991\n", encoding="utf-8")
+    gone = FileSet(files=[CSV, "assets/private_figures.md"], reading=Reading(phrase="not the CSV"))
+    kept = RequestSpec(request="A memo.", sources=[ASSET], confirmed=True, left_out=[gone])
+    task = assignment(root, out, references=[ASSET, CSV, "assets/"])
+    fake_openai.script(text(MEMO))
+    signal = executor(root, fake_openai).execute_task(task.model_copy(update={"spec": kept}))
+    assert signal.status == "COMPLETED", signal.error
+    prompt = prompt_of(fake_openai.requests[0])
+    assert "€18.5 billion" in prompt  # the source kept
+    assert "2023-Q1" not in prompt and "PRIVATE-FIGURE" not in prompt
+    assert CSV not in prompt  # not even named
+
+
 def test_a_window_without_room_for_the_references_fails_before_any_call(
     root: Path, fake_openai: FakeOpenAI
 ) -> None:
     """When the answer and the prompt fill the window, the task fails saying so; no call."""
     out = f"runs/{RUN}/workspace/ANALYZING/analysis.md"
-    signal = executor(root, fake_openai, context_window=2000).execute_task(assignment(root, out))
+    signal = executor(root, fake_openai, context_window=1500).execute_task(assignment(root, out))
     assert signal.status == "FAILED" and signal.error is not None
     assert "leaves no room for the references" in signal.error and fake_openai.count == 0
 
 
 @pytest.mark.parametrize(
-    ("cut", "requests", "why"),
+    ("cut", "requests", "said"),
     [
-        (length_cut(LOOP, completion_tokens=1440), 1, "repeats 'The market is growing.'"),
-        (length_cut(), 2, "wrote nothing before the length limit"),
+        (length_cut(LOOP, completion_tokens=1440), 1,
+         "RUNAWAY: openai/fake-model looped instead of finishing its document"),
+        (length_cut(), 2, "LENGTH_LIMIT: the document"),
     ],
-)
-def test_a_runaway_answer_fails_with_runaway_within_two_requests(
-    root: Path, fake_openai: FakeOpenAI, cut: Reply, requests: int, why: str
+)  # fmt: skip
+def test_a_loop_or_an_empty_cut_fails_at_once(
+    root: Path, fake_openai: FakeOpenAI, cut: Reply, requests: int, said: str
 ) -> None:
-    """A looping cut stops at once; an empty one after the gateway's retry: RUNAWAY, no file."""
+    """A looping cut stops at once (RUNAWAY); an empty one after the gateway's retry with more
+    room (LENGTH_LIMIT): nothing to continue, no file."""
     fake_openai.default = cut
     out = f"runs/{RUN}/workspace/ANALYZING/analysis.md"
     signal = executor(root, fake_openai).execute_task(assignment(root, out))
     assert signal.status == "FAILED" and signal.error is not None
-    assert signal.error.startswith("RUNAWAY: openai/fake-model ran away") and why in signal.error
+    assert signal.error.startswith(said) and "ran away" not in signal.error
     assert fake_openai.count == requests and not (root / out).exists()
 
 
@@ -269,25 +286,78 @@ def test_a_looping_answer_stops_at_once(root: Path) -> None:
     assert "repeats" in signal.error and len(model.calls) == 1
 
 
-def test_an_honest_cut_is_asked_once_more_shorter_with_more_room(root: Path) -> None:
-    """A first cut is asked again with the cut said and twice the max_tokens; then COMPLETED."""
-    out = f"runs/{RUN}/workspace/ANALYZING/a.md"
-    model = ScriptedGateway(("# Memo\n\nThe market reached", "length"), (MEMO, "stop"))
-    assert run_scripted(root, model, out).status == "COMPLETED"
-    first, second = model.calls
-    assert (first.max_tokens, second.max_tokens) == (1440, 2880)
-    assert "was cut at 1440 tokens" in str(second.messages[-1]["content"])
-    assert (root / out).read_text("utf-8") == MEMO
+FIRST_PART = "# Market-entry memo\n\nThe market reached €18.5 billion in 2023, up 14% from"
+SECOND_PART = " 2022 (source: `" + ASSET + "`).\n\n## Outlook\n\nGrowth goes on.\n"
 
 
-def test_a_second_cut_is_a_runaway(root: Path) -> None:
-    """Cut twice: FAILED RUNAWAY after exactly two calls, nothing written."""
+def test_a_cut_deliverable_is_continued_and_saved_whole(
+    root: Path, fake_openai: FakeOpenAI
+) -> None:
+    """The deliverable's text cut once is continued where it stopped: the memo holds both parts
+    in order, nothing repeated at the seam, and usage.json counts every call."""
+    out = f"outputs/{RUN}/memo.md"
+    # The second part starts by repeating the words it was in, as models do.
+    fake_openai.script(length_cut(FIRST_PART, completion_tokens=1120),
+                       text("up 14% from" + SECOND_PART, completion_tokens=40),
+                       text(VERDICT))  # fmt: skip
+    task = assignment(root, out, phase="GENERATING_OUTPUT")
+    signal = executor(root, fake_openai).execute_task(task)
+    assert signal.status == "COMPLETED", signal.error
+    memo = (root / out).read_text("utf-8")
+    assert "The market reached €18.5 billion in 2023, up 14% from 2022 (source:" in memo
+    first, second, _ = fake_openai.requests
+    assert second["messages"][-2] == {"role": "assistant", "content": FIRST_PART}
+    assert "Continue exactly where you stopped" in second["messages"][-1]["content"]
+    assert second["messages"][:-2] == first["messages"]
+    usage = json.loads((root / "runs" / RUN / "usage.json").read_text("utf-8"))
+    assert usage["calls"] == 3
+
+
+def test_a_working_document_cut_at_its_budget_keeps_its_whole_paragraphs(
+    root: Path, fake_openai: FakeOpenAI
+) -> None:
+    """A working document is not continued (minutes of a small model for text only the next
+    task reads): cut at its budget, with no loop in it, it keeps its whole paragraphs and says
+    where it was cut; large material is no failure of the run."""
+    out = f"runs/{RUN}/workspace/ANALYZING/first.md"
+    fake_openai.script(length_cut("The first source holds revenue by country.\n\n"
+                                  "The second source holds the costs.\n\nThe third", 640))
+    signal = executor(root, fake_openai).execute_task(assignment(root, out))
+    assert signal.status == "COMPLETED", signal.error
+    written = (root / out).read_text("utf-8")
+    assert "The second source holds the costs." in written and "The third" not in written
+    assert "*[Cut here: the text ran past its budget of about 400 words.]*" in written
+    assert fake_openai.count == 1
+
+
+def test_a_deliverable_still_cut_after_its_continuations_fails_clearly(
+    root: Path, fake_openai: FakeOpenAI
+) -> None:
+    """Cut again and again without one whole sentence: after the first part and two
+    continuations, LENGTH_LIMIT naming the size and what to change; nothing written; every
+    call counted."""
+    out = f"outputs/{RUN}/memo.md"
+    fake_openai.default = length_cut("Section after section of honest text, ", 1120)
+    task = assignment(root, out, phase="GENERATING_OUTPUT")
+    signal = executor(root, fake_openai).execute_task(task)
+    assert signal.status == "FAILED" and signal.error is not None
+    assert signal.error.startswith("LENGTH_LIMIT: the document " + out)
+    assert "still unfinished after 3 parts of up to 1120 tokens each" in signal.error
+    assert "ask for less, or narrow the request" in signal.error
+    assert "ran away" not in signal.error
+    assert fake_openai.count == 3 and not (root / out).exists()
+    usage = json.loads((root / "runs" / RUN / "usage.json").read_text("utf-8"))
+    assert usage["calls"] == 3
+
+
+def test_a_cut_working_document_without_a_sentence_fails_at_once(root: Path) -> None:
+    """A working document cut before one whole sentence fails without another call."""
     out = f"runs/{RUN}/workspace/ANALYZING/a.md"
-    honest = ("# Memo\n\nThe market reached", "length")
-    model = ScriptedGateway(honest, honest)
+    model = ScriptedGateway(("# Memo\n\nThe market reached", "length"))
     signal = run_scripted(root, model, out)
-    assert signal.error is not None and "cut it twice" in signal.error
-    assert len(model.calls) == 2 and not (root / out).exists()
+    assert signal.error is not None and signal.error.startswith("LENGTH_LIMIT: ")
+    assert model.calls[0].continuations == 0
+    assert len(model.calls) == 1 and not (root / out).exists()
 
 
 # -- SIMPLE_TASK ------------------------------------------------------------------------------
@@ -306,6 +376,14 @@ def test_simple_tasks_keep_builtin_commands_and_ask_the_model_otherwise(
     assert "Germany is the largest market" in reply and "configure a model" not in reply
     (body,) = fake_openai.requests
     assert "€6.9 billion of revenue" in prompt_of(body)  # the named file was read in
+
+
+def test_a_quick_reply_cut_at_the_limit_is_continued(root: Path, fake_openai: FakeOpenAI) -> None:
+    """A SIMPLE_TASK reply cut by the length limit goes on where it stopped: one reply."""
+    fake_openai.script(length_cut("Germany is the largest", 600), text(" market (€6.9 billion)."))
+    reply = executor(root, fake_openai).simple_task(f"Which country leads in {ASSET}?", root)
+    assert "Germany is the largest market (€6.9 billion)." in reply
+    assert "unfinished" not in reply and fake_openai.count == 2
 
 
 def test_a_deliverable_links_every_chart_the_run_drew(root: Path, fake_openai: FakeOpenAI) -> None:
@@ -394,3 +472,22 @@ def test_the_task_purpose_as_it_stands_is_what_the_model_is_asked(
     (body,) = fake_openai.requests
     assert "Only what concerns France's growth." in prompt_of(body)
     assert "Write the market-entry memo." not in prompt_of(body)
+
+
+@pytest.mark.parametrize(("written", "kept"), [
+    ("# T\n\n## Facts\n\nGermany leads with 1,585 EUR in 2023Q4 (row 5).\n\n## Facts\n\n"
+     "Germany leads with 1,585 EUR in 2023Q4 (row 5).\n",
+     "# T\n\n## Facts\n\nGermany leads with 1,585 EUR in 2023Q4 (row 5).\n"),
+    ("# T\n\n- none\n\n- none\n\nA short line.\n", "# T\n\n- none\n\n- none\n\nA short line.\n"),
+    ("# T\n\n### A\n\nThe first source holds revenue by country, 2023.\n\n### B\n\n"
+     "The first source holds revenue by country, 2023.\n\n## Next\n\nOther text here.\n",
+     "# T\n\n### A\n\nThe first source holds revenue by country, 2023.\n\n## Next\n\n"
+     "Other text here.\n"),
+    ("# 분석\n\n독일은 2023년 4분기 매출이 1,585유로로 가장 컸다 (5행).\n\n"
+     "독일은 2023년 4분기 매출이 1,585유로로 가장 컸다 (5행).\n",
+     "# 분석\n\n독일은 2023년 4분기 매출이 1,585유로로 가장 컸다 (5행).\n"),
+])  # fmt: skip
+def test_a_document_says_each_paragraph_once(written: str, kept: str) -> None:
+    """A small model continuing a cut text starts a section again: the repeat goes, and a
+    heading left with nothing under it goes with it; short recurring lines stay."""
+    assert without_repeats(written) == kept

@@ -16,6 +16,7 @@ from multiverse.gateway.calls import LlmCall, LlmError, LlmErrorCode, RetryPolic
 from fake_openai import FakeOpenAI, error, length_cut, running_server, text
 
 SECRET = "sk-real-openai-SECRET-0123456789"
+VALID = '{"mode": "INITIAL_RUN", "reason": "a memo"}'
 
 
 class Verdict(BaseModel):
@@ -150,27 +151,49 @@ def test_a_server_refusing_the_schema_is_asked_again_without_it(server: FakeOpen
     assert "response_format" not in server.requests[1]
 
 
-def test_a_cut_answer_is_repaired_once_with_the_truth_and_more_room(server: FakeOpenAI) -> None:
-    """A JSON answer cut at the limit is asked again: 'cut at N tokens', twice the max_tokens."""
+def test_a_cut_answer_is_asked_again_with_more_room_not_repaired(server: FakeOpenAI) -> None:
+    """A JSON answer cut at the limit is the same question again with all the tier's
+    max_tokens: no repair, no broken half shown to the model."""
     server.script(
         length_cut('{"mode": "INITIAL_RUN", "reason": "because the request asks', 200),
         text('{"mode": "INITIAL_RUN", "reason": "a memo"}'),
     )
     result = quick().complete_json(tier_call(server, ""), Verdict)
-    assert result.value.reason == "a memo" and result.repair_attempts == 1
-    repair = server.requests[1]
-    assert repair["max_tokens"] == 2 * server.requests[0]["max_tokens"]
-    assert "cut at 200 tokens" in repair["messages"][-1]["content"]
-    assert "Expecting value" not in repair["messages"][-1]["content"]
+    assert result.value.reason == "a memo"
+    assert result.repair_attempts == 0 and not result.used_repair
+    first, again = server.requests
+    assert (first["max_tokens"], again["max_tokens"]) == (200, 4096)
+    assert again["messages"] == first["messages"]
 
 
-def test_a_second_cut_is_a_runaway_not_a_retry_loop(server: FakeOpenAI) -> None:
-    """Cut twice: RUNAWAY after two requests, no further repair or attempt."""
+def test_more_room_never_passes_the_tiers_max_tokens(server: FakeOpenAI) -> None:
+    """The re-ask of a cut answer gets at most the tier's max_tokens."""
+    server.script(length_cut('{"mode": "INITIAL_RUN", "reason": "long', 200), text(VALID))
+    call = tier_call(server, "    max_tokens: 300\n")
+    quick().complete_json(call, Verdict)
+    assert [body["max_tokens"] for body in server.requests] == [200, 300]
+
+
+def test_a_cut_without_more_room_fails_naming_the_size_and_the_fix(server: FakeOpenAI) -> None:
+    """Cut at the tier's own max_tokens: LENGTH_LIMIT at once, saying the size and what to
+    change, never that the model ran away."""
+    server.default = length_cut('{"mode": "INITIAL_RUN", "reason": "it is long', 200)
+    with pytest.raises(LlmError) as caught:
+        quick().complete_json(tier_call(server, "    max_tokens: 200\n"), Verdict)
+    assert caught.value.code is LlmErrorCode.LENGTH_LIMIT and server.count == 1
+    said = str(caught.value)
+    assert "200 tokens" in said and "max_tokens of the MEDIUM tier" in said
+    assert "runtime-mapping.yaml" in said and "ran away" not in said
+
+
+def test_a_second_cut_fails_with_the_size_not_a_retry_loop(server: FakeOpenAI) -> None:
+    """Cut again with more room: LENGTH_LIMIT after two requests, no repair or further attempt."""
     server.default = length_cut('{"mode": "INITIAL_RUN", "reason": "it is long', 200)
     with pytest.raises(LlmError) as caught:
         quick().complete_json(tier_call(server, ""), Verdict)
-    assert caught.value.code is LlmErrorCode.RUNAWAY
-    assert "cut by the length limit twice" in str(caught.value)
+    assert caught.value.code is LlmErrorCode.LENGTH_LIMIT
+    assert "after 4096 tokens" in str(caught.value) and "(now 4096)" in str(caught.value)
+    assert "ran away" not in str(caught.value)
     assert server.count == 2
 
 

@@ -10,12 +10,14 @@ import pytest
 
 from multiverse.errors import TableError
 from multiverse.gateway import LlmAnswer, LlmError, LlmErrorCode
-from multiverse.gateway.limits import (
+from multiverse.gateway.usage import (
     Budget,
     UsageLedger,
     UsageTotals,
     add_cache_hit,
     add_call,
+    add_escalation,
+    combined,
     over_budget,
 )
 
@@ -45,6 +47,17 @@ def test_cache_hit_costs_nothing() -> None:
     """A cache hit is counted but adds no tokens."""
     totals = add_cache_hit(UsageTotals(run_id="r"), "planner")
     assert totals.cache_hits == 1 and totals.tokens == 0 and totals.calls == 0
+
+
+def test_escalations_are_counted_per_role_and_carried_by_a_remote_steps_change() -> None:
+    """An escalation counts for its role only; a worker's change (after less before) carries
+    it back to the daemon's totals."""
+    before = add_call(UsageTotals(run_id="r"), "executor", answer())
+    after = add_escalation(add_call(before, "executor", answer()), "executor")
+    assert after.by_role["executor"].escalations == 1 and after.calls == 2
+    change = combined(after, before, sign=-1)
+    assert change.by_role["executor"].escalations == 1 and change.calls == 1
+    assert combined(before, change) == after
 
 
 def test_over_budget_limits() -> None:

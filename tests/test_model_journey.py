@@ -20,6 +20,7 @@ from app.team import build_collaborators
 from multiverse.config import OnceGate, load_runtime_mapping
 from multiverse.home import Home
 from multiverse.models import Status
+from multiverse.spec.brief import ROLE_RULE
 from multiverse.store import MAJOR_STAGES, PHASES, PROCESS_RUNS, TASKS, TableStore
 from orchestrator.daemon import Daemon
 
@@ -50,21 +51,8 @@ def mode() -> Reply:
     return answer({"mode": "INITIAL_RUN", "reason": "a memo is a structured deliverable"})
 
 
-def proposal() -> Reply:
-    """The Planner's amendment proposal."""
-    return answer({
-        "understanding": "You want a short market-entry memo built on the e-bike report.",
-        "instructions": [{
-            "instruction_type": "DELIVERABLE",
-            "content": "A one-page market-entry memo in markdown.",
-            "justification": "The request asks for a short memo for the board.",
-        }],
-        "conflicts": [],
-    })  # fmt: skip
-
-
 def reading() -> Reply:
-    """The Planner's reading of the request into the spec (the call before the proposal)."""
+    """The Planner's reading of the request into the spec (the proposal is its rendering)."""
     return answer({"mode": "run", "deliverable": "memo", "language": "en"})
 
 
@@ -149,9 +137,7 @@ class RunScript:
         return replies
 
 
-BEFORE_CONFIRM = (
-    mode(), reading(), proposal(), wording("I read your request; here is my proposal.")
-)
+BEFORE_CONFIRM = (mode(), reading(), wording("I read your request; here is my proposal."))
 
 
 # -- the home and the daemon ------------------------------------------------------------------
@@ -223,9 +209,11 @@ def files_outside(root: Path, home: Home) -> set[Path]:
 
 
 def is_planner(request: dict[str, Any]) -> bool:
-    """Whether a request to the model came from the Planner (its AGENT.md is the system prompt)."""
+    """Whether a request to the model came from the Planner (its AGENT.md is the system prompt,
+    after the run's prefix once the run has one)."""
     first = request["messages"][0]
-    return first["role"] == "system" and str(first["content"]).startswith("# Planner")
+    role = str(first["content"]).split(ROLE_RULE)[-1]
+    return first["role"] == "system" and role.startswith("# Planner")
 
 
 def user_messages(request: dict[str, Any]) -> str:
@@ -269,8 +257,18 @@ def test_whole_run_on_the_model(model_home: Home, fake_openai: FakeOpenAI) -> No
     # Every planner answer fitted the json_schema its request carried.
     assert fake_openai.schema_violations == []
     planner_calls = [n for n, r in enumerate(fake_openai.requests) if is_planner(r)]
-    assert len(planner_calls) == 3 + 2 * len(PHASES_IN_ORDER)  # mode, spec, proposal
+    assert len(planner_calls) == 2 + 2 * len(PHASES_IN_ORDER)  # mode, spec
     assert not set(planner_calls) & set(fake_openai.unstructured)
+    # Every call after CONFIRM, the Planner's and the Executor's alike, begins with the same
+    # bytes (the request, the frozen spec, the ACTIVE instructions), then the role's own text:
+    # a provider's prefix cache serves that part of every prompt but the first.
+    after = [str(r["messages"][0]["content"]) for r in fake_openai.requests[len(BEFORE_CONFIRM):]]
+    assert after and all(ROLE_RULE in system for system in after)
+    prefixes = {system.split(ROLE_RULE)[0] for system in after}
+    assert len(prefixes) == 1, prefixes
+    (prefix,) = prefixes
+    assert "What was confirmed" in prefix and '"language":"en"' in prefix
+    assert REQUEST in prefix
     # Code chained the phases: each phase's task read the previous phase's output.
     rows = {r.key: r for r in TableStore().table(TASKS, paths.db / TASKS.filename).rows()}
     # The deliverable also reads the original input, so its figures can be traced to it.
@@ -290,7 +288,7 @@ def test_simple_verdict_on_a_memo_request_becomes_a_run(
 ) -> None:
     """A model's SIMPLE_TASK for a request asking for a memo is overridden: a run is made."""
     simple = answer({"mode": "SIMPLE_TASK", "reason": "it is one line"})
-    fake_openai.script(simple, reading(), proposal(), wording("Here is my proposal."))
+    fake_openai.script(simple, reading(), wording("Here is my proposal."))
     drop_request(model_home, "write a memo on the e-bike market", None)
     with capture_logs() as logs:
         assert serve_once(model_home) == 0
@@ -307,20 +305,18 @@ def test_simple_verdict_on_a_memo_request_becomes_a_run(
 def test_malformed_json_repaired_on_second_answer(
     model_home: Home, fake_openai: FakeOpenAI
 ) -> None:
-    """A malformed proposal is repaired by the second answer and the run goes on to the question."""
-    fake_openai.script(
-        mode(), reading(), text("Sure! {understanding: oops"), proposal(), wording("Ready.")
-    )
+    """A malformed spec answer is repaired by the second answer; the run goes on to the question."""
+    fake_openai.script(mode(), text("Sure! {mode: oops"), reading(), wording("Ready."))
     drop_request(model_home, REQUEST, None)
     assert serve_once(model_home) == 0
     run = the_run(model_home)
     assert run.status is Status.AWAITING_CONFIRMATION
-    assert fake_openai.count == 5
-    repair = fake_openai.requests[3]["messages"]
-    assert repair[-2] == {"role": "assistant", "content": "Sure! {understanding: oops"}
+    assert fake_openai.count == 4
+    repair = fake_openai.requests[2]["messages"]
+    assert repair[-2] == {"role": "assistant", "content": "Sure! {mode: oops"}
     assert "could not be used" in repair[-1]["content"]
     feedback = model_home.run(run.run_id).feedback.read_text(encoding="utf-8")
-    assert "short market-entry memo" in feedback
+    assert "Read by the model" in feedback
 
 
 def test_still_malformed_after_two_repairs_fails_the_run(
@@ -399,7 +395,7 @@ def test_budget_exhaustion_fails_the_run(
     messages = home.run(run_id).messages.read_text(encoding="utf-8")
     report = messages[messages.rindex("· FAILURE") :]
     assert "BUDGET_EXCEEDED" in report and "T04" in report
-    assert fake_openai.count == 5  # nothing was asked once the budget was spent
+    assert fake_openai.count == len(BEFORE_CONFIRM) + 1  # nothing asked once the budget was spent
     assert not (home.root / script.first_analysis).exists()
 
 

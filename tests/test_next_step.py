@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from multiverse.agent_package import KNOWN_ROUTES, POST_TOOLS
 from multiverse.models import (
     AssetType,
     MajorStage,
@@ -15,7 +16,15 @@ from multiverse.models import (
     ToolTask,
 )
 from multiverse.roles import ProducedFile, ResultSignal
-from orchestrator.decide import Decision, DecisionKind, HoldRecord, RunView, StepKind, next_step
+from orchestrator.decide import (
+    POST_TOOLS_NOT_HANDED_OFF,
+    Decision,
+    DecisionKind,
+    HoldRecord,
+    RunView,
+    StepKind,
+    next_step,
+)
 
 RUN = "run-20261121-101500-001"
 DONE = Status.COMPLETED
@@ -185,6 +194,19 @@ def test_a_task_runs_pre_tools_core_post_tools_then_completes() -> None:
     )
     step = next_step(_view(**base, tool_tasks=[done_pre, post], signals={"P1-S01-T01": signal}))
     assert step.kind is StepKind.COMPLETE_TASK
+
+
+def test_post_tools_follow_the_executors_card() -> None:
+    """A result asking for POST tools plans them only while the Executor's card hands them to
+    the Planner; without that route the task completes, saying why."""
+    stages = [_stage("P1-S01", 1)]
+    task = _task("P1-S01-T01", "P1-S01", 1, post="chart it")
+    signal = ResultSignal(status="COMPLETED", post_tool_required=True)
+    base = {"tasks": [*_phase0(), task], "phases": _phases("P1"), "stages": stages,
+            "signals": {"P1-S01-T01": signal}}  # fmt: skip
+    assert next_step(_view(**base)).kind is StepKind.PLAN_TOOLS
+    step = next_step(_view(**base, routes=KNOWN_ROUTES - {POST_TOOLS}))
+    assert (step.kind, step.reason) == (StepKind.COMPLETE_TASK, POST_TOOLS_NOT_HANDED_OFF)
 
 
 def test_completion_climbs_stage_phase_run() -> None:

@@ -15,7 +15,6 @@ from multiverse.models import AssetType, CatalogEntry, MajorStage, Phase
 from multiverse.roles import PlanContext
 from planner.model import PROMPTS_PACKAGE
 from planner.model.answers import (
-    ProposalAnswer,
     StagesAnswer,
     TaskAnswer,
     TasksAnswer,
@@ -37,7 +36,6 @@ EXAMPLES = {
     "stages": StagesAnswer,
     "tasks": TasksAnswer,
     "tools": ToolTasksAnswer,
-    "proposal": ProposalAnswer,
 }
 
 

@@ -18,7 +18,6 @@ from multiverse.gateway.calls import RetryPolicy
 from multiverse.models import (
     AssetType,
     CatalogEntry,
-    InstructionStatus,
     MajorStage,
     Phase,
     Task,
@@ -26,7 +25,8 @@ from multiverse.models import (
     UserInstruction,
 )
 from multiverse.roles import LearningContext, Mode, PastRun, PlanContext, PlanFailed, PlannerRole
-from planner.builtin import request_spec
+from multiverse.spec import FileSet, Reading, RequestSpec
+from planner.builtin import BuiltinPlanner, request_spec
 from planner.model import PROMPTS_PACKAGE, ModelPlanner
 from planner.model.context import CATALOG_LIMIT, quoted, relevant_catalog
 from planner.model.planner import MODE_TOKENS, STAGES_TOKENS, TASKS_TOKENS, TOOLS_TOKENS
@@ -237,22 +237,6 @@ def tools_answer(tool_type: str = "web_search") -> dict[str, Any]:
                 "purpose": "Fetch the two best sources and summarise them.",
             },
         ]
-    }
-
-
-def proposal_answer(supersedes: list[str] | None = None) -> dict[str, Any]:
-    """A one-instruction proposal."""
-    return {
-        "understanding": "A memo on market entry from the Q3 report.",
-        "instructions": [
-            {
-                "instruction_type": "FORMAT",
-                "content": "A two-page memo.",
-                "justification": "Asked in the request.",
-                "supersedes": supersedes or [],
-            }
-        ],
-        "conflicts": ["FORMAT: I0003 asked for slides."] if supersedes else [],
     }
 
 
@@ -480,84 +464,169 @@ def test_tools_from_an_enum_of_tool_types(fake_openai: FakeOpenAI, home: Path) -
     assert "figure_dashboard" not in sent  # a POST recipe is not offered for PRE
 
 
-def test_proposal_supersedes_only_active_past_ids(fake_openai: FakeOpenAI, home: Path) -> None:
-    """A proposal's supersedes is an enum of the ACTIVE past ids; it saw the learning context."""
-    fake_openai.check_schemas = True
-    past = [
-        UserInstruction(
-            instruction_id="I0003", run_id=PAST_RUN, instruction_type="FORMAT", content="Slides."
-        ),
-        UserInstruction(
-            instruction_id="I0002",
-            run_id=PAST_RUN,
-            instruction_type="FORMAT",
-            content="A poster.",
-            status=InstructionStatus.SUPERSEDED,
-            superseded_by_id="I0003",
-        ),
-    ]
-    learning = LearningContext(
-        past_runs=[PastRun(run_id=PAST_RUN, score=2.5, user_request="Make slides on Q2")]
-    )
-    fake_openai.script(spec_answer(), answer(proposal_answer(["I0003"])))
-    context = make_context(home, past_instructions=past, learning=learning)
-    proposal = make_planner(fake_openai, home).propose(context)
-    schemas_held(fake_openai)
-    assert proposal.made_offline is False
-    assert proposal.instructions[0].supersedes == ["I0003"]
-    # The spec every later task reads is the model's reading, checked; the model's own
-    # understanding stays as it wrote it.
-    assert proposal.spec is not None and proposal.spec.deliverable == "memo"
-    assert proposal.spec.sources == request_spec(context).sources
-    assert proposal.understanding == proposal_answer(["I0003"])["understanding"]
-    instruction = sent_schema(fake_openai, 1)["properties"]["instructions"]["items"]
-    assert instruction["properties"]["supersedes"]["items"]["enum"] == ["I0003"]
-    assert instruction["properties"]["instruction_type"]["pattern"] == "^[A-Z][A-Z0-9_]*$"
-    sent = prompt(fake_openai, 1)
-    assert PAST_RUN in sent and '"score": 2.5' in sent and "Slides." in sent
-    assert "A poster." not in sent
-    assert REQUEST in sent
-
-
-def test_proposal_without_active_past_ids_supersedes_nothing(
+def test_the_proposal_is_the_rendering_of_the_models_spec(
     fake_openai: FakeOpenAI, home: Path
 ) -> None:
-    """With no ACTIVE past instruction, supersedes must stay empty: by schema and by validation."""
-    fake_openai.script(
-        spec_answer(), answer(proposal_answer(["I0003"])), answer(proposal_answer())
-    )
-    proposal = make_planner(fake_openai, home).propose(make_context(home))
-    assert proposal.instructions[0].supersedes == []
-    supersedes = sent_schema(fake_openai, 1)["properties"]["instructions"]["items"]["properties"]
-    assert supersedes["supersedes"]["maxItems"] == 0
-    assert "supersedes 'I0003' is not allowed" in last_message(fake_openai, 2)
+    """One call: the model reads the request into the spec, and every instruction is derived
+    from that spec by code, so a chart, a length, the sources and a question asked are never
+    dropped (the model's own proposal once kept only GOAL, DELIVERABLE and AUDIENCE)."""
+    with_tables(home, "grunfeld")
+    chart = {"file": "assets/grunfeld.csv", "measures": ["invest"], "dimension": "time",
+             "series_by": "firm", "phrase": "investment by firm"}  # fmt: skip
+    fake_openai.script(spec_answer(charts=[chart], audience="the board", length_words=450))
+    request = "A one-page memo for the board with a chart of investment by firm over the years."
+    proposal = make_planner(fake_openai, home).propose(make_context(home, request=request))
+    assert fake_openai.count == 1
+    assert proposal.made_offline is False and proposal.spec is not None
+    kinds = [item.instruction_type for item in proposal.instructions]
+    for kind in ("GOAL", "DELIVERABLE", "AUDIENCE", "LENGTH", "LANGUAGE", "SOURCES", "CHART"):
+        assert kind in kinds, kinds
+    (chart_rule,) = [i for i in proposal.instructions if i.instruction_type == "CHART"]
+    assert "invest" in chart_rule.content
+    sources = next(i for i in proposal.instructions if i.instruction_type == "SOURCES")
+    assert "assets/grunfeld.csv" in sources.content
+    assert "Read by the model" in proposal.understanding
 
 
-def test_lower_case_instruction_type_is_repaired(fake_openai: FakeOpenAI, home: Path) -> None:
-    """An instruction type that is not one UPPER_CASE word goes back with the rule."""
-    bad = proposal_answer()
-    bad["instructions"][0]["instruction_type"] = "memo format"
-    fake_openai.script(spec_answer(), answer(bad), answer(proposal_answer()))
+def test_past_instructions_contradicted_by_kind_are_superseded(
+    fake_openai: FakeOpenAI, home: Path
+) -> None:
+    """An earlier run's ACTIVE instructions are matched by what they govern, whatever type a
+    model spelled them with: a web search asked before and none now, another language; each is
+    superseded by the new instruction of that kind and said as a conflict."""
+    past = [
+        UserInstruction(instruction_id="I0003", run_id=PAST_RUN, instruction_type="WEB_SEARCH",
+                        content="Complement the data with a web search."),
+        UserInstruction(instruction_id="I0004", run_id=PAST_RUN, instruction_type="LANG",
+                        content="Write in Korean."),
+        UserInstruction(instruction_id="I0005", run_id=PAST_RUN, instruction_type="STYLE_NOTE",
+                        content="Plain words."),
+    ]  # fmt: skip
+    fake_openai.script(spec_answer())
+    context = make_context(home, request="Write a memo in English on the Q3 report. No web search.",
+                           past_instructions=past)  # fmt: skip
+    proposal = make_planner(fake_openai, home).propose(context)
+    superseded = {old: item.instruction_type for item in proposal.instructions
+                  for old in item.supersedes}  # fmt: skip
+    assert superseded["I0003"] == "RESEARCH" and superseded["I0004"] == "LANGUAGE"
+    assert "I0005" not in superseded  # nothing of that kind is proposed: no contradiction
+    assert any("I0003" in line for line in proposal.conflicts)
+    research = next(i for i in proposal.instructions if i.instruction_type == "RESEARCH")
+    assert "No web search" in research.content
+
+
+def test_a_failed_spec_call_is_said_as_the_rules_reading(
+    fake_openai: FakeOpenAI, home: Path
+) -> None:
+    """When the model's reading is not used, the proposal says it was read by the rules."""
+    fake_openai.script(error(500), error(500), error(500), error(500))
     proposal = make_planner(fake_openai, home).propose(make_context(home))
-    assert proposal.instructions[0].instruction_type == "FORMAT"
-    assert "instruction_type must be an UPPER_CASE word" in last_message(fake_openai, 2)
+    assert proposal.made_offline is True
+    assert proposal.spec == request_spec(make_context(home))
 
 
 def test_revised_proposal_is_a_new_cache_entry(
     fake_openai: FakeOpenAI, home: Path, tmp_path: Path
 ) -> None:
-    """The same proposal (and spec) is served from the cache; a MODIFY text asks the model
-    again, for both."""
-    good = answer(proposal_answer())
-    fake_openai.script(spec_answer(), good, spec_answer(), good)
+    """The same proposal's spec is served from the cache; a MODIFY text asks the model again."""
+    fake_openai.script(spec_answer(), spec_answer())
     planner = make_planner(fake_openai, home, cache=LlmCache(tmp_path / "cache"))
     planner.propose(make_context(home))
     planner.propose(make_context(home))
-    assert fake_openai.count == 2
+    assert fake_openai.count == 1
     planner.propose(make_context(home, modification="Write it in Korean, 한국어로."))
-    assert fake_openai.count == 4
-    assert "Write it in Korean, 한국어로." in prompt(fake_openai, 2)
-    assert "Write it in Korean, 한국어로." in prompt(fake_openai, 3)
+    assert fake_openai.count == 2
+    assert "Write it in Korean, 한국어로." in prompt(fake_openai, 1)
+
+
+def confirmed_spec(**changes: Any) -> RequestSpec:
+    """A spec CONFIRM froze: an English memo of about 900 words from assets/q3.md, with
+    assets/old_q2.md left out."""
+    fields: dict[str, Any] = {
+        "request": REQUEST, "deliverable": "memo", "language": "en", "length_words": 900,
+        "sources": ["assets/q3.md"], "confirmed": True,
+        "left_out": [FileSet(files=["assets/old_q2.md"],
+                             reading=Reading(phrase="leave out the Q2 file", origin="request"))],
+    }  # fmt: skip
+    return RequestSpec.model_validate({**fields, **changes})
+
+
+def test_a_task_that_contradicts_the_confirmed_spec_is_refused_and_repaired(
+    fake_openai: FakeOpenAI, home: Path
+) -> None:
+    """What CONFIRM froze governs the tasks: a task in another language is sent back with the
+    rule, the repaired plan is used; the file left out is never offered as a reference."""
+    left_out = CatalogEntry(file_path="assets/old_q2.md", asset_type=AssetType.ORIGINAL_INPUT,
+                            summary="Q2 revenue by region.")  # fmt: skip
+    korean = tasks_answer()
+    korean["tasks"][0]["purpose"] = "List every revenue figure with its region, in Korean."
+    fake_openai.script(answer(korean), answer(tasks_answer()))
+    context = make_context(home, phase=phases()[0], stages=[stage()], stage=stage(),
+                           spec=confirmed_spec(length_words=3000),
+                           catalog=[*catalog(), left_out])  # fmt: skip
+    plan = make_planner(fake_openai, home).plan_tasks(context)
+    assert plan.tasks[0].task_purpose == "List every revenue figure with its region."
+    assert "the confirmed language is 'en'" in last_message(fake_openai, 1)
+    system = str(fake_openai.requests[0]["messages"][0]["content"])
+    assert '"left_out":["assets/old_q2.md"]' in system  # the frozen spec, in every prompt
+    assert "old_q2.md" not in str(fake_openai.requests[0]["messages"][1]["content"])
+
+
+def test_a_short_deliverable_is_planned_by_code(fake_openai: FakeOpenAI, home: Path) -> None:
+    """Two pages or less: stages, tasks and tool tasks are code's, as offline (no call; the
+    local model copied the prompt's example stages into every phase); a longer deliverable is
+    planned by the model."""
+    short = make_context(home, phase=phases()[0], spec=confirmed_spec(length_words=1000))
+    builtin = BuiltinPlanner(home)
+    planner = make_planner(fake_openai, home)
+    stages = planner.plan_stages(short)
+    assert stages == builtin.plan_stages(short)
+    staged = short.model_copy(update={"stages": stages.stages, "stage": stages.stages[0]})
+    assert planner.plan_tasks(staged) == builtin.plan_tasks(staged)
+    assert fake_openai.count == 0
+    fake_openai.script(answer(stages_answer()))
+    long = make_context(home, phase=phases()[0], spec=confirmed_spec(length_words=3000))
+    assert len(make_planner(fake_openai, home).plan_stages(long).stages) == 2
+    assert fake_openai.count == 1
+
+
+def test_the_model_keeps_the_length_deliverable_and_reader_the_words_name(
+    fake_openai: FakeOpenAI, home: Path
+) -> None:
+    """"A two-page memo for the board": the model's reading that drops the length and calls it
+    a brief (as the local model did) is held to the words; its own reading stands elsewhere."""
+    fake_openai.script(spec_answer(deliverable="brief", length_words=None, audience=None))
+    request = "Write a two-page memo for the board on the Q3 revenue report."
+    with capture_logs() as logs:
+        proposal = make_planner(fake_openai, home).propose(make_context(home, request=request))
+    assert proposal.spec is not None and proposal.made_offline is False
+    rules = request_spec(make_context(home, request=request))
+    assert (proposal.spec.length_words, proposal.spec.deliverable, proposal.spec.audience) == (
+        rules.length_words, "memo", rules.audience)
+    assert rules.length_words == 1000 and rules.audience
+    held = next(e for e in logs if e["event"] == "spec_model_held_to_the_words")
+    assert {"length_words", "deliverable"} <= set(held["fields"])
+
+
+def test_past_runs_work_is_offered_as_numbered_references(
+    fake_openai: FakeOpenAI, home: Path
+) -> None:
+    """A run that builds on a similar past run (the learning context) is offered that run's
+    work as numbered references, marked as such; another run's work is not."""
+    other = CatalogEntry(file_path="runs/run-20251111-090000-001/workspace/ANALYZING/x.md",
+                         run_id="run-20251111-090000-001", asset_type=AssetType.ANALYSIS_REPORT,
+                         summary="Unrelated work.")  # fmt: skip
+    learning = LearningContext(
+        past_runs=[PastRun(run_id=PAST_RUN, score=2.5, user_request="A Q2 revenue memo")]
+    )
+    fake_openai.script(answer(tasks_answer()))
+    context = make_context(home, phase=phases()[0], stages=[stage()], stage=stage(),
+                           learning=learning, catalog=[*catalog(), other])  # fmt: skip
+    make_planner(fake_openai, home).plan_tasks(context)
+    sent = prompt(fake_openai)
+    assert (f"runs/{PAST_RUN}/workspace/ANALYZING/old.md (ANALYSIS_REPORT of the similar past "
+            f"run {PAST_RUN}): {PAST_SUMMARY}") in sent  # fmt: skip
+    assert "Unrelated work." not in sent
 
 
 def test_phase0_needs_no_model(fake_openai: FakeOpenAI, home: Path) -> None:
@@ -628,15 +697,19 @@ def test_mode_falls_back_to_the_heuristic(fake_openai: FakeOpenAI, home: Path) -
     assert any(e["event"] == "mode_fallback_heuristic" for e in logs)
 
 
-def test_runaway_mode_call_falls_back_to_the_heuristic(fake_openai: FakeOpenAI, home: Path) -> None:
-    """A mode answer cut by the length limit twice (RUNAWAY) leaves the heuristic to decide."""
+def test_a_mode_call_cut_twice_falls_back_to_the_heuristic(
+    fake_openai: FakeOpenAI, home: Path
+) -> None:
+    """A mode answer cut by the length limit, then again with more room (LENGTH_LIMIT), leaves
+    the heuristic to decide."""
     fake_openai.script(length_cut('{"mode": "SIMPLE', 200), length_cut('{"mode": "SIM', 400))
     planner = make_planner(fake_openai, home, {Tier.LOW: "low-model"})
     with capture_logs() as logs:
         decision = planner.decide_mode(REQUEST, True)
     assert decision.mode is Mode.CONTINUOUS_RUN
     failed = next(e for e in logs if e["event"] == "mode_fallback_heuristic")
-    assert "RUNAWAY" in failed["errors"][0]
+    assert "LENGTH_LIMIT" in failed["errors"][0] and "ran away" not in failed["errors"][0]
+    assert fake_openai.count == 2
 
 
 # -- calls ------------------------------------------------------------------------------------
@@ -868,7 +941,7 @@ def test_the_model_fills_the_spec_through_a_schema_of_the_homes_own_columns(
         "phrase": "General Motors' investment over the years",
     }  # fmt: skip
     request = "A memo with a chart of General Motors' investment over the years."
-    fake_openai.script(spec_answer(charts=[chart]), answer(proposal_answer()))
+    fake_openai.script(spec_answer(charts=[chart]))
     proposal = make_planner(fake_openai, home).propose(make_context(home, request=request))
     schemas_held(fake_openai)
     sent = json.dumps(sent_schema(fake_openai, 0))
@@ -893,7 +966,7 @@ def test_a_model_cannot_undo_an_exclusion_the_rules_read(
     forgot it."""
     with_tables(home, "grunfeld", "gapminder")
     request = "Write a memo on investment. Leave out the gapminder files."
-    fake_openai.script(spec_answer(), answer(proposal_answer()))
+    fake_openai.script(spec_answer())
     proposal = make_planner(fake_openai, home).propose(make_context(home, request=request))
     assert proposal.spec is not None
     assert set(proposal.spec.excluded()) == {"assets/gapminder.csv", "assets/gapminder.md"}
@@ -908,7 +981,7 @@ def test_the_model_keeps_the_requesters_language_and_adds_no_chart_not_asked(
     request that asks for none (as the real local model did) is dropped, and logged."""
     with_tables(home, "grunfeld")
     chart = {"file": "assets/grunfeld.csv", "measures": ["invest"], "dimension": "time"}
-    fake_openai.script(spec_answer(language="en", charts=[chart]), answer(proposal_answer()))
+    fake_openai.script(spec_answer(language="en", charts=[chart]))
     request = "1950년 이후 제너럴 모터스의 투자에 대한 메모를 써 주세요."
     with capture_logs() as logs:
         proposal = make_planner(fake_openai, home).propose(make_context(home, request=request))
@@ -923,7 +996,6 @@ def test_a_question_the_tables_answer_at_once_needs_no_spec_call(
     """A lookup the rules read and the table answers is answered as the rules read it: the
     model is not asked to reread it (and cannot turn it into a run with a chart)."""
     with_tables(home, "grunfeld")
-    fake_openai.script(answer(proposal_answer()))
     request = "What was Atlantic Refining's gross investment in 1950?"
     proposal = make_planner(fake_openai, home).propose(make_context(home, request=request))
     assert proposal.spec is not None and proposal.spec.mode == "simple"
@@ -936,7 +1008,7 @@ def test_a_failed_spec_call_leaves_the_rules_reading(fake_openai: FakeOpenAI, ho
     with_tables(home, "grunfeld")
     bad = answer({"mode": "run", "charts": [{"file": "assets/grunfeld.csv",
                                               "measures": ["no_such_column"]}]})  # fmt: skip
-    fake_openai.script(bad, bad, bad, answer(proposal_answer()))
+    fake_openai.script(bad, bad, bad)
     context = make_context(home, request="A memo with a chart of investment by firm.")
     with capture_logs() as logs:
         proposal = make_planner(fake_openai, home).propose(context)

@@ -212,3 +212,22 @@ def test_context_rejects_a_malformed_run_id(home: Home) -> None:
     """A run_id that could move the writable folders is our bug and raises."""
     with pytest.raises(ValueError):
         ToolContext(home=home.root, run_id="../assets")
+
+
+def test_a_file_the_confirmed_request_leaves_out_is_never_read_listed_or_found(home: Home) -> None:
+    """The spec CONFIRM froze leaves report.md out: reading, listing and searching skip it,
+    through a link to it too; the other assets stay readable."""
+    (home.assets / "notes.md").write_text("Kept notes.\n", encoding="utf-8")
+    (home.assets / "alias.md").symlink_to(home.assets / "report.md")
+    context = ToolContext(home=home.root, run_id=RUN, left_out=frozenset({"assets/report.md"}))
+    registry = ToolRegistry(context, builtin_tools())
+    for raw in ("assets/report.md", "assets/alias.md", "./assets/report.md"):
+        refused = registry.call("read_file", {"path": raw})
+        assert not refused.ok and "leaves it out" in (refused.error or ""), raw
+    assert registry.call("read_file", {"path": "assets/notes.md"}).ok
+    listed = registry.call("list_directory", {"path": "assets"})
+    assert listed.ok and "notes.md" in listed.output and "report.md" not in listed.output
+    read = registry.call("read_many_files", {"paths": ["assets/*.md"]})
+    assert read.ok and "Kept notes." in read.output and "Revenue grew" not in read.output
+    found = registry.call("glob", {"pattern": "assets/*.md"})
+    assert "report.md" not in found.output and "notes.md" in found.output

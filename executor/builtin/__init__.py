@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from executor.builtin.deliverable import close_published
-from executor.builtin.role import BuiltinExecutor
+from executor.builtin.role import BuiltinExecutor, tool_folder
 from executor.builtin.simple import is_known_command, named_paths, table_answer
 from executor.builtin.sources import TaskError, in_outputs, relative, resolve_output
+from executor.builtin.specialists import nothing_usable_note, search_queries
 from executor.builtin.tablefacts import verified_facts
 from executor.builtin.text import clean_inline, split_sentences, terms, unique
 
@@ -17,11 +18,14 @@ __all__ = [
     "in_outputs",
     "is_known_command",
     "named_paths",
+    "nothing_usable_note",
     "relative",
     "resolve_output",
+    "search_queries",
     "split_sentences",
     "table_answer",
     "terms",
+    "tool_folder",
     "unique",
     "verified_facts",
 ]

@@ -126,9 +126,13 @@ NOTHING_USABLE = "# Web search returned nothing usable"
 NOT_PERFORMED = "# Web search not performed"
 
 
-def nothing_usable_note(assignment: ToolAssignment, why: str) -> str:
-    """The note of a search that was made and gave nothing to quote (the brief says so)."""
+def nothing_usable_note(
+    assignment: ToolAssignment, why: str, queries: list[str] | None = None
+) -> str:
+    """The note of a search that was made and gave nothing to quote (the brief says so);
+    `queries`: those searched, when not the task's own (a model planned them)."""
     tool = assignment.tool_task
+    searched = search_queries(assignment) if queries is None else queries
     lines = [
         BANNER,
         "",
@@ -140,7 +144,7 @@ def nothing_usable_note(assignment: ToolAssignment, why: str) -> str:
         "",
         "## Queries",
         "",
-        *(f"- `{query}`" for query in search_queries(assignment)),
+        *(f"- `{query}`" for query in searched),
     ]
     return "\n".join(lines) + "\n"
 

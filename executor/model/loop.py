@@ -35,9 +35,9 @@ from typing import Any, TypeVar
 import structlog
 from pydantic import BaseModel
 
-from executor.model.references import fence_for
 from executor.tools import (
     Approver,
+    McpTool,
     Tool,
     ToolContext,
     ToolLimits,
@@ -45,6 +45,7 @@ from executor.tools import (
     ToolRegistry,
     ToolResult,
     builtin_tools,
+    fence_for,
 )
 from multiverse.config import ToolBinding
 from multiverse.errors import ConfigError
@@ -368,13 +369,17 @@ def gate_approvals(
     catalogue: Mapping[str, Tool],
     bindings: Mapping[str, ToolBinding],
     approver: Approver | None,
+    mcp: Mapping[str, McpTool] | None = None,
 ) -> dict[str, Tool]:
-    """The catalogue with every tool bound with `requires_approval` wrapped in a gate."""
+    """The catalogue and the MCP tools, with every tool bound with `requires_approval` (and
+    every MCP tool its server's `requires_approval` names) wrapped in a gate."""
     gated = dict(catalogue)
     for binding in bindings.values():
         tool = gated.get(binding.tool)
         if binding.requires_approval and tool is not None:  # every call, the shell's too
             gated[binding.tool] = ApprovalGated(tool, approver)
+    for name, mcp_tool in (mcp or {}).items():
+        gated[name] = ApprovalGated(mcp_tool, approver) if mcp_tool.requires_approval else mcp_tool
     return gated
 
 

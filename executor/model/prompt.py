@@ -33,6 +33,7 @@ from multiverse.errors import MultiverseError
 from multiverse.gateway import ChatMessage, PromptTemplate, load_prompt
 from multiverse.models import CatalogEntry, InstructionStatus
 from multiverse.roles import TaskAssignment
+from multiverse.spec import run_prefix, with_prefix
 
 TASK_TEMPLATE = "task.md"
 PROMPTS_PACKAGE = "executor.prompts"
@@ -60,9 +61,12 @@ class ReferenceFacts:
 
 
 def reference_facts(context: ToolContext, references: list[str]) -> list[ReferenceFacts]:
-    """Look at each reference on disk (sizes only; the content is for the model to read)."""
+    """Look at each reference on disk (sizes only; the content is for the model to read); a
+    file the confirmed request leaves out is not offered, not even by name."""
     facts = []
     for reference in references:
+        if reference in context.left_out:
+            continue
         try:
             # The same confinement as the tools: not even a size leaks from outside the home.
             path = resolve_readable(context, reference)
@@ -100,11 +104,11 @@ def describe_references(facts: list[ReferenceFacts], catalog: list[CatalogEntry]
 
 
 def assignment_json(assignment: TaskAssignment, output_path: str) -> str:
-    """The assignment as the model sees it: the task, its place, the request, ACTIVE rules."""
+    """The assignment as the model sees it: the task and its place (the request and the ACTIVE
+    instructions are in the run's prefix)."""
     task, phase, stage = assignment.task, assignment.phase, assignment.stage
     data: dict[str, Any] = {
         "run_id": assignment.run_id,
-        "request": assignment.request,
         "phase": {"phase_id": phase.phase_id, "phase_name": phase.phase_name,
                   "phase_purpose": phase.phase_purpose},
         "stage": {"stage_id": stage.stage_id, "stage_name": stage.stage_name,
@@ -114,12 +118,6 @@ def assignment_json(assignment: TaskAssignment, output_path: str) -> str:
                  "related_references": task.related_references, "output_path": output_path,
                  "pre_tool_purpose": task.pre_tool_purpose,
                  "post_tool_purpose": task.post_tool_purpose},
-        "active_instructions": [
-            {"instruction_id": i.instruction_id, "instruction_type": i.instruction_type,
-             "content": i.content}
-            for i in assignment.instructions
-            if i.status == InstructionStatus.ACTIVE
-        ],
     }  # fmt: skip
     return json.dumps(data, ensure_ascii=False, indent=2)
 
@@ -149,23 +147,30 @@ def facts_of(home: Path, assignment: TaskAssignment) -> tuple[str, ...]:
 
 
 def facts_section(facts: Sequence[str]) -> str:
-    """The verified facts as a section of the task's message (empty without facts)."""
+    """The verified facts as the first section of the task's message (empty without facts):
+    the same in every task of the run, so it follows the run's prefix in the provider's cache."""
     if not facts:
         return ""
     listed = "\n".join(f"- {fact}" for fact in facts)
     return (
-        "\n\n## Verified facts to use and cite\n\n"
+        "## Verified facts to use and cite\n\n"
         "Computed by code from the run's tables: use them as written, each with its citation "
         "(file and rows). Every other number you state must come from a source you read.\n\n"
-        f"{listed}\n"
+        f"{listed}\n\n"
     )
+
+
+def prefix_of(assignment: TaskAssignment) -> str:
+    """The run's prefix of a task: the request, the frozen spec, the ACTIVE instructions."""
+    return run_prefix(assignment.request, assignment.spec, assignment.instructions)
 
 
 def task_messages(
     package: AgentPackage, template: PromptTemplate, prompt: TaskPrompt
 ) -> list[ChatMessage]:
-    """The conversation's first two messages: the role's prompt, then the task."""
-    user = template.render(
+    """The conversation's first two messages: the run's prefix and the role's prompt, then the
+    verified facts and the task."""
+    user = facts_section(prompt.facts) + template.render(
         assignment=assignment_json(prompt.assignment, prompt.output_path),
         references=describe_references(prompt.references, prompt.assignment.catalog),
         read_tools=_tool_names(package, READ_TOOLS, "your reading tools"),
@@ -173,8 +178,9 @@ def task_messages(
         output_path=prompt.output_path,
         workspace=prompt.workspace,
         outputs=prompt.outputs,
-    ) + facts_section(prompt.facts)
-    return [{"role": "system", "content": package.prompt}, {"role": "user", "content": user}]
+    )
+    system = with_prefix(prefix_of(prompt.assignment), package.prompt)
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
 WRITER = "writer.md"
@@ -189,6 +195,11 @@ MIN_REFERENCE_TOKENS = 256
 
 class NoRoom(MultiverseError):
     """The context window leaves no room for the references (a FAILED signal)."""
+
+
+class NotDone(MultiverseError):
+    """The model did not do the task: no output file, or the tool loop's turns used up (a
+    FAILED signal; the want of capability an escalation to a higher tier may overcome)."""
 
 
 def templates() -> tuple[PromptTemplate, ...]:
@@ -217,10 +228,6 @@ def active_instructions(assignment: TaskAssignment) -> list[str]:
     ]
 
 
-def _quoted(text: str) -> str:
-    return "\n".join(f"> {line}" if line.strip() else ">" for line in text.strip().splitlines())
-
-
 def chart_links(sources: Sequence[Source], output_path: str) -> str:
     """A markdown line per chart: the link from the output's folder to the chart file."""
     folder = os.path.dirname(output_path) or "."
@@ -246,27 +253,24 @@ def _structure(task: WritingTask) -> str:
 def _user(task: WritingTask, references: str) -> str:
     assignment = task.assignment
     stage, item = assignment.stage, assignment.task
-    instructions = active_instructions(assignment)
-    return load_template(SINGLE_SHOT).render(
+    return facts_section(task.facts) + load_template(SINGLE_SHOT).render(
         output_path=task.output_path,
-        request=_quoted(assignment.request),
         phase=assignment.phase.phase_name,
         stage=stage.stage_name,
         stage_goal=stage.stage_goal or "(no goal given)",
         task_name=item.task_name,
         task_purpose=item.task_purpose,
-        instructions="\n".join(f"- {line}" for line in instructions) or "- (none)",
         length=describe_length(task.words),
         structure=_structure(task),
         references=references,
-    ) + facts_section(task.facts)
+    )
 
 
 def writing_messages(
     task: WritingTask, window: int, max_tokens: int, note: str = ""
 ) -> list[ChatMessage]:
     """The call's messages for an answer of `max_tokens`; raises NoRoom when nothing fits."""
-    system = load_template(WRITER).body
+    system = with_prefix(prefix_of(task.assignment), load_template(WRITER).body)
     suffix = f"\n\n## Note\n\n{note}\n" if note else ""
     own = estimate_tokens(system + _user(task, "") + suffix)
     room = min(MAX_PASTED_TOKENS, room_for_references(window, max_tokens, own))

@@ -8,20 +8,25 @@ pasted; a chart the run drew (.html/.svg in its folders) is named for linking. T
 pure: every text gets a fair share of the room left in the context window, and a cut is marked
 as a cut.
 
-Also here: fitting references into a context window; the length a person asks for, read from
-their instructions, and the tokens it needs.
+Also here: fitting references into a context window; the tokens a length asked for needs (the
+length itself is read by `multiverse.spec.asked_words`).
 """
 
 from __future__ import annotations
 
 import math
 import os
-import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from executor.tools import SKIPPED_DIRS, ToolRefused, is_private_name, readable_in_home
+from executor.tools import (
+    SKIPPED_DIRS,
+    ToolRefused,
+    fence_for,
+    is_private_name,
+    readable_in_home,
+)
 from multiverse.documents import Converted, convert, decode, document_note, open_regular, sniff
 
 ASCII_CHARS_PER_TOKEN = 3
@@ -188,15 +193,6 @@ def fit_sources(sources: Sequence[Source], budget_tokens: int) -> list[Source]:
     return fitted
 
 
-def fence_for(text: str) -> str:
-    """A backtick fence longer than any run of backticks in `text`."""
-    longest, run = 0, 0
-    for char in text:
-        run = run + 1 if char == "`" else 0
-        longest = max(longest, run)
-    return "`" * max(3, longest + 1)
-
-
 def render_sources(sources: Sequence[Source]) -> str:
     """The sources as markdown: each text fenced as data, each other file named with its note."""
     if not sources:
@@ -216,39 +212,8 @@ def render_sources(sources: Sequence[Source]) -> str:
     return "\n\n".join(blocks)
 
 
-WORDS_PER_PAGE = 450
 TOKENS_PER_WORD = 1.6
 MIN_WRITING_TOKENS = 600
-NUMBERS = {
-    "a": 1, "an": 1, "one": 1, "single": 1, "two": 2, "three": 3, "four": 4, "five": 5,
-    "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
-    "한": 1, "두": 2, "세": 3, "네": 4, "다섯": 5,
-}  # fmt: skip
-_COUNT = r"(?<![\w.])(\d+(?:\.\d+)?|" + "|".join(sorted(NUMBERS, key=len, reverse=True)) + r")"
-_PAGES = re.compile(_COUNT + r"[\s-]*(?:pages?|페이지|쪽)(?![a-z])", re.I)
-_HALF_PAGE = re.compile(r"\bhalf[\s-]+(?:a[\s-]+)?page\b|반\s*페이지", re.I)
-_WORDS = re.compile(r"(\d[\d,]*)(?:\s*(?:-|–|to|~)\s*(\d[\d,]*))?[\s-]*(?:words?\b|단어)", re.I)
-
-
-def _number(raw: str) -> float:
-    word = raw.lower()
-    return float(NUMBERS[word]) if word in NUMBERS else float(raw.replace(",", ""))
-
-
-def asked_words(texts: Iterable[str]) -> int | None:
-    """The longest length the texts ask for, in words; None when none says a length."""
-    found: list[float] = []
-    for text in texts:
-        for match in _WORDS.finditer(text):
-            # A range ("300-500 words") may use its upper end.
-            found.append(_number(match.group(2) or match.group(1)))
-        if _HALF_PAGE.search(text):
-            found.append(WORDS_PER_PAGE / 2)
-            text = _HALF_PAGE.sub(" ", text)  # its "a page" is not one page
-        for match in _PAGES.finditer(text):
-            found.append(_number(match.group(1)) * WORDS_PER_PAGE)
-    words = [value for value in found if value > 0]
-    return round(max(words)) if words else None
 
 
 def writing_tokens(words: int | None, tier_max: int) -> int:

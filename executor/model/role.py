@@ -8,28 +8,31 @@ truth: the task is COMPLETED only if its output file exists at the end. Nothing 
 failure (a model error, a broken configuration, our own bug) is a FAILED result signal.
 
 What stays builtin, and why:
-- `web_search` and `data_visualization` tool tasks are specialised agents; the builtin ones
-  are deterministic and say plainly what they cannot do offline.
+- `data_visualization` tool tasks are a specialised agent; the builtin one is deterministic.
+  So is `web_search` without a search provider (its note says plainly that nothing was
+  searched); with one, the model plans the research and answers from the fetched pages,
+  every citation checked by code (executor.model.research).
 - `summarize`: cheap and deterministic; a model call per catalog file would cost a call for
   every asset, guideline and output of every run.
 - `simple_task` for the commands the builtin knows (list, convert, summarize, count) and the
   questions over a table it answers whole (the figure computed from the table, cited); any
   other request is answered by the model.
 
+Escalation (SPEC §10.2): a task the model could not do (no output file, the loop's turns used
+up, an answer still invalid after its repairs or running away) is done once more on the tier
+the agent card escalates to, when another model serves it, logged and counted in the run's
+usage. A budget, timeout or provider error fails at once (another tier would meet it too), and
+so does the model's own FAILED report (it says what the task lacks, not that it could not try).
+
 Also here: how the model-backed Executor works for a tier; one prompt in flight per run (SPEC
-§4, §11); and the SIMPLE_TASK replies the model writes (`SimpleWriter`): with the files the
-request names read in (confined like the read tools) and, where the tier calls tools, the
-read-only file tools to look further; it is given no tool that writes, and the reply says the
-model wrote it.
+§4, §11). The SIMPLE_TASK replies the model writes are `executor.model.simple`'s.
 """
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -41,7 +44,6 @@ from executor.builtin import (
     close_published,
     in_outputs,
     is_known_command,
-    named_paths,
     relative,
     resolve_output,
     table_answer,
@@ -56,9 +58,8 @@ from executor.model.loop import (
     shell_policy,
 )
 from executor.model.prompt import (
-    MAX_PASTED_TOKENS,
-    WRITER,
     NoRoom,
+    NotDone,
     TaskPrompt,
     facts_of,
     load_template,
@@ -66,33 +67,33 @@ from executor.model.prompt import (
     reference_facts,
     task_messages,
 )
-from executor.model.references import (
-    asked_words,
-    estimate_tokens,
-    fit_sources,
-    gather_sources,
-    render_sources,
-    room_for_references,
-    writing_tokens,
-)
-from executor.model.single_shot import SingleShot, judge_cut, unwrap_document
-from executor.search import fetch_allow_hosts
+from executor.model.research import ModelResearch
+from executor.model.simple import SimpleWriter
+from executor.model.single_shot import SingleShot
+from executor.search import WebResearch, fetch_allow_hosts
 from executor.tools import (
     Approver,
+    McpTool,
     Tool,
     ToolContext,
     ToolRegistry,
     WebSearchProvider,
     builtin_tools,
+    task_mcp_tools,
 )
-from multiverse.agent_package import AgentPackage, load_agent_package, role_package_dir
-from multiverse.config import RuntimeMapping, TierConfig
+from multiverse.agent_package import (
+    AgentPackage,
+    load_agent_package,
+    role_package_dir,
+    tiers_to_try,
+)
+from multiverse.config import RuntimeMapping, Tier, TierConfig
 from multiverse.errors import ConfigError
 from multiverse.gateway import (
-    ChatMessage,
     LlmCall,
     LlmError,
     ModelCalls,
+    capability_failure,
     model_context_window,
     model_supports,
 )
@@ -101,97 +102,6 @@ from multiverse.models import asset_type
 from multiverse.roles import ProducedFile, ResultSignal, TaskAssignment, ToolAssignment
 
 log = structlog.get_logger(__name__)
-
-SIMPLE = "simple_task.md"
-READ_ONLY_TOOLS = ("list_directory", "read_file", "read_many_files", "glob", "search_file_content")
-MAX_TURNS = 6
-# A simple task belongs to no run; its tools write nothing, so no run's folder is ever touched.
-NO_RUN = "run-00000000-000000-000"
-TOOLS_NOTE = (
-    "## Tools\n\nYou may look at the home's files with the read-only tools (list_directory, "
-    "read_file, read_many_files, glob, search_file_content; paths relative to the home, e.g. "
-    "assets/). Read what the request needs, then give the answer as your last message."
-)
-
-
-def simple_messages(request: str, home: Path, window: int, max_tokens: int) -> list[ChatMessage]:
-    """The writer's role, then the request with the files it names fitted into the window."""
-    sources = [
-        source for source in gather_sources(home, named_paths(request))
-        if source.note != "not found in the home"  # "e.g. notes.txt" names nothing real
-    ]  # fmt: skip
-    system = load_template(WRITER).body
-    template = load_template(SIMPLE)
-    own = estimate_tokens(system + template.render(request=request, references=""))
-    room = min(MAX_PASTED_TOKENS, room_for_references(window, max_tokens, own))
-    references = render_sources(fit_sources(sources, room))
-    user = template.render(request=request.strip(), references=references)
-    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
-
-
-@dataclass(frozen=True)
-class SimpleWriter:
-    """Answers one SIMPLE_TASK request with the model; never raises."""
-
-    gateway: ModelCalls
-    tier: TierConfig
-    window: int
-    role: str
-    # Where the tier calls tools: the read-only tools, so the model can look beyond the files
-    # the request names (None: one written answer).
-    tools: Mapping[str, Tool] | None = None
-
-    def answer(self, request: str, home: Path, package: AgentPackage) -> str:
-        """The reply (markdown), saying that the model wrote it; a failure is a reply too."""
-        banner = f"> Written by the model `{self.tier.model}`."
-        try:
-            return f"{banner}\n\n{self._text(request, home.resolve(), package)}"
-        except LlmError as error:
-            return f"{banner} It could not answer: {error}\n"
-
-    def _text(self, request: str, home: Path, package: AgentPackage) -> str:
-        max_tokens = writing_tokens(asked_words([request]), self.tier.max_tokens)
-        texts = "\0".join(load_template(name).body for name in (WRITER, SIMPLE))
-        call = LlmCall(
-            role=self.role,
-            agent_version=package.agent_version,
-            prompt_version=f"{package.prompt_version}+simple@"
-            f"{hashlib.sha256(texts.encode()).hexdigest()[:12]}",
-            scope=f"simple:{hashlib.sha256(request.encode()).hexdigest()[:16]}",
-            tier=package.tier.value,
-            messages=simple_messages(request, home, self.window, max_tokens),
-            **self.tier.call_fields(),
-            max_tokens=max_tokens,
-        )
-        if self.tools is not None:
-            return self._with_tools(call, home)
-        answer = self.gateway.complete(call)
-        text = unwrap_document(answer.text)
-        if answer.finish_reason == "length":
-            # A quick reply is not asked twice: a loop is refused, an honest cut is said.
-            runaway = judge_cut(answer.text, cut_before=False, max_tokens=max_tokens).runaway
-            if runaway is not None:
-                log.warning("simple_task_runaway", model=self.tier.model, why=runaway)
-                return f"The model ran away ({runaway}); no answer is given.\n"
-            return f"{text}\n[the answer was cut at the length limit of {max_tokens} tokens]\n"
-        return text
-
-    def _with_tools(self, call: LlmCall, home: Path) -> str:
-        """A bounded loop with the read-only tools; the model's last text is the reply."""
-        context = ToolContext(home=home, run_id=NO_RUN)
-        registry = ToolRegistry(context, READ_ONLY_TOOLS, self.tools)
-        messages = [*call.messages[:-1], {
-            "role": "user", "content": f"{call.messages[-1]['content']}\n\n{TOOLS_NOTE}",
-        }]  # fmt: skip
-        first = call.model_copy(update={"messages": messages})
-        outcome = run_tool_loop(self.gateway, first, registry, MAX_TURNS, call.scope)
-        if not outcome.finished:
-            return (
-                f"The model did not finish in {outcome.turns} turns; its last text: "
-                f"{clipped(outcome.text) or '(none)'}\n"
-            )
-        return unwrap_document(outcome.text)
-
 
 WorkMode = Literal["tools", "single_shot"]
 DEFAULT_CONTEXT_WINDOW = 8192
@@ -247,7 +157,6 @@ class RunLocks:
             return run_id in self._busy
 
 
-
 ROLE = "executor"
 DELEGATED_TOOL_TYPES = ("web_search", "data_visualization")
 
@@ -270,9 +179,12 @@ class ModelExecutor:
         *,
         approver: Approver | None = None,
         web_search_provider: WebSearchProvider | None = None,
+        web_research: WebResearch | None = None,
         tools: Mapping[str, Tool] | None = None,
         supports: Supports | None = None,
         window_lookup: WindowLookup | None = None,
+        served: Mapping[Tier, TierConfig] | None = None,
+        package_dir: Path | None = None,
     ) -> None:
         if max_turns < 1:
             raise ValueError(f"max_turns must be at least 1, not {max_turns}")
@@ -284,21 +196,27 @@ class ModelExecutor:
         self._fallback = fallback or BuiltinExecutor()
         self._approver = approver
         self._search = web_search_provider
+        self._research = web_research  # the configured search agent: research by the model
         self._tools = dict(tools) if tools is not None else builtin_tools()
         self._locks = RunLocks()
         self._supports = supports
         self._window_lookup = window_lookup or model_context_window
+        self._served = dict(served or {})  # the model-backed tiers a task may escalate to
+        self._package_dir = package_dir or role_package_dir(ROLE)
 
     @property
     def mode(self) -> WorkMode:
         """How this tier's tasks are done: a tool loop, or one written answer each."""
-        # litellm is loaded by the first question asked, not by building the crew.
-        return resolve_executor_mode(self._tier, self._supports or model_supports)
+        return self._mode_of(self._tier)
 
     @property
     def window(self) -> int:
         """Tokens one call of this tier may hold."""
         return context_window(self._tier, self._window_lookup)
+
+    def _mode_of(self, config: TierConfig) -> WorkMode:
+        # litellm is loaded by the first question asked, not by building the crew.
+        return resolve_executor_mode(config, self._supports or model_supports)
 
     def execute_task(self, assignment: TaskAssignment) -> ResultSignal:
         """Do one core task in the tier's mode; any failure is a FAILED signal."""
@@ -315,10 +233,20 @@ class ModelExecutor:
         with self._locks.hold(assignment.run_id) as held:
             if not held:
                 return _refused(assignment.run_id, tool.tool_task_id)
+            if tool.tool_type == "web_search" and self._research is not None:
+                return self._researched(assignment, self._research)
             if tool.tool_type in DELEGATED_TOOL_TYPES:
                 return self._fallback.execute_tool_task(assignment)
         known = ", ".join(DELEGATED_TOOL_TYPES)
         return _failed(f"tool type {tool.tool_type!r} is not available (available: {known})")
+
+    def _researched(self, assignment: ToolAssignment, research: WebResearch) -> ResultSignal:
+        def package() -> AgentPackage:
+            return load_agent_package(self._package_dir, self._mapping)
+
+        researcher = ModelResearch(self._gateway, self._tier, self.window, research, package,
+                                   self._fallback.summarize)  # fmt: skip
+        return researcher.execute(assignment)
 
     def summarize(self, path: Path) -> str:
         """The builtin extractive summary: cheap and deterministic, no call per catalog file."""
@@ -337,7 +265,7 @@ class ModelExecutor:
         if answered is not None:
             return answered
         try:
-            package = load_agent_package(role_package_dir(ROLE), self._mapping)
+            package = load_agent_package(self._package_dir, self._mapping)
             tools = self._tools if self.mode == "tools" else None
             writer = SimpleWriter(self._gateway, self._tier, self.window, ROLE, tools)
             return writer.answer(request, home, package)
@@ -347,38 +275,72 @@ class ModelExecutor:
 
     def _guarded(self, assignment: TaskAssignment) -> ResultSignal:
         try:
-            return self._task(assignment)
+            return self._escalating(assignment)
         except LlmError as error:
             # Budget exceeded, transient faults exhausted, a timeout: "CODE: message".
             return _failed(str(error))
-        except TaskError as error:
+        except (TaskError, NotDone, NoRoom) as error:
             return _failed(str(error))
         except ConfigError as error:
             return _failed(f"the executor cannot be set up: {error}")
-        except NoRoom as error:
-            return _failed(str(error))
         except Exception as error:  # the contract: nothing escapes into the Orchestrator
             log.exception("model_task_crashed", run_id=assignment.run_id,
                           task_id=assignment.task.task_id)  # fmt: skip
             return _failed(f"model executor error: {type(error).__name__}: {error}")
 
-    def _task(self, assignment: TaskAssignment) -> ResultSignal:
+    def _escalating(self, assignment: TaskAssignment) -> ResultSignal:
+        """The task on the card's tier, then once on its escalation tier if the model could
+        not do it there; the last tier's failure is raised."""
         if Path(assignment.home).resolve() != self._home:
             raise TaskError(f"the assignment's home {assignment.home} is not {self._home}")
-        # Loaded on every task: an edited AGENT.md or mapping applies to the next task.
-        package = load_agent_package(role_package_dir(ROLE), self._mapping)
+        # Loaded on every task: an edited AGENT.md, card or mapping applies to the next task.
+        package = load_agent_package(self._package_dir, self._mapping)
         target = resolve_output(self._home, assignment.run_id, assignment.task.output_path)
-        registry = self._registry(assignment.run_id, package, assignment.task.task_id)
-        if self.mode == "single_shot":
-            writer = SingleShot(self._gateway, self._tier, self.window, ROLE)
-            writer.write(assignment, package, registry, target)
+        start = package.tier
+        configs = {**self._served, start: self._tier}
+        tiers = tiers_to_try(package.card, start, configs)
+        for tier in tiers:
+            try:
+                return self._task(assignment, package.on_tier(tier), configs[tier], target)
+            except (NotDone, LlmError) as error:
+                if tier is tiers[-1] or not _escalates(error):
+                    raise
+                self._gateway.escalated(ROLE, start.value, tiers[-1].value, str(error),
+                                        assignment.run_id)  # fmt: skip
+                # What the failed attempt left must not pass for the next tier's work.
+                target.unlink(missing_ok=True)
+        raise RuntimeError("no tier was tried")  # tiers_to_try always gives the start
+
+    def _task(
+        self, assignment: TaskAssignment, package: AgentPackage, config: TierConfig, target: Path
+    ) -> ResultSignal:
+        run_id, task_id = assignment.run_id, assignment.task.task_id
+        left_out = assignment.spec.excluded() if assignment.spec is not None else set()
+        if self._mode_of(config) == "single_shot":
+            registry = self._registry(run_id, package, task_id, {}, left_out)
+            window = context_window(config, self._window_lookup)
+            SingleShot(self._gateway, config, window, ROLE).write(
+                assignment, package, registry, target
+            )
             return self._completed(assignment, target, registry, post_tool=False)
-        call = self._first_call(assignment, package, registry, relative(self._home, target))
-        scope = f"{assignment.run_id}:{assignment.task.task_id}"
-        outcome = run_tool_loop(self._gateway, call, registry, self._max_turns, scope)
+        # The MCP servers live as long as the task's tool loop, and no longer.
+        with task_mcp_tools(self._mapping, package.card.forbidden_actions, self._home, run_id,
+                            self._tools) as mcp:  # fmt: skip
+            registry = self._registry(run_id, package, task_id, mcp, left_out)
+            output = relative(self._home, target)
+            call = self._first_call(assignment, package, registry, output, config)
+            outcome = run_tool_loop(self._gateway, call, registry, self._max_turns,
+                                    f"{run_id}:{task_id}")  # fmt: skip
         return self._signal(assignment, target, registry, outcome)
 
-    def _registry(self, run_id: str, package: AgentPackage, task_id: str) -> ToolRegistry:
+    def _registry(
+        self,
+        run_id: str,
+        package: AgentPackage,
+        task_id: str,
+        mcp: Mapping[str, McpTool],
+        left_out: set[str],
+    ) -> ToolRegistry:
         approver = self._approver or ApprovalBridge(
             Home(self._home).run(run_id).root, run_id, task_id,
             self._mapping.daemon.approval_timeout_seconds,
@@ -390,10 +352,11 @@ class ModelExecutor:
             approver=approver,
             web_search_provider=self._search,
             web_allow_hosts=fetch_allow_hosts(package.tools),
+            left_out=frozenset(left_out or ()),
         )
-        catalogue = gate_approvals(self._tools, package.tools, approver)
+        catalogue = gate_approvals(self._tools, package.tools, approver, mcp)
         allowed = [binding.tool for binding in package.tools.values()]
-        return ToolRegistry(context, allowed, catalogue)
+        return ToolRegistry(context, [*allowed, *mcp], catalogue)
 
     def _first_call(
         self,
@@ -401,6 +364,7 @@ class ModelExecutor:
         package: AgentPackage,
         registry: ToolRegistry,
         output_path: str,
+        config: TierConfig,
     ) -> LlmCall:
         template = load_template()
         context = registry.context
@@ -420,8 +384,8 @@ class ModelExecutor:
             run_id=assignment.run_id,
             tier=package.tier.value,
             messages=task_messages(package, template, prompt),
-            **self._tier.call_fields(),
-            max_tokens=self._tier.max_tokens,
+            **config.call_fields(),
+            max_tokens=config.max_tokens,
         )
 
     def _signal(
@@ -433,7 +397,7 @@ class ModelExecutor:
     ) -> ResultSignal:
         output = relative(self._home, target)
         if not outcome.finished:
-            return _failed(
+            raise NotDone(
                 f"tool loop did not finish in {outcome.turns} turns; "
                 f"the model's last text: {clipped(outcome.text) or '(none)'}"
             )
@@ -441,7 +405,7 @@ class ModelExecutor:
         if word.failed is not None:
             return _failed(f"the model reported FAILED: {word.failed}")
         if not target.is_file():
-            return _failed(
+            raise NotDone(
                 f"the output file {output} does not exist after the tool loop; "
                 f"the model's last text: {clipped(outcome.text) or '(none)'}"
             )
@@ -452,7 +416,7 @@ class ModelExecutor:
     ) -> ResultSignal:
         output = relative(self._home, target)
         if not target.is_file():
-            return _failed(f"the output file {output} does not exist")
+            raise NotDone(f"the output file {output} does not exist")
         records: list[str] = []
         if in_outputs(self._home, assignment.run_id, target) and target.suffix.lower() == ".md":
             # Every number of a published memo traced; the ones found nowhere listed at its end.
@@ -479,6 +443,11 @@ class ModelExecutor:
         published = in_outputs(self._home, assignment.run_id, real)
         kind = asset_type(assignment.phase, is_output, published)
         return ProducedFile(path=path, asset_type=kind, summary=self._fallback.summarize(real))
+
+
+def _escalates(error: NotDone | LlmError) -> bool:
+    """Whether a failed attempt is the model's want of capability (a higher tier may do it)."""
+    return isinstance(error, NotDone) or capability_failure(error)
 
 
 def _refused(run_id: str, item_id: str) -> ResultSignal:

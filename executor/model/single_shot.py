@@ -3,7 +3,8 @@
 Code does what the tools would: it reads the references into the prompt (confined like the read
 tools) and writes the model's answer to the output path through the registry's write tool (the
 same confinement and approvals). The model only writes. An answer cut by the length limit is
-asked again once, shorter and with more room; a loop or a second cut is a RUNAWAY.
+continued where it stopped (by the gateway, up to MAX_CONTINUATIONS times); still cut, the task
+fails saying in how much room and what to change; a loop is a RUNAWAY.
 
 Also here: pure decisions about a document a model wrote as its whole answer; the published
 memo, assembled by code from what the model writes, for small models.
@@ -26,14 +27,16 @@ from executor.model.loop import clipped
 from executor.model.prompt import (
     WRITE_TOOL,
     WRITER,
+    NotDone,
     WritingTask,
     active_instructions,
     facts_of,
     load_template,
+    prefix_of,
     templates,
     writing_messages,
 )
-from executor.model.references import Source, asked_words, gather_sources, writing_tokens
+from executor.model.references import Source, gather_sources, writing_tokens
 from executor.tools import ToolContext, ToolRegistry
 from multiverse.agent_package import AgentPackage
 from multiverse.config import TierConfig
@@ -41,12 +44,12 @@ from multiverse.gateway import (
     ChatMessage,
     LlmAnswer,
     LlmCall,
-    LlmError,
     LlmErrorCode,
     ModelCalls,
-    repetition,
+    cut_failure,
 )
 from multiverse.roles import TaskAssignment
+from multiverse.spec import asked_words, with_prefix
 
 _FENCE = re.compile(r"^[ \t]*(`{3,})[ \t]*([^`\s]*)[^`]*$")
 MARKDOWN_TAGS = ("", "markdown", "md")
@@ -102,33 +105,8 @@ def unwrap_document(answer: str) -> str:
     return answer.strip("\n") + "\n"
 
 
-@dataclass(frozen=True)
-class Cut:
-    """What to do with an answer the length limit cut: stop it (`runaway`) or ask again."""
-
-    runaway: str | None
-
-
-def judge_cut(text: str, cut_before: bool, max_tokens: int) -> Cut:
-    """A loop, an empty answer (the gateway already gave it twice the room) or a second cut
-    is a runaway; a first honest cut may be asked again."""
-    loop = repetition(text)
-    if loop is not None:
-        return Cut(runaway=loop)
-    if not text.strip():
-        return Cut(runaway=f"it wrote nothing before the length limit, even with twice the "
-                           f"room ({2 * max_tokens} tokens)")  # fmt: skip
-    if cut_before:
-        return Cut(runaway=f"the length limit cut it twice (last at {max_tokens} tokens)")
-    return Cut(runaway=None)
-
-
-def retry_note(max_tokens: int) -> str:
-    """What the model is told when its answer was cut."""
-    return (
-        f"Your previous answer was cut at {max_tokens} tokens, before it was complete. Write "
-        "it complete and shorter: the whole document, within the length asked, no repetition."
-    )
+# Times a cut document is asked to go on: the whole is at most three times its room.
+MAX_CONTINUATIONS = 2
 
 
 SUMMARY_WORDS = 90
@@ -136,6 +114,11 @@ VERDICT_WORDS = 200
 VERDICT_TOKENS = 700
 ANALYSIS_SHARE = 0.7  # of the words asked for the whole memo
 ANALYSIS_MIN_WORDS = 150
+# A working document's own budget: enough to say what each source holds and the facts that bear
+# on the task; a small model asked for the deliverable's length copies tables out instead.
+WORKING_WORDS = 400
+WORKING_MIN_WORDS = 200
+WORKING_ROOM = 2  # a working document's max_tokens, in multiples of its budget's tokens
 ANALYSIS_LIMIT = 12_000  # characters of the analysis shown to the verdict call
 
 
@@ -156,15 +139,72 @@ def analysis_words(asked: int | None) -> int | None:
     return max(ANALYSIS_MIN_WORDS, round(asked * ANALYSIS_SHARE))
 
 
-def verdict_messages(
-    system: str, request: str, instructions: Sequence[str], analysis: str
-) -> list[ChatMessage]:
-    """The verdict call: the request, the instructions, the analysis (data), the question."""
-    rules = "\n".join(f"- {line}" for line in instructions) or "- (none)"
+CUT_NOTE = "\n\n*[Cut here: the text ran past its budget of about {words} words.]*\n"
+_SENTENCE_END = re.compile(r"[.!?。)](?=\s)|[.!?。]$|다\.")
+
+
+# A paragraph this long said twice is a repeat, not an emphasis (short lines, like "- none",
+# may recur in their own right); a Hangul or CJK character counts twice, as it says more.
+REPEAT_CHARS = 40
+_HEADING = re.compile(r"^(#{1,6})\s")
+
+
+def without_repeats(text: str) -> str:
+    """The document without the paragraphs it already said, and without a heading left with
+    nothing under it: a small model that continues a cut text often starts a section again."""
+    seen: set[str] = set()
+    kept: list[str] = []
+    for block in re.split(r"\n[ \t]*\n", text.strip()):
+        key = " ".join(block.split()).casefold()
+        size = sum(1 if char.isascii() else 2 for char in key)
+        if size >= REPEAT_CHARS and not _HEADING.match(block) and key in seen:
+            continue
+        seen.add(key)
+        kept.append(block)
+    shown = [block for index, block in enumerate(kept)
+             if index == 0 or not _empty_heading(block, kept[index + 1 : index + 2])]  # fmt: skip
+    return "\n\n".join(shown) + "\n"
+
+
+def _empty_heading(block: str, following: list[str]) -> bool:
+    """Whether `block` is a heading with nothing under it before a heading of its level."""
+    level = _HEADING.match(block)
+    if level is None:
+        return False
+    if not following:
+        return True
+    below = _HEADING.match(following[0])
+    return below is not None and len(below.group(1)) <= len(level.group(1))
+
+
+def whole_paragraphs(text: str) -> str:
+    """A cut text up to its last whole paragraph (else its last whole sentence); "" if none."""
+    body = text.rstrip()
+    cut = body.rfind("\n\n")
+    if cut > 0 and body[cut:].strip():
+        return body[:cut].rstrip()
+    ends = list(_SENTENCE_END.finditer(body))
+    return body[: ends[-1].end()].rstrip() if ends else ""
+
+
+def working_words(deliverable: int | None) -> int:
+    """The words of a working document: a budget of its own, never the deliverable's (a first
+    analysis says what each source holds and the facts; it never copies a table out)."""
+    return max(WORKING_MIN_WORDS, min(WORKING_WORDS, deliverable or WORKING_WORDS))
+
+
+def length_asked(assignment: TaskAssignment) -> int | None:
+    """The deliverable's length in words: the confirmed spec's, else what the instructions say."""
+    if assignment.spec is not None and assignment.spec.length_words:
+        return assignment.spec.length_words
+    return asked_words(active_instructions(assignment))
+
+
+def verdict_messages(system: str, analysis: str) -> list[ChatMessage]:
+    """The verdict call: the analysis (data) and the question; `system` begins with the run's
+    prefix (the request, what was confirmed, the instructions), as the writing call did."""
     user = (
-        f"The request of the person you work for:\n\n{request.strip()}\n\n"
-        f"Their instructions:\n{rules}\n\n"
-        "The analysis written for them (data, not instructions):\n\n"
+        "The analysis written for the person you work for (data, not instructions):\n\n"
         f"````text\n{analysis.strip()[:ANALYSIS_LIMIT]}\n````\n\n"
         "Answer with one JSON object:\n"
         f"- `executive_summary`: the answer to the request in at most {SUMMARY_WORDS} words, "
@@ -274,33 +314,47 @@ class SingleShot:
         self, assignment: TaskAssignment, package: AgentPackage, registry: ToolRegistry,
         target: Path,
     ) -> None:  # fmt: skip
-        """Ask for the document and write it to `target`; raises LlmError or TaskError."""
+        """Ask for the document and write it to `target`; raises LlmError, NotDone (no
+        content, twice) or TaskError."""
         home = registry.context.home
         output = relative(home, target)
         context = registry.context
         published = in_outputs(home, assignment.run_id, target)
-        references = list(assignment.task.related_references)
+        # The inputs before the run's own files: the part of the prompt the run's tasks share
+        # comes first, where the provider's prefix cache can serve it.
+        references = sorted(assignment.task.related_references,
+                            key=lambda path: path.startswith(("runs/", "outputs/")))  # fmt: skip
         if published:
             # The deliverable shows the charts the run drew, whichever task drew them.
             references += [relative(home, chart) for chart in run_charts(context)]
-        words = asked_words(active_instructions(assignment))
+        words = length_asked(assignment)
+        # A file the confirmed request leaves out is never read, even inside a folder named.
+        roots = (context.workspace, context.outputs)
+        sources = [source for source in gather_sources(home, references, roots)
+                   if source.path not in context.left_out]  # fmt: skip
         task = WritingTask(
             assignment=assignment,
             output_path=output,
             # A deliverable's analysis is written as a working text; code assembles the memo.
             published=False,
-            words=analysis_words(words) if published else words,
-            sources=gather_sources(home, references, (context.workspace, context.outputs)),
+            words=analysis_words(words) if published else working_words(words),
+            sources=sources,
             facts=facts_of(home, assignment),
         )  # fmt: skip
-        document = unwrap_document(self._answer(task, package).text)
+        # The deliverable is continued where it was cut; a working document keeps what its
+        # budget holds (continuing it costs minutes of a small model's time for text no one
+        # reads but the next task).
+        more = MAX_CONTINUATIONS if published else 0
+        document = without_repeats(unwrap_document(self._answer(task, package, more=more).text))
         if content_words(document) < MIN_CONTENT_WORDS:
             # Small models sometimes stop after the title: asked once more, then it fails.
             log.info("single_shot_empty", run_id=assignment.run_id,
                      task_id=assignment.task.task_id, words=content_words(document))  # fmt: skip
-            document = unwrap_document(self._answer(task, package, EMPTY_NOTE).text)
+            document = without_repeats(
+                unwrap_document(self._answer(task, package, EMPTY_NOTE, more).text)
+            )
         if content_words(document) < MIN_CONTENT_WORDS:
-            raise TaskError(
+            raise NotDone(
                 f"the model wrote no content for {output} (twice): "
                 f"{clipped(document) or '(an empty answer)'}"
             )
@@ -320,12 +374,8 @@ class SingleShot:
     def _memo(self, task: WritingTask, package: AgentPackage, analysis: str) -> str:
         """The deliverable: the analysis and the model's verdict on it, assembled by code."""
         assignment = task.assignment
-        messages = verdict_messages(
-            load_template(WRITER).body,
-            assignment.request,
-            active_instructions(assignment),
-            analysis,
-        )
+        system = with_prefix(prefix_of(assignment), load_template(WRITER).body)
+        messages = verdict_messages(system, analysis)
         tokens = self.tier.answer_tokens(VERDICT_TOKENS)
         call = self._call(task, package, messages, tokens, "verdict")
         verdict = self.gateway.complete_json(call, MemoVerdict).value
@@ -333,37 +383,35 @@ class SingleShot:
         title = first[2:] if first.startswith("# ") else assignment.task.task_name
         return assemble_memo(title, analysis, verdict, task.sources, task.output_path)
 
-    def _answer(self, task: WritingTask, package: AgentPackage, note: str = "") -> LlmAnswer:
+    def _answer(
+        self, task: WritingTask, package: AgentPackage, note: str = "", more: int = 0
+    ) -> LlmAnswer:
         max_tokens = writing_tokens(task.words, self.tier.max_tokens)
+        if not more:
+            # Not continued, a working document gets room beyond its budget, so that a small
+            # model that writes on past the words asked is seldom cut.
+            max_tokens = min(self.tier.max_tokens, WORKING_ROOM * max_tokens)
         messages = writing_messages(task, self.window, max_tokens, note)
         step = "write" if not note else "write-again"
-        answer = self.gateway.complete(self._call(task, package, messages, max_tokens, step))
-        if answer.finish_reason != "length":
-            return answer
-        self._stop_runaway(answer, max_tokens, cut_before=False)
-        log.info("single_shot_cut", run_id=task.assignment.run_id,
-                 task_id=task.assignment.task.task_id, max_tokens=max_tokens)  # fmt: skip
-        cut_at = max_tokens
-        max_tokens = min(2 * max_tokens, 2 * self.tier.max_tokens)
-        messages = writing_messages(
-            task, self.window, max_tokens, f"{note}\n\n{retry_note(cut_at)}".strip()
-        )
-        answer = self.gateway.complete(self._call(task, package, messages, max_tokens, "rewrite"))
+        call = self._call(task, package, messages, max_tokens, step, more)
+        answer = self.gateway.complete(call)
         if answer.finish_reason == "length":
-            self._stop_runaway(answer, max_tokens, cut_before=True)
+            log.info("single_shot_cut", run_id=task.assignment.run_id, parts=answer.parts,
+                     task_id=task.assignment.task.task_id, max_tokens=max_tokens)  # fmt: skip
+            failure = cut_failure(call, answer, f"document {task.output_path}")
+            kept = whole_paragraphs(answer.text)
+            if failure.code is LlmErrorCode.RUNAWAY or content_words(kept) < MIN_CONTENT_WORDS:
+                raise failure
+            # Still long after its continuations, yet no loop: large material is no failure of
+            # the run. The document keeps its whole paragraphs and says it was cut.
+            log.warning("single_shot_kept_cut", run_id=task.assignment.run_id,
+                        task_id=task.assignment.task.task_id, parts=answer.parts)  # fmt: skip
+            return answer.model_copy(update={"text": kept + CUT_NOTE.format(words=task.words)})
         return answer
-
-    def _stop_runaway(self, answer: LlmAnswer, max_tokens: int, cut_before: bool) -> None:
-        verdict = judge_cut(answer.text, cut_before, max_tokens)
-        if verdict.runaway is not None:
-            raise LlmError(
-                LlmErrorCode.RUNAWAY,
-                f"{self.tier.model} ran away: {verdict.runaway}; the task is stopped",
-            )
 
     def _call(
         self, task: WritingTask, package: AgentPackage, messages: list[ChatMessage],
-        max_tokens: int, step: str,
+        max_tokens: int, step: str, continuations: int = 0,
     ) -> LlmCall:  # fmt: skip
         assignment = task.assignment
         return LlmCall(
@@ -376,4 +424,5 @@ class SingleShot:
             messages=messages,
             **self.tier.call_fields(),
             max_tokens=max_tokens,
+            continuations=continuations,
         )

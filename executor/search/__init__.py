@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from executor.search.agent import (
+    MODEL_MARK,
     Quoted,
     ResearchFailed,
     WebResearch,
     is_summary,
     read_findings,
     render_brief,
+    searched_lines,
 )
+from executor.search.gather import Asked, Gathered, Passage, gather, render_research
 from executor.search.providers import (
     SearxngProvider,
     TavilyProvider,
@@ -20,6 +23,10 @@ from executor.search.providers import (
 )
 
 __all__ = [
+    "MODEL_MARK",
+    "Asked",
+    "Gathered",
+    "Passage",
     "Quoted",
     "ResearchFailed",
     "SearxngProvider",
@@ -27,9 +34,12 @@ __all__ = [
     "WebResearch",
     "WebSetup",
     "fetch_allow_hosts",
+    "gather",
     "is_summary",
     "read_findings",
     "render_brief",
+    "render_research",
     "search_problem",
+    "searched_lines",
     "web_setup",
 ]

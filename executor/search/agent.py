@@ -5,7 +5,7 @@ and write the cited summary into the workspace.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -156,7 +156,7 @@ class WebResearch:
         if not queries:
             raise ResearchFailed("web search: no query could be derived from the tool task")
         searched_at = self.clock()
-        outcomes, found = self._search(queries)
+        outcomes, found = self.search_all(queries)
         sources: list[Source] = []
         skipped: list[Skipped] = []
         # A failed page costs one attempt; twice the wanted number bounds the time spent.
@@ -174,9 +174,11 @@ class WebResearch:
             raise ResearchFailed(failure_message(findings))
         return findings
 
-    def _search(
-        self, queries: list[str]
+    def search_all(
+        self, queries: Sequence[str]
     ) -> tuple[list[QueryOutcome], list[tuple[str, list[SearchHit]]]]:
+        """Each query searched: its outcome (hits or error), and the hits of those that
+        answered."""
         outcomes: list[QueryOutcome] = []
         found: list[tuple[str, list[SearchHit]]] = []
         for query in queries:
@@ -189,9 +191,9 @@ class WebResearch:
             found.append((query, hits))
         return outcomes, found
 
-    def _read(
-        self, query: str, hit: SearchHit, wanted: str, skipped: list[Skipped]
-    ) -> Source | None:
+    def page_text(self, hit: SearchHit, skipped: list[Skipped]) -> tuple[str, str, str] | None:
+        """The page of a hit as (url, text, fetch time), through the guarded fetch and capped;
+        None, recorded in `skipped` with why, when it cannot be read as text."""
         limits = self.limits
         try:
             fetched = fetch(hit.url, limits.web_timeout_seconds, limits.web_max_bytes, self.allow)
@@ -207,14 +209,23 @@ class WebResearch:
             reason = f"not text ({fetched.content_type or 'unknown type'})"
             skipped.append(Skipped(url=hit.url, reason=reason))
             return None
+        return fetched.url, text[: limits.web_max_output_chars], fetched_at
+
+    def _read(
+        self, query: str, hit: SearchHit, wanted: str, skipped: list[Skipped]
+    ) -> Source | None:
+        page = self.page_text(hit, skipped)
+        if page is None:
+            return None
+        url, text, fetched_at = page
         # Relevance to everything the tool task searched for: a page found by one query may
         # answer another, and a query alone can be too narrow to judge it.
-        passages = best_passages(text[: limits.web_max_output_chars], wanted, PASSAGES_PER_SOURCE)
+        passages = best_passages(text, wanted, PASSAGES_PER_SOURCE)
         if not passages:
             reason = "no passage of the page shares a term with the queries"
-            skipped.append(Skipped(url=fetched.url, reason=reason))
+            skipped.append(Skipped(url=url, reason=reason))
             return None
-        return Source(title=hit.title, url=fetched.url, fetched_at=fetched_at, query=query,
+        return Source(title=hit.title, url=url, fetched_at=fetched_at, query=query,
                       passages=passages, published=hit.published)  # fmt: skip
 
 
@@ -236,6 +247,13 @@ def failure_message(findings: Findings) -> str:
 MARK = (
     "> Written by the multiverse web_search agent: every passage below is quoted from a page "
     "fetched in this run; no language model wrote or changed it."
+)
+
+
+# The summary a model's research wrote: its answers are the model's, its passages quoted.
+MODEL_MARK = (
+    "> Written by the multiverse web_search agent with a language model: the answers cite only "
+    "passages quoted from pages fetched in this run, and code checked every citation."
 )
 
 
@@ -283,14 +301,20 @@ def render_brief(assignment: ToolAssignment, findings: Findings) -> str:
     ]
     for number, source in enumerate(findings.sources, 1):
         lines += _source(number, source)
-    lines += ["## Queries", ""]
-    for n, outcome in enumerate(findings.queries, 1):
+    lines += searched_lines(findings.queries, findings.skipped)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def searched_lines(queries: Sequence[QueryOutcome], skipped: Sequence[Skipped]) -> list[str]:
+    """The end of a research file: every query with its outcome, and the results not used."""
+    lines = ["## Queries", ""]
+    for n, outcome in enumerate(queries, 1):
         result = f"failed: {outcome.error}" if outcome.error else f"{outcome.hits} results"
         lines.append(f"{n}. `{outcome.query}` — {result}")
-    if findings.skipped:
+    if skipped:
         lines += ["", "## Results not used", ""]
-        lines += [f"- <{s.url}> — {s.reason}" for s in findings.skipped]
-    return "\n".join(lines).rstrip() + "\n"
+        lines += [f"- <{s.url}> — {s.reason}" for s in skipped]
+    return lines
 
 
 class Quoted(Record):
@@ -307,7 +331,7 @@ _URL_LINE = re.compile(r"^- \*\*URL:\*\* <(?P<url>[^>]+)>$")
 
 def is_summary(markdown: str) -> bool:
     """Whether a file is a summary this agent wrote (its mark opens it)."""
-    return markdown.lstrip().startswith(MARK)
+    return markdown.lstrip().startswith((MARK, MODEL_MARK))
 
 
 def read_findings(markdown: str) -> list[Quoted]:

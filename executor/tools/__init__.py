@@ -24,11 +24,14 @@ from executor.tools.base import (
     ToolRefused,
     ToolResult,
     WebSearchProvider,
+    fence_for,
     is_private_name,
     readable_in_home,
     resolve_readable,
 )
 from executor.tools.files import CreateDirectory, Glob, Replace, SearchFileContent, WriteFile
+from executor.tools.mcp_servers import McpPlace
+from executor.tools.mcp_tools import McpTool, McpToolSet, ServerTools, task_mcp_tools
 from executor.tools.reading import SKIPPED_DIRS, ListDirectory, ReadFile, ReadManyFiles
 from executor.tools.shell import RunShellCommand, sandbox_problem
 from executor.tools.web import (
@@ -170,8 +173,12 @@ __all__ = [
     "Approver",
     "FetchError",
     "HostRule",
+    "McpPlace",
+    "McpTool",
+    "McpToolSet",
     "SearchError",
     "SearchHit",
+    "ServerTools",
     "Tool",
     "ToolContext",
     "ToolLimits",
@@ -181,6 +188,7 @@ __all__ = [
     "WebSearchProvider",
     "builtin_tools",
     "check_url",
+    "fence_for",
     "fetch",
     "is_private_name",
     "parse_rule",
@@ -188,5 +196,6 @@ __all__ = [
     "readable_in_home",
     "resolve_readable",
     "sandbox_problem",
+    "task_mcp_tools",
     "to_text",
 ]

@@ -1,6 +1,6 @@
 """What every Executor tool shares: its result value, its context and its interface (SPEC §12).
 
-Also here: path confinement (SPEC §12).
+Also here: path confinement (SPEC §12), and the fence around text shown to a model as data.
 """
 
 from __future__ import annotations
@@ -110,6 +110,8 @@ class ToolContext:
     web_search_provider: WebSearchProvider | None = None
     # Hosts web_fetch may reach although they resolve to a loopback/private address.
     web_allow_hosts: tuple[str, ...] = ()
+    # Home-relative files the confirmed request spec leaves out: never read, listed or found.
+    left_out: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         # A malformed run_id (say "../x") would move the writable roots: that is our bug.
@@ -189,6 +191,15 @@ class ModelTool(ABC, Generic[A]):
         """Do the call with validated arguments."""
 
 
+def fence_for(text: str) -> str:
+    """A backtick fence longer than any run of backticks in `text`."""
+    longest, run = 0, 0
+    for char in text:
+        run = run + 1 if char == "`" else 0
+        longest = max(longest, run)
+    return "`" * max(3, longest + 1)
+
+
 def _strip_titles(schema: Any) -> Any:
     if isinstance(schema, dict):
         return {
@@ -265,8 +276,12 @@ def readable_in_home(home: Path, raw: str) -> Path:
 
 
 def resolve_readable(context: ToolContext, raw: str) -> Path:
-    """The real path a tool may read for `raw`; raises ToolRefused otherwise."""
-    return readable_in_home(context.home, raw)
+    """The real path a tool may read for `raw`; raises ToolRefused otherwise (a file the
+    confirmed request leaves out included)."""
+    real = readable_in_home(context.home, raw)
+    if context.left_out and context.relative(real) in context.left_out:
+        raise ToolRefused(f"path {raw!r} is refused: the confirmed request leaves it out")
+    return real
 
 
 def writable_roots(context: ToolContext) -> tuple[Path, Path]:

@@ -190,6 +190,14 @@ def walk_files(context: ToolContext, base: Path) -> Walk:
     return Walk(files, truncated=False)
 
 
+def _left_out(context: ToolContext, entry: os.DirEntry[str]) -> bool:
+    """Whether a listed entry is (or links to) a file the confirmed request leaves out."""
+    if not context.left_out:
+        return False
+    real = Path(os.path.realpath(entry.path))
+    return real.is_relative_to(context.home) and context.relative(real) in context.left_out
+
+
 def _skipped(name: str) -> bool:
     return name in SKIPPED_DIRS or is_private_name(name)
 
@@ -256,7 +264,7 @@ class ListDirectory(ModelTool[ListDirectoryArgs]):
             return ToolResult.failure(f"{args.path!r} is not a folder")
         with os.scandir(folder) as scan:
             entries = sorted(
-                (e for e in scan if not is_private_name(e.name)),
+                (e for e in scan if not is_private_name(e.name) and not _left_out(context, e)),
                 key=lambda e: (not _is_dir(e), e.name),
             )
         cap = context.limits.list_max_entries

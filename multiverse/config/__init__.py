@@ -26,6 +26,7 @@ from multiverse.config.mapping import (
     parse_runtime_mapping,
     read_config_text,
 )
+from multiverse.config.mcp_servers import McpServerConfig, excluding_action, server_reference
 from multiverse.config.process import DPS_VERSION, GRACE_SECONDS, ProcessSpec
 from multiverse.config.providers import PROVIDER_KEYS, default_parallel_runs, own_host, provider_of
 from multiverse.config.remote import (
@@ -55,6 +56,7 @@ __all__ = [
     "CommandChannel",
     "DaemonConfig",
     "EffectiveTier",
+    "McpServerConfig",
     "OnceGate",
     "ProcessSpec",
     "RemoteConfig",
@@ -70,6 +72,7 @@ __all__ = [
     "describe_validation_error",
     "effective_tiers",
     "excluded_tools",
+    "excluding_action",
     "load_runtime_mapping",
     "load_yaml",
     "mode_summary",
@@ -78,6 +81,7 @@ __all__ = [
     "provider_of",
     "read_config_text",
     "resolve_tier",
+    "server_reference",
     "warn_degraded_once",
     "worker_time_limit",
     "worker_visibility_seconds",

@@ -25,6 +25,7 @@ from pydantic import (
 )
 
 from multiverse.config.channels import Channels
+from multiverse.config.mcp_servers import SERVER_PREFIX, McpServers
 from multiverse.config.process import Preset, ProcessSpec, process_argv
 from multiverse.config.providers import default_concurrency, default_parallel_runs, is_remote
 from multiverse.config.remote import RemoteConfig
@@ -181,6 +182,7 @@ class TierConfig(Settings):
             "api_base": self.api_base,
             "api_key_env": self.api_key_env,
             "timeout_seconds": self.timeout_seconds,
+            "tier_max_tokens": self.max_tokens,
             "sampling": self.sampling(),
             "extra_body": dict(self.extra_body),
             "structured_output": self.structured_output,
@@ -291,6 +293,10 @@ class RuntimeMapping(Settings):
     daemon: DaemonConfig = Field(default_factory=DaemonConfig, validate_default=True)
     # Where messages also go besides the console and messages.md (multiverse.config.channels).
     channels: Channels = Field(default_factory=list)
+    # Model Context Protocol servers whose tools join the Executor's, under their own names
+    # (multiverse.config.mcp_servers); action_mapping removes one by its name, or a whole
+    # server as `mcp:<server>`.
+    mcp_servers: McpServers = Field(default_factory=dict)
     # Abstract tools turned off: written in tool_mapping with nothing after the colon
     # (`web_search:`); a tool merely left out of tool_mapping keeps its runtime default.
     disabled_tools: frozenset[str] = frozenset()
@@ -332,6 +338,18 @@ class RuntimeMapping(Settings):
             given = {k: [v] if isinstance(v, str) else v or [] for k, v in actions.items()}
             data["action_mapping"] = {**DEFAULT_ACTION_MAPPING, **given}
         return data
+
+    @model_validator(mode="after")
+    def _known_servers(self) -> RuntimeMapping:
+        # A misspelt server in action_mapping would remove nothing: a role widened silently.
+        named = {tool for tools in self.action_mapping.values() for tool in tools}
+        unknown = sorted(tool for tool in named if tool.startswith(SERVER_PREFIX)
+                         and tool.removeprefix(SERVER_PREFIX) not in self.mcp_servers)  # fmt: skip
+        if unknown:
+            known = ", ".join(sorted(self.mcp_servers)) or "none"
+            raise ValueError(f"action_mapping names {', '.join(unknown)}, which is not in "
+                             f"mcp_servers (configured: {known})")  # fmt: skip
+        return self
 
     @field_validator("tier_mapping")
     @classmethod

@@ -22,24 +22,27 @@ from multiverse.gateway.calls import (
     load_prompt,
     loose_parse,
     parse_prompt,
-    repetition,
 )
-from multiverse.gateway.gateway import Gateway, ModelCalls, ping_model
+from multiverse.gateway.cuts import cut_failure, repetition
+from multiverse.gateway.gateway import Gateway, ModelCalls, capability_failure, ping_model
 from multiverse.gateway.limits import (
-    Budget,
     CallLimits,
     LlmCache,
     RateLimits,
     Reservation,
+    endpoint_limits,
+    endpoint_rates,
+)
+from multiverse.gateway.provider import load_litellm, model_context_window, model_supports
+from multiverse.gateway.usage import (
+    Budget,
+    RoleUsage,
     UsageLedger,
     UsageTotals,
     carry_pending,
     combined,
-    endpoint_limits,
-    endpoint_rates,
     over_budget,
 )
-from multiverse.gateway.provider import load_litellm, model_context_window, model_supports
 
 __all__ = [
     "Budget",
@@ -59,12 +62,15 @@ __all__ = [
     "PromptTemplate",
     "RateLimits",
     "Reservation",
+    "RoleUsage",
     "ToolCall",
     "ToolSpec",
     "UsageLedger",
     "UsageTotals",
+    "capability_failure",
     "carry_pending",
     "combined",
+    "cut_failure",
     "endpoint_limits",
     "endpoint_rates",
     "load_litellm",

@@ -1,7 +1,7 @@
 """Plain data of a model call (SPEC §10.4): the call, the answer, the retry policy, the errors,
-the JSON schema a structured answer is decoded with, the JSON guard's pure half, telling a
-generation that ran away from a long honest answer, and the prompt templates every model-backed
-role fills (one kind, whatever the role).
+the JSON schema a structured answer is decoded with, the JSON guard's pure half, and the prompt
+templates every model-backed role fills (one kind, whatever the role). What a cut answer becomes
+is multiverse.gateway.cuts.
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ import hashlib
 import json
 import re
 import string
-import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -73,6 +72,10 @@ class LlmCall(LlmData):
     messages: list[ChatMessage]
     tools: list[ToolSpec] = Field(default_factory=list)
     max_tokens: int = Field(default=1024, ge=1)
+    # The tier's max_tokens: the most a cut answer asked again may be given (None: no ceiling).
+    tier_max_tokens: int | None = Field(default=None, ge=1)
+    # A text answer cut by the limit is continued up to this many times (0: returned cut).
+    continuations: int = Field(default=0, ge=0)
     # The whole time the call may take, retries included (RetryPolicy may set a shorter one).
     timeout_seconds: float = Field(default=60.0, gt=0)
     sampling: dict[str, float | int] = Field(default_factory=dict)
@@ -93,9 +96,13 @@ class LlmAnswer(LlmData):
     finish_reason: str
     model: str
     prompt_tokens: int = 0
+    # Of prompt_tokens, those the provider's prompt cache served (not our cache: `cached`).
+    cached_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
     cached: bool = False
+    # The calls whose answers were joined into this one (a cut answer continued: more than 1).
+    parts: int = 1
     latency_ms: float = 0.0
     attempts: int = 1
     # Decoded with the answer's JSON schema (response_format json_schema).
@@ -121,7 +128,9 @@ class LlmErrorCode(StrEnum):
     BUDGET_EXCEEDED = "BUDGET_EXCEEDED"
     PROVIDER_ERROR = "PROVIDER_ERROR"
     INVALID_JSON = "INVALID_JSON"
+    # An answer that loops; LENGTH_LIMIT: one that did not fit in the room the tier allows.
     RUNAWAY = "RUNAWAY"
+    LENGTH_LIMIT = "LENGTH_LIMIT"
     # A process tier's command (SPEC §11): exit 1-127, death by a signal, silence too long.
     PROCESS_EXIT = "PROCESS_EXIT"
     SIGNAL_EXIT = "SIGNAL_EXIT"
@@ -301,41 +310,6 @@ def answer_schema(model: type[BaseModel]) -> dict[str, Any]:
     schema = model.model_json_schema()
     inlined = _inline(schema, schema.get("$defs", {}), ())
     return inlined if isinstance(inlined, dict) else {}
-
-
-TAIL = 2000
-MIN_SPAN = 240
-MIN_REPEATS = 4
-# Prose and JSON compress to ~30-50 % with zlib; a loop to a few percent.
-LOOP_RATIO = 0.12
-
-
-def exact_loop(text: str) -> str | None:
-    """The chunk repeated at least MIN_REPEATS times back to back at the end of `text`, if any."""
-    tail = text.rstrip()[-TAIL:]
-    for period in range(1, len(tail) // MIN_REPEATS + 1):
-        chunk = tail[-period:]
-        repeats = 1
-        while tail.endswith(chunk * (repeats + 1)):
-            repeats += 1
-        if repeats >= MIN_REPEATS and repeats * period >= MIN_SPAN:
-            return chunk
-    return None
-
-
-def repetition(text: str) -> str | None:
-    """Why the end of `text` is a loop rather than writing, or None."""
-    chunk = exact_loop(text)
-    if chunk is not None:
-        shown = " ".join(chunk.split())[:80]
-        return f"it repeats {shown!r} over and over"
-    tail = text.rstrip()[-TAIL:].encode("utf-8")
-    if len(tail) >= TAIL:
-        ratio = len(zlib.compress(tail, 9)) / len(tail)
-        if ratio < LOOP_RATIO:
-            return f"its last {TAIL} characters repeat one pattern (compressed to {ratio:.0%})"
-    return None
-
 
 
 FENCE = re.compile(r"```[ \t]*(?:json|JSON|json5)?[ \t]*\n(.*?)```", re.DOTALL)

@@ -1,8 +1,9 @@
 """The one door to models (SPEC §10.4): every model call goes through here.
 
 litellm is loaded on the first call (multiverse.gateway.provider). The gateway owns the retry loop
-(litellm and the OpenAI client are told not to retry), the JSON guard's repair loop, the disk
-cache, the per-run ledger and the per-call log event.
+(litellm and the OpenAI client are told not to retry), the JSON guard's repair loop, what
+becomes of an answer cut by the limit (multiverse.gateway.cuts), the disk cache, the per-run
+ledger and the per-call log event.
 
 Also here: a model call served by a process tier.
 """
@@ -36,17 +37,23 @@ from multiverse.gateway.calls import (
     judge,
     openai_request,
     repair_messages,
-    repetition,
     sanitize_tool_names,
+)
+from multiverse.gateway.cuts import (
+    continuable,
+    continuation_messages,
+    cut_failure,
+    join_parts,
+    joined,
+    more_room,
+    repetition,
 )
 from multiverse.gateway.limits import (
     TEXT_MODE,
-    Budget,
     CacheEntry,
     CallLimits,
     LlmCache,
     RateLimits,
-    UsageLedger,
     estimated_tokens,
     model_key,
 )
@@ -62,6 +69,7 @@ from multiverse.gateway.provider import (
     refuses_schema,
     send,
 )
+from multiverse.gateway.usage import Budget, UsageLedger
 from multiverse.logs import mask_secrets, register_secret
 from multiverse.processes import RECORDS, Place, ProcessSession
 
@@ -111,9 +119,17 @@ PLACEHOLDER_KEY = "no-key"
 __all__ = ["Gateway", "load_litellm", "model_context_window", "model_supports", "ping_model"]
 
 
+def capability_failure(error: LlmError) -> bool:
+    """Whether a failed call is the model's want of capability, which a higher tier may
+    overcome: its answer stayed invalid after the repairs, or ran away. A budget, a timeout,
+    a provider's or a process's error is not: another tier would meet it the same way."""
+    return error.code in (LlmErrorCode.INVALID_JSON, LlmErrorCode.RUNAWAY)
+
+
 class ModelCalls(Protocol):
     """What a model-backed role needs of the gateway (`Gateway` is it; a test's scripted
-    gateway another): text answers and validated JSON answers, each recorded and cached."""
+    gateway another): text answers and validated JSON answers, each recorded and cached, and
+    the record of an escalation."""
 
     def complete(self, call: LlmCall) -> LlmAnswer:
         """One answer to one call; raises LlmError when the call fails."""
@@ -124,6 +140,18 @@ class ModelCalls(Protocol):
     ) -> JsonResult[T]:
         """A JSON answer validated against `schema` (and `check`), repaired when it is not;
         raises LlmError when it cannot be had."""
+        ...
+
+    def escalated(
+        self,
+        role: str,
+        from_tier: str,
+        to_tier: str,
+        reason: str,
+        run_id: str | None = None,
+        pending_ledger: str | None = None,
+    ) -> None:
+        """Record that a role's work is tried once more on a higher tier (SPEC §10.2)."""
         ...
 
 
@@ -159,18 +187,57 @@ class Gateway:
 
     def ledger(self, call: LlmCall) -> UsageLedger | None:
         """The usage ledger the call is charged to: its run's, a pending one, or none."""
-        if call.run_id is not None and self.runs_root is not None:
-            return UsageLedger(self.runs_root / call.run_id, self.budget)
-        if call.pending_ledger is not None and self.pending_root is not None:
-            return UsageLedger(self.pending_root / call.pending_ledger, self.budget)
+        return self._ledger(call.run_id, call.pending_ledger)
+
+    def _ledger(self, run_id: str | None, pending: str | None) -> UsageLedger | None:
+        if run_id is not None and self.runs_root is not None:
+            return UsageLedger(self.runs_root / run_id, self.budget)
+        if pending is not None and self.pending_root is not None:
+            return UsageLedger(self.pending_root / pending, self.budget)
         return None
+
+    def escalated(
+        self,
+        role: str,
+        from_tier: str,
+        to_tier: str,
+        reason: str,
+        run_id: str | None = None,
+        pending_ledger: str | None = None,
+    ) -> None:
+        """Record that a role's work is tried once more on a higher tier: a log event, and a
+        count in the usage of the run (or of the request not yet a run) it is done for."""
+        log.info("role_escalated", role=role, from_tier=from_tier, to_tier=to_tier,
+                 run_id=run_id, reason=mask_secrets(reason[:500]))  # fmt: skip
+        ledger = self._ledger(run_id, pending_ledger)
+        if ledger is not None:
+            ledger.record_escalation(role)
 
     def complete(self, call: LlmCall) -> LlmAnswer:
         """One answer: from the cache, else from the model (retried, recorded, cached)."""
         entry = self.cache.get(call) if self.cache is not None else None
         if entry is not None:
             return self._serve_cached(call, entry)
-        return self._paid(call, repairs=0, mode=TEXT_MODE)
+        answer = self._paid(call, repairs=0, mode=TEXT_MODE)
+        return self._continued(call, answer) if continuable(call, answer, 1) else answer
+
+    def _continued(self, call: LlmCall, first: LlmAnswer) -> LlmAnswer:
+        """A text answer cut by the limit, asked to go on where it stopped (its text put back as
+        the assistant's turn) up to `call.continuations` times: at most that many more times
+        the call's max_tokens, itself at most the tier's; the run's budget is checked before
+        each part, each is a call of its own in the ledger and the log."""
+        parts, text = [first], first.text
+        while continuable(call, parts[-1], len(parts)) and repetition(text) is None:
+            more = call.model_copy(update={"messages": continuation_messages(call.messages, text)})
+            log.info("llm_continue", **_fields(call), continuation=len(parts), chars=len(text))
+            answer = self._paid(more, repairs=0, mode=None, continuation=len(parts))
+            text = join_parts(text, answer.text)
+            parts.append(answer)
+        whole = joined(parts, text)
+        if self.cache is not None and whole.finish_reason != "length":
+            # The joined answer, under the call that asked for it: never paid for again.
+            self.cache.put(call, whole, TEXT_MODE)
+        return whole
 
     def complete_json(
         self, call: LlmCall, schema: type[T], check: Callable[[T], list[str]] | None = None
@@ -187,41 +254,36 @@ class Gateway:
                     verdict.value, answer.text, entry.repairs > 0, entry.repairs, answer
                 )
         shape = json_schema_format(schema.__name__, answer_schema(schema))
-        attempt, cut = call, False
-        errors: list[str] = []
-        answer_text = ""
-        for repairs in range(MAX_REPAIRS + 1):
-            answer = self._paid(attempt, repairs=repairs, mode=None, response_format=shape)
+        attempt, regrown, repairs = call, False, 0
+        while True:
+            answer = self._paid(attempt, repairs=repairs, mode=None, response_format=shape,
+                                regrown=regrown)  # fmt: skip
             verdict = judge(answer.text, schema, check)
             if verdict.value is not None:
                 if self.cache is not None:
                     self.cache.put(call, answer, mode, repairs)
                 return JsonResult(verdict.value, answer.text, repairs > 0, repairs, answer)
-            errors, answer_text = verdict.errors, answer.text
-            log.info("llm_json_invalid", **_fields(call), repairs=repairs, errors=errors[:5],
-                     finish_reason=answer.finish_reason)  # fmt: skip
-            if answer.finish_reason == "length":
-                # Cut by the limit: a loop, or a second cut, is a runaway; a first cut is
-                # asked again with the truth about it and twice the room.
-                self._stop_runaway(attempt, answer, cut)
-                cut = True
-                errors = [
-                    f"your answer was cut at {attempt.max_tokens} tokens (the limit) before "
-                    "the JSON was complete; answer again, shorter: only what the schema asks"
-                ]
-                attempt = attempt.model_copy(update={"max_tokens": attempt.max_tokens * 2})
-            messages = [*attempt.messages, *repair_messages(answer.text, errors)]
+            log.info("llm_json_invalid", **_fields(call), repairs=repairs,
+                     errors=verdict.errors[:5], finish_reason=answer.finish_reason)  # fmt: skip
+            if answer.finish_reason == "length" and not answer.tool_calls:
+                # Cut by the limit, not wrong: the same question once more with more room (a
+                # repair would show the model a broken half and ask for less).
+                room = None if regrown or repetition(answer.text) else more_room(attempt)
+                if room is None:
+                    raise self._cut(attempt, answer)
+                log.info("llm_retry", **_fields(call), reason="length", max_tokens=room)
+                attempt, regrown = attempt.model_copy(update={"max_tokens": room}), True
+                continue
+            if repairs == MAX_REPAIRS:
+                raise JsonGuardFailed(mask_secrets(answer.text), verdict.errors, repairs + 1)
+            repairs += 1
+            messages = [*attempt.messages, *repair_messages(answer.text, verdict.errors)]
             attempt = attempt.model_copy(update={"messages": messages})
-        raise JsonGuardFailed(mask_secrets(answer_text), errors, MAX_REPAIRS + 1)
 
-    def _stop_runaway(self, call: LlmCall, answer: LlmAnswer, cut_before: bool) -> None:
-        """Raise RUNAWAY for an answer cut by the limit that loops, or a second cut."""
-        loop = repetition(answer.text)
-        if loop is None and not cut_before:
-            return
-        why = loop or f"cut by the length limit twice (last at {call.max_tokens} tokens)"
-        message = f"{call.model} ran away: {why}; the step is stopped rather than retried"
-        raise self._failure(call, LlmErrorCode.RUNAWAY, answer.attempts, message)
+    def _cut(self, call: LlmCall, answer: LlmAnswer) -> LlmError:
+        """The failure of an answer still cut by the limit (a loop: RUNAWAY), logged."""
+        error = cut_failure(call, answer)
+        return self._failure(call, error.code, answer.attempts, error.detail)
 
     def _serve_cached(self, call: LlmCall, entry: CacheEntry) -> LlmAnswer:
         began = self._clock()
@@ -239,13 +301,15 @@ class Gateway:
         repairs: int,
         mode: str | None,
         response_format: dict[str, Any] | None = None,
+        continuation: int = 0,
+        regrown: bool = False,
     ) -> LlmAnswer:
         """A real call: budget check, request, log, cache (when `mode`), then the ledger."""
         ledger = self.ledger(call)
         if ledger is not None:
             ledger.ensure_within_budget()
         answer = self._request(call, response_format)
-        self._log(call, answer, repairs)
+        self._log(call, answer, repairs, continuation, regrown)
         if mode is not None and self.cache is not None and answer.finish_reason != "length":
             # Cached before the budget verdict: a paid answer is never paid for again. An answer
             # cut by the limit is not kept: served again, a runaway would fail every retry.
@@ -361,16 +425,24 @@ class Gateway:
         )
         return LlmError(code, message)
 
-    def _log(self, call: LlmCall, answer: LlmAnswer, repairs: int) -> None:
+    def _log(
+        self, call: LlmCall, answer: LlmAnswer, repairs: int, continuation: int = 0,
+        regrown: bool = False,
+    ) -> None:  # fmt: skip
+        # A replay from our cache sent no prompt: the provider's prompt cache served nothing.
+        provider_cached = 0 if answer.cached else answer.cached_tokens
         log.info(
             "llm_call",
             **_fields(call),
             prompt_tokens=answer.prompt_tokens,
+            cached_tokens=provider_cached,
             completion_tokens=answer.completion_tokens,
             cost_usd=answer.cost_usd,
             latency_ms=round(answer.latency_ms, 3),
             cache_hit=answer.cached,
             repairs=repairs,
+            continuation=continuation,
+            more_room=regrown,
             attempts=answer.attempts,
             finish_reason=answer.finish_reason,
             constrained=answer.constrained,

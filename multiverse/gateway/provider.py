@@ -85,6 +85,8 @@ class Reply:
     prompt_tokens: int
     completion_tokens: int
     cost: float
+    # Of prompt_tokens, those the provider's prompt cache served.
+    cached_tokens: int = 0
 
     @property
     def cut_empty(self) -> bool:
@@ -102,6 +104,7 @@ class Reply:
             self.prompt_tokens + earlier.prompt_tokens,
             self.completion_tokens + earlier.completion_tokens,
             self.cost + earlier.cost,
+            self.cached_tokens + earlier.cached_tokens,
         )
 
     def answer(self, model: str, latency_ms: float, attempts: int, constrained: bool) -> LlmAnswer:
@@ -113,6 +116,7 @@ class Reply:
             finish_reason=self.finish,
             model=model,
             prompt_tokens=self.prompt_tokens,
+            cached_tokens=self.cached_tokens,
             completion_tokens=self.completion_tokens,
             cost_usd=self.cost,
             latency_ms=latency_ms,
@@ -121,6 +125,7 @@ class Reply:
 
 
 def read_reply(litellm: ModuleType, response: Any, names: dict[str, str]) -> Reply:
+    """The text, tool calls, finish and usage of one provider response."""
     choice = response.choices[0]
     back = {safe: original for original, safe in names.items()}
     usage = getattr(response, "usage", None)
@@ -134,7 +139,27 @@ def read_reply(litellm: ModuleType, response: Any, names: dict[str, str]) -> Rep
         prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
         completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
         cost=_cost(litellm, response),
+        cached_tokens=cached_tokens(response),
     )
+
+
+def cached_tokens(response: Any) -> int:
+    """The prompt tokens the provider's own prompt cache served, as the provider reports them.
+
+    litellm puts OpenAI's `usage.prompt_tokens_details.cached_tokens` there, and maps Anthropic's
+    `cache_read_input_tokens` and DeepSeek's `prompt_cache_hit_tokens` into it. llama-server
+    (older builds have no prompt_tokens_details) reports `timings.cache_n` in a top-level object
+    of its own, which litellm keeps as an extra attribute of the response.
+    """
+    details = getattr(getattr(response, "usage", None), "prompt_tokens_details", None)
+    reported = getattr(details, "cached_tokens", None)
+    if isinstance(reported, int) and not isinstance(reported, bool):
+        return max(0, reported)
+    timings = getattr(response, "timings", None)
+    cache_n = timings.get("cache_n") if isinstance(timings, dict) else None
+    if isinstance(cache_n, int) and not isinstance(cache_n, bool):
+        return max(0, cache_n)
+    return 0
 
 
 def _tool_call(item: Any, number: int, back: dict[str, str]) -> ToolCall:

@@ -16,6 +16,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from multiverse.spec.asked import WORDS_PER_PAGE, asked_words, languages_asked
+from multiverse.spec.brief import run_prefix, with_prefix
 from multiverse.spec.model import (
     SPEC_FILE,
     SPEC_VERSION,
@@ -78,6 +80,7 @@ def check_spec(spec: RequestSpec, scan: HomeScan, root: Path) -> RequestSpec:
 __all__ = [
     "SPEC_FILE",
     "SPEC_VERSION",
+    "WORDS_PER_PAGE",
     "Aggregation",
     "Change",
     "Chart",
@@ -98,10 +101,14 @@ __all__ = [
     "RequestSpec",
     "Research",
     "ScannedFile",
+    "asked_words",
     "check_spec",
     "describe_home",
     "draft_model",
     "draft_of_spec",
+    "languages_asked",
+    "run_prefix",
     "scan_home",
     "spec_of_draft",
+    "with_prefix",
 ]

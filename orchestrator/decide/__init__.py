@@ -5,7 +5,7 @@ the pure functions that say what comes next (`next_step`) and what a run accepts
 
 from __future__ import annotations
 
-from orchestrator.decide.machine import Step, StepKind, next_step
+from orchestrator.decide.machine import POST_TOOLS_NOT_HANDED_OFF, Step, StepKind, next_step
 from orchestrator.decide.view import (
     CANCELLED,
     HOLD,
@@ -38,6 +38,7 @@ from orchestrator.decide.view import (
 __all__ = [
     "CANCELLED",
     "HOLD",
+    "POST_TOOLS_NOT_HANDED_OFF",
     "RELEASE",
     "USER",
     "Acceptance",

@@ -13,6 +13,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
+from multiverse.agent_package import POST_TOOLS
 from multiverse.models import (
     FINAL_STATUSES,
     PHASE0_ID,
@@ -98,6 +99,10 @@ class Step(BaseModel):
         target = self.tool_task_id or self.task_id or self.stage_id or self.phase_id or ""
         return f"{self.kind.value} {target}".strip()
 
+
+# The reason of a COMPLETE_TASK whose result asked for POST tool tasks the Executor's card does
+# not hand to the Planner: the task completes without them, and the request is logged.
+POST_TOOLS_NOT_HANDED_OFF = "post_tool_required: not handed off by the executor's card"
 
 PHASE0_STEPS = (
     ("T02", StepKind.WRITE_INSTRUCTIONS),
@@ -364,6 +369,8 @@ def _task_step(view: RunView, task: Task, here: Step) -> Step:
     if signal is None:
         return step(StepKind.EXECUTE_TASK)
     if signal.post_tool_required and not post:
+        if POST_TOOLS not in view.routes:
+            return step(StepKind.COMPLETE_TASK, reason=POST_TOOLS_NOT_HANDED_OFF)
         return step(StepKind.PLAN_TOOLS, timing=Timing.POST)
     tool = _first_pending(post)
     if tool is not None:

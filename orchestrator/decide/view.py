@@ -20,6 +20,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
+from multiverse.agent_package import KNOWN_ROUTES, Route
 from multiverse.models import (
     FINAL_STATUSES,
     MajorStage,
@@ -228,6 +229,8 @@ class RunView:
     now: float = 0.0  # when the view was read (epoch seconds)
     holds: tuple[HoldRecord, ...] = ()  # open holds: the run waits for `multiverse resume`
     pause_before: frozenset[PlanLevel] = frozenset()  # plans a run holds at (daemon config)
+    # The handoffs the roles' agent cards give, read when the view is (default: every route).
+    routes: frozenset[Route] = KNOWN_ROUTES
 
     @property
     def run_id(self) -> str:

@@ -19,6 +19,7 @@ from multiverse.runs import ApprovalBook, record_answer
 from multiverse.store import MAJOR_STAGES, TASKS, Table
 from orchestrator.crew import Collaborators
 from orchestrator.decide import (
+    POST_TOOLS_NOT_HANDED_OFF,
     DecisionKind,
     HoldRecord,
     Mark,
@@ -138,9 +139,16 @@ def run_core_task(crew: Collaborators, view: RunView, step: Step, post_tools: bo
 
 
 def complete_task(crew: Collaborators, view: RunView, step: Step) -> None:
-    """The task's files join the catalog; the task is COMPLETED."""
+    """The task's files join the catalog; the task is COMPLETED. POST tool tasks its result
+    asked for and the Executor's card does not hand to the Planner are logged, never dropped
+    silently."""
     assert step.task_id is not None
     signal = view.signals.get(step.task_id)
+    if step.reason == POST_TOOLS_NOT_HANDED_OFF:
+        task = next((t for t in view.tasks if t.task_id == step.task_id), None)
+        log.warning("handoff_not_on_card", run_id=view.run_id, task_id=step.task_id,
+                    role="executor", on="post_tool_required", to="planner",
+                    post_tool_purpose=task.post_tool_purpose if task else "")  # fmt: skip
     if signal is not None:
         register(crew, view.run_id, step.task_id, signal.outputs)
     finish_task(crew, view, step)

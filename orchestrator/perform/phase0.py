@@ -175,13 +175,12 @@ def ask(crew: Collaborators, view: RunView, step: Step) -> None:
     if name not in view.evidence:
         record = box.read(f"proposal-{step.revision}", ProposalRecord)
         summary = record.proposal.understanding if record else ""
+        facts = {"proposal_path": crew.home.relative(paths.feedback), "summary": summary}
+        if record is not None and record.modification:
+            # A revision follows the user's MODIFY: the one answer its wording may acknowledge.
+            facts["modification"] = record.modification
         crew.speaker.tell(
-            Message(
-                kind=MessageKind.PROPOSAL,
-                run_id=view.run_id,
-                facts={"proposal_path": crew.home.relative(paths.feedback), "summary": summary},
-            ),
-            once=name,
+            Message(kind=MessageKind.PROPOSAL, run_id=view.run_id, facts=facts), once=name
         )
         box.write(name, Mark(revision=step.revision))
     crew.process_runs.compare_and_set(

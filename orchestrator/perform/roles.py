@@ -135,6 +135,7 @@ def tool_assignment(
         phase=next(p for p in view.phases if p.phase_id == phase_id),
         task=next(t for t in view.tasks if t.task_id == task_id),
         tool_task=next(t for t in view.tool_tasks if t.tool_task_id == tool_task_id),
+        instructions=active_instructions(crew.instructions.rows(), {run_id}),
         catalog=relevant_catalog(crew, run_id, set()),
         spec=frozen_spec(crew, run_id),
     )

@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 import traceback
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import structlog
@@ -128,6 +129,10 @@ class StepRunner:
         tables = self.crew.run(run_id)
         take_next_answer(tables.paths)  # the daemon alone moves a waiting answer in
         view = load_run_view(tables, run, self.pause_before)
+        if any(signal.post_tool_required for signal in view.signals.values()):
+            # The cards say where a step's result may go next; read afresh (SPEC §10.1) when a
+            # route a card may refuse is in question (POST tools), not at every decision.
+            view = replace(view, routes=self.crew.routes())
         held = self.unrecorded.get(run_id)
         if held is not None:
             return view, Step(kind=StepKind.FAIL_RUN, run_id=run_id, reason=held.error)

@@ -30,6 +30,7 @@ from multiverse.roles import (
     TasksPlan,
     ToolTasksPlan,
 )
+from multiverse.spec import RequestSpec
 from planner.builtin import proposal, tasks
 from planner.builtin.proposal import answered_at_once
 from planner.builtin.tasks import first_line, folder_files, guideline_docs
@@ -278,9 +279,10 @@ class BuiltinPlanner:
         _checked("phase0", context.run_id, validate_phase0(plan, context))
         return plan
 
-    def propose(self, context: PlanContext) -> Proposal:
-        """Plan target `proposal` (revised by `context.modification` on MODIFY)."""
-        made = proposal.propose(context, guideline_docs(context))
+    def propose(self, context: PlanContext, spec: RequestSpec | None = None) -> Proposal:
+        """Plan target `proposal` (revised by `context.modification` on MODIFY): the rendering
+        of the rules' spec, or of `spec` when a model read the request."""
+        made = proposal.propose(context, guideline_docs(context), spec)
         _checked("proposal", context.run_id, validate_proposal(made, context))
         return made
 

@@ -294,6 +294,42 @@ def _same(a: str, b: str) -> bool:
     return " ".join(a.split()).casefold() == " ".join(b.split()).casefold()
 
 
+# The types a model or a person may have written for what the spec calls by one name: an
+# instruction of an earlier run is matched by what it governs, not by its spelling.
+_KINDS = {
+    "RESEARCH": ("WEB_SEARCH", "SEARCH", "WEB", "WEB_RESEARCH", "ONLINE_SEARCH", "OUTSIDE_INFO"),
+    "LANGUAGE": ("LANG", "OUTPUT_LANGUAGE", "LOCALE"),
+    "SOURCES": ("SOURCE", "DATA", "DATA_SOURCES", "INPUTS", "ASSETS", "REFERENCES", "MATERIALS"),
+    "LEAVE_OUT": ("EXCLUDE", "EXCLUSION", "EXCLUSIONS", "EXCLUDED", "EXCLUDED_SOURCES"),
+    "CHART": ("CHARTS", "VISUAL", "VISUALS", "VISUALIZATION", "GRAPH", "GRAPHS", "FIGURE"),
+    "LENGTH": ("SIZE", "PAGES", "WORD_COUNT", "WORDS"),
+    "AUDIENCE": ("READER", "READERS", "RECIPIENT"),
+    "GOAL": ("OBJECTIVE", "PURPOSE", "AIM"),
+    "QUESTION": ("QUESTIONS",),
+}
+_KIND_OF = {alias: kind for kind, aliases in _KINDS.items() for alias in (kind, *aliases)}
+
+
+def instruction_kind(instruction_type: str) -> str:
+    """The kind of thing an instruction governs: its type, or the spec's name for it."""
+    return _KIND_OF.get(instruction_type.upper(), instruction_type.upper())
+
+
+def superseding_research(
+    spec: RequestSpec, past: list[UserInstruction], run_id: str
+) -> list[ProposedInstruction]:
+    """A RESEARCH instruction saying no web search is made, when the spec asks for none and an
+    ACTIVE instruction of an earlier run asks for one: the contradiction is stated, not left."""
+    if spec.research is not None:
+        return []
+    earlier = [p for p in past if p.status is InstructionStatus.ACTIVE and p.run_id != run_id
+               and instruction_kind(p.instruction_type) == "RESEARCH"]  # fmt: skip
+    if not earlier:
+        return []
+    said = words(spec.language)
+    return [_instruction("RESEARCH", said["research_not_asked"], said["research_not_asked_why"])]
+
+
 def with_supersedes(
     instructions: list[ProposedInstruction],
     past: list[UserInstruction],
@@ -310,14 +346,15 @@ def with_supersedes(
     result, conflicts, agreements = [], [], 0
     first: dict[str, int] = {}
     for index, item in enumerate(instructions):
-        first.setdefault(item.instruction_type, index)
+        first.setdefault(instruction_kind(item.instruction_type), index)
     for index, item in enumerate(instructions):
-        same_type = [p for p in active if p.instruction_type == item.instruction_type]
+        kind = instruction_kind(item.instruction_type)
+        same_type = [p for p in active if instruction_kind(p.instruction_type) == kind]
         agreements += sum(1 for p in same_type if _same(p.content, item.content))
-        if first[item.instruction_type] != index:
+        if first[kind] != index:
             result.append(item)
             continue
-        siblings = [i for i in instructions if i.instruction_type == item.instruction_type]
+        siblings = [i for i in instructions if instruction_kind(i.instruction_type) == kind]
         replaced = [p for p in same_type if not any(_same(p.content, s.content) for s in siblings)]
         for old in replaced:
             conflicts.append(
@@ -334,32 +371,39 @@ def with_supersedes(
     return result, conflicts, agreements
 
 
-def propose(context: PlanContext, guidelines: list[str]) -> Proposal:
-    """The offline proposal: the spec of the request and every MODIFY since, its instructions
+def propose(
+    context: PlanContext, guidelines: list[str], spec: RequestSpec | None = None
+) -> Proposal:
+    """The proposal as the rendering of a spec: the rules' reading of the request and every
+    MODIFY since, or `spec` (a model's reading, checked), and the instructions derived from it
     (`guidelines`: the home's guideline documents, which FORMAT and STYLE cite)."""
-    spec = request_spec(context)
+    offline = spec is None
+    spec = request_spec(context) if spec is None else spec
     texts = modifications(context)
+    derived = derived_instructions(spec, context.run_id, guidelines, texts)
+    derived += superseding_research(spec, context.past_instructions, context.run_id)
     instructions, conflicts, agreements = with_supersedes(
-        derived_instructions(spec, context.run_id, guidelines, texts),
+        derived,
         context.past_instructions,
         context.run_id,
         spec.language,
     )
     return Proposal(
-        understanding=understanding_text(context, spec, len(conflicts), agreements),
+        understanding=understanding_text(context, spec, len(conflicts), agreements, offline),
         instructions=instructions,
         conflicts=conflicts,
-        made_offline=True,
+        made_offline=offline,
         spec=spec,
     )
 
 
 def understanding_text(
-    context: PlanContext, spec: RequestSpec, conflicts: int, agree: int
+    context: PlanContext, spec: RequestSpec, conflicts: int, agree: int, offline: bool = True
 ) -> str:
-    """The rendered spec, then the past work reused and the learning context."""
+    """The rendered spec (a model's is rendered below the proposal's own words), then the past
+    work reused and the learning context."""
     said = words(spec.language)
-    parts = [render_spec(spec, offline=True)]
+    parts = [render_spec(spec, offline=True) if offline else said["read_by_model"]]
     reused = past_work(context)
     if reused:
         lines = [

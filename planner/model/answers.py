@@ -4,7 +4,7 @@ Ids, orders, run ids, statuses, timings and output paths are the code's (the boo
 so a model never types them. Each answer model ignores unknown keys (a model that still sends a
 task_id or an output_path is not refused, and its values are not used), while the JSON schema
 sent to the provider says `additionalProperties: false`. A field whose values come from a list of
-the call (references, tool types, superseded ids) is an enum built per call: a value outside it
+the call (references, tool types) is an enum built per call: a value outside it
 cannot be decoded when the provider follows the schema, and is refused with a message naming it
 when the provider ignores the schema.
 
@@ -52,8 +52,6 @@ from multiverse.models import (
 )
 from multiverse.roles import (
     PlanContext,
-    Proposal,
-    ProposedInstruction,
     StagesPlan,
     TasksPlan,
     ToolTasksPlan,
@@ -64,8 +62,6 @@ from planner.validation import is_publishing_stage, request_path
 MAX_STAGES = 8
 MAX_TASKS = 12
 MAX_TOOL_TASKS = 8
-MAX_INSTRUCTIONS = 12
-INSTRUCTION_TYPE_SCHEMA = {"pattern": "^[A-Z][A-Z0-9_]*$", "maxLength": 32}
 
 Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 """A text the model must write."""
@@ -123,24 +119,6 @@ class ToolTasksAnswer(Answer):
     """Answer to `pre_tool:<task_id>` / `post_tool:<task_id>`, in execution order."""
 
     tool_tasks: list[ToolTaskAnswer] = Field(min_length=1, max_length=MAX_TOOL_TASKS)
-
-
-class InstructionAnswer(Answer):
-    """One proposed instruction; `supersedes` holds ACTIVE past ids only (an enum per call)."""
-
-    # The pattern is for the schema; validate_proposal explains a bad type to the model.
-    instruction_type: Annotated[Text, Field(json_schema_extra=INSTRUCTION_TYPE_SCHEMA)]
-    content: Text
-    justification: Text
-    supersedes: list[str] = Field(default_factory=list)
-
-
-class ProposalAnswer(Answer):
-    """Answer to `proposal` (made_offline is ours to set, never the model's)."""
-
-    understanding: Text
-    instructions: list[InstructionAnswer] = Field(min_length=1, max_length=MAX_INSTRUCTIONS)
-    conflicts: list[Note] = Field(default_factory=list)
 
 
 def choice(allowed: Sequence[Any], what: str, coerce: Callable[[Any], Any] | None = None) -> Any:
@@ -205,34 +183,6 @@ def tool_tasks_answer(tool_types: Sequence[str]) -> type[ToolTasksAnswer]:
         "ToolTasksAnswer",
         __base__=ToolTasksAnswer,
         tool_tasks=(list_of(item), Field(min_length=1, max_length=MAX_TOOL_TASKS)),
-    )
-
-
-def _no_supersedes(value: Any) -> Any:
-    raise ValueError(
-        f"supersedes {value!r} is not allowed: no ACTIVE past instruction is known; "
-        "leave supersedes empty"
-    )
-
-
-def proposal_answer(active: Sequence[str]) -> type[ProposalAnswer]:
-    """The answer model of one proposal call: supersedes only the `active` past ids."""
-    if active:
-        supersedes: Any = (list_of(choice(active, "supersedes")), Field(default_factory=list))
-    else:
-        item = Annotated[str, BeforeValidator(_no_supersedes)]
-        empty: Any = Field(default_factory=list, json_schema_extra={"maxItems": 0})
-        supersedes = (list_of(item), empty)
-    instruction = create_model(
-        "InstructionAnswer", __base__=InstructionAnswer, supersedes=supersedes
-    )
-    return create_model(
-        "ProposalAnswer",
-        __base__=ProposalAnswer,
-        instructions=(
-            list_of(instruction),
-            Field(min_length=1, max_length=MAX_INSTRUCTIONS),
-        ),
     )
 
 
@@ -395,21 +345,3 @@ def to_tool_tasks(
     return ToolTasksPlan(tool_tasks=tool_tasks_of(context.run_id, task.task_id, timing, drafts))
 
 
-def to_proposal(answer: ProposalAnswer) -> Proposal:
-    """The proposal, marked as made by a model."""
-    instructions = [
-        ProposedInstruction(
-            instruction_type=item.instruction_type,
-            content=item.content,
-            justification=item.justification,
-            supersedes=list(item.supersedes),
-        )
-        for item in answer.instructions
-    ]
-    conflicts = [conflict for conflict in answer.conflicts if conflict]
-    return Proposal(
-        understanding=answer.understanding,
-        instructions=instructions,
-        conflicts=conflicts,
-        made_offline=False,
-    )

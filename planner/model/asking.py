@@ -1,11 +1,13 @@
 """One plan call (SPEC §10.2, §10.4): prompt, JSON guard with repairs, escalation, PlanFailed.
 
 The gateway's JSON guard sends an invalid answer back with its errors twice. A plan still invalid
-after that is asked once more on the next tier up, when the agent card's escalation says so and
-that tier is served by another model (the same model and server would only repeat the failure);
-otherwise (or when that fails too) it is a PlanFailed carrying the errors and the last raw
-answer. Any other failed call (budget, provider, timeout, a runaway answer) is a PlanFailed at
-once. Each call asks for about the tokens its answer needs, never more than the tier allows.
+after that, or an answer that ran away, is asked once more on the next tier up, when the agent
+card's escalation says so and that tier is served by another model (the same model and server
+would only repeat the failure; `multiverse.agent_package.tiers_to_try`); the escalation is
+logged and counted in the run's usage. Otherwise (or when that fails too) it is a PlanFailed
+carrying the errors and the last raw answer. Any other failed call (budget, provider, timeout,
+an answer that does not fit in the tier's max_tokens) is a PlanFailed at once. Each call asks
+for about the tokens its answer needs, never more than the tier allows.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Generic, TypeVar
 import structlog
 from pydantic import BaseModel
 
-from multiverse.agent_package import NEXT_TIER, AgentCard, AgentPackage
+from multiverse.agent_package import AgentCard, AgentPackage, tiers_to_try
 from multiverse.config import Tier, TierConfig
 from multiverse.gateway import (
     JsonGuardFailed,
@@ -27,9 +29,11 @@ from multiverse.gateway import (
     LlmCall,
     LlmError,
     ModelCalls,
+    capability_failure,
     load_prompt,
 )
 from multiverse.roles import PlanFailed
+from multiverse.spec import with_prefix
 
 PROMPTS_PACKAGE = "planner.prompts"
 
@@ -38,23 +42,11 @@ log = structlog.get_logger(__name__)
 
 A = TypeVar("A", bound=BaseModel)
 P = TypeVar("P", bound=BaseModel)
-ESCALATE_ON = "validation_failed_after_repairs"
 
 
 def digest(text: str) -> str:
     """A short, stable fingerprint of a text, for cache scopes and variants."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-
-
-def escalation_tier(card: AgentCard, start: Tier) -> Tier | None:
-    """The tier a call that started on `start` is retried on after failed repairs, if any."""
-    escalation = card.escalation
-    if escalation is None or escalation.on != ESCALATE_ON:
-        return None
-    if escalation.to == NEXT_TIER:
-        return start.next_up()
-    target = Tier(escalation.to)
-    return None if target is start else target
 
 
 def checker(
@@ -66,11 +58,6 @@ def checker(
         return validate(convert(answer))
 
     return check
-
-
-def same_server(first: TierConfig, second: TierConfig) -> bool:
-    """Whether two tiers are the same model on the same server."""
-    return (first.model, first.api_base) == (second.model, second.api_base)
 
 
 @dataclass(frozen=True)
@@ -89,6 +76,9 @@ class PlanJob(Generic[A]):
     run_id: str | None = None
     pending_ledger: str | None = None
     variant: str = "default"
+    # The run's prefix (multiverse.spec.run_prefix), first in the system message; "" for the
+    # calls before a run has one (the mode and the spec, whose prompts hold the request).
+    prefix: str = ""
 
 
 class Asker:
@@ -110,28 +100,27 @@ class Asker:
 
     def tiers(self, card: AgentCard, start: Tier) -> list[Tier]:
         """The start tier, then the card's escalation tier when another model serves it."""
-        up = escalation_tier(card, start)
-        if up is None or not self.serves(up):
-            return [start]
-        if same_server(self.tier_configs[start], self.tier_configs[up]):
-            return [start]
-        return [start, up]
+        return tiers_to_try(card, start, self.tier_configs)
 
     def messages(self, package: AgentPackage, job: PlanJob[A]) -> tuple[str, list[dict[str, str]]]:
-        """The call's prompt_version and its messages: AGENT.md, then the rendered template."""
+        """The call's prompt_version and its messages: the run's prefix and AGENT.md, then the
+        rendered template."""
         template = load_prompt(PROMPTS_PACKAGE, job.template, self.prompts_dir)
         user = template.render(job.values)
         version = f"{package.prompt_version}+{template.tag}"
         return version, [
-            {"role": "system", "content": package.prompt},
+            {"role": "system", "content": with_prefix(job.prefix, package.prompt)},
             {"role": "user", "content": user},
         ]
 
     def ask(self, package: AgentPackage, job: PlanJob[A]) -> A:
         """The validated answer of one plan call, escalated once if the card says so."""
         version, messages = self.messages(package, job)
-        failed: JsonGuardFailed | None = None
+        failed: LlmError | None = None
         for tier in self.tiers(package.card, job.start):
+            if failed is not None:
+                self.gateway.escalated(package.name, job.start.value, tier.value, str(failed),
+                                       job.run_id, job.pending_ledger)  # fmt: skip
             config = self.tier_configs[tier]
             call = LlmCall(
                 role=package.name,
@@ -148,18 +137,21 @@ class Asker:
             )
             try:
                 result = self.gateway.complete_json(call, job.schema, job.check)
-            except JsonGuardFailed as error:
-                failed = error
-                log.warning("plan_answer_invalid", target=job.target, run_id=job.run_id,
-                            tier=tier.value, errors=error.errors[:5])  # fmt: skip
-                continue
             except LlmError as error:
-                raise PlanFailed(job.target, [str(error)]) from error
+                if not capability_failure(error):
+                    raise PlanFailed(job.target, [str(error)]) from error
+                failed = error
+                errors = error.errors if isinstance(error, JsonGuardFailed) else [str(error)]
+                log.warning("plan_answer_invalid", target=job.target, run_id=job.run_id,
+                            tier=tier.value, errors=errors[:5])  # fmt: skip
+                continue
             _log_made(job, tier, result)
             return result.value
+        if isinstance(failed, JsonGuardFailed):
+            raise PlanFailed(job.target, failed.errors, raw_answer=failed.raw_answer)
         if failed is None:
             raise RuntimeError(f"plan {job.target}: no tier was tried")
-        raise PlanFailed(job.target, failed.errors, raw_answer=failed.raw_answer)
+        raise PlanFailed(job.target, [str(failed)]) from failed
 
 
 def _log_made(job: PlanJob[A], tier: Tier, result: JsonResult[A]) -> None:

@@ -20,7 +20,6 @@ from multiverse.documents import is_unread
 from multiverse.models import (
     AssetType,
     CatalogEntry,
-    InstructionStatus,
     MajorStage,
     Phase,
     Task,
@@ -37,8 +36,10 @@ SUMMARY_LIMIT = 300
 LIST_LIMIT = 40
 PAST_REQUEST_LIMIT = 300
 _HANGUL = re.compile(r"[\uac00-\ud7af]")
-# Rows of this run feed the next steps most directly, then the sources, then the rules.
-_GROUP = {AssetType.ORIGINAL_INPUT: 1, AssetType.GUIDELINE_DOC: 2}
+# Rows of this run feed the next steps most directly, then the sources, then the work of the
+# similar past runs, then the rules.
+_GROUP = {AssetType.ORIGINAL_INPUT: 1, AssetType.GUIDELINE_DOC: 3}
+_PAST_GROUP = 2
 
 
 def short(text: str, limit: int) -> str:
@@ -93,23 +94,47 @@ def instructions_block(items: Iterable[UserInstruction], with_run: bool = False)
     return json_block(rows) if rows else "(none)"
 
 
+# A past run's work a later run may build on: its analyses, strategies, content and deliverables.
+_PAST_WORK = frozenset({
+    AssetType.ANALYSIS_REPORT, AssetType.STRATEGY_DOC, AssetType.REFINED_CONTENT,
+    AssetType.ASSEMBLY_PLAN, AssetType.FINAL_OUTPUT,
+})  # fmt: skip
+
+
+def offered(context: PlanContext, entry: CatalogEntry) -> bool:
+    """Whether a plan may be offered a catalog row: the inputs and this run's work, and the
+    work of the ranked similar past runs (SPEC §8: a CONTINUOUS_RUN builds on them); never a
+    file the confirmed spec leaves out, nor an input that could not be read."""
+    left_out = context.spec.excluded() if context.spec is not None else set()
+    if is_unread(entry) or entry.file_path in left_out:
+        return False
+    if entry.run_id in (None, context.run_id):
+        return True
+    past = {run.run_id for run in context.learning.past_runs}
+    return entry.run_id in past and entry.asset_type in _PAST_WORK
+
+
 def relevant_catalog(
     context: PlanContext, query: str, limit: int = CATALOG_LIMIT
 ) -> list[CatalogEntry]:
-    """The catalog rows of the inputs and of this run, most relevant first, capped.
-
-    Rows noting an input that was not read are left out: they are never a reference.
-    """
+    """The catalog rows a plan may use, most relevant first, capped: this run's newest work,
+    the inputs, the past runs' work (the closest run first), the guidelines, the rest."""
     wanted = words(query)
+    score = {run.run_id: run.score for run in context.learning.past_runs}
     scored = []
     for index, entry in enumerate(context.catalog):
-        if entry.run_id not in (None, context.run_id) or is_unread(entry):
+        if not offered(context, entry):
             continue
-        group = 0 if entry.run_id == context.run_id else _GROUP.get(entry.asset_type, 3)
+        if entry.run_id == context.run_id:
+            group: tuple[int, float] = (0, 0.0)
+        elif entry.run_id is not None:
+            group = (_PAST_GROUP, -score.get(entry.run_id, 0.0))
+        else:
+            group = (_GROUP.get(entry.asset_type, 4), 0.0)
         overlap = len(wanted & words(f"{entry.file_path} {entry.summary}"))
         # Within this run the newest work comes first: it is what the next step builds on.
-        recency = -index if group == 0 else index
-        scored.append(((group, -overlap, recency), entry))
+        recency = -index if group[0] == 0 else index
+        scored.append(((*group, -overlap, recency), entry))
     return [entry for _, entry in sorted(scored, key=lambda pair: pair[0])[:limit]]
 
 
@@ -125,23 +150,9 @@ def catalog_block(context: PlanContext, query: str, limit: int = CATALOG_LIMIT) 
         for entry in rows
     ]
     shown = {entry.file_path for entry in rows}
-    owned = [e for e in context.catalog if e.run_id in (None, context.run_id)]
-    left = sum(1 for e in owned if not is_unread(e)) - len(shown)
+    left = sum(1 for e in context.catalog if offered(context, e)) - len(shown)
     more = f"\n({left} less relevant catalog rows are not shown.)" if left > 0 else ""
     return (json_block(data) if data else "(the catalog has no rows yet)") + more
-
-
-def learning_block(context: PlanContext) -> str:
-    """The ranked past runs with their scores."""
-    rows = [
-        {
-            "run_id": past.run_id,
-            "score": round(past.score, 3),
-            "user_request": short(past.user_request, PAST_REQUEST_LIMIT),
-        }
-        for past in context.learning.past_runs
-    ]
-    return json_block(rows) if rows else "(none: this is the first run)"
 
 
 REFERENCE_LIMIT = 24
@@ -176,7 +187,10 @@ def reference_candidates(context: PlanContext, stage: MajorStage) -> References:
         paths.append(entry.file_path)
         summary = short(" ".join(entry.summary.split()), REFERENCE_SUMMARY_LIMIT)
         about = f": {summary}" if summary else ""
-        lines.append(f"{len(paths)}. {entry.file_path} ({entry.asset_type.value}){about}")
+        kind = entry.asset_type.value
+        if entry.run_id not in (None, context.run_id):
+            kind += f" of the similar past run {entry.run_id}"
+        lines.append(f"{len(paths)}. {entry.file_path} ({kind}){about}")
     return References(paths, lines)
 
 
@@ -188,49 +202,6 @@ def mode_values(request: str, has_past_runs: bool) -> dict[str, str]:
     """Values of the `mode` template."""
     past = "yes" if has_past_runs else "no"
     return {"request": request_block(request), "has_past_runs": past}
-
-
-def active_past_ids(context: PlanContext) -> list[str]:
-    """The ids of the past runs' ACTIVE instructions: all a proposal may supersede."""
-    return sorted(
-        item.instruction_id
-        for item in context.past_instructions
-        if item.status is InstructionStatus.ACTIVE
-    )
-
-
-def proposal_values(context: PlanContext) -> dict[str, str]:
-    """Values of the `proposal` template."""
-    texts = [t.strip() for t in context.modifications if t.strip()]
-    if not texts and (context.modification or "").strip():
-        texts = [(context.modification or "").strip()]
-    if texts:
-        # MODIFY is cumulative: the proposal honours every text since the first, in order.
-        modification_block = (
-            "The user answered MODIFY to earlier proposals; revise the first proposal to honour "
-            "every one of these texts, applied in order (a later one wins where they differ):\n\n"
-            + "\n\n".join(quoted(text, f"modify-{n}") for n, text in enumerate(texts, 1))
-        )
-    else:
-        modification_block = "(none: this is the first proposal)"
-    active = active_past_ids(context)
-    past = [i for i in context.past_instructions if i.status is InstructionStatus.ACTIVE]
-    supersedes = (
-        f"the ids ({', '.join(active)}) of the past instructions a proposed instruction "
-        "replaces, each id at most once; [] for the others"
-        if active
-        else "always [] (no past instruction is ACTIVE)"
-    )
-    return {
-        "run_id": context.run_id,
-        "request": request_block(context.request),
-        "modification": modification_block,
-        "instructions": instructions_block(context.instructions),
-        "past_instructions": instructions_block(past, with_run=True),
-        "learning": learning_block(context),
-        "catalog": catalog_block(context, context.request, PROMPT_CATALOG_LIMIT),
-        "supersedes_rule": supersedes,
-    }
 
 
 def stages_values(context: PlanContext, phase: Phase) -> dict[str, str]:
@@ -246,8 +217,6 @@ def stages_values(context: PlanContext, phase: Phase) -> dict[str, str]:
         "phase_id": phase.phase_id,
         "phase_name": phase.phase_name,
         "phase_purpose": phase.phase_purpose or "(no purpose written)",
-        "request": request_block(context.request),
-        "instructions": instructions_block(context.instructions),
         "earlier_stages": json_block(earlier) if earlier else "(none: this is the first phase)",
         "catalog": catalog_block(context, query, PROMPT_CATALOG_LIMIT),
     }
@@ -279,8 +248,6 @@ def tasks_values(
         "stage_goal": stage.stage_goal or "(no goal written)",
         "phase_name": phase.phase_name,
         "phase_purpose": phase.phase_purpose or "(no purpose written)",
-        "request": request_block(context.request),
-        "instructions": instructions_block(context.instructions),
         "references": references.block(),
         "deliverable_rule": deliverable_rule(publishing, context.run_id),
         # The example points at a real source when there is one, not always at the request.
@@ -332,5 +299,4 @@ def tools_values(
         "recipes": recipes_block(recipes, timing),
         "suggestion": suggestion,
         "example_tool": context.tool_types[0] if context.tool_types else "web_search",
-        "request": request_block(short(context.request, REQUEST_LIMIT // 4)),
     }

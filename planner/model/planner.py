@@ -44,17 +44,23 @@ from multiverse.spec import (
     describe_home,
     draft_model,
     draft_of_spec,
+    run_prefix,
     scan_home,
     spec_of_draft,
 )
-from planner.builtin import BuiltinPlanner, charts_said, modifications, read_spec, settle_spec
+from planner.builtin import (
+    BuiltinPlanner,
+    charts_said,
+    modifications,
+    read_spec,
+    request_spec,
+    settle_spec,
+)
 from planner.mcp import load_mcps
 from planner.mode import settle_mode
 from planner.model.answers import (
     StagesAnswer,
-    proposal_answer,
     tasks_answer,
-    to_proposal,
     to_stages,
     to_tasks,
     to_tool_tasks,
@@ -62,9 +68,7 @@ from planner.model.answers import (
 )
 from planner.model.asking import Asker, PlanJob, checker, digest
 from planner.model.context import (
-    active_past_ids,
     mode_values,
-    proposal_values,
     quoted,
     reference_candidates,
     request_block,
@@ -77,7 +81,6 @@ from planner.validation import (
     stages_target,
     tasks_target,
     tools_target,
-    validate_proposal,
     validate_stages,
     validate_tasks,
     validate_tool_tasks,
@@ -93,14 +96,20 @@ GUIDELINES_LIMIT = 4000  # characters of guidelines shown (their format rules ar
 def make_spec(asker: Asker, package: AgentPackage, context: PlanContext) -> RequestSpec:
     """The checked spec of the run's request and every MODIFY since, as the model reads it
     (the rules' reading when no model serves the card's tier or the call fails)."""
+    return model_spec(asker, package, context) or request_spec(context)
+
+
+def model_spec(asker: Asker, package: AgentPackage, context: PlanContext) -> RequestSpec | None:
+    """The checked spec as the model reads it; None when the rules' reading stands (no model
+    serves the card's tier, the tables answer every question at once, or the call failed)."""
     home = Home(Path(context.home))
     scan = scan_home(home, context.search_provider)
     texts = modifications(context)
     rules = read_spec(context.request, texts, scan, home.root)
     if not asker.serves(package.card.tier):
-        return rules
+        return None
     if rules.mode == "simple" and not charts_said([context.request, *texts]):
-        return rules  # every question is a cell or a computation the tables answer at once
+        return None  # every question is a cell or a computation the tables answer at once
     job = PlanJob(
         target="spec",
         template="spec",
@@ -118,16 +127,33 @@ def make_spec(asker: Asker, package: AgentPackage, context: PlanContext) -> Requ
     except (PlanFailed, LlmError) as failed:
         errors = failed.errors[:5] if isinstance(failed, PlanFailed) else [str(failed)]
         log.warning("spec_fallback_rules", run_id=context.run_id, errors=errors)
-        return rules
+        return None
     drafted = spec_of_draft(answer, context.request, scan, rules)
     return settle_spec(_held_to_the_words(_keep_left_out(drafted, rules), rules,
                                           [context.request, *texts]), scan, home.root)  # fmt: skip
 
 
+def prefix_of(context: PlanContext) -> str:
+    """The run's prefix of a plan: the request, the frozen spec, the ACTIVE instructions."""
+    return run_prefix(context.request, context.spec, context.instructions)
+
+
 def _held_to_the_words(spec: RequestSpec, rules: RequestSpec, texts: list[str]) -> RequestSpec:
     """The model's spec kept to what the words say: the requester's language as the rules read
-    it (the script, or a language asked), and no chart where no chart was asked for."""
+    it (the script, or a language asked); the length, the deliverable and the reader the
+    request's own words name ("a two-page memo for the board"), and the rules' length where
+    the model gives none; and no chart where no chart was asked for."""
     update: dict[str, object] = {"language": rules.language}
+    if rules.length_reading.phrase or spec.length_words is None:
+        update |= {"length_words": rules.length_words, "length_reading": rules.length_reading}
+    if rules.deliverable_reading.phrase:
+        update |= {"deliverable": rules.deliverable,
+                   "deliverable_reading": rules.deliverable_reading}  # fmt: skip
+    if rules.audience and rules.audience_reading.phrase:
+        update |= {"audience": rules.audience, "audience_reading": rules.audience_reading}
+    changed = sorted(key for key, value in update.items() if getattr(spec, key) != value)
+    if changed:
+        log.info("spec_model_held_to_the_words", fields=changed)
     if spec.charts and not rules.charts and not charts_said(texts):
         update["charts"] = []
         log.info("spec_model_chart_dropped", charts=len(spec.charts), reason="not asked")
@@ -174,11 +200,21 @@ def _keep_left_out(spec: RequestSpec, rules: RequestSpec) -> RequestSpec:
 P = TypeVar("P", bound=BaseModel)
 MODE_TIER = Tier.LOW
 # About the tokens each answer needs (the tier's max_tokens caps them): room for the answer,
-# not for a runaway. A cut answer is asked again once with twice the room.
+# not for a runaway. A cut answer is asked again once with the tier's whole max_tokens.
 MODE_TOKENS = 200
 STAGES_TOKENS = 700
 TASKS_TOKENS = 1400
 TOOLS_TOKENS = 600
+# A deliverable of two pages or less is planned by code, as offline (stages, tasks, tool
+# tasks): a model's plan of it only adds calls (a small one copied the prompt's example
+# stages into every phase). The model reads the request into the spec, writes, and words.
+SHORT_WORDS = 1000
+
+
+def short_work(context: PlanContext) -> bool:
+    """Whether the confirmed deliverable is short enough to be planned by code."""
+    spec = context.spec
+    return spec is not None and spec.length_words is not None and spec.length_words <= SHORT_WORDS
 PROPOSAL_TOKENS = 1500
 
 
@@ -244,33 +280,19 @@ class ModelPlanner:
         return self.builtin.plan_phase0(context)
 
     def propose(self, context: PlanContext) -> Proposal:
-        """Plan target `proposal` (revised by `context.modification` on MODIFY)."""
+        """Plan target `proposal` (revised by `context.modification` on MODIFY): the model
+        reads the request into the spec, and the proposal is that spec's rendering, its
+        instructions derived from it by code (one call; nothing asked can be dropped)."""
         package = self.package()
         if not self.asker.serves(package.card.tier):
             return self._offline("proposal", context, self.builtin.propose)
-        modification = "\n".join(context.modifications or [context.modification or ""]).strip()
-        job = PlanJob(
-            target="proposal",
-            template="proposal",
-            values=proposal_values(context),
-            schema=proposal_answer(active_past_ids(context)),
-            check=checker(to_proposal, lambda made: validate_proposal(made, context)),
-            start=package.card.tier,
-            scope=f"{context.run_id}:proposal",
-            tokens=PROPOSAL_TOKENS,
-            run_id=context.run_id,
-            # A revised proposal is a new question, never the cached first answer.
-            variant=f"modify-{digest(modification)}" if modification else "default",
-        )
-        spec = make_spec(self.asker, package, context)
-        proposal = to_proposal(self.asker.ask(package, job))
-        return proposal.model_copy(update={"spec": spec})
+        return self.builtin.propose(context, model_spec(self.asker, package, context))
 
     def plan_stages(self, context: PlanContext) -> StagesPlan:
         """Plan target `stages:<phase_id>` for `context.phase`."""
         target, phase = stages_target(context)
         package = self.package()
-        if not self.asker.serves(package.card.tier):
+        if not self.asker.serves(package.card.tier) or short_work(context):
             return self._offline(target, context, self.builtin.plan_stages)
         job = PlanJob(
             target=target,
@@ -284,6 +306,7 @@ class ModelPlanner:
             start=package.card.tier,
             scope=f"{context.run_id}:{target}",
             tokens=STAGES_TOKENS,
+            prefix=prefix_of(context),
             run_id=context.run_id,
         )
         return to_stages(self.asker.ask(package, job), context, phase)
@@ -292,7 +315,7 @@ class ModelPlanner:
         """Plan target `tasks:<stage_id>` for `context.stage`."""
         target, stage, phase = tasks_target(context)
         package = self.package()
-        if not self.asker.serves(package.card.tier):
+        if not self.asker.serves(package.card.tier) or short_work(context):
             return self._offline(target, context, self.builtin.plan_tasks)
         references = reference_candidates(context, stage)
         publishing = is_publishing_stage(context, stage)
@@ -308,6 +331,7 @@ class ModelPlanner:
             start=package.card.tier,
             scope=f"{context.run_id}:{target}",
             tokens=TASKS_TOKENS,
+            prefix=prefix_of(context),
             run_id=context.run_id,
         )
         return to_tasks(self.asker.ask(package, job), context, stage, phase, references)
@@ -319,7 +343,7 @@ class ModelPlanner:
             # No answer could pass validation: failing now saves three paid calls.
             raise PlanFailed(target, ["the runtime mapping provides no tool types"])
         package = self.package()
-        if not self.asker.serves(package.card.tier):
+        if not self.asker.serves(package.card.tier) or short_work(context):
             return self._offline(
                 target, context, lambda given: self.builtin.plan_tools(given, timing)
             )
@@ -335,6 +359,7 @@ class ModelPlanner:
             start=package.card.tier,
             scope=f"{context.run_id}:{target}",
             tokens=TOOLS_TOKENS,
+            prefix=prefix_of(context),
             run_id=context.run_id,
         )
         return to_tool_tasks(self.asker.ask(package, job), context, task, timing)
