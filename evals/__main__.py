@@ -95,12 +95,16 @@ def run(args: argparse.Namespace) -> int:
     if not exe.is_file():
         raise ValueError(f"{exe}: no such multiverse executable")
     text = _mapping_text(args)
+    servers = _servers(text)
+    if text is not None and args.mapping is None and servers.get("context"):
+        # The tiers' window is the server's own: references are fitted to what it holds.
+        text = mapping.local_mapping_text(int(servers["context"]))
     meta = {
         "command": shlex.join(["python", "-m", "evals", *sys.argv[1:]]),
         "machine": results.machine(),
         "multiverse": results.revision(exe),
         "tiers": _tiers(text),
-        "server": _servers(text),
+        "server": servers,
     }
     stop = threading.Event()
     # Handlers only set the flag: the driver sees it at its next poll and stops the daemon.

@@ -12,8 +12,13 @@ LOCAL_ALIAS = "qwen2.5-coder-1.5b-instruct"
 TIERS = ("HIGH", "MEDIUM", "LOW")
 
 
-def local_tier(alias: str = LOCAL_ALIAS, api_base: str = LOCAL_API_BASE) -> dict[str, Any]:
-    """One tier on the local llama.cpp server, sized for ~15 tokens/s on two cores."""
+def local_tier(
+    alias: str = LOCAL_ALIAS, api_base: str = LOCAL_API_BASE, context_window: int | None = None
+) -> dict[str, Any]:
+    """One tier on the local llama.cpp server, sized for ~15 tokens/s on two cores; with the
+    server's context when known (else litellm's guess for an unknown model, which may exceed
+    it, and a task's references would be fitted to a window the server refuses)."""
+    window = {"context_window": context_window} if context_window else {}
     return {
         "model": f"openai/{alias}",
         "api_base": api_base,
@@ -21,12 +26,15 @@ def local_tier(alias: str = LOCAL_ALIAS, api_base: str = LOCAL_API_BASE) -> dict
         "timeout_seconds": 900,
         "temperature": 0.2,
         "extra_body": {"repeat_penalty": 1.1},
+        **window,
     }
 
 
-def local_mapping_text() -> str:
-    """The default mapping: every tier on the local model; tools and budgets as the defaults."""
-    body = yaml.safe_dump({"tier_mapping": {tier: local_tier() for tier in TIERS}}, sort_keys=False)
+def local_mapping_text(context_window: int | None = None) -> str:
+    """The default mapping: every tier on the local model (with the server's context when
+    known); tools and budgets as the defaults."""
+    tiers = {tier: local_tier(context_window=context_window) for tier in TIERS}
+    body = yaml.safe_dump({"tier_mapping": tiers}, sort_keys=False)
     return "# Written by evals (make eval-local): every tier on the local model.\n" + body
 
 

@@ -38,7 +38,8 @@ def served_models(api_base: str) -> list[str] | None:
 
 
 def describe(api_base: str) -> dict[str, Any]:
-    """What the server says of itself (llama.cpp's /props: alias, quantisation, build)."""
+    """What the server says of itself (llama.cpp's /props: alias, quantisation, build, and the
+    context each slot holds)."""
     root = api_base.rstrip("/").removesuffix("/v1")
     props = _get(root + "/props") or {}
     return {
@@ -48,6 +49,7 @@ def describe(api_base: str) -> dict[str, Any]:
         "quantisation": props.get("model_ftype"),
         "build": props.get("build_info"),
         "slots": props.get("total_slots"),
+        "context": (props.get("default_generation_settings") or {}).get("n_ctx"),
     }
 
 

@@ -16,7 +16,7 @@ from executor.model.references import (
     writing_tokens,
 )
 from executor.model.role import context_window, resolve_executor_mode
-from executor.model.single_shot import unwrap_document, without_repeats
+from executor.model.single_shot import WORKING_PASTE_TOKENS, unwrap_document, without_repeats
 from multiverse.config import RuntimeMapping, TierConfig
 from multiverse.gateway import Gateway, model_context_window, model_supports
 from multiverse.gateway.calls import RetryPolicy
@@ -75,7 +75,10 @@ def test_fair_caps_keep_small_texts_whole_and_share_the_rest() -> None:
     assert sum(fair_caps([7, 9, 11], 10)) <= 10
     cut = cut_to_tokens("line one\n" * 100, 30)
     assert estimate_tokens(cut) <= 30 and cut.endswith("\n")
-    assert estimate_tokens("한국어") == 3 and estimate_tokens("abcdef") == 2
+    # Erring high, with 5 % of slack: a Hangul syllable, a digit or a separator is a token, a
+    # letter of prose about a third of one.
+    assert estimate_tokens("한국어") == 4 and estimate_tokens("abcdefg") == 3
+    assert estimate_tokens("1520,462,31.5") == 14
 
 
 def test_unwrap_document_strips_one_wrapping_fence_or_a_preamble() -> None:
@@ -239,6 +242,25 @@ def test_a_task_planned_before_confirm_reads_only_what_confirm_kept(
     assert "€18.5 billion" in prompt  # the source kept
     assert "2023-Q1" not in prompt and "PRIVATE-FIGURE" not in prompt
     assert CSV not in prompt  # not even named
+
+
+def test_a_working_document_reads_a_part_of_a_large_source(
+    root: Path, fake_openai: FakeOpenAI
+) -> None:
+    """A working document pastes at most WORKING_PASTE_TOKENS of its references however large
+    the window (a small model took minutes to read a whole window of table rows); the cut is
+    marked."""
+    out = f"runs/{RUN}/workspace/ANALYZING/first.md"
+    rows = "\n".join(f"2023-Q{n % 4 + 1},Region {n},{1000 + n},{n % 97}.5" for n in range(6000))
+    (root / "assets" / "big.csv").write_text("quarter,region,revenue,margin\n" + rows + "\n",
+                                             encoding="utf-8")  # fmt: skip
+    fake_openai.script(text(MEMO))
+    role = executor(root, fake_openai, context_window=131072)
+    signal = role.execute_task(assignment(root, out, references=["assets/big.csv"]))
+    assert signal.status == "COMPLETED", signal.error
+    prompt = prompt_of(fake_openai.requests[0])
+    assert WORKING_PASTE_TOKENS <= estimate_tokens(prompt) < WORKING_PASTE_TOKENS + 2000
+    assert "[cut: only the start of this file fits" in prompt
 
 
 def test_a_window_without_room_for_the_references_fails_before_any_call(

@@ -25,7 +25,7 @@ from multiverse.models import (
     UserInstruction,
 )
 from multiverse.roles import LearningContext, Mode, PastRun, PlanContext, PlanFailed, PlannerRole
-from multiverse.spec import FileSet, Reading, RequestSpec
+from multiverse.spec import Chart, FileSet, Reading, RequestSpec
 from planner.builtin import BuiltinPlanner, request_spec
 from planner.model import PROMPTS_PACKAGE, ModelPlanner
 from planner.model.context import CATALOG_LIMIT, quoted, relevant_catalog
@@ -588,6 +588,28 @@ def test_a_short_deliverable_is_planned_by_code(fake_openai: FakeOpenAI, home: P
     long = make_context(home, phase=phases()[0], spec=confirmed_spec(length_words=3000))
     assert len(make_planner(fake_openai, home).plan_stages(long).stages) == 2
     assert fake_openai.count == 1
+
+
+def test_a_short_deliverable_planned_by_code_has_its_charts_drawn_first(
+    fake_openai: FakeOpenAI, home: Path
+) -> None:
+    """Code's plan of a short deliverable written by a model: the publishing task draws the
+    spec's charts first, through data_visualization (the builtin Executor draws them inside its
+    own deliverable; a model's memo would have had none)."""
+    chart = Chart(reading=Reading(phrase="a chart of revenue by region"), drawable=True,
+                  title="Revenue by region")  # fmt: skip
+    spec = confirmed_spec(length_words=1000, charts=[chart])
+    planner = make_planner(fake_openai, home)
+    context = make_context(home, phase=phases()[3], spec=spec)
+    stages = planner.plan_stages(context).stages
+    last = stages[-1].model_copy(update={"phase_id": "P4"})
+    staged = context.model_copy(update={"stages": stages, "stage": last})
+    (deliverable,) = [t for t in planner.plan_tasks(staged).tasks
+                      if t.output_path.startswith(f"outputs/{RUN_ID}/")]  # fmt: skip
+    assert "Revenue by region" in deliverable.pre_tool_purpose
+    tools = planner.plan_tools(staged.model_copy(update={"task": deliverable}), Timing.PRE)
+    assert [t.tool_type for t in tools.tool_tasks] == ["data_visualization"]
+    assert fake_openai.count == 0
 
 
 def test_the_model_keeps_the_length_deliverable_and_reader_the_words_name(

@@ -217,6 +217,7 @@ class WritingTask:
     words: int | None
     sources: Sequence[Source]
     facts: tuple[str, ...] = ()  # computed from the spec's tables: verified, to use and cite
+    paste_tokens: int = MAX_PASTED_TOKENS  # at most this much of the references' text
 
 
 def active_instructions(assignment: TaskAssignment) -> list[str]:
@@ -273,7 +274,7 @@ def writing_messages(
     system = with_prefix(prefix_of(task.assignment), load_template(WRITER).body)
     suffix = f"\n\n## Note\n\n{note}\n" if note else ""
     own = estimate_tokens(system + _user(task, "") + suffix)
-    room = min(MAX_PASTED_TOKENS, room_for_references(window, max_tokens, own))
+    room = min(task.paste_tokens, room_for_references(window, max_tokens, own))
     if any(s.text for s in task.sources) and room < MIN_REFERENCE_TOKENS:
         raise NoRoom(
             f"the context window ({window} tokens) leaves no room for the references once the "

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from executor.builtin import TaskError, in_outputs, relative
 from executor.model.loop import clipped
 from executor.model.prompt import (
+    MAX_PASTED_TOKENS,
     WRITE_TOOL,
     WRITER,
     NotDone,
@@ -119,6 +120,7 @@ ANALYSIS_MIN_WORDS = 150
 WORKING_WORDS = 400
 WORKING_MIN_WORDS = 200
 WORKING_ROOM = 2  # a working document's max_tokens, in multiples of its budget's tokens
+WORKING_PASTE_TOKENS = 6000  # of its references' text
 ANALYSIS_LIMIT = 12_000  # characters of the analysis shown to the verdict call
 
 
@@ -340,6 +342,9 @@ class SingleShot:
             words=analysis_words(words) if published else working_words(words),
             sources=sources,
             facts=facts_of(home, assignment),
+            # A working document says what its sources hold, with the facts computed from
+            # them: a part of each source is enough, and a small model reads it in a minute.
+            paste_tokens=MAX_PASTED_TOKENS if published else WORKING_PASTE_TOKENS,
         )  # fmt: skip
         # The deliverable is continued where it was cut; a working document keeps what its
         # budget holds (continuing it costs minutes of a small model's time for text no one

@@ -218,12 +218,46 @@ def source_inputs(context: PlanContext, ranked: list[str]) -> list[str]:
     return [path for path in ranked if path in inputs][:SOURCE_LIMIT]
 
 
+# How a deliverable's PRE purpose that draws the charts asked begins (code writes it).
+DRAW_CHARTS = "Draw the chart"
+
+
+def chart_tools(context: PlanContext, task: Task, timing: Timing) -> ToolTasksPlan | None:
+    """The tool tasks of a purpose code wrote to draw the charts asked: one data_visualization
+    (no call, no recipe of the request's other words); None for any other purpose."""
+    purpose = task.pre_tool_purpose if timing is Timing.PRE else task.post_tool_purpose
+    if not purpose.startswith(DRAW_CHARTS) or "data_visualization" not in context.tool_types:
+        return None
+    drafts = [("data_visualization", "Charts asked for", purpose)]
+    return ToolTasksPlan(tool_tasks=tool_tasks_of(context.run_id, task.task_id, timing, drafts))
+
+
 def chart_purpose(context: PlanContext) -> str:
-    """The PRE tool purpose of a deliverable, or "" when no chart is asked or one exists."""
-    sentence = asked_chart(context.request)
-    if sentence is None or drew_chart(context):
+    """The PRE tool purpose of a deliverable, or "" when no chart is asked or one exists: the
+    confirmed spec's drawable charts (drawn by code from the spec), else the request's words."""
+    if drew_chart(context):
         return ""
-    return f"Draw the chart the request asks for from the data, before the memo: {sentence}"
+    spec = context.spec
+    titles = [chart.title for chart in spec.charts if chart.drawable] if spec is not None else []
+    if titles:
+        listed = "; ".join(titles)
+        return f"{DRAW_CHARTS}s the confirmed request asks for, before the memo: {listed}"
+    sentence = asked_chart(context.request)
+    if sentence is None:
+        return ""
+    return f"{DRAW_CHARTS} the request asks for from the data, before the memo: {sentence}"
+
+
+def with_charts(plan: TasksPlan, context: PlanContext) -> TasksPlan:
+    """A plan whose deliverable has the charts asked drawn first (a PRE tool task), when
+    nothing else of the plan draws them."""
+    purpose = chart_purpose(context)
+    published = f"outputs/{context.run_id}/"
+    if not purpose or any(t.pre_tool_purpose or t.post_tool_purpose for t in plan.tasks):
+        return plan
+    tasks = [t.model_copy(update={"pre_tool_purpose": purpose})
+             if t.output_path.startswith(published) else t for t in plan.tasks]  # fmt: skip
+    return plan.model_copy(update={"tasks": tasks})
 
 
 SAFE_SUFFIXES = frozenset({"md", "txt", "csv", "json", "html", "svg", "yaml", "yml"})

@@ -60,11 +60,13 @@ from planner.mcp import load_mcps
 from planner.mode import settle_mode
 from planner.model.answers import (
     StagesAnswer,
+    chart_tools,
     tasks_answer,
     to_stages,
     to_tasks,
     to_tool_tasks,
     tool_tasks_answer,
+    with_charts,
 )
 from planner.model.asking import Asker, PlanJob, checker, digest
 from planner.model.context import (
@@ -315,8 +317,12 @@ class ModelPlanner:
         """Plan target `tasks:<stage_id>` for `context.stage`."""
         target, stage, phase = tasks_target(context)
         package = self.package()
-        if not self.asker.serves(package.card.tier) or short_work(context):
+        if not self.asker.serves(package.card.tier):
             return self._offline(target, context, self.builtin.plan_tasks)
+        if short_work(context):
+            # Code's plan; a model Executor writes the deliverable, so the charts asked are drawn
+            # by code first (the builtin Executor draws them in its own deliverable).
+            return with_charts(self._offline(target, context, self.builtin.plan_tasks), context)
         references = reference_candidates(context, stage)
         publishing = is_publishing_stage(context, stage)
         job = PlanJob(
@@ -343,6 +349,9 @@ class ModelPlanner:
             # No answer could pass validation: failing now saves three paid calls.
             raise PlanFailed(target, ["the runtime mapping provides no tool types"])
         package = self.package()
+        charts = chart_tools(context, task, timing)
+        if charts is not None:
+            return charts
         if not self.asker.serves(package.card.tier) or short_work(context):
             return self._offline(
                 target, context, lambda given: self.builtin.plan_tools(given, timing)
