@@ -24,7 +24,7 @@ from multiverse.gateway.calls import (
     parse_prompt,
 )
 from multiverse.gateway.cuts import cut_failure, repetition
-from multiverse.gateway.gateway import Gateway, ModelCalls, capability_failure, ping_model
+from multiverse.gateway.gateway import Gateway, ModelCalls, capability_failure
 from multiverse.gateway.limits import (
     CallLimits,
     LlmCache,
@@ -33,6 +33,7 @@ from multiverse.gateway.limits import (
     endpoint_limits,
     endpoint_rates,
 )
+from multiverse.gateway.ping import ping_model
 from multiverse.gateway.provider import load_litellm, model_context_window, model_supports
 from multiverse.gateway.usage import (
     Budget,

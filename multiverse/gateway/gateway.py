@@ -111,12 +111,11 @@ log = structlog.get_logger(__name__)
 
 T = TypeVar("T", bound=BaseModel)
 MAX_REPAIRS = 2
-PING_TIMEOUT = 30.0
 # Sent as the key to a server named by api_base when no key is meant for it: the OpenAI client
 # needs some key, and the provider's own key (e.g. OPENAI_API_KEY) must never go to another host.
 PLACEHOLDER_KEY = "no-key"
 # Re-exported: the roles ask the gateway what a model can do.
-__all__ = ["Gateway", "load_litellm", "model_context_window", "model_supports", "ping_model"]
+__all__ = ["Gateway", "load_litellm", "model_context_window", "model_supports"]
 
 
 def capability_failure(error: LlmError) -> bool:
@@ -479,33 +478,3 @@ def _api_key(call: LlmCall) -> str | None:
         )
     register_secret(value)
     return value
-
-
-class PingTarget(Protocol):
-    """What a reachability check needs of a tier's settings (config.TierConfig has it)."""
-
-    api_base: str | None
-    api_key_env: str | None
-    timeout_seconds: float
-
-
-def ping_model(model: str, settings: PingTarget) -> str | None:
-    """Ask `model` for a few tokens once (no retry, no cache): None if it answered, else why."""
-    call = LlmCall(
-        role="doctor",
-        agent_version="0",
-        prompt_version="ping",
-        scope="doctor:ping",
-        model=model,
-        api_base=settings.api_base,
-        api_key_env=settings.api_key_env,
-        messages=[{"role": "user", "content": "Reply with the word: ok"}],
-        max_tokens=8,
-        timeout_seconds=min(settings.timeout_seconds, PING_TIMEOUT),
-    )
-    retry = RetryPolicy(max_attempts=1, total_deadline=PING_TIMEOUT + 5)
-    try:
-        Gateway(retry=retry).complete(call)
-    except LlmError as exc:
-        return str(exc)
-    return None
