@@ -50,7 +50,7 @@ def test_a_csv_summary_is_its_profile() -> None:
     measures with units)."""
     text = summary(ASSETS / "quarterly_revenue.csv")
     assert text.startswith("CSV table, 8 rows: quarter (2023Q1–2023Q4, quarterly)")
-    assert "region (2: Germany, France)" in text and "revenue_eur_m (EUR)" in text
+    assert "region (2: Germany, France)" in text and "revenue_eur_m (EUR million)" in text
     assert "margin_pct (%)" in text
 
 

@@ -513,3 +513,32 @@ def test_a_document_says_each_paragraph_once(written: str, kept: str) -> None:
     """A small model continuing a cut text starts a section again: the repeat goes, and a
     heading left with nothing under it goes with it; short recurring lines stay."""
     assert without_repeats(written) == kept
+
+
+def test_every_writing_call_shows_the_runs_sources_first_byte_for_byte(
+    root: Path, fake_openai: FakeOpenAI
+) -> None:
+    """The files the confirmed spec keeps are shown after the facts in every writing call, the
+    same bytes whatever the task reads (a provider's prefix cache serves them), never a file it
+    leaves out, and a file shown whole there is not pasted again; an answer that starts to echo
+    a pasted file is stopped there."""
+    (root / "assets" / "private_figures.md").write_text("PRIVATE-FIGURE 991\n", encoding="utf-8")
+    notes = f"runs/{RUN}/workspace/ANALYZING/notes.md"
+    (root / notes).parent.mkdir(parents=True, exist_ok=True)
+    (root / notes).write_text("# Notes\n\nNOTES-ONLY-HERE.\n", encoding="utf-8")
+    gone = FileSet(files=["assets/private_figures.md"], reading=Reading(phrase="not the private"))
+    kept = RequestSpec(request="A memo.", sources=[ASSET, CSV], confirmed=True, left_out=[gone])
+    fake_openai.script(text(MEMO), text(MEMO))
+    role = executor(root, fake_openai)
+    for out, references in (("first.md", [ASSET]), ("second.md", [notes, "assets/"])):
+        task = assignment(root, f"runs/{RUN}/workspace/ANALYZING/{out}", references=references)
+        signal = role.execute_task(task.model_copy(update={"spec": kept}))
+        assert signal.status == "COMPLETED", signal.error
+    first, second = (prompt_of(body) for body in fake_openai.requests)
+    shared = first.index("## References")
+    assert "## The run's sources" in first[:shared] and first[:shared] == second[:shared]
+    assert "up 14% from 2022" in first[:shared] and "2023-Q1" in first[:shared]
+    assert first.count("up 14% from 2022") == 1 and second.count("2023-Q1,Germany") == 1
+    assert "NOTES-ONLY-HERE" in second[shared:]
+    assert not any("PRIVATE-FIGURE" in prompt for prompt in (first, second))
+    assert all(body["stop"] == ["```text"] for body in fake_openai.requests)

@@ -121,6 +121,20 @@ def test_plain_answer(server: FakeOpenAI, sleep: RecordingSleep) -> None:
     assert "response_format" not in server.requests[0]
 
 
+def test_stop_sequences_are_sent_where_the_model_takes_them(
+    server: FakeOpenAI, sleep: RecordingSleep
+) -> None:
+    """A call's stop sequences reach a model that takes them; a model litellm says refuses
+    them (OpenAI's gpt-5) is called without them rather than failing."""
+    server.script(text("Here is the memo."), text("Here is the memo, again."))
+    gateway = make_gateway(sleep)
+    gateway.complete(make_call(server, stop=["```text"]))
+    answer = gateway.complete(make_call(server, model="openai/gpt-5", stop=["```text"]))
+    assert answer.text == "Here is the memo, again."
+    assert server.requests[0]["stop"] == ["```text"]
+    assert server.requests[1]["model"] == "gpt-5" and "stop" not in server.requests[1]
+
+
 def test_json_mode_sends_response_format(server: FakeOpenAI, sleep: RecordingSleep) -> None:
     """A call that asks for JSON mode sends response_format json_object."""
     server.script(text('{"title": "a", "count": 1}'))

@@ -64,7 +64,8 @@ def test_mode_decisions_are_in_flight_together_bounded_and_runs_made_in_inbox_or
     monkeypatch.setenv(KEY_ENV, "sk-test")
     crew = model_crew(home, fake_openai)
     fake_openai.default = text(json.dumps({"mode": "INITIAL_RUN", "reason": "a memo"}))
-    bodies = {f"r{n:02d}.md": f"Write a memo on market {n} for the board.\n" for n in range(10)}
+    # Short questions: whether each is a simple task is the model's judgement, so it is asked.
+    bodies = {f"r{n:02d}.md": f"Which product sold most in market {n}?\n" for n in range(10)}
     drop(home, bodies)
     entries = survey_inbox(home, 0).ready
     assert [entry.path.name for entry in entries] == list(bodies)

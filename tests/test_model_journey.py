@@ -46,11 +46,6 @@ def answer(data: dict[str, Any]) -> Reply:
     return text(json.dumps(data, ensure_ascii=False))
 
 
-def mode() -> Reply:
-    """The Planner's mode decision for a first structured request."""
-    return answer({"mode": "INITIAL_RUN", "reason": "a memo is a structured deliverable"})
-
-
 def reading() -> Reply:
     """The Planner's reading of the request into the spec (the proposal is its rendering)."""
     return answer({"mode": "run", "deliverable": "memo", "language": "en"})
@@ -137,7 +132,8 @@ class RunScript:
         return replies
 
 
-BEFORE_CONFIRM = (mode(), reading(), wording("I read your request; here is my proposal."))
+# A memo request is a run whatever a model says: the heuristic decides its mode, no call.
+BEFORE_CONFIRM = (reading(), wording("I read your request; here is my proposal."))
 
 
 # -- the home and the daemon ------------------------------------------------------------------
@@ -250,14 +246,14 @@ def test_whole_run_on_the_model(model_home: Home, fake_openai: FakeOpenAI) -> No
     said = paths.messages.read_text(encoding="utf-8")
     assert "COMPLETION" in said and script.memo in said
     usage = json.loads((paths.root / "usage.json").read_text(encoding="utf-8"))
-    # the mode call is carried into the run
+    # the calls before CONFIRM are carried into the run
     assert usage["calls"] == len(BEFORE_CONFIRM) + len(planned)
     assert set(usage["by_role"]) == {"planner", "executor", "communicator"}
 
     # Every planner answer fitted the json_schema its request carried.
     assert fake_openai.schema_violations == []
     planner_calls = [n for n, r in enumerate(fake_openai.requests) if is_planner(r)]
-    assert len(planner_calls) == 2 + 2 * len(PHASES_IN_ORDER)  # mode, spec
+    assert len(planner_calls) == 1 + 2 * len(PHASES_IN_ORDER)  # the spec
     assert not set(planner_calls) & set(fake_openai.unstructured)
     # Every call after CONFIRM, the Planner's and the Executor's alike, begins with the same
     # bytes (the request, the frozen spec, the ACTIVE instructions), then the role's own text:
@@ -283,22 +279,21 @@ def test_whole_run_on_the_model(model_home: Home, fake_openai: FakeOpenAI) -> No
         reference = row.output_path
 
 
-def test_simple_verdict_on_a_memo_request_becomes_a_run(
+def test_a_memo_request_becomes_a_run_without_a_mode_call(
     model_home: Home, fake_openai: FakeOpenAI
 ) -> None:
-    """A model's SIMPLE_TASK for a request asking for a memo is overridden: a run is made."""
-    simple = answer({"mode": "SIMPLE_TASK", "reason": "it is one line"})
-    fake_openai.script(simple, reading(), wording("Here is my proposal."))
+    """A request asking for a memo is a run whatever a model would say: the heuristic decides
+    its mode, and the first call is the spec's."""
+    fake_openai.script(reading(), wording("Here is my proposal."))
     drop_request(model_home, "write a memo on the e-bike market", None)
     with capture_logs() as logs:
         assert serve_once(model_home) == 0
     run = the_run(model_home)
     assert run.status is Status.AWAITING_CONFIRMATION
-    overridden = next(e for e in logs if e["event"] == "mode_overridden")
-    assert (overridden["said"], overridden["mode"]) == ("SIMPLE_TASK", "INITIAL_RUN")
-    assert "it asks for a deliverable: 'memo'" in overridden["reason"]
+    assert fake_openai.count == 2 and not any(e["event"] == "mode_overridden" for e in logs)
     decided = next(e for e in logs if e["event"] == "mode_decided")
     assert decided["mode"] == "INITIAL_RUN"
+    assert "it asks for a deliverable: 'memo'" in decided["reason"]
     assert not list(model_home.inbox_done.glob("*.reply.md"))  # no simple-task answer
 
 
@@ -306,13 +301,13 @@ def test_malformed_json_repaired_on_second_answer(
     model_home: Home, fake_openai: FakeOpenAI
 ) -> None:
     """A malformed spec answer is repaired by the second answer; the run goes on to the question."""
-    fake_openai.script(mode(), text("Sure! {mode: oops"), reading(), wording("Ready."))
+    fake_openai.script(text("Sure! {mode: oops"), reading(), wording("Ready."))
     drop_request(model_home, REQUEST, None)
     assert serve_once(model_home) == 0
     run = the_run(model_home)
     assert run.status is Status.AWAITING_CONFIRMATION
-    assert fake_openai.count == 4
-    repair = fake_openai.requests[2]["messages"]
+    assert fake_openai.count == 3
+    repair = fake_openai.requests[1]["messages"]
     assert repair[-2] == {"role": "assistant", "content": "Sure! {mode: oops"}
     assert "could not be used" in repair[-1]["content"]
     feedback = model_home.run(run.run_id).feedback.read_text(encoding="utf-8")

@@ -38,6 +38,8 @@ KEY_ENV = "MULTIVERSE_TEST_PLANNER_KEY"
 RUN_ID = "run-20260101-120000-001"
 PAST_RUN = "run-20251201-090000-001"
 REQUEST = "Analyse the Q3 revenue report and write a market-entry memo with a revenue chart."
+# A short question: whether it is a SIMPLE_TASK is a judgement the model makes.
+QUESTION = "which country sells most?"
 SECRET_BODY = "SECRET-BODY-TEXT-never-in-a-prompt"
 PAST_SUMMARY = "PAST-RUN-SUMMARY-not-for-this-run"
 PHASES = (
@@ -682,27 +684,34 @@ def test_mode_is_a_cheap_low_tier_call(fake_openai: FakeOpenAI, home: Path) -> N
     assert "list the assets please and nothing else" in prompt(fake_openai)
 
 
-def test_simple_verdict_on_a_memo_request_is_overridden(
+def test_a_request_that_is_not_simple_is_decided_without_a_call(
     fake_openai: FakeOpenAI, home: Path
 ) -> None:
-    """A model's SIMPLE_TASK for a request asking for a memo becomes a run, and says why."""
-    fake_openai.script(answer({"mode": "SIMPLE_TASK", "reason": "looks short"}))
+    """A request asking for a memo, or of several lines, is a run whatever a model would say,
+    and which run is the fact of past runs: the heuristic decides and no call is made."""
+    planner = make_planner(fake_openai, home, {Tier.LOW: "low-model"})
+    decision = planner.decide_mode("write a memo", True)
+    assert decision.mode is Mode.CONTINUOUS_RUN
+    assert "it asks for a deliverable: 'memo'" in decision.reason
+    assert planner.decide_mode(REQUEST, False).mode is Mode.INITIAL_RUN
+    several_lines = "which country sells most?\nand why?"
+    assert planner.decide_mode(several_lines, False).mode is Mode.INITIAL_RUN
+    assert fake_openai.count == 0
+
+
+def test_a_run_verdict_is_settled_by_the_fact_of_past_runs(
+    fake_openai: FakeOpenAI, home: Path
+) -> None:
+    """On a short question the model judges whether it is a simple task; which run it is
+    otherwise is the fact of past runs, settled by code, saying why."""
+    fake_openai.script(answer({"mode": "INITIAL_RUN", "reason": "looks big"}))
     planner = make_planner(fake_openai, home, {Tier.LOW: "low-model"})
     with capture_logs() as logs:
-        decision = planner.decide_mode("write a memo", True)
-    assert decision.mode is Mode.CONTINUOUS_RUN
-    assert "the model said SIMPLE_TASK (looks short)" in decision.reason
-    assert "it asks for a deliverable: 'memo'" in decision.reason
+        decision = planner.decide_mode(QUESTION, True)
+    assert decision.mode is Mode.CONTINUOUS_RUN and "looks big" in decision.reason
+    assert "past runs exist" in decision.reason
     event = next(e for e in logs if e["event"] == "mode_overridden")
-    assert (event["said"], event["mode"]) == ("SIMPLE_TASK", "CONTINUOUS_RUN")
-
-
-def test_run_kind_is_a_fact_not_a_guess(fake_openai: FakeOpenAI, home: Path) -> None:
-    """CONTINUOUS_RUN without past runs is settled to INITIAL_RUN by code, without a repair."""
-    fake_openai.script(answer({"mode": "CONTINUOUS_RUN", "reason": "a memo"}))
-    planner = make_planner(fake_openai, home, {Tier.LOW: "low-model"})
-    decision = planner.decide_mode(REQUEST, False)
-    assert decision.mode is Mode.INITIAL_RUN and "a memo" in decision.reason
+    assert (event["said"], event["mode"]) == ("INITIAL_RUN", "CONTINUOUS_RUN")
     assert fake_openai.count == 1
 
 
@@ -714,7 +723,7 @@ def test_mode_falls_back_to_the_heuristic(fake_openai: FakeOpenAI, home: Path) -
     fake_openai.script(wrong, wrong, wrong)
     planner = make_planner(fake_openai, home, {Tier.LOW: "low-model"})
     with capture_logs() as logs:
-        assert planner.decide_mode(REQUEST, False).mode is Mode.INITIAL_RUN
+        assert planner.decide_mode(QUESTION, False).mode is Mode.SIMPLE_TASK
     assert fake_openai.count == 3
     assert any(e["event"] == "mode_fallback_heuristic" for e in logs)
 
@@ -727,8 +736,8 @@ def test_a_mode_call_cut_twice_falls_back_to_the_heuristic(
     fake_openai.script(length_cut('{"mode": "SIMPLE', 200), length_cut('{"mode": "SIM', 400))
     planner = make_planner(fake_openai, home, {Tier.LOW: "low-model"})
     with capture_logs() as logs:
-        decision = planner.decide_mode(REQUEST, True)
-    assert decision.mode is Mode.CONTINUOUS_RUN
+        decision = planner.decide_mode(QUESTION, True)
+    assert decision.mode is Mode.SIMPLE_TASK
     failed = next(e for e in logs if e["event"] == "mode_fallback_heuristic")
     assert "LENGTH_LIMIT" in failed["errors"][0] and "ran away" not in failed["errors"][0]
     assert fake_openai.count == 2

@@ -95,6 +95,24 @@ def test_descriptions_give_labels_units_and_kinds(tmp_path: Path) -> None:
     assert not [n for n in found.notes if n.startswith("aggregation of")]
 
 
+@pytest.mark.parametrize(("name", "label", "unit"), [
+    ("revenue_eur_m", "revenue", "EUR million"), ("sales_usd_bn", "sales", "US$ billion"),
+    ("units_k", "units", "thousand"), ("pop_thousands", "pop", "thousand"),
+    ("exports_krw", "exports", "KRW"), ("margin_pct", "margin", "%"),
+    ("height_m", "height m", None), ("temp_k", "temp k", None),
+])  # fmt: skip
+def test_a_header_says_its_unit_and_scale(
+    tmp_path: Path, name: str, label: str, unit: str | None
+) -> None:
+    """A scale after a currency (`_m`, `_bn`) or alone (`_k`, `_thousands`) is part of the
+    unit: 1,520 in `revenue_eur_m` is EUR 1,520 million, not 1,520 euros; `_m` alone may be
+    metres and `_k` of a temperature kelvin, so they are no scale."""
+    rows = [[2020 + n, 10 + n] for n in range(4)]
+    found = profile(_write(tmp_path, ["year", name], rows), root=tmp_path)
+    column = next(c for c in found.columns if c.name == name)
+    assert (column.label, column.unit) == (label, unit)
+
+
 @pytest.mark.parametrize(("name", "kind", "aggregation"), [
     ("실업률", "rate", "mean"), ("소비자물가지수", "index", "mean"), ("가격", "price", "mean"),
     ("방문자수", "count", "sum"), ("매출액", "amount", "sum"), ("인구", "stock", "last"),

@@ -200,6 +200,13 @@ def fit_sources(sources: Sequence[Source], budget_tokens: int) -> list[Source]:
     return fitted
 
 
+# The info string every pasted file's fence opens with. A document never needs to reproduce
+# one: an answer that starts to is echoing its references (a small model copies a whole file
+# out until its length limit), so a writing call stops there (its `stop` sequences).
+PASTED = "text"
+ECHO_STOPS = (f"```{PASTED}",)
+
+
 def render_sources(sources: Sequence[Source]) -> str:
     """The sources as markdown: each text fenced as data, each other file named with its note."""
     if not sources:
@@ -212,7 +219,7 @@ def render_sources(sources: Sequence[Source]) -> str:
         fence = fence_for(source.text)
         body = source.text if source.text.endswith("\n") else source.text + "\n"
         what = f"{source.note}, as markdown\n\n" if source.note else ""
-        block = f"### `{source.path}`\n\n{what}{fence}text\n{body}{fence}"
+        block = f"### `{source.path}`\n\n{what}{fence}{PASTED}\n{body}{fence}"
         if source.cut:
             block += "\n\n[cut: only the start of this file fits; what follows is not shown]"
         blocks.append(block)

@@ -51,6 +51,10 @@ def classify(exc: Exception) -> Fault | None:
 
 def send(litellm: ModuleType, kwargs: dict[str, Any]) -> Any:
     """The provider's response, or the Fault it raised."""
+    if "stop" in kwargs and not _takes_stop(litellm, str(kwargs["model"])):
+        # Stop sequences are a saving, not a need: a model that refuses them (OpenAI's
+        # reasoning models) writes without them rather than failing the call.
+        kwargs = {key: value for key, value in kwargs.items() if key != "stop"}
     # Returned, not raised: our error must not chain the provider's, whose text may echo a key.
     try:
         return litellm.completion(**kwargs)
@@ -59,6 +63,15 @@ def send(litellm: ModuleType, kwargs: dict[str, Any]) -> Any:
         if fault is None:
             raise
         return fault
+
+
+def _takes_stop(litellm: ModuleType, model: str) -> bool:
+    """Whether litellm says the model takes stop sequences (True when it does not know)."""
+    try:
+        params = litellm.get_supported_openai_params(model=model)
+    except Exception:  # an unknown provider prefix: let the provider answer for itself
+        return True
+    return params is None or "stop" in params
 
 
 def _retry_after(exc: Exception) -> float | None:

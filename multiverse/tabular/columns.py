@@ -126,15 +126,51 @@ def annual_rate(text: str) -> bool:
     return bool(_ANNUAL_RATE.search(text))
 
 
+# A scale a name writes after its unit (`revenue_eur_m`, `sales_usd_bn`) or alone (`units_k`,
+# `pop_thousands`). `m` and `b` alone may be metres or bytes: a scale only after a currency.
+_SCALE_WORDS = {"k": "thousand", "thousand": "thousand", "thousands": "thousand",
+                "m": "million", "mn": "million", "mln": "million", "mio": "million",
+                "million": "million", "millions": "million", "b": "billion", "bn": "billion",
+                "billion": "billion", "billions": "billion", "tn": "trillion",
+                "trillion": "trillion"}
+_SCALE_ONLY_AFTER_MONEY = {"m", "b"}
+_MONEY = {"US$", "KRW", "EUR", "GBP", "JPY", "원"}
+
+
+def _name_unit(words: list[str]) -> tuple[str | None, int]:
+    """The unit the last words of a name write, and how many words it takes."""
+    if not words:
+        return None, 0
+    last = words[-1]
+    if last in _SCALE_WORDS and len(words) > 1 and _UNIT_WORDS.get(words[-2]) in _MONEY:
+        return f"{_UNIT_WORDS[words[-2]]} {_SCALE_WORDS[last]}", 2
+    if last in _UNIT_WORDS:
+        return _UNIT_WORDS[last], 1
+    kelvin = last == "k" and bool({"temp", "temperature", "kelvin"} & set(words))
+    if last in _SCALE_WORDS and last not in _SCALE_ONLY_AFTER_MONEY and len(words) > 1 and (
+        not kelvin
+    ):
+        return _SCALE_WORDS[last], 1
+    return None, 0
+
+
 def unit_of_name(name: str) -> str | None:
-    """A unit a column's name writes: `price (USD)`, `sales [$]`, `share_pct`, `기온(℃)`."""
+    """A unit a column's name writes: `price (USD)`, `sales [$]`, `share_pct`, `기온(℃)`, and
+    its scale: `revenue_eur_m` is in EUR million, `units_k` in thousands."""
     bracket = re.search(r"[(\[]\s*([^()\[\]]{1,24}?)\s*[)\]]\s*$", name)
     if bracket:
         return bracket.group(1)
-    for word in reversed(name_tokens(name)):
-        if word in _UNIT_WORDS:
-            return _UNIT_WORDS[word]
+    words = name_tokens(name)
+    for end in range(len(words), 0, -1):
+        unit, _ = _name_unit(words[:end])
+        if unit:
+            return unit
     return None
+
+
+def unit_words_at_end(words: list[str]) -> int:
+    """How many of a header's last words write its unit (`revenue eur m` → 2), 0 for none."""
+    return _name_unit([word.lower() for word in words])[1]
 
 
 def identifier_name(name: str) -> bool:

@@ -25,7 +25,7 @@ from multiverse.tabular.columns import (
     measure_unit,
     prose_units,
     says_counts,
-    unit_of_name,
+    unit_words_at_end,
 )
 from multiverse.tabular.models import ColumnProfile, Kind, TableProfile, TimeAxis, WideGroup
 from multiverse.tabular.reading import Table, read_table
@@ -194,8 +194,9 @@ def _label_of_name(name: str) -> str:
     """A header read as words, without a unit it ends with (`revenue_eur` → `revenue`: the
     unit is said beside the figure)."""
     words = name.replace("_", " ").split()
-    if len(words) > 1 and unit_of_name(words[-1]):
-        words = words[:-1]
+    unit = unit_words_at_end(words)
+    if 0 < unit < len(words):
+        words = words[:-unit]
     return " ".join(words) or name
 
 

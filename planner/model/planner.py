@@ -57,7 +57,8 @@ from planner.builtin import (
     settle_spec,
 )
 from planner.mcp import load_mcps
-from planner.mode import settle_mode
+from planner.mode import decide_mode as heuristic_mode
+from planner.mode import not_simple_because, settle_mode
 from planner.model.answers import (
     StagesAnswer,
     chart_tools,
@@ -246,9 +247,14 @@ class ModelPlanner:
     def decide_mode(
         self, request: str, has_past_runs: bool, pending_ledger: str | None = None
     ) -> ModeDecision:
-        """Plan target `mode`: a cheap LOW-tier call held to the heuristic's evidence."""
+        """Plan target `mode`: a cheap LOW-tier call held to the heuristic's evidence, made
+        only where a model's judgement can change the answer."""
         if not self.asker.serves(MODE_TIER):
             return self.builtin.decide_mode(request, has_past_runs)
+        if not_simple_because(request) is not None:
+            # A deliverable, several lines or many words make a run whatever a model says, and
+            # which run is the fact of past runs (settle_mode): the heuristic decides, no call.
+            return heuristic_mode(request, has_past_runs)
         job = PlanJob(
             target="mode",
             template="mode",
