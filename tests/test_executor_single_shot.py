@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 from typing import Any
 
@@ -10,13 +11,19 @@ import pytest
 
 from executor.model import ModelExecutor
 from executor.model.references import (
+    bearing_parts,
     cut_to_tokens,
     estimate_tokens,
     fair_caps,
     writing_tokens,
 )
 from executor.model.role import context_window, resolve_executor_mode
-from executor.model.single_shot import WORKING_PASTE_TOKENS, unwrap_document, without_repeats
+from executor.model.single_shot import (
+    WORKING_PASTE_TOKENS,
+    deliverable_paste,
+    unwrap_document,
+    without_repeats,
+)
 from multiverse.config import RuntimeMapping, TierConfig
 from multiverse.gateway import Gateway, model_context_window, model_supports
 from multiverse.gateway.calls import RetryPolicy
@@ -162,6 +169,8 @@ def test_single_shot_writes_the_models_answer_from_the_references(
     assert body["temperature"] == 0.2 and body["repeat_penalty"] == 1.1  # the tier's call_fields
 
 
+# What a model adds when a deliverable's analysis far shorter than asked is continued.
+EXTRA = "## Outlook\n\nThe references give no forecast beyond 2027 (source: `assets/x.md`).\n"
 VERDICT = json.dumps(
     {
         "executive_summary": "Germany leads with €6.9 billion of revenue in 2023.",
@@ -180,15 +189,20 @@ def test_published_memo_is_assembled_from_the_analysis_and_a_verdict(
     (root / chart).write_text("<html><svg>SECRET-CHART-MARKUP</svg></html>", encoding="utf-8")
     (root / "assets" / "photo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00binary")
     out = f"outputs/{RUN}/memo.md"
-    fake_openai.script(text(MEMO), text(VERDICT))
+    fake_openai.script(text(MEMO), text(f"# Market-entry memo\n\n{EXTRA}"), text(VERDICT))
     references = [ASSET, chart, "assets/photo.png", "../outside.md"]
     signal = executor(root, fake_openai).execute_task(
         assignment(root, out, phase="GENERATING_OUTPUT", references=references)
     )
     assert signal.status == "COMPLETED" and not signal.post_tool_required
-    analysis, verdict = fake_openai.requests
+    analysis, extend, verdict = fake_openai.requests
     prompt = prompt_of(analysis)
     assert "About 700 words" in prompt  # 70% of the two pages asked: the rest is code's
+    assert "the body of the deliverable the person reads" in prompt
+    # Far shorter than asked, the analysis is continued once, on the same prompt.
+    assert extend["messages"][:2] == analysis["messages"]
+    assert extend["messages"][2] == {"role": "assistant", "content": MEMO}
+    assert "about 700 were asked. Continue it" in extend["messages"][3]["content"]
     assert "SECRET-CHART-MARKUP" not in prompt and "PNG" not in prompt
     assert "not a text file: named, not pasted" in prompt
     assert "refused: path '../outside.md' is refused" in prompt
@@ -201,6 +215,8 @@ def test_published_memo_is_assembled_from_the_analysis_and_a_verdict(
              "Because:", "## References"]  # fmt: skip
     assert [memo.index(heading) for heading in order] == sorted(memo.index(h) for h in order)
     assert "Enter Germany first, through a leasing offer." in memo
+    assert memo.startswith("# Market-entry memo\n") and memo.count("# Market-entry memo") == 1
+    assert EXTRA.strip() in memo.split("## Recommendation")[0]
     assert "- Leasing is 12% of sales." in memo
     assert f"[revenue_chart](../../runs/{RUN}/workspace/ANALYZING/revenue_chart.html)" in memo
     assert f"- `{ASSET}`" in memo and "photo.png`" not in memo.split("## References")[1]
@@ -321,18 +337,18 @@ def test_a_cut_deliverable_is_continued_and_saved_whole(
     # The second part starts by repeating the words it was in, as models do.
     fake_openai.script(length_cut(FIRST_PART, completion_tokens=1120),
                        text("up 14% from" + SECOND_PART, completion_tokens=40),
-                       text(VERDICT))  # fmt: skip
+                       text(EXTRA), text(VERDICT))  # fmt: skip
     task = assignment(root, out, phase="GENERATING_OUTPUT")
     signal = executor(root, fake_openai).execute_task(task)
     assert signal.status == "COMPLETED", signal.error
     memo = (root / out).read_text("utf-8")
     assert "The market reached €18.5 billion in 2023, up 14% from 2022 (source:" in memo
-    first, second, _ = fake_openai.requests
+    first, second, _, _ = fake_openai.requests
     assert second["messages"][-2] == {"role": "assistant", "content": FIRST_PART}
     assert "Continue exactly where you stopped" in second["messages"][-1]["content"]
     assert second["messages"][:-2] == first["messages"]
     usage = json.loads((root / "runs" / RUN / "usage.json").read_text("utf-8"))
-    assert usage["calls"] == 3
+    assert usage["calls"] == 4  # the two parts, then, still far short, one extension
 
 
 def test_a_working_document_cut_at_its_budget_keeps_its_whole_paragraphs(
@@ -415,7 +431,7 @@ def test_a_deliverable_links_every_chart_the_run_drew(root: Path, fake_openai: F
     (root / f"runs/{RUN}/workspace/ANALYZING/notes.html").write_text("<p>no chart</p>", "utf-8")
     out = f"outputs/{RUN}/memo.md"
     analysis = "# Memo\n\nGermany leads with €6.9 billion (source: assets)."
-    fake_openai.script(text(analysis), text(VERDICT))
+    fake_openai.script(text(analysis), text(EXTRA), text(VERDICT))
     signal = executor(root, fake_openai).execute_task(
         assignment(root, out, phase="GENERATING_OUTPUT")
     )
@@ -542,3 +558,71 @@ def test_every_writing_call_shows_the_runs_sources_first_byte_for_byte(
     assert "NOTES-ONLY-HERE" in second[shared:]
     assert not any("PRIVATE-FIGURE" in prompt for prompt in (first, second))
     assert all(body["stop"] == ["```text"] for body in fake_openai.requests)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_long_reference_is_cut_to_the_parts_that_bear_on_the_task(seed: int) -> None:
+    """A file too long for its share keeps its first block, the blocks the task's words rank
+    highest wherever they lie, then the earliest others, in its own order with each gap marked,
+    within the share; a file the words do not touch is cut to its start as before."""
+    rng = random.Random(seed)
+    filler = [f"Paragraph {n} on {rng.choice(['wine', 'cheese', 'ferries'])} in region {n}. " * 3
+              for n in range(rng.randint(30, 80))]  # fmt: skip
+    needle = "Cargo e-bike sales in Germany rose 38% in 2023."
+    filler.insert(rng.randint(5, len(filler)), needle)
+    text = "# Annual review\n\n" + "\n\n".join(filler) + "\n"
+    share = rng.randint(150, 400)
+    kept, parts = bearing_parts(text, share, "Which market for cargo e-bikes in Germany?")
+    assert parts and needle in kept and kept.startswith("# Annual review\n\n")
+    assert estimate_tokens(kept) <= share and "[…]" in kept
+    blocks = [block for block in kept.split("\n\n") if block.strip() and block.strip() != "[…]"]
+    assert blocks == sorted(blocks, key=text.index)  # the file's own order
+    start, by_start = bearing_parts(text, share, "quarterly tax filings of Norway")
+    assert not by_start and start == cut_to_tokens(text, share)
+
+
+def test_a_task_reads_the_parts_of_a_large_source_that_bear_on_it(
+    root: Path, fake_openai: FakeOpenAI
+) -> None:
+    """A source too long for a working document's share is shown in the parts its purpose and
+    the request bear on, wherever in the file they lie, and the prompt says so."""
+    out = f"runs/{RUN}/workspace/ANALYZING/first.md"
+    filler = [f"Section {n}: ferry timetables of harbour {n} in winter. " * 4 for n in range(900)]
+    filler.insert(700, "Leasing offers reached 12% of new e-bike sales in Germany in 2023.")
+    (root / "assets" / "annual.md").write_text("# Annual\n\n" + "\n\n".join(filler) + "\n",
+                                               encoding="utf-8")  # fmt: skip
+    task = assignment(root, out, references=["assets/annual.md"])
+    task = task.model_copy(update={"task": task.task.model_copy(
+        update={"task_purpose": "What do the sources say of leasing offers for e-bikes?"})})
+    fake_openai.script(text(MEMO))
+    signal = executor(root, fake_openai).execute_task(task)
+    assert signal.status == "COMPLETED", signal.error
+    prompt = prompt_of(fake_openai.requests[0])
+    assert "Leasing offers reached 12%" in prompt and "harbour 899" not in prompt
+    assert "[parts: only the parts of this file that bear on the task fit" in prompt
+
+
+def test_a_deliverable_near_its_length_is_not_extended_and_titled_from_the_request(
+    root: Path, fake_openai: FakeOpenAI
+) -> None:
+    """An analysis near the words asked makes no extension call; under the task's name code
+    gave it, the deliverable takes its title from the request instead."""
+    out = f"outputs/{RUN}/memo.md"
+    sentence = "Germany leads the European market with €6.9 billion of revenue in 2023. "
+    body = "\n\n".join(f"## Point {n}\n\nOn point {n}: " + sentence * 6 for n in range(8))
+    fake_openai.script(text(body), text(VERDICT))
+    signal = executor(root, fake_openai).execute_task(
+        assignment(root, out, phase="GENERATING_OUTPUT")
+    )
+    assert signal.status == "COMPLETED", signal.error
+    assert fake_openai.count == 2  # the analysis and the verdict: nothing to extend
+    memo = (root / out).read_text("utf-8")
+    assert memo.startswith("# Write a market-entry memo for the board\n")
+    assert "# Market memo" not in memo
+
+
+def test_the_deliverable_reads_a_bounded_share_of_its_references() -> None:
+    """8,000 tokens of references on a small window, a quarter of a larger one, never more than
+    the paste cap: a whole large table is not read again by the deliverable."""
+    assert deliverable_paste(16384) == 8000 and deliverable_paste(131072) == 32768
+    assert deliverable_paste(2_000_000) == 100_000

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from executor.builtin.deliverable import close_published
+from executor.builtin.deliverable import close_published, deliverable_title
+from executor.builtin.relevance import spec_query, text_scores
 from executor.builtin.role import BuiltinExecutor, tool_folder
 from executor.builtin.simple import is_known_command, named_paths, table_answer
 from executor.builtin.sources import TaskError, in_outputs, relative, resolve_output
@@ -15,6 +16,7 @@ __all__ = [
     "TaskError",
     "clean_inline",
     "close_published",
+    "deliverable_title",
     "in_outputs",
     "is_known_command",
     "named_paths",
@@ -22,9 +24,11 @@ __all__ = [
     "relative",
     "resolve_output",
     "search_queries",
+    "spec_query",
     "split_sentences",
     "table_answer",
     "terms",
+    "text_scores",
     "tool_folder",
     "unique",
     "verified_facts",

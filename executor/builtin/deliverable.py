@@ -298,12 +298,18 @@ def gather(home: Path, spec: RequestSpec, run_id: str, stem: str, purpose: str =
     query = spec_query(spec, purpose)
     brief = Brief(
         spec=spec, w=w, shape=shape,
-        title=report_title(without_left_out(spec, spec.request)),
+        title=deliverable_title(spec.request, spec),
         answers=[answer(q, texts, spec.language, w["no_answer"]) for q in spec.questions],
         charts=charts, web=web_outcome(home, run_id, spec, w["web_no_provider"]),
         terms=subject_words(query),
     )  # fmt: skip
     return Gathered(brief, texts, standard_facts(spec, texts), rank(passages, query))
+
+
+def deliverable_title(request: str, spec: RequestSpec | None) -> str:
+    """The deliverable's title: the request's first heading, else its first sentence, with
+    no file the spec leaves out named."""
+    return report_title(without_left_out(spec, request) if spec is not None else request)
 
 
 def _length(spec: RequestSpec) -> tuple[int, bool]:

@@ -313,3 +313,16 @@ def rank(passages: Sequence[Passage], query: str) -> list[tuple[Passage, float]]
     ]
     order = sorted(range(len(scored)), key=lambda i: (-scored[i][1], i))
     return [scored[i] for i in order]
+
+
+def text_scores(texts: Sequence[str], query: str) -> list[float]:
+    """Each text's BM25 score for the query, as `rank` scores passages (0: no query term)."""
+    wanted = query_terms(query)
+    if not texts or not wanted:
+        return [0.0] * len(texts)
+    corpus = [[_stem(t) for t in _words(text)] or ["∅"] for text in texts]
+    scores = BM25Okapi(corpus).get_scores(wanted)
+    return [
+        max(float(score), 0.001) if set(wanted) & set(terms_) else 0.0
+        for score, terms_ in zip(scores, corpus, strict=True)
+    ]

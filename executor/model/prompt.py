@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from executor.builtin import verified_facts
+from executor.builtin import spec_query, verified_facts
 from executor.model.references import (
     Source,
     describe_length,
@@ -183,6 +183,15 @@ def material_section(material: Sequence[Source]) -> str:
     )
 
 
+def task_query(assignment: TaskAssignment) -> str:
+    """What a task's references are cut to the parts bearing on: the request as confirmed and
+    the subject of the task's purpose."""
+    purpose = assignment.task.task_purpose
+    if assignment.spec is None:
+        return f"{assignment.request}\n{purpose}"
+    return spec_query(assignment.spec, purpose)
+
+
 def prefix_of(assignment: TaskAssignment) -> str:
     """The run's prefix of a task: the request, the frozen spec, the ACTIVE instructions."""
     return run_prefix(assignment.request, assignment.spec, assignment.instructions)
@@ -210,6 +219,7 @@ WRITER = "writer.md"
 SINGLE_SHOT = "single_shot.md"
 MEMO = "structure_memo.md"
 WORKING = "structure_working.md"
+ANALYSIS = "structure_analysis.md"
 # A paid model's huge window is no reason to send a million tokens a task.
 MAX_PASTED_TOKENS = 100_000
 # Below this, the model would write without its material: failing says why instead.
@@ -227,7 +237,7 @@ class NotDone(MultiverseError):
 
 def templates() -> tuple[PromptTemplate, ...]:
     """Every template a single-shot task is written from (their versions enter the cache key)."""
-    return tuple(load_template(name) for name in (WRITER, SINGLE_SHOT, MEMO, WORKING))
+    return tuple(load_template(name) for name in (WRITER, SINGLE_SHOT, MEMO, WORKING, ANALYSIS))
 
 
 @dataclass(frozen=True)
@@ -241,7 +251,9 @@ class WritingTask:
     sources: Sequence[Source]
     facts: tuple[str, ...] = ()  # computed from the spec's tables: verified, to use and cite
     material: tuple[Source, ...] = ()  # the run's sources, fitted: the same in every task
+    query: str = ""  # what a reference too long to paste whole is cut to the parts bearing on
     paste_tokens: int = MAX_PASTED_TOKENS  # at most this much of the references' text
+    body: bool = False  # the deliverable's analysis: code adds its summary, verdict, references
 
 
 def active_instructions(assignment: TaskAssignment) -> list[str]:
@@ -268,7 +280,7 @@ def chart_links(sources: Sequence[Source], output_path: str) -> str:
 def _structure(task: WritingTask) -> str:
     charts = chart_links(task.sources, task.output_path)
     if not task.published:
-        return load_template(WORKING).render(charts=charts).rstrip()
+        return load_template(ANALYSIS if task.body else WORKING).render(charts=charts).rstrip()
     listed = [f"     - `{s.path}`" for s in task.sources if not s.chart and not s.note.startswith(
         ("refused", "not found"))]  # fmt: skip
     assets = "\n".join(listed) or "     - (no asset was given)"
@@ -307,6 +319,26 @@ def writing_messages(
             f"answer ({max_tokens} tokens) and the prompt ({own}) are counted; set a larger "
             "context_window for the tier in runtime-mapping.yaml, or a smaller max_tokens"
         )
-    references = render_sources(fit_sources(task.sources, room))
+    references = render_sources(fit_sources(task.sources, room, task.query))
     user = _user(task, references) + suffix
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+# A deliverable's analysis shorter than this share of the words asked is continued once: a
+# small model often stops at half the length it was asked for.
+SHORT_SHARE = 0.8
+EXTEND_NOTE = (
+    "The document above has about {written} words; about {asked} were asked. Continue it: "
+    "write the sections it still lacks, each with the figures of the references and their "
+    "source files. Do not repeat what it already says and do not write its title again."
+)
+
+
+def extension_messages(
+    first: list[ChatMessage], document: str, written: int, asked: int
+) -> list[ChatMessage]:
+    """The first call's messages (their prefix served by the cache), the document as the
+    model's answer, and the request to continue it."""
+    note = EXTEND_NOTE.format(written=written, asked=asked)
+    return [*first, {"role": "assistant", "content": document},
+            {"role": "user", "content": note}]  # fmt: skip

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from executor.builtin import text_scores
 from executor.tools import (
     SKIPPED_DIRS,
     ToolRefused,
@@ -83,6 +84,46 @@ def cut_to_tokens(text: str, tokens: int) -> str:
     return head[: line_end + 1] if line_end >= low * 0.8 else head
 
 
+GAP = "[…]"  # where parts of a file that do not bear on the task are left out
+
+
+def _blocks(text: str) -> tuple[list[str], str]:
+    """A text's blocks and their separator: paragraphs, or lines where it has none (a table)."""
+    paragraphs = [block for block in text.split("\n\n") if block.strip()]
+    if len(paragraphs) >= 3:
+        return paragraphs, "\n\n"
+    return [line for line in text.splitlines() if line.strip()], "\n"
+
+
+def bearing_parts(text: str, tokens: int, query: str) -> tuple[str, bool]:
+    """At most `tokens` of `text`, chosen by what bears on `query`: its first block (a title, a
+    table's header row), the blocks the query ranks highest, then the earliest others, all in
+    the file's order with each gap marked; and whether any part was chosen by the query (else
+    it is the file's start, as `cut_to_tokens` gives it)."""
+    if estimate_tokens(text) <= tokens:
+        return text, False
+    blocks, separator = _blocks(text)
+    scores = text_scores(blocks[1:], query) if len(blocks) > 2 and query.strip() else []
+    room = tokens - estimate_tokens(GAP) * 2
+    if not any(scores) or estimate_tokens(blocks[0]) > room:
+        return cut_to_tokens(text, tokens), False
+    wanted = sorted(range(1, len(blocks)), key=lambda i: (scores[i - 1] <= 0, -scores[i - 1], i))
+    chosen, used = {0}, estimate_tokens(blocks[0])
+    for index in wanted:
+        size = estimate_tokens(blocks[index] + separator + GAP)
+        if used + size <= room:
+            chosen.add(index)
+            used += size
+    parts: list[str] = []
+    for index in sorted(chosen):
+        if parts and index - 1 not in chosen:
+            parts.append(GAP)
+        parts.append(blocks[index])
+    if len(blocks) - 1 not in chosen:
+        parts.append(GAP)
+    return separator.join(parts) + "\n", True
+
+
 MAX_FILE_BYTES = 256 * 1024  # read_file's own cap
 MAX_FOLDER_FILES = 50
 CHART_SUFFIXES = frozenset({".html", ".htm", ".svg"})
@@ -98,6 +139,7 @@ class Source:
     note: str = ""  # why it is not pasted; or, beside a text, what it is ("PDF, 3 pages")
     chart: bool = False
     cut: bool = False  # already cut at the read cap
+    parts: bool = False  # only the parts that bear on the task are shown, gaps marked
 
 
 def _relative(home: Path, path: Path) -> str:
@@ -187,8 +229,9 @@ def gather_sources(
     return list({source.path: source for source in sources}.values())
 
 
-def fit_sources(sources: Sequence[Source], budget_tokens: int) -> list[Source]:
-    """The sources with their texts cut to fair shares of `budget_tokens` (cuts marked)."""
+def fit_sources(sources: Sequence[Source], budget_tokens: int, query: str = "") -> list[Source]:
+    """The sources with their texts cut to fair shares of `budget_tokens`: to the parts that
+    bear on `query` where any does, else to their start (cuts marked)."""
     pasted = [index for index, source in enumerate(sources) if source.text is not None]
     room = max(0, budget_tokens - HEADER_TOKENS * len(pasted))
     sizes = [estimate_tokens(sources[index].text or "") for index in pasted]
@@ -196,7 +239,8 @@ def fit_sources(sources: Sequence[Source], budget_tokens: int) -> list[Source]:
     for index, size, cap in zip(pasted, sizes, fair_caps(sizes, room), strict=True):
         if cap < size:
             source = sources[index]
-            fitted[index] = replace(source, text=cut_to_tokens(source.text or "", cap), cut=True)
+            text, parts = bearing_parts(source.text or "", cap, query)
+            fitted[index] = replace(source, text=text, cut=not parts, parts=parts)
     return fitted
 
 
@@ -220,7 +264,10 @@ def render_sources(sources: Sequence[Source]) -> str:
         body = source.text if source.text.endswith("\n") else source.text + "\n"
         what = f"{source.note}, as markdown\n\n" if source.note else ""
         block = f"### `{source.path}`\n\n{what}{fence}{PASTED}\n{body}{fence}"
-        if source.cut:
+        if source.parts:
+            block += (f"\n\n[parts: only the parts of this file that bear on the task fit; "
+                      f"{GAP} marks what is not shown]")  # fmt: skip
+        elif source.cut:
             block += "\n\n[cut: only the start of this file fits; what follows is not shown]"
         blocks.append(block)
     return "\n\n".join(blocks)
