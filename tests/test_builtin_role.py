@@ -9,9 +9,12 @@ from pathlib import Path
 import pytest
 
 from executor.builtin import BuiltinExecutor
-from multiverse.home import PHASE_FOLDERS
+from multiverse.home import PHASE_FOLDERS, Home
 from multiverse.models import AssetType, MajorStage, Phase, Task, Timing, ToolTask, UserInstruction
 from multiverse.roles import ExecutorRole, ResultSignal, TaskAssignment, ToolAssignment
+from multiverse.spec import RequestSpec
+
+from specbrief import chart, checked
 
 RUN = "run-20250101-000000-001"
 WS = f"runs/{RUN}/workspace"
@@ -325,3 +328,28 @@ def test_a_chart_asked_by_name_is_drawn_from_the_assets_data(home: Path, tmp_pat
     assert "Revenue 2023 (€ bn) by Country" in page  # the market report's table
     assert "revenue_eur_m by region (sum of 4 rows each)" in page  # the CSV, every row summed
     assert "Leakland" not in page and "Secretia" not in page
+
+
+def test_a_chart_the_spec_asks_for_is_drawn_from_the_spec_not_the_words(home: Path) -> None:
+    """A data_visualization tool task of a run with a confirmed spec draws the spec's charts
+    (the measure and grouping CONFIRM froze) from their tables, whatever chart the request's
+    words or the tool's purpose would suggest; the request naming revenue does not bring it in."""
+    asked = chart("a chart of units by region", "quarterly_revenue.csv", "units_k",
+                  dimension="region")  # fmt: skip
+    spec = checked(Home(home), RequestSpec(request=REQUEST, charts=[asked]))
+    assert spec.charts[0].drawable, spec.charts[0].reason
+    parent = make_task("GENERATING_OUTPUT", ASSETS, f"{OUT}/report.md")
+    tool_task = ToolTask(tool_task_id=f"{parent.task_id}-PRE-01", run_id=RUN,
+                         parent_task_id=parent.task_id, timing=Timing.PRE,
+                         tool_type="data_visualization", tool_task_name="Charts asked for",
+                         tool_task_purpose="A chart of revenue by country",
+                         execution_order=1)  # fmt: skip
+    base = assignment(home, "GENERATING_OUTPUT", parent)
+    signal = BuiltinExecutor().execute_tool_task(ToolAssignment(
+        home=base.home, run_id=RUN, request="Write a memo with a chart of revenue by country.",
+        phase=base.phase, task=parent, tool_task=tool_task, spec=spec))  # fmt: skip
+    assert signal.status == "COMPLETED", signal.error
+    page = (home / signal.outputs[0].path).read_text("utf-8")
+    assert page.count("<svg") == 1 and "Source: assets/quarterly_revenue.csv" in page
+    assert "units (thousand) by region" in page and "525" in page  # Germany: (462+…+489) / 4
+    assert "Revenue 2023" not in page and "revenue_eur_m" not in page

@@ -626,3 +626,26 @@ def test_the_deliverable_reads_a_bounded_share_of_its_references() -> None:
     the paste cap: a whole large table is not read again by the deliverable."""
     assert deliverable_paste(16384) == 8000 and deliverable_paste(131072) == 32768
     assert deliverable_paste(2_000_000) == 100_000
+
+
+def test_a_document_never_repeats_its_prompts_instructions_or_our_markers(
+    root: Path, fake_openai: FakeOpenAI
+) -> None:
+    """Lines a small model copies from its instructions (the length asked) or from a working
+    document it read (a cut note, a parts marker) are not part of what it wrote."""
+    out = f"runs/{RUN}/workspace/ANALYZING/echo.md"
+    answer = (
+        "## Revenue\n\nGermany leads with €6.9 billion (source: `assets/x.md`).\n\n"
+        "About 400 words (at most 460). Stop when the document is complete; never repeat a "
+        "section to fill the length.\n\n"
+        "*[Cut here: the text ran past its budget of about 400 words.]*\n\n"
+        "[parts: only the parts of this file that bear on the task fit; […] marks what is not "
+        "shown]\n\nFrance grew fastest (source: `assets/x.md`).\n"
+    )
+    fake_openai.script(text(answer))
+    signal = executor(root, fake_openai).execute_task(assignment(root, out))
+    assert signal.status == "COMPLETED", signal.error
+    written = (root / out).read_text("utf-8")
+    assert "€6.9 billion" in written and "France grew fastest" in written
+    assert "About 400 words" not in written and "Cut here" not in written
+    assert "[parts:" not in written

@@ -38,6 +38,7 @@ from executor.builtin.specialists import (
     nothing_usable_note,
     read_texts,
     search_queries,
+    spec_chart_page,
     visualization_page,
     web_search_note,
 )
@@ -177,7 +178,8 @@ class BuiltinExecutor:
             _, digests = read_references(home, [relative(home, p) for p in material])
             sources = read_texts(home, _asset_tables(home))
             texts = read_texts(home, material)
-            page, _ = visualization_page(assignment, texts, digests, sources)
+            drawn = spec_chart_page(assignment, home)
+            page = drawn or visualization_page(assignment, texts, digests, sources)[0]
             atomic_write_text(path, page)
         else:
             raise TaskError(f"tool type {tool.tool_type} is not available offline")

@@ -15,7 +15,9 @@ from executor.builtin.charts import (
     chart_page,
     choose,
     comparison_chart,
+    figure_block,
     figure_chart,
+    page,
     requested_charts,
     text_charts,
 )
@@ -23,6 +25,7 @@ from executor.builtin.evidence import BANNER, Digest, key_figures
 from executor.builtin.extract import extract_text
 from executor.builtin.relevance import spec_query
 from executor.builtin.sources import MAX_BYTES, decode
+from executor.builtin.tablefacts import SourceTexts, draw_charts
 from executor.builtin.tables import RawTable, parse_csv, parse_markdown_table
 from executor.builtin.text import terms, unique
 from multiverse.home import Home
@@ -147,6 +150,29 @@ def nothing_usable_note(
         *(f"- `{query}`" for query in searched),
     ]
     return "\n".join(lines) + "\n"
+
+
+def spec_chart_page(assignment: ToolAssignment, home: Path) -> str | None:
+    """The page of the charts the confirmed spec asks for, drawn from their tables by the code
+    that draws the offline brief's (never from numbers a model wrote); None when the spec asks
+    for none it can draw."""
+    spec = assignment.spec
+    if spec is None or not any(chart.drawable and chart.data for chart in spec.charts):
+        return None
+    tool = assignment.tool_task
+    slug = re.sub(r"[^A-Za-z0-9-]", "-", tool.tool_task_id)
+    texts = SourceTexts(home, [path for path in spec.sources if path not in spec.excluded()])
+    drawn = draw_charts(spec, texts, slug, "no table of the sources carries it")
+    blocks = [figure_block(d.svg, f"{d.title}. Source: {chart.data.file}")
+              for chart, d in zip(spec.charts, drawn, strict=True)
+              if d.data is not None and chart.data is not None]  # fmt: skip
+    if not blocks:
+        return None
+    missed = [f"<p>Not drawn: {html.escape(d.said or d.title)}: {html.escape(d.why)}</p>"
+              for d in drawn if d.data is None]  # fmt: skip
+    title = html.unescape(tool.tool_task_name)
+    body = f"<h1>{html.escape(title)}</h1>\n" + "\n".join(blocks + missed)
+    return page(title, body, lang=spec.language)
 
 
 def visualization_page(

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -342,3 +343,29 @@ def extension_messages(
     note = EXTEND_NOTE.format(written=written, asked=asked)
     return [*first, {"role": "assistant", "content": document},
             {"role": "user", "content": note}]  # fmt: skip
+
+
+# A line this long that a document repeats from its prompt's instructions is an echo, not
+# writing; nor is a marker our code writes (a cut note a working document carried along).
+ECHO_MIN_CHARS = 25
+_MARKER = re.compile(r"^\*?\[(?:Cut here|cut|parts): .*\]\*?$")
+
+
+def instruction_lines(task: WritingTask) -> frozenset[str]:
+    """The lines of a writing call's own instructions (the task, its length, how to write it,
+    the extension's note), spaces normalised: a document never repeats them."""
+    text = _user(replace(task, facts=(), material=()), "") + "\n" + EXTEND_NOTE
+    return frozenset(
+        " ".join(line.split()) for line in text.splitlines() if len(line.strip()) >= ECHO_MIN_CHARS
+    )
+
+
+def without_echo(document: str, instructions: frozenset[str]) -> str:
+    """The document without the lines that repeat its prompt's instructions or our markers (a
+    small model copies "About 700 words (at most 805)" or a cut note into its text)."""
+    kept = [
+        line
+        for line in document.splitlines()
+        if " ".join(line.split()) not in instructions and not _MARKER.match(line.strip())
+    ]
+    return "\n".join(kept).strip() + "\n"

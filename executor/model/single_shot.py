@@ -34,11 +34,13 @@ from executor.model.prompt import (
     active_instructions,
     extension_messages,
     facts_of,
+    instruction_lines,
     load_template,
     material_tokens,
     prefix_of,
     task_query,
     templates,
+    without_echo,
     writing_messages,
 )
 from executor.model.references import (
@@ -363,7 +365,7 @@ class SingleShot:
         if estimate_tokens(prompt) + tokens > self.window - MARGIN_TOKENS:
             return document
         answer = self.gateway.complete(self._call(task, package, messages, tokens, "extend"))
-        more = unwrap_document(answer.text)
+        more = without_echo(unwrap_document(answer.text), instruction_lines(task))
         more = whole_paragraphs(more) if answer.finish_reason == "length" else more
         lines = more.strip().splitlines()
         if lines and lines[0].startswith("# "):
@@ -403,7 +405,7 @@ class SingleShot:
             log.info("single_shot_cut", run_id=task.assignment.run_id, parts=answer.parts,
                      task_id=task.assignment.task.task_id, max_tokens=max_tokens)  # fmt: skip
             failure = cut_failure(call, answer, f"document {task.output_path}")
-            kept = whole_paragraphs(answer.text)
+            kept = whole_paragraphs(without_echo(answer.text, instruction_lines(task)))
             if failure.code is LlmErrorCode.RUNAWAY or content_words(kept) < MIN_CONTENT_WORDS:
                 raise failure
             # Still long after its continuations, yet no loop: large material is no failure of
@@ -411,7 +413,8 @@ class SingleShot:
             log.warning("single_shot_kept_cut", run_id=task.assignment.run_id,
                         task_id=task.assignment.task.task_id, parts=answer.parts)  # fmt: skip
             return answer.model_copy(update={"text": kept + CUT_NOTE.format(words=task.words)})
-        return answer
+        written = without_echo(answer.text, instruction_lines(task))
+        return answer.model_copy(update={"text": written})
 
     def _call(
         self, task: WritingTask, package: AgentPackage, messages: list[ChatMessage],
