@@ -300,28 +300,25 @@ def rank(passages: Sequence[Passage], query: str) -> list[tuple[Passage, float]]
     """Every passage with its BM25 score for the query, best first (ties: document order)."""
     if not passages:
         return []
-    wanted = query_terms(query)
     corpus = [passage_terms(p) or ["∅"] for p in passages]
-    if not wanted:
-        return [(p, 0.0) for p in passages]
-    scores = BM25Okapi(corpus).get_scores(wanted)
-    # BM25's idf goes to zero or below for a term in most passages; a passage still holding
-    # a query term bears on the request, so it keeps a small positive score.
-    floor = [0.001 if set(wanted) & set(terms_) else 0.0 for terms_ in corpus]
-    scored = [
-        (p, max(float(s), f) if f else 0.0) for p, s, f in zip(passages, scores, floor, strict=True)
-    ]
+    scored = list(zip(passages, _scores(corpus, query_terms(query)), strict=True))
     order = sorted(range(len(scored)), key=lambda i: (-scored[i][1], i))
     return [scored[i] for i in order]
 
 
 def text_scores(texts: Sequence[str], query: str) -> list[float]:
     """Each text's BM25 score for the query, as `rank` scores passages (0: no query term)."""
-    wanted = query_terms(query)
-    if not texts or not wanted:
-        return [0.0] * len(texts)
     corpus = [[_stem(t) for t in _words(text)] or ["∅"] for text in texts]
+    return _scores(corpus, query_terms(query))
+
+
+def _scores(corpus: Sequence[list[str]], wanted: list[str]) -> list[float]:
+    """BM25 scores of term lists for the wanted terms; 0 for one holding none of them."""
+    if not corpus or not wanted:
+        return [0.0] * len(corpus)
     scores = BM25Okapi(corpus).get_scores(wanted)
+    # BM25's idf goes to zero or below for a term in most passages; a passage still holding
+    # a query term bears on the request, so it keeps a small positive score.
     return [
         max(float(score), 0.001) if set(wanted) & set(terms_) else 0.0
         for score, terms_ in zip(scores, corpus, strict=True)

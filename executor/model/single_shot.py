@@ -354,11 +354,18 @@ class SingleShot:
         # Cut to what bears on the request (not on the task): the same in every task.
         return tuple(fit_sources(read, material_tokens(self.window), spec_query(spec)))
 
+    def _room(self, task: WritingTask, more: int) -> int:
+        """max_tokens of a writing call: the words' tokens; not continued (a working document),
+        room beyond its budget, so that a small model that writes on past it is seldom cut."""
+        max_tokens = writing_tokens(task.words, self.tier.max_tokens)
+        return max_tokens if more else min(self.tier.max_tokens, WORKING_ROOM * max_tokens)
+
     def _extended(self, task: WritingTask, package: AgentPackage, document: str) -> str:
         """The deliverable's analysis continued once where it is far shorter than asked; as it
         was when the window leaves no room for the continuation."""
         written, asked = content_words(document), task.words or 0
-        first = writing_messages(task, self.window, writing_tokens(asked, self.tier.max_tokens))
+        # The deliverable's first call's messages, as `_answer` built them: the cache serves them.
+        first = writing_messages(task, self.window, self._room(task, MAX_CONTINUATIONS))
         messages = extension_messages(first, document, written, asked)
         tokens = writing_tokens(asked - written, self.tier.max_tokens)
         prompt = "".join(str(message.get("content") or "") for message in messages)
@@ -392,11 +399,7 @@ class SingleShot:
     def _answer(
         self, task: WritingTask, package: AgentPackage, note: str = "", more: int = 0
     ) -> LlmAnswer:
-        max_tokens = writing_tokens(task.words, self.tier.max_tokens)
-        if not more:
-            # Not continued, a working document gets room beyond its budget, so that a small
-            # model that writes on past the words asked is seldom cut.
-            max_tokens = min(self.tier.max_tokens, WORKING_ROOM * max_tokens)
+        max_tokens = self._room(task, more)
         messages = writing_messages(task, self.window, max_tokens, note)
         step = "write" if not note else "write-again"
         call = self._call(task, package, messages, max_tokens, step, more)
