@@ -29,7 +29,8 @@ from journey import cli, copy_assets
 
 KEY_ENV = "FAKE_LLM_KEY"
 SECRET = "sk-test-SECRET-XYZ"
-REQUEST = "Analyse the e-bike market report and write a short market-entry memo for the board."
+# Longer than two pages: the model plans its stages and tasks (a shorter one is planned by code).
+REQUEST = "Analyse the e-bike market report and write a five-page market-entry memo for the board."
 PHASES_IN_ORDER = (
     ("P1", "ANALYZING"),
     ("P2", "STRATEGIZING"),

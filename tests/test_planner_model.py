@@ -586,6 +586,13 @@ def test_a_short_deliverable_is_planned_by_code(fake_openai: FakeOpenAI, home: P
     staged = short.model_copy(update={"stages": stages.stages, "stage": stages.stages[0]})
     assert planner.plan_tasks(staged) == builtin.plan_tasks(staged)
     assert fake_openai.count == 0
+    # No length asked: the default the proposal promised decides (a memo's two pages, a
+    # report's too); a brief's one page.
+    for kind in ("memo", "brief", "report"):
+        unsaid = make_context(home, phase=phases()[0],
+                              spec=confirmed_spec(length_words=None, deliverable=kind))  # fmt: skip
+        assert planner.plan_stages(unsaid) == builtin.plan_stages(unsaid)
+    assert fake_openai.count == 0
     fake_openai.script(answer(stages_answer()))
     long = make_context(home, phase=phases()[0], spec=confirmed_spec(length_words=3000))
     assert len(make_planner(fake_openai, home).plan_stages(long).stages) == 2

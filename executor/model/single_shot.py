@@ -23,7 +23,7 @@ import structlog
 
 from executor.builtin import TaskError, deliverable_title, in_outputs, relative, spec_query
 from executor.model.loop import clipped
-from executor.model.memo import MemoVerdict, assemble_memo, verdict_messages
+from executor.model.memo import MemoVerdict, assemble_memo, assembly_plan, verdict_messages
 from executor.model.prompt import (
     MAX_PASTED_TOKENS,
     SHORT_SHARE,
@@ -202,10 +202,33 @@ def working_words(deliverable: int | None) -> int:
     return max(WORKING_MIN_WORDS, min(WORKING_WORDS, deliverable or WORKING_WORDS))
 
 
+def is_assembly_plan(assignment: TaskAssignment, published: bool) -> bool:
+    """Whether the task plans the deliverable's assembly: a working document of the phase
+    that publishes (SPEC §6)."""
+    return not published and assignment.phase.phase_name == "GENERATING_OUTPUT"
+
+
+FIRST_ANALYSIS_END = "What the request needs from them"
+
+
+def first_analysis_outline(
+    assignment: TaskAssignment, material: Sequence[Source], sources: Sequence[Source]
+) -> tuple[str, ...]:
+    """The first analysis's sections (phase 0, SPEC §6): one per source file it reads, then
+    what the request needs from them; no outline for any other task."""
+    if assignment.phase.phase_id != "P0":
+        return ()
+    files = [source.path for source in (*material, *sources)
+             if source.text is not None and not source.chart
+             and not source.path.startswith(("runs/", "outputs/"))]  # fmt: skip
+    return (*dict.fromkeys(files), FIRST_ANALYSIS_END)
+
+
 def length_asked(assignment: TaskAssignment) -> int | None:
-    """The deliverable's length in words: the confirmed spec's, else what the instructions say."""
-    if assignment.spec is not None and assignment.spec.length_words:
-        return assignment.spec.length_words
+    """The deliverable's length in words: the confirmed spec's (the default for its kind the
+    proposal promised when none was asked), else what the instructions say."""
+    if assignment.spec is not None:
+        return assignment.spec.length()[0]
     return asked_words(active_instructions(assignment))
 
 
@@ -275,6 +298,16 @@ class SingleShot:
         output = relative(home, target)
         context = registry.context
         published = in_outputs(home, assignment.run_id, target)
+        words = length_asked(assignment)
+        spec = assignment.spec
+        if spec is not None and is_assembly_plan(assignment, published):
+            # Code assembles the deliverable (`_memo`), so code says how: no call.
+            plan = assembly_plan(assignment.task.task_name,
+                                 deliverable_title(assignment.request, spec),
+                                 spec, analysis_words(words) or 0,
+                                 assignment.task.related_references)  # fmt: skip
+            self._written(registry, package, output, plan)
+            return
         # The inputs before the run's own files: the part of the prompt the run's tasks share
         # comes first, where the provider's prefix cache can serve it.
         references = sorted(assignment.task.related_references,
@@ -282,12 +315,15 @@ class SingleShot:
         if published:
             # The deliverable shows the charts the run drew, whichever task drew them.
             references += [relative(home, chart) for chart in run_charts(context)]
-        words = length_asked(assignment)
         # A file the confirmed request leaves out is never read, even inside a folder named.
         roots = (context.workspace, context.outputs)
         material = self._material(home, assignment, context)
-        shown = {source.path for source in material if source.text is not None and not source.cut}
-        # A file the run's sources show whole is not pasted twice.
+        # A file the run's sources show whole is not pasted twice; nor, in a working document,
+        # one they show in its parts bearing on the request (with the facts computed from it,
+        # that is what a working document needs: pasted again, a table's rows doubled the
+        # first analysis's prompt, 10k tokens that took a small model 7 minutes to read).
+        shown = {source.path for source in material
+                 if source.text is not None and (not source.cut or not published)}  # fmt: skip
         sources = [source for source in gather_sources(home, references, roots)
                    if source.path not in context.left_out and source.path not in shown]  # fmt: skip
         task = WritingTask(
@@ -306,6 +342,7 @@ class SingleShot:
             # that bear on it (a whole 13k-token table took a small model 7 minutes to read).
             paste_tokens=deliverable_paste(self.window) if published else WORKING_PASTE_TOKENS,
             body=published,
+            outline=first_analysis_outline(assignment, material, sources),
         )  # fmt: skip
         # The deliverable is continued where it was cut; a working document keeps what its
         # budget holds (continuing it costs minutes of a small model's time for text no one
@@ -334,8 +371,13 @@ class SingleShot:
             document = self._memo(task, package, document)
         else:
             document = with_chart_links(document, task.sources, output)
+        self._written(registry, package, output, document)
+
+    @staticmethod
+    def _written(registry: ToolRegistry, package: AgentPackage, output: str, text: str) -> None:
+        """`text` written to `output` through the registry's write tool (its confinement)."""
         tool = package.tools[WRITE_TOOL].tool if WRITE_TOOL in package.tools else WRITE_TOOL
-        result = registry.call(tool, {"path": output, "content": document})
+        result = registry.call(tool, {"path": output, "content": text})
         if not result.ok:
             raise TaskError(f"writing {output} failed: {result.error}")
 

@@ -208,16 +208,17 @@ MODE_TOKENS = 200
 STAGES_TOKENS = 700
 TASKS_TOKENS = 1400
 TOOLS_TOKENS = 600
-# A deliverable of two pages or less is planned by code, as offline (stages, tasks, tool
-# tasks): a model's plan of it only adds calls (a small one copied the prompt's example
-# stages into every phase). The model reads the request into the spec, writes, and words.
+# A deliverable of two pages or less (asked, or its kind's default the proposal promised) is
+# planned by code, as offline (stages, tasks, tool tasks): a model's plan of it only adds calls
+# (a small one copied the prompt's example stages into every phase, and planned five tasks
+# extracting the same table). The model reads the request into the spec, writes, and words.
 SHORT_WORDS = 1000
 
 
 def short_work(context: PlanContext) -> bool:
     """Whether the confirmed deliverable is short enough to be planned by code."""
     spec = context.spec
-    return spec is not None and spec.length_words is not None and spec.length_words <= SHORT_WORDS
+    return spec is not None and spec.length()[0] <= SHORT_WORDS
 PROPOSAL_TOKENS = 1500
 
 
