@@ -62,7 +62,9 @@ from planner.mode import not_simple_because, settle_mode
 from planner.model.answers import (
     StagesAnswer,
     chart_tools,
+    phase_answer,
     tasks_answer,
+    to_phase,
     to_stages,
     to_tasks,
     to_tool_tasks,
@@ -72,6 +74,7 @@ from planner.model.answers import (
 from planner.model.asking import Asker, PlanJob, checker, digest
 from planner.model.context import (
     mode_values,
+    phase_values,
     quoted,
     reference_candidates,
     request_block,
@@ -80,10 +83,12 @@ from planner.model.context import (
     tools_values,
 )
 from planner.validation import (
+    PUBLISHING_PHASE,
     is_publishing_stage,
     stages_target,
     tasks_target,
     tools_target,
+    validate_phase,
     validate_stages,
     validate_tasks,
     validate_tool_tasks,
@@ -207,6 +212,7 @@ MODE_TIER = Tier.LOW
 MODE_TOKENS = 200
 STAGES_TOKENS = 700
 TASKS_TOKENS = 1400
+PHASE_TOKENS = 2000  # a phase's stages with their tasks, in one answer
 TOOLS_TOKENS = 600
 # A deliverable of two pages or less (asked, or its kind's default the proposal promised) is
 # planned by code, as offline (stages, tasks, tool tasks): a model's plan of it only adds calls
@@ -298,11 +304,31 @@ class ModelPlanner:
         return self.builtin.propose(context, model_spec(self.asker, package, context))
 
     def plan_stages(self, context: PlanContext) -> StagesPlan:
-        """Plan target `stages:<phase_id>` for `context.phase`."""
+        """Plan target `stages:<phase_id>` for `context.phase`: with the stages' tasks in the
+        same answer, but in the publishing phase (its last stage's tasks have rules of their
+        own: what the user receives, the charts drawn first)."""
         target, phase = stages_target(context)
         package = self.package()
         if not self.asker.serves(package.card.tier) or short_work(context):
             return self._offline(target, context, self.builtin.plan_stages)
+        if phase.phase_name != PUBLISHING_PHASE:
+            references = reference_candidates(context, phase.phase_purpose)
+            whole = PlanJob(
+                target=target,
+                template="phase",
+                values=phase_values(context, phase, references),
+                schema=phase_answer(references.paths),
+                check=checker(
+                    lambda answer: to_phase(answer, context, phase, references),
+                    lambda plan: validate_phase(plan, context),
+                ),
+                start=package.card.tier,
+                scope=f"{context.run_id}:{target}",
+                tokens=PHASE_TOKENS,
+                prefix=prefix_of(context),
+                run_id=context.run_id,
+            )
+            return to_phase(self.asker.ask(package, whole), context, phase, references)
         job = PlanJob(
             target=target,
             template="stages",
@@ -330,7 +356,7 @@ class ModelPlanner:
             # Code's plan; a model Executor writes the deliverable, so the charts asked are drawn
             # by code first (the builtin Executor draws them in its own deliverable).
             return with_charts(self._offline(target, context, self.builtin.plan_tasks), context)
-        references = reference_candidates(context, stage)
+        references = reference_candidates(context, f"{stage.stage_name}\n{stage.stage_goal}")
         publishing = is_publishing_stage(context, stage)
         job = PlanJob(
             target=target,
