@@ -206,6 +206,7 @@ def _keep_left_out(spec: RequestSpec, rules: RequestSpec) -> RequestSpec:
 
 
 P = TypeVar("P", bound=BaseModel)
+A = TypeVar("A", bound=BaseModel)
 MODE_TIER = Tier.LOW
 # About the tokens each answer needs (the tier's max_tokens caps them): room for the answer,
 # not for a runaway. A cut answer is asked again once with the tier's whole max_tokens.
@@ -313,38 +314,17 @@ class ModelPlanner:
             return self._offline(target, context, self.builtin.plan_stages)
         if phase.phase_name != PUBLISHING_PHASE:
             references = reference_candidates(context, phase.phase_purpose)
-            whole = PlanJob(
-                target=target,
-                template="phase",
-                values=phase_values(context, phase, references),
-                schema=phase_answer(references.paths),
-                check=checker(
-                    lambda answer: to_phase(answer, context, phase, references),
-                    lambda plan: validate_phase(plan, context),
-                ),
-                start=package.card.tier,
-                scope=f"{context.run_id}:{target}",
-                tokens=PHASE_TOKENS,
-                prefix=prefix_of(context),
-                run_id=context.run_id,
-            )
-            return to_phase(self.asker.ask(package, whole), context, phase, references)
-        job = PlanJob(
-            target=target,
-            template="stages",
-            values=stages_values(context, phase),
-            schema=StagesAnswer,
-            check=checker(
-                lambda answer: to_stages(answer, context, phase),
-                lambda plan: validate_stages(plan, context),
-            ),
-            start=package.card.tier,
-            scope=f"{context.run_id}:{target}",
-            tokens=STAGES_TOKENS,
-            prefix=prefix_of(context),
-            run_id=context.run_id,
-        )
-        return to_stages(self.asker.ask(package, job), context, phase)
+            return self._planned(
+                package, context, target, "phase", phase_values(context, phase, references),
+                phase_answer(references.paths),
+                lambda answer: to_phase(answer, context, phase, references),
+                lambda plan: validate_phase(plan, context), PHASE_TOKENS,
+            )  # fmt: skip
+        return self._planned(
+            package, context, target, "stages", stages_values(context, phase), StagesAnswer,
+            lambda answer: to_stages(answer, context, phase),
+            lambda plan: validate_stages(plan, context), STAGES_TOKENS,
+        )  # fmt: skip
 
     def plan_tasks(self, context: PlanContext) -> TasksPlan:
         """Plan target `tasks:<stage_id>` for `context.stage`."""
@@ -358,22 +338,13 @@ class ModelPlanner:
             return with_charts(self._offline(target, context, self.builtin.plan_tasks), context)
         references = reference_candidates(context, f"{stage.stage_name}\n{stage.stage_goal}")
         publishing = is_publishing_stage(context, stage)
-        job = PlanJob(
-            target=target,
-            template="tasks",
-            values=tasks_values(context, stage, phase, references, publishing),
-            schema=tasks_answer(references.paths, publishing),
-            check=checker(
-                lambda answer: to_tasks(answer, context, stage, phase, references),
-                lambda plan: validate_tasks(plan, context),
-            ),
-            start=package.card.tier,
-            scope=f"{context.run_id}:{target}",
-            tokens=TASKS_TOKENS,
-            prefix=prefix_of(context),
-            run_id=context.run_id,
-        )
-        return to_tasks(self.asker.ask(package, job), context, stage, phase, references)
+        return self._planned(
+            package, context, target, "tasks",
+            tasks_values(context, stage, phase, references, publishing),
+            tasks_answer(references.paths, publishing),
+            lambda answer: to_tasks(answer, context, stage, phase, references),
+            lambda plan: validate_tasks(plan, context), TASKS_TOKENS,
+        )  # fmt: skip
 
     def plan_tools(self, context: PlanContext, timing: Timing) -> ToolTasksPlan:
         """Plan targets `pre_tool:<task_id>` / `post_tool:<task_id>` for `context.task`."""
@@ -389,22 +360,34 @@ class ModelPlanner:
             return self._offline(
                 target, context, lambda given: self.builtin.plan_tools(given, timing)
             )
+        return self._planned(
+            package, context, target, "tools",
+            tools_values(context, task, timing, load_mcps(self.home)),
+            tool_tasks_answer(context.tool_types),
+            lambda answer: to_tool_tasks(answer, context, task, timing),
+            lambda plan: validate_tool_tasks(plan, context, timing), TOOLS_TOKENS,
+        )  # fmt: skip
+
+    def _planned(
+        self, package: AgentPackage, context: PlanContext, target: str, template: str,
+        values: dict[str, str], schema: type[A], convert: Callable[[A], P],
+        validate: Callable[[P], list[str]], tokens: int,
+    ) -> P:  # fmt: skip
+        """The plan of one target by the model: the answer fitted to `schema`, converted into
+        plan rows and validated (an invalid plan goes back to the model with the errors)."""
         job = PlanJob(
             target=target,
-            template="tools",
-            values=tools_values(context, task, timing, load_mcps(self.home)),
-            schema=tool_tasks_answer(context.tool_types),
-            check=checker(
-                lambda answer: to_tool_tasks(answer, context, task, timing),
-                lambda plan: validate_tool_tasks(plan, context, timing),
-            ),
+            template=template,
+            values=values,
+            schema=schema,
+            check=checker(convert, validate),
             start=package.card.tier,
             scope=f"{context.run_id}:{target}",
-            tokens=TOOLS_TOKENS,
+            tokens=tokens,
             prefix=prefix_of(context),
             run_id=context.run_id,
         )
-        return to_tool_tasks(self.asker.ask(package, job), context, task, timing)
+        return convert(self.asker.ask(package, job))
 
     def _offline(self, target: str, context: PlanContext, plan: Callable[[PlanContext], P]) -> P:
         """A plan by the builtin planner, when no model serves the card's tier here."""
