@@ -673,6 +673,13 @@ def test_a_single_shot_assembly_plan_is_written_by_code_without_a_call(
         assert f"`{ASSET}`, `{CSV}`" in plan and "- `assets/old.md`" in plan
         assert "Charts: none asked." in plan
     assert fake_openai.requests == []
+    # The deliverable's analysis does not read it: code follows it, and a small model wrote
+    # the parts code adds (summary, recommendation, references) into its analysis again.
+    fake_openai.script(text(MEMO), text(EXTRA), text(VERDICT))  # short: continued once
+    published = assignment(root, f"outputs/{RUN}/memo.md", phase="GENERATING_OUTPUT",
+                           references=[ASSET, out]).model_copy(update={"spec": spec})  # fmt: skip
+    assert executor(root, fake_openai).execute_task(published).status == "COMPLETED"
+    assert not any("Written by code" in prompt_of(body) for body in fake_openai.requests)
 
 
 def test_a_working_document_does_not_read_twice_what_the_runs_sources_show_in_part(

@@ -126,10 +126,11 @@ def assembly_plan(
         "5. References: the files read" + (": " + ", ".join(f"`{p}`" for p in kept) if kept
                                            else "."),
     ]  # fmt: skip
-    if spec.questions:
+    questions = [" — ".join(part for part in (q.reading.phrase.strip(), q.answer.strip()) if part)
+             for q in spec.questions]  # fmt: skip
+    if any(questions):
         lines += ["", "## Questions the analysis answers", ""]
-        lines += [f"- {q.reading.phrase}" + (f" ({q.answer})" if q.answer else "")
-                  for q in spec.questions]  # fmt: skip
+        lines += [f"- {line}" for line in questions if line]
     if spec.format_rules:
         lines += ["", "## Format rules", ""]
         lines += [f"- {rule.rule}" + (f": {rule.value}" if rule.value else "")

@@ -313,7 +313,11 @@ class SingleShot:
         references = sorted(assignment.task.related_references,
                             key=lambda path: path.startswith(("runs/", "outputs/")))  # fmt: skip
         if published:
-            # The deliverable shows the charts the run drew, whichever task drew them.
+            # The deliverable shows the charts the run drew, whichever task drew them; it does
+            # not read the assembly plan code wrote for code (read, a small model wrote the
+            # memo's summary, recommendation and references into its analysis a second time).
+            plans = relative(home, context.workspace / "GENERATING_OUTPUT") + "/"
+            references = [path for path in references if not path.startswith(plans)]
             references += [relative(home, chart) for chart in run_charts(context)]
         # A file the confirmed request leaves out is never read, even inside a folder named.
         roots = (context.workspace, context.outputs)
