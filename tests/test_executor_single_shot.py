@@ -680,6 +680,13 @@ def test_a_single_shot_assembly_plan_is_written_by_code_without_a_call(
                            references=[ASSET, out]).model_copy(update={"spec": spec})  # fmt: skip
     assert executor(root, fake_openai).execute_task(published).status == "COMPLETED"
     assert not any("Written by code" in prompt_of(body) for body in fake_openai.requests)
+    # Another working document of that phase (a section a model's plan drafts) is the model's.
+    asked = fake_openai.count
+    fake_openai.script(text(MEMO))
+    drafted = assignment(root, f"runs/{RUN}/workspace/GENERATING_OUTPUT/outline.md",
+                         phase="GENERATING_OUTPUT").model_copy(update={"spec": spec})  # fmt: skip
+    assert executor(root, fake_openai).execute_task(drafted).status == "COMPLETED"
+    assert fake_openai.count == asked + 1
 
 
 def test_a_working_document_does_not_read_twice_what_the_runs_sources_show_in_part(

@@ -202,10 +202,20 @@ def working_words(deliverable: int | None) -> int:
     return max(WORKING_MIN_WORDS, min(WORKING_WORDS, deliverable or WORKING_WORDS))
 
 
+ASSEMBLY_PLAN = "assembly_plan"  # the stem of the assembly plan's file, as planned
+
+
 def is_assembly_plan(assignment: TaskAssignment, published: bool) -> bool:
     """Whether the task plans the deliverable's assembly: a working document of the phase
-    that publishes (SPEC §6)."""
-    return not published and assignment.phase.phase_name == "GENERATING_OUTPUT"
+    that publishes (SPEC §6) named for it. Another working task of that phase (a section a
+    model's plan drafts there) is written by the model."""
+    return (not published and assignment.phase.phase_name == "GENERATING_OUTPUT"
+            and is_plan_file(assignment.task.output_path))  # fmt: skip
+
+
+def is_plan_file(path: str) -> bool:
+    """Whether `path` is an assembly plan's file (`assembly_plan.md`, `assembly_plan_2.md`)."""
+    return Path(path).name.startswith(ASSEMBLY_PLAN)
 
 
 FIRST_ANALYSIS_END = "What the request needs from them"
@@ -317,7 +327,8 @@ class SingleShot:
             # not read the assembly plan code wrote for code (read, a small model wrote the
             # memo's summary, recommendation and references into its analysis a second time).
             plans = relative(home, context.workspace / "GENERATING_OUTPUT") + "/"
-            references = [path for path in references if not path.startswith(plans)]
+            references = [path for path in references
+                          if not (path.startswith(plans) and is_plan_file(path))]  # fmt: skip
             references += [relative(home, chart) for chart in run_charts(context)]
         # A file the confirmed request leaves out is never read, even inside a folder named.
         roots = (context.workspace, context.outputs)
