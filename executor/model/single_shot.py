@@ -62,6 +62,7 @@ from multiverse.gateway import (
     LlmErrorCode,
     ModelCalls,
     cut_failure,
+    paragraph_key,
 )
 from multiverse.roles import TaskAssignment
 from multiverse.spec import asked_words, with_prefix
@@ -152,23 +153,21 @@ CUT_NOTE = "\n\n*[Cut here: the text ran past its budget of about {words} words.
 _SENTENCE_END = re.compile(r"[.!?。)](?=\s)|[.!?。]$|다\.")
 
 
-# A paragraph this long said twice is a repeat, not an emphasis (short lines, like "- none",
-# may recur in their own right); a Hangul or CJK character counts twice, as it says more.
-REPEAT_CHARS = 40
 _HEADING = re.compile(r"^(#{1,6})\s")
 
 
 def without_repeats(text: str) -> str:
-    """The document without the paragraphs it already said, and without a heading left with
-    nothing under it: a small model that continues a cut text often starts a section again."""
+    """The document without the paragraphs it already said (`paragraph_key`: short lines, like
+    "- none", may recur in their own right), and without a heading left with nothing under it:
+    a small model that continues a cut text often starts a section again."""
     seen: set[str] = set()
     kept: list[str] = []
     for block in re.split(r"\n[ \t]*\n", text.strip()):
-        key = " ".join(block.split()).casefold()
-        size = sum(1 if char.isascii() else 2 for char in key)
-        if size >= REPEAT_CHARS and not _HEADING.match(block) and key in seen:
+        key = paragraph_key(block)
+        if key is not None and key in seen:
             continue
-        seen.add(key)
+        if key is not None:
+            seen.add(key)
         kept.append(block)
     shown = [block for index, block in enumerate(kept)
              if index == 0 or not _empty_heading(block, kept[index + 1 : index + 2])]  # fmt: skip
@@ -493,4 +492,5 @@ class SingleShot:
             max_tokens=max_tokens,
             continuations=continuations,
             stop=list(ECHO_STOPS),
+            stop_repeats=True,
         )
