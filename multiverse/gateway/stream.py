@@ -48,8 +48,9 @@ def repeating_from(text: str) -> int | None:
             continue
         key = paragraph_key(block)
         if key is None:
-            if _HEADING.match(block.lstrip()) and headings is None:
-                headings = begin
+            # Headings right before a repeat go with it; a short line in between does not.
+            heading = _HEADING.match(block.lstrip()) is not None
+            headings = (begin if headings is None else headings) if heading else None
             continue
         if key in seen:
             if run == 0:
