@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from executor.model.prompt import facts_section, material_section
 from executor.model.references import Source
 from multiverse.gateway import ChatMessage
+from multiverse.roles import TaskAssignment
 from multiverse.spec import LANGUAGES, RequestSpec
 
 SUMMARY_WORDS = 90
@@ -91,6 +92,22 @@ def assemble_memo(
     used = [f"- `{s.path}`" for s in sources if s.text is not None and not s.chart]
     parts += ["## References", "\n".join(used) or "- (no file was read)"]
     return "\n\n".join(part for part in parts if part) + "\n"
+
+
+ASSEMBLY_PLAN = "assembly_plan"  # the stem of the assembly plan's file, as planned
+
+
+def is_assembly_plan(assignment: TaskAssignment, published: bool) -> bool:
+    """Whether the task plans the deliverable's assembly: a working document of the phase
+    that publishes (SPEC §6) named for it. Another working task of that phase (a section a
+    model's plan drafts there) is written by the model."""
+    return (not published and assignment.phase.phase_name == "GENERATING_OUTPUT"
+            and is_plan_file(assignment.task.output_path))  # fmt: skip
+
+
+def is_plan_file(path: str) -> bool:
+    """Whether `path` is an assembly plan's file (`assembly_plan.md`, `assembly_plan_2.md`)."""
+    return Path(path).name.startswith(ASSEMBLY_PLAN)
 
 
 def assembly_plan(

@@ -23,7 +23,14 @@ import structlog
 
 from executor.builtin import TaskError, deliverable_title, in_outputs, relative, spec_query
 from executor.model.loop import clipped
-from executor.model.memo import MemoVerdict, assemble_memo, assembly_plan, verdict_messages
+from executor.model.memo import (
+    MemoVerdict,
+    assemble_memo,
+    assembly_plan,
+    is_assembly_plan,
+    is_plan_file,
+    verdict_messages,
+)
 from executor.model.prompt import (
     MAX_PASTED_TOKENS,
     SHORT_SHARE,
@@ -199,22 +206,6 @@ def working_words(deliverable: int | None) -> int:
     """The words of a working document: a budget of its own, never the deliverable's (a first
     analysis says what each source holds and the facts; it never copies a table out)."""
     return max(WORKING_MIN_WORDS, min(WORKING_WORDS, deliverable or WORKING_WORDS))
-
-
-ASSEMBLY_PLAN = "assembly_plan"  # the stem of the assembly plan's file, as planned
-
-
-def is_assembly_plan(assignment: TaskAssignment, published: bool) -> bool:
-    """Whether the task plans the deliverable's assembly: a working document of the phase
-    that publishes (SPEC §6) named for it. Another working task of that phase (a section a
-    model's plan drafts there) is written by the model."""
-    return (not published and assignment.phase.phase_name == "GENERATING_OUTPUT"
-            and is_plan_file(assignment.task.output_path))  # fmt: skip
-
-
-def is_plan_file(path: str) -> bool:
-    """Whether `path` is an assembly plan's file (`assembly_plan.md`, `assembly_plan_2.md`)."""
-    return Path(path).name.startswith(ASSEMBLY_PLAN)
 
 
 FIRST_ANALYSIS_END = "What the request needs from them"
