@@ -20,6 +20,7 @@ from executor.model.references import (
 from executor.model.role import context_window, resolve_executor_mode
 from executor.model.single_shot import (
     WORKING_PASTE_TOKENS,
+    content_words,
     deliverable_paste,
     unwrap_document,
     without_repeats,
@@ -203,6 +204,8 @@ def test_published_memo_is_assembled_from_the_analysis_and_a_verdict(
     assert extend["messages"][:2] == analysis["messages"]
     assert extend["messages"][2] == {"role": "assistant", "content": MEMO}
     assert "about 700 were asked. Continue it" in extend["messages"][3]["content"]
+    # Room beyond the words missing: a small model going on past them is seldom cut.
+    assert extend["max_tokens"] == 2 * writing_tokens(700 - content_words(MEMO), 4096)
     assert "SECRET-CHART-MARKUP" not in prompt and "PNG" not in prompt
     assert "not a text file: named, not pasted" in prompt
     assert "refused: path '../outside.md' is refused" in prompt

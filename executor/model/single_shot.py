@@ -139,7 +139,7 @@ ANALYSIS_MIN_WORDS = 150
 # on the task; a small model asked for the deliverable's length copies tables out instead.
 WORKING_WORDS = 400
 WORKING_MIN_WORDS = 200
-WORKING_ROOM = 2  # a working document's max_tokens, in multiples of its budget's tokens
+WORKING_ROOM = 2  # max_tokens of a working document or an extension, in multiples of its words'
 WORKING_PASTE_TOKENS = 6000  # of its references' text
 DELIVERABLE_PASTE_TOKENS = 8000  # of its references' text, or a quarter of a larger window
 
@@ -414,7 +414,10 @@ class SingleShot:
         # The deliverable's first call's messages, as `_answer` built them: the cache serves them.
         first = writing_messages(task, self.window, self._room(task, MAX_CONTINUATIONS))
         messages = extension_messages(first, document, written, asked)
-        tokens = writing_tokens(asked - written, self.tier.max_tokens)
+        # Room beyond the words missing, as a working document has: a small model that goes on
+        # past them is seldom cut (at the missing words' tokens alone, 600, one was).
+        missing = writing_tokens(asked - written, self.tier.max_tokens)
+        tokens = min(self.tier.max_tokens, WORKING_ROOM * missing)
         prompt = "".join(str(message.get("content") or "") for message in messages)
         if estimate_tokens(prompt) + tokens > self.window - MARGIN_TOKENS:
             return document
