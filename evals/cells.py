@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from multiverse.gateway import REPEAT_FINISH
+
 _PHASES = ("intake", "P0", "P1", "P2", "P3", "P4", "closing")
 
 
@@ -99,7 +101,27 @@ def tokens(case: dict[str, Any]) -> str:
     if cached is None:  # a result from before it was measured
         return f"{prompt:,} + {completion:,}"
     share = f", {round(100 * cached / prompt)} %" if prompt else ""
-    return f"prompt {prompt:,} (cached {cached:,}{share}) + completion {completion:,}"
+    return f"prompt {prompt:,} (cached {cached:,}{share}) + completion {completion:,}" + unreported(
+        model.get("calls") or []
+    )
+
+
+REPEAT = REPEAT_FINISH  # a stream closed early: the provider sent no usage
+
+
+def unreported(calls: list[dict[str, Any]]) -> str:
+    """What the totals cannot say when answers were stopped at a repeat: the server sends no
+    usage for a stream closed early (their prompt tokens are litellm's count, their cached
+    tokens unknown), so the cached share is also given over the other calls."""
+    stopped = [call for call in calls if call.get("finish_reason") == REPEAT]
+    if not stopped:
+        return ""
+    reported = [call for call in calls if call.get("finish_reason") != REPEAT]
+    prompt = sum(call.get("prompt_tokens") or 0 for call in reported)
+    cached = sum(call.get("cached_tokens") or 0 for call in reported)
+    share = f" ({round(100 * cached / prompt)} %)" if prompt else ""
+    return (f"; {len(stopped)} answer(s) stopped at a repeat report no usage (cache unknown); "
+            f"the {len(reported)} others: cached {cached:,} of {prompt:,}{share}")  # fmt: skip
 
 
 def phases(case: dict[str, Any]) -> str:
@@ -159,9 +181,12 @@ def cost(case: dict[str, Any]) -> str:
         "" if cached is None else f" (cached {cached:,})")  # fmt: skip
     phases = ", ".join(f"{name} {minutes:g}" for name, minutes in
                        (spent.get("minutes_per_phase") or {}).items())  # fmt: skip
+    stopped = sum(1 for call in (case.get("model") or {}).get("calls") or []
+                  if call.get("finish_reason") == REPEAT)  # fmt: skip
+    repeats = f"; stopped at a repeat {stopped}" if stopped else ""
     return (f"{spent.get('calls', 0)} calls; {prompt} + {spent.get('completion_tokens', 0):,} "
-            f"tokens; cut {spent.get('cut_at_max_tokens', 0)}; {spent.get('minutes', 0):g} min"
-            + (f" ({phases})" if phases else ""))  # fmt: skip
+            f"tokens; cut {spent.get('cut_at_max_tokens', 0)}{repeats}; "
+            f"{spent.get('minutes', 0):g} min" + (f" ({phases})" if phases else ""))  # fmt: skip
 
 
 def _pair(found: Any) -> str:

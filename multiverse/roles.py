@@ -120,9 +120,11 @@ class PlanContext(Data):
 
 
 class StagesPlan(Data):
-    """Plan target `stages:<phase_id>`."""
+    """Plan target `stages:<phase_id>`; `tasks`: the stages' tasks when one answer planned
+    them with the stages (a stage left without any is planned on its own, `tasks:<stage_id>`)."""
 
     stages: list[MajorStage] = Field(min_length=1)
+    tasks: list[Task] = Field(default_factory=list)
 
 
 class TasksPlan(Data):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from multiverse.spec import WORDS_PER_PAGE, FormatRuleKind
+from multiverse.spec import DEFAULT_WORDS, SHORT_KINDS, WORDS_PER_PAGE, FormatRuleKind
 
 _MEASURE_BY = re.compile(
     r"(?P<measure>[A-Za-z][A-Za-z -]{1,40}?)\s+(?:by|per|across|for each)\s+"
@@ -89,7 +89,6 @@ def column_matches(word: str, header: str) -> bool:
 
 
 SHORT_WORDS = 300  # "a short note", "짧은 메모": half a page and a little more
-DEFAULT_WORDS = 1000  # nothing said: two pages
 TOLERANCE = 0.15  # a length is kept when the words are within ±15 % of it
 
 _EN_NUMBERS = {
@@ -283,9 +282,6 @@ def length_asked(text: str, pages_first: bool = False) -> Length | None:
     if short:
         return Length(SHORT_WORDS, short.group(0).strip(), f"short (about {SHORT_WORDS} words)")
     return None
-
-
-SHORT_KINDS = frozenset({"note", "brief", "briefing", "summary", "overview"})
 
 
 def default_length(kind: tuple[str, str] | None) -> Length:

@@ -29,8 +29,6 @@ from multiverse.spec import (
 from multiverse.store import clip, decode_cell, encode_cell, render_table, split_row
 from planner.wording import ENGLISH, KOREAN, language_name, words
 
-DEFAULT_WORDS = 1000
-SHORT_KINDS = frozenset({"note", "brief", "briefing", "summary", "overview", "answer"})
 PHRASE_LIMIT = 90
 REASON_LIMIT = 220
 SHOWN_FILES = 8
@@ -61,17 +59,9 @@ def reading_words(reading: Reading, language: str) -> str:
     )
 
 
-def length_words(spec: RequestSpec) -> tuple[int, bool]:
-    """The length in words, and whether it was asked (else the deliverable's default)."""
-    if spec.length_words:
-        return spec.length_words, True
-    short_kind = spec.deliverable in SHORT_KINDS
-    return (WORDS_PER_PAGE if short_kind else DEFAULT_WORDS), False
-
-
 def length_label(spec: RequestSpec, language: str) -> str:
     """"2 pages (about 1,000 words)", "300 words", or the default said as one."""
-    count, asked = length_words(spec)
+    count, asked = spec.length()
     pages = count / WORDS_PER_PAGE
     whole = count % (WORDS_PER_PAGE // 2) == 0
     if language == "ko":

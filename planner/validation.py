@@ -269,9 +269,12 @@ def _task_rules(context: PlanContext, stage: MajorStage, phase: Phase) -> _TaskR
     )
 
 
-def validate_tasks(plan: TasksPlan, context: PlanContext) -> list[str]:
+def validate_tasks(
+    plan: TasksPlan, context: PlanContext, planned: frozenset[str] = frozenset()
+) -> list[str]:
     """Check a task plan for `context.stage`: ids, orders, real references, allowed outputs,
-    and nothing against the confirmed spec (planner.held)."""
+    and nothing against the confirmed spec (planner.held). `planned`: outputs of the tasks of
+    earlier stages planned in the same answer, written before these run."""
     stage = context.stage
     if stage is None:
         return _missing("task", "stage")
@@ -287,12 +290,31 @@ def validate_tasks(plan: TasksPlan, context: PlanContext) -> list[str]:
         errors += _check_task(task, context, rules)
         # A task may read what an earlier task of the same plan writes (chained tasks).
         chained = {t.output_path for t in plan.tasks if t.execution_order < task.execution_order}
-        errors += _check_references(task, context, rules.known | chained)
+        errors += _check_references(task, context, rules.known | planned | chained)
         errors += _check_output(task, context, rules, outputs[task.output_path])
         if context.spec is not None:
             published = task.output_path.startswith(f"outputs/{context.run_id}/")
             errors += spec_conflicts(task, context.spec, published)
     return errors + _check_orders("task", [(t.task_id, t.execution_order) for t in plan.tasks])
+
+
+def validate_phase(plan: StagesPlan, context: PlanContext) -> list[str]:
+    """Check a phase planned in one answer: its stages, then each stage's tasks as if planned
+    on its own, after the stages before it."""
+    errors = validate_stages(plan, context)
+    staged = context.model_copy(update={"stages": [*context.stages, *plan.stages]})
+    earlier: list[Task] = []
+    for stage in plan.stages:
+        own = [task for task in plan.tasks if task.stage_id == stage.stage_id]
+        if not own:
+            errors.append(f"stage {stage.stage_id} has no task; give every stage its tasks")
+            continue
+        here = staged.model_copy(update={"stage": stage, "tasks": [*context.tasks, *earlier]})
+        errors += validate_tasks(TasksPlan(tasks=own), here,
+                                 frozenset(task.output_path for task in earlier))  # fmt: skip
+        earlier += own
+    strays = [t.task_id for t in plan.tasks if t.stage_id not in {s.stage_id for s in plan.stages}]
+    return errors + [f"task {task_id} belongs to no stage of the plan" for task_id in strays]
 
 
 def _check_task(task: Task, context: PlanContext, rules: _TaskRules) -> list[str]:

@@ -136,6 +136,7 @@ class FakeOpenAI:
         self.hold: threading.Event | None = None
         # Seconds every answer takes, as a model's latency (bench/overlap.py); 0: at once.
         self.delay = 0.0
+        self.streams_stopped = 0  # streamed answers the client stopped reading before the end
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
         # A short poll interval makes shutdown quick (the default waits up to 0.5 s).
@@ -267,8 +268,40 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             elif reply.kind == "error":
                 payload = {"error": {"message": reply.text, "type": "scripted", "code": None}}
                 self._send(reply.status, payload, reply.headers)
+            elif body.get("stream") and reply.kind in ("text", "length"):
+                self._stream(_completion(reply, str(body.get("model", "fake"))))
             else:
                 self._send(200, _completion(reply, str(body.get("model", "fake"))))
+
+        def _stream(self, completion: dict[str, Any]) -> None:
+            # Server-sent events as llama-server and OpenAI send them: the text in small
+            # deltas, the finish, then usage (and llama-server's timings), then [DONE]. A client
+            # that stops reading early closes the connection: counted, not an error.
+            self.close_connection = True
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            choice = completion["choices"][0]
+            content = choice["message"]["content"] or ""
+            base = {key: completion[key] for key in ("id", "created", "model")}
+            base["object"] = "chat.completion.chunk"
+            events = [{**base, "choices": [{"index": 0, "delta": {"content": content[at:at + 24]},
+                                            "finish_reason": None}]}
+                      for at in range(0, len(content), 24)]  # fmt: skip
+            finish = {"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}
+            events.append({**base, "choices": [finish]})
+            last = {**base, "choices": [], "usage": completion["usage"]}
+            if "timings" in completion:
+                last["timings"] = completion["timings"]
+            events.append(last)
+            try:
+                for event in events:
+                    self.wfile.write(b"data: " + json.dumps(event).encode("utf-8") + b"\n\n")
+                    self.wfile.flush()
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):
+                fake.streams_stopped += 1
 
         def _hang(self) -> None:
             # Waits for the release event, or for the client to close its end.

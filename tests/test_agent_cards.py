@@ -271,9 +271,12 @@ def _plan_context(home: Home) -> PlanContext:
 
 
 def _stages(goal: str) -> Any:
+    """A phase's stages with their tasks (one answer); an empty `goal` is refused."""
+    task = {"name": "Read", "purpose": "List the figures.", "references": [1]}
     return text(json.dumps({"stages": [
-        {"name": "Revenue facts", "goal": goal},
-        {"name": "Market reading", "goal": "Compare regions; STRATEGIZING builds on it."},
+        {"name": "Revenue facts", "goal": goal, "tasks": [{**task, "file_name": "a.md"}]},
+        {"name": "Market reading", "goal": "Compare regions; STRATEGIZING builds on it.",
+         "tasks": [{**task, "file_name": "b.md"}]},
     ]}))  # fmt: skip
 
 

@@ -163,6 +163,15 @@ def test_the_tokens_cell_shows_the_cached_share_when_known() -> None:
     old = {"model": {"usage": {"prompt_tokens": 8_254, "completion_tokens": 1_000}}}
     assert cells.tokens(old) == "8,254 + 1,000"
     assert cells.tokens({"model": {}}) == "0"
+    # Answers stopped at a repeat report no usage: the share is also given without them.
+    calls = [{"finish_reason": "stop", "prompt_tokens": 1_000, "cached_tokens": 600},
+             {"finish_reason": "repeat", "prompt_tokens": 3_000, "cached_tokens": 0}]  # fmt: skip
+    stopped = {"model": {"usage": {**usage, "prompt_tokens": 4_000, "cached_prompt_tokens": 600},
+                         "calls": calls}}  # fmt: skip
+    assert cells.tokens(stopped).endswith(
+        "; 1 answer(s) stopped at a repeat report no usage (cache unknown); "
+        "the 1 others: cached 600 of 1,000 (60 %)"
+    )
 
 
 def test_the_calls_cell_says_how_many_cut_answers_went_on() -> None:

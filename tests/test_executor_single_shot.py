@@ -20,6 +20,7 @@ from executor.model.references import (
 from executor.model.role import context_window, resolve_executor_mode
 from executor.model.single_shot import (
     WORKING_PASTE_TOKENS,
+    content_words,
     deliverable_paste,
     unwrap_document,
     without_repeats,
@@ -203,6 +204,8 @@ def test_published_memo_is_assembled_from_the_analysis_and_a_verdict(
     assert extend["messages"][:2] == analysis["messages"]
     assert extend["messages"][2] == {"role": "assistant", "content": MEMO}
     assert "about 700 were asked. Continue it" in extend["messages"][3]["content"]
+    # Room beyond the words missing: a small model going on past them is seldom cut.
+    assert extend["max_tokens"] == 2 * writing_tokens(700 - content_words(MEMO), 4096)
     assert "SECRET-CHART-MARKUP" not in prompt and "PNG" not in prompt
     assert "not a text file: named, not pasted" in prompt
     assert "refused: path '../outside.md' is refused" in prompt
@@ -649,3 +652,81 @@ def test_a_document_never_repeats_its_prompts_instructions_or_our_markers(
     assert "€6.9 billion" in written and "France grew fastest" in written
     assert "About 400 words" not in written and "Cut here" not in written
     assert "[parts:" not in written
+
+
+def test_a_single_shot_assembly_plan_is_written_by_code_without_a_call(
+    root: Path, fake_openai: FakeOpenAI
+) -> None:
+    """Code assembles a single-shot model's deliverable, so code writes the plan it follows:
+    no call; the plan says so, and names the parts, the length, the files kept and left out."""
+    out = f"runs/{RUN}/workspace/GENERATING_OUTPUT/assembly_plan.md"
+    gone = FileSet(files=["assets/old.md"], reading=Reading(phrase="not the old file"))
+    for kind, length, words in (("memo", None, "about 1,000 words (the default for a memo)"),
+                                ("brief", 300, "about 300 words,")):  # fmt: skip
+        spec = RequestSpec(request="A memo.", deliverable=kind, length_words=length, confirmed=True,
+                           sources=[ASSET, CSV, "assets/old.md"], left_out=[gone],
+                           audience="the board")  # fmt: skip
+        task = assignment(root, out, phase="GENERATING_OUTPUT").model_copy(update={"spec": spec})
+        signal = executor(root, fake_openai).execute_task(task)
+        assert signal.status == "COMPLETED", signal.error
+        plan = (root / out).read_text("utf-8")
+        assert plan.startswith("# Market memo\n") and "Written by code" in plan
+        assert f"A {kind} in English, {words}" in plan and "for the board" in plan
+        assert "Executive summary" in plan and "Recommendation" in plan
+        assert f"`{ASSET}`, `{CSV}`" in plan and "- `assets/old.md`" in plan
+        assert "Charts: none asked." in plan
+    assert fake_openai.requests == []
+    # The deliverable's analysis does not read it: code follows it, and a small model wrote
+    # the parts code adds (summary, recommendation, references) into its analysis again.
+    fake_openai.script(text(MEMO), text(EXTRA), text(VERDICT))  # short: continued once
+    published = assignment(root, f"outputs/{RUN}/memo.md", phase="GENERATING_OUTPUT",
+                           references=[ASSET, out]).model_copy(update={"spec": spec})  # fmt: skip
+    assert executor(root, fake_openai).execute_task(published).status == "COMPLETED"
+    assert not any("Written by code" in prompt_of(body) for body in fake_openai.requests)
+    # Another working document of that phase (a section a model's plan drafts) is the model's.
+    asked = fake_openai.count
+    fake_openai.script(text(MEMO))
+    drafted = assignment(root, f"runs/{RUN}/workspace/GENERATING_OUTPUT/outline.md",
+                         phase="GENERATING_OUTPUT").model_copy(update={"spec": spec})  # fmt: skip
+    assert executor(root, fake_openai).execute_task(drafted).status == "COMPLETED"
+    assert fake_openai.count == asked + 1
+
+
+def test_a_working_document_does_not_read_twice_what_the_runs_sources_show_in_part(
+    root: Path, fake_openai: FakeOpenAI
+) -> None:
+    """A table too long for the run's sources is shown there in its parts bearing on the
+    request; a working document does not paste it again (the deliverable may, in its larger
+    share)."""
+    rows = [f"2023-{n:04d},Germany,{1000 + n},{200 + n},12.5" for n in range(3000)]
+    header = "quarter,country,revenue,units,share\n"
+    (root / "assets" / "long.csv").write_text(header + "\n".join(rows) + "\n", encoding="utf-8")
+    spec = RequestSpec(request="A memo on revenue.", sources=["assets/long.csv"], confirmed=True)
+    fake_openai.script(text(MEMO))
+    out = f"runs/{RUN}/workspace/ANALYZING/first.md"
+    task = assignment(root, out, references=["assets/long.csv"]).model_copy(update={"spec": spec})
+    signal = executor(root, fake_openai).execute_task(task)
+    assert signal.status == "COMPLETED", signal.error
+    prompt = prompt_of(fake_openai.requests[0])
+    assert prompt.count("### `assets/long.csv`") == 1 and "2023-0000,Germany" in prompt
+
+
+def test_the_first_analysis_is_given_its_sections_and_an_end(
+    root: Path, fake_openai: FakeOpenAI
+) -> None:
+    """Phase 0's first analysis is told its sections: one per source file it reads, then what
+    the request needs, each once, then stop; other working documents choose their own."""
+    fake_openai.script(text(MEMO), text(MEMO))
+    role = executor(root, fake_openai)
+    request = f"runs/{RUN}/request.md"
+    (root / request).write_text("A memo.\n", encoding="utf-8")
+    first = assignment(root, f"runs/{RUN}/workspace/ANALYZING/first_analysis.md",
+                       references=[ASSET, CSV, request])  # fmt: skip
+    first = first.model_copy(update={"phase": first.phase.model_copy(update={"phase_id": "P0"})})
+    later = assignment(root, f"runs/{RUN}/workspace/ANALYZING/later.md", references=[ASSET])
+    for task in (first, later):
+        assert role.execute_task(task).status == "COMPLETED"
+    told = prompt_of(fake_openai.requests[0])
+    assert (f"then stop:\n  - ## {ASSET}\n  - ## {CSV}\n  - ## What the request needs from them"
+            in told)  # fmt: skip
+    assert "then stop:" not in prompt_of(fake_openai.requests[1])

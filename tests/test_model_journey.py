@@ -29,7 +29,8 @@ from journey import cli, copy_assets
 
 KEY_ENV = "FAKE_LLM_KEY"
 SECRET = "sk-test-SECRET-XYZ"
-REQUEST = "Analyse the e-bike market report and write a short market-entry memo for the board."
+# Longer than two pages: the model plans its stages and tasks (a shorter one is planned by code).
+REQUEST = "Analyse the e-bike market report and write a five-page market-entry memo for the board."
 PHASES_IN_ORDER = (
     ("P1", "ANALYZING"),
     ("P2", "STRATEGIZING"),
@@ -91,23 +92,29 @@ class RunScript:
         """One task: write the file, then say COMPLETED."""
         return [self.write(path, content), done()]
 
-    def stages(self, phase_id: str) -> Reply:
-        """One stage for the phase (code numbers it)."""
-        return answer({"stages": [{
-            "name": f"Build the {phase_id} block",
-            "goal": f"One document for {phase_id}, read by the next phase.",
-        }]})  # fmt: skip
+    def stage(self, phase_id: str) -> dict[str, Any]:
+        """The phase's one stage (code numbers it)."""
+        return {"name": f"Build the {phase_id} block",
+                "goal": f"One document for {phase_id}, read by the next phase."}  # fmt: skip
 
-    def tasks(self, phase_id: str, output: str) -> Reply:
-        """One task for the phase's stage, reading file 2 of the numbered list (this run's
-        newest work) and naming its output after `output` (code makes the path)."""
-        return answer({"tasks": [{
+    def task(self, phase_id: str, output: str) -> dict[str, Any]:
+        """The stage's one task, reading file 2 of the numbered list (this run's newest work)
+        and naming its output after `output` (code makes the path)."""
+        return {
             "name": f"Write the {phase_id} document",
             "purpose": "Condense the reference into the next building block.",
             "references": [2],
             "file_name": output.rsplit("/", 1)[-1],
             **({"deliverable": True} if phase_id == "P4" else {}),
-        }]})  # fmt: skip
+        }
+
+    def plans(self, phase_id: str, output: str) -> list[Reply]:
+        """The phase's plan: its stage with its task in one answer; the publishing phase's
+        stage, then its tasks."""
+        stage, task = self.stage(phase_id), self.task(phase_id, output)
+        if phase_id != "P4":
+            return [answer({"stages": [{**stage, "tasks": [task]}]})]
+        return [answer({"stages": [stage]}), answer({"tasks": [task]})]
 
     def output_of(self, phase_id: str, phase_name: str) -> str:
         """The file each phase's one task writes."""
@@ -119,8 +126,7 @@ class RunScript:
         """A whole phase: its stage, its task, and the task's execution."""
         output = self.output_of(phase_id, phase_name)
         return [
-            self.stages(phase_id),
-            self.tasks(phase_id, output),
+            *self.plans(phase_id, output),
             *self.execute(output, f"# {phase_id}\n\nE-bike market: €18.5 billion in 2023.\n"),
         ]
 
@@ -253,7 +259,9 @@ def test_whole_run_on_the_model(model_home: Home, fake_openai: FakeOpenAI) -> No
     # Every planner answer fitted the json_schema its request carried.
     assert fake_openai.schema_violations == []
     planner_calls = [n for n, r in enumerate(fake_openai.requests) if is_planner(r)]
-    assert len(planner_calls) == 1 + 2 * len(PHASES_IN_ORDER)  # the spec
+    # The spec; each phase's stages with their tasks in one answer, but the publishing
+    # phase's, whose tasks are planned stage by stage.
+    assert len(planner_calls) == 1 + len(PHASES_IN_ORDER) + 1
     assert not set(planner_calls) & set(fake_openai.unstructured)
     # Every call after CONFIRM, the Planner's and the Executor's alike, begins with the same
     # bytes (the request, the frozen spec, the ACTIVE instructions), then the role's own text:
@@ -317,13 +325,13 @@ def test_malformed_json_repaired_on_second_answer(
 def test_still_malformed_after_two_repairs_fails_the_run(
     model_home: Home, fake_openai: FakeOpenAI
 ) -> None:
-    """A task plan still malformed after two repairs fails every level, raw answer reported."""
+    """A phase plan still malformed after two repairs fails the phase and the run, raw answer
+    reported."""
     run_id = to_confirmation(model_home, fake_openai)
     script = RunScript(run_id)
-    raw = "RAW-ANSWER-7 {tasks: [oops"
+    raw = "RAW-ANSWER-7 {stages: [oops"
     fake_openai.script(
         *script.execute(script.first_analysis, "# First analysis\n"),
-        script.stages("P1"),
         text(raw), text(raw + " again"), text(raw + " still"),
         wording("The run stopped while planning the analysis."),
     )  # fmt: skip
@@ -332,15 +340,15 @@ def test_still_malformed_after_two_repairs_fails_the_run(
 
     run = the_run(model_home)
     assert run.status is Status.FAILED
-    assert (run.current_phase_id, run.current_stage_id) == ("P1", "P1-S01")
+    assert (run.current_phase_id, run.current_stage_id) == ("P1", None)
     found = statuses(model_home, run_id)
-    assert found["P1"] is Status.FAILED and found["P1-S01"] is Status.FAILED
+    assert found["P1"] is Status.FAILED and "P1-S01" not in found
     assert found["P0"] is Status.COMPLETED
     messages = model_home.run(run_id).messages.read_text(encoding="utf-8")
     assert "The run stopped while planning the analysis." in messages
     assert raw + " still" in messages
-    assert "tasks:P1-S01" in messages
-    assert fake_openai.count == len(BEFORE_CONFIRM) + 2 + 1 + 3 + 1
+    assert "stages:P1" in messages
+    assert fake_openai.count == len(BEFORE_CONFIRM) + 2 + 3 + 1
 
 
 def test_restart_pays_no_second_call(model_home: Home, fake_openai: FakeOpenAI) -> None:
@@ -403,10 +411,10 @@ def test_hostile_answers_are_refused(
     before = files_outside(tmp_path, model_home)
     escape = f"/tmp/{run_id}-escape.md"
     good = script.output_of("P1", "ANALYZING")
-    hostile_plan = answer({"tasks": [{
+    hostile_plan = answer({"stages": [{**script.stage("P1"), "tasks": [{
         "name": "Escape", "purpose": "Write elsewhere.", "references": [99],
         "file_name": "../../escaped.md", "output_path": "../../escaped.md",
-    }]})  # fmt: skip
+    }]}]})  # fmt: skip
     hostile_tools = tools(
         ("read_file", {"path": "/etc/passwd"}),
         ("read_file", {"path": "../../../../etc/passwd"}),
@@ -416,9 +424,8 @@ def test_hostile_answers_are_refused(
     )
     replies = [
         *script.execute(script.first_analysis, "# First analysis\n"),
-        script.stages("P1"),
         hostile_plan,
-        script.tasks("P1", good),
+        *script.plans("P1", good),
         hostile_tools,
         *script.execute(good, "# P1\n\nFacts.\n"),
     ]
@@ -430,11 +437,11 @@ def test_hostile_answers_are_refused(
     assert the_run(model_home).status is Status.COMPLETED
 
     requests = fake_openai.requests
-    plan_repair = requests[len(BEFORE_CONFIRM) + 2 + 2]["messages"][-1]["content"]
+    plan_repair = requests[len(BEFORE_CONFIRM) + 2 + 1]["messages"][-1]["content"]
     assert "reference 99 is not allowed; use one of: 1, 2" in plan_repair
     rows = TableStore().table(TASKS, model_home.run(run_id).db / TASKS.filename).rows()
     assert next(row for row in rows if row.key == "P1-S01-T01").output_path == good
-    fed_back = [m for m in requests[len(BEFORE_CONFIRM) + 2 + 4]["messages"] if m["role"] == "tool"]
+    fed_back = [m for m in requests[len(BEFORE_CONFIRM) + 2 + 3]["messages"] if m["role"] == "tool"]
     assert len(fed_back) == 5 and all(m["content"].startswith("ERROR") for m in fed_back)
     everything_sent = "".join(json.dumps(r, ensure_ascii=False) for r in requests)
     assert "root:x:0:0" not in everything_sent

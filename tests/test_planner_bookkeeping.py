@@ -120,7 +120,7 @@ def test_references_are_numbered_request_first_and_capped(tmp_path: Path) -> Non
     ]
     ctx = context(tmp_path, rows)
     assert ctx.stage is not None
-    references = reference_candidates(ctx, ctx.stage)
+    references = reference_candidates(ctx, f"{ctx.stage.stage_name}\n{ctx.stage.stage_goal}")
     assert references.paths[0] == f"runs/{RUN_ID}/request.md"
     assert len(references.paths) == REFERENCE_LIMIT + 1
     assert references.lines[1] == "2. assets/f00.md (ORIGINAL_INPUT)"

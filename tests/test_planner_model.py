@@ -29,7 +29,7 @@ from multiverse.spec import Chart, FileSet, Reading, RequestSpec
 from planner.builtin import BuiltinPlanner, request_spec
 from planner.model import PROMPTS_PACKAGE, ModelPlanner
 from planner.model.context import CATALOG_LIMIT, quoted, relevant_catalog
-from planner.model.planner import MODE_TOKENS, STAGES_TOKENS, TASKS_TOKENS, TOOLS_TOKENS
+from planner.model.planner import MODE_TOKENS, PHASE_TOKENS, TASKS_TOKENS, TOOLS_TOKENS
 from planner.validation import validate_phase0
 
 from fake_openai import FakeOpenAI, error, length_cut, text
@@ -193,13 +193,17 @@ def sent_schema(server: FakeOpenAI, number: int = 0) -> dict[str, Any]:
 
 
 def stages_answer(goal: str = "Extract the revenue figures; the strategy phase uses them.") -> Any:
-    """A two-stage plan for P1, in the new answer format."""
+    """A two-stage plan for P1 with the stages' tasks (one answer for the phase)."""
     return {
         "stages": [
-            {"name": "Revenue facts", "goal": goal},
-            {"name": "Market reading", "goal": "Compare regions; STRATEGIZING builds on it."},
+            {"name": "Revenue facts", "goal": goal, "tasks": [
+                {"name": "Extract revenue", "purpose": "List every revenue figure.",
+                 "references": [1], "file_name": "revenue_facts.md"}]},
+            {"name": "Market reading", "goal": "Compare regions; STRATEGIZING builds on it.",
+             "tasks": [{"name": "Compare regions", "purpose": "Compare the regions' revenue.",
+                        "references": [], "file_name": "regions.md"}]},
         ]
-    }
+    }  # fmt: skip
 
 
 def tasks_answer(references: list[Any] | None = None) -> dict[str, Any]:
@@ -305,6 +309,15 @@ def test_stages_from_a_good_answer_with_selective_context(
     ]
     assert rows == [("P1-S01", RUN_ID, "P1", 1, "PENDING"), ("P1-S02", RUN_ID, "P1", 2, "PENDING")]
     assert plan.stages[0].stage_goal == "Extract the revenue figures; the strategy phase uses them."
+    # The stages' tasks came in the same answer: numbered, chained across the stages, each
+    # written in the phase's workspace.
+    first, second = plan.tasks
+    assert (first.task_id, second.task_id) == ("P1-S01-T01", "P1-S02-T01")
+    assert first.related_references == [f"runs/{RUN_ID}/request.md"]
+    assert second.related_references == [first.output_path]
+    workspace = f"runs/{RUN_ID}/workspace/ANALYZING/"
+    assert first.output_path == workspace + "revenue_facts.md"
+    assert second.output_path == workspace + "regions.md"
     schemas_held(fake_openai)
     sent = prompt(fake_openai)
     messages = fake_openai.requests[0]["messages"]
@@ -586,6 +599,13 @@ def test_a_short_deliverable_is_planned_by_code(fake_openai: FakeOpenAI, home: P
     staged = short.model_copy(update={"stages": stages.stages, "stage": stages.stages[0]})
     assert planner.plan_tasks(staged) == builtin.plan_tasks(staged)
     assert fake_openai.count == 0
+    # No length asked: the default the proposal promised decides (a memo's two pages, a
+    # report's too); a brief's one page.
+    for kind in ("memo", "brief", "report"):
+        unsaid = make_context(home, phase=phases()[0],
+                              spec=confirmed_spec(length_words=None, deliverable=kind))  # fmt: skip
+        assert planner.plan_stages(unsaid) == builtin.plan_stages(unsaid)
+    assert fake_openai.count == 0
     fake_openai.script(answer(stages_answer()))
     long = make_context(home, phase=phases()[0], spec=confirmed_spec(length_words=3000))
     assert len(make_planner(fake_openai, home).plan_stages(long).stages) == 2
@@ -756,7 +776,7 @@ def test_each_call_type_asks_for_its_own_tokens(fake_openai: FakeOpenAI, home: P
         make_context(home, phase=phases()[0], stage=stage(), task=the_task()), Timing.PRE
     )
     assert [r["max_tokens"] for r in fake_openai.requests] == [
-        STAGES_TOKENS,
+        PHASE_TOKENS,
         TASKS_TOKENS,
         TOOLS_TOKENS,
     ]
@@ -905,7 +925,7 @@ def test_template_missing_a_variable_is_our_error(
     """A template placeholder without a value raises PromptError before any call is made."""
     prompts = tmp_path / "prompts"
     prompts.mkdir()
-    (prompts / "stages.md").write_text(
+    (prompts / "phase.md").write_text(
         "<!-- prompt_version: 9 -->\nPlan $phase_id for $nobody_fills_this\n", encoding="utf-8"
     )
     planner = make_planner(fake_openai, home, prompts_dir=prompts)

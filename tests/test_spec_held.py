@@ -83,6 +83,14 @@ def test_lengths_are_read_in_words_and_pages() -> None:
     assert asked_words(["두 페이지 분량"]) == 1000 and asked_words(["Use the 2023 figures"]) is None
 
 
+@pytest.mark.parametrize(("kind", "words"), [("memo", 1000), ("report", 1000), ("brief", 500),
+                                             ("note", 500), ("summary", 500)])  # fmt: skip
+def test_a_length_not_asked_is_the_default_of_the_deliverables_kind(kind: str, words: int) -> None:
+    """One rule for the proposal, the offline brief, the model's deliverable and the planner."""
+    assert RequestSpec(request="x", deliverable=kind).length() == (words, False)
+    assert RequestSpec(request="x", deliverable=kind, length_words=300).length() == (300, True)
+
+
 @pytest.mark.parametrize("shape", ["Read {} and list its figures.", "Compare q3.csv with {}.",
                                    "Use {} for the trend."])  # fmt: skip
 @pytest.mark.parametrize("named", [LEFT_OUT, "old_q2.csv", "OLD_Q2.CSV"])

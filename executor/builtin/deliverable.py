@@ -46,7 +46,7 @@ from multiverse.models import AssetType
 from multiverse.spec import RequestSpec
 from multiverse.tabular import Fact
 from multiverse.trace import Known, with_untraced
-from offline.asks import TOLERANCE, default_length, deliverable_asked
+from offline.asks import TOLERANCE
 
 log = structlog.get_logger(__name__)
 
@@ -312,13 +312,6 @@ def deliverable_title(request: str, spec: RequestSpec | None) -> str:
     return report_title(without_left_out(spec, request) if spec is not None else request)
 
 
-def _length(spec: RequestSpec) -> tuple[int, bool]:
-    """The words asked (or the default for the kind of deliverable) and whether they were."""
-    if spec.length_words:
-        return spec.length_words, True
-    return default_length(deliverable_asked(spec.deliverable)).words, False
-
-
 _ITEM = re.compile(r"^(?:[-*]|\d+\.)\s+(?P<text>.+)$")
 
 
@@ -342,7 +335,7 @@ def fill(gathered: Gathered) -> str:
     passages best matching the request (never one that matches none of its words)."""
     brief, spec, w = gathered.brief, gathered.brief.spec, gathered.brief.w
     sources = gathered.texts.sources
-    target, stated = _length(spec)
+    target, stated = spec.length()
     upper = target * (1 + TOLERANCE) if stated else float(target)
     limit = brief.shape.max_words
     rule = next((r for r in spec.format_rules if r.rule == "max_words"), None)

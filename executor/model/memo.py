@@ -3,7 +3,9 @@
 A small model writes the analysis (free text) and then, in a schema-constrained answer, its
 verdict on it: the executive summary, the one recommendation and its reasons. Code puts them
 together with the charts the run drew and the files read, so the memo has every part a reader
-expects whatever the model forgot.
+expects whatever the model forgot. Since code assembles it, code also writes its assembly plan:
+a model's plan of an order code keeps would be a call no step follows (a small one listed every
+computed fact again, until its limit cut it).
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from executor.model.prompt import facts_section, material_section
 from executor.model.references import Source
 from multiverse.gateway import ChatMessage
+from multiverse.roles import TaskAssignment
+from multiverse.spec import LANGUAGES, RequestSpec
 
 SUMMARY_WORDS = 90
 VERDICT_WORDS = 200
@@ -88,3 +92,69 @@ def assemble_memo(
     used = [f"- `{s.path}`" for s in sources if s.text is not None and not s.chart]
     parts += ["## References", "\n".join(used) or "- (no file was read)"]
     return "\n\n".join(part for part in parts if part) + "\n"
+
+
+ASSEMBLY_PLAN = "assembly_plan"  # the stem of the assembly plan's file, as planned
+
+
+def is_assembly_plan(assignment: TaskAssignment, published: bool) -> bool:
+    """Whether the task plans the deliverable's assembly: a working document of the phase
+    that publishes (SPEC §6) named for it. Another working task of that phase (a section a
+    model's plan drafts there) is written by the model."""
+    return (not published and assignment.phase.phase_name == "GENERATING_OUTPUT"
+            and is_plan_file(assignment.task.output_path))  # fmt: skip
+
+
+def is_plan_file(path: str) -> bool:
+    """Whether `path` is an assembly plan's file (`assembly_plan.md`, `assembly_plan_2.md`)."""
+    return Path(path).name.startswith(ASSEMBLY_PLAN)
+
+
+def assembly_plan(
+    name: str, title: str, spec: RequestSpec, analysis_words: int, references: Sequence[str]
+) -> str:
+    """The plan of the memo as `assemble_memo` puts it together: what each part is, what feeds
+    it, the questions and rules it keeps; written by code, and said so."""
+    words, asked = spec.length()
+    default = "" if asked else f" (the default for a {spec.deliverable})"
+    length = f"about {words:,} words{default}"
+    reader = f", for {spec.audience}" if spec.audience else ""
+    language = LANGUAGES.get(spec.language, (spec.language,))[0]
+    fed = ", ".join(f"`{path}`" for path in references) or "the run's working documents"
+    kept = [path for path in spec.sources if path not in spec.excluded()]
+    charts = [chart.title or chart.reading.phrase for chart in spec.charts if chart.drawable]
+    lines = [
+        f"# {name}", "",
+        "*Written by code: the deliverable is assembled by code, in the order below, from the "
+        "model's analysis and its verdict on it.*", "",
+        "## The deliverable", "",
+        f"- A {spec.deliverable} in {language}, {length}{reader}.",
+        f"- Title: {title}", "",
+        "## Its parts, in order", "",
+        f"1. Executive summary: the answer to the request in at most {SUMMARY_WORDS} words, "
+        "from the analysis (the model's verdict).",
+        f"2. Analysis: about {analysis_words:,} words in sections that suit the request, written "
+        f"by the model from {fed}, the run's sources and the verified facts computed from the "
+        "tables, each figure with its source file.",
+        "3. Charts: " + ("; ".join(charts) + ", drawn by code from the tables"
+                         if charts else "none asked."),
+        "4. Recommendation: one course of action, with two to four reasons each resting on a "
+        "figure of the analysis (the model's verdict).",
+        "5. References: the files read" + (": " + ", ".join(f"`{p}`" for p in kept) if kept
+                                           else "."),
+    ]  # fmt: skip
+    questions = [" — ".join(part for part in (q.reading.phrase.strip(), q.answer.strip()) if part)
+             for q in spec.questions]  # fmt: skip
+    if any(questions):
+        lines += ["", "## Questions the analysis answers", ""]
+        lines += [f"- {line}" for line in questions if line]
+    if spec.format_rules:
+        lines += ["", "## Format rules", ""]
+        lines += [f"- {rule.rule}" + (f": {rule.value}" if rule.value else "")
+                  + (f" ({rule.reading.phrase})" if rule.reading.phrase else "")
+                  for rule in spec.format_rules]  # fmt: skip
+    left_out = sorted(spec.excluded())
+    if left_out:
+        lines += ["", "## Left out at the request (never read)", ""]
+        lines += [f"- `{path}`" for path in left_out]
+    return "\n".join(lines) + "\n"

@@ -255,6 +255,7 @@ class WritingTask:
     query: str = ""  # what a reference too long to paste whole is cut to the parts bearing on
     paste_tokens: int = MAX_PASTED_TOKENS  # at most this much of the references' text
     body: bool = False  # the deliverable's analysis: code adds its summary, verdict, references
+    outline: tuple[str, ...] = ()  # the sections code knows the document has, in order
 
 
 def active_instructions(assignment: TaskAssignment) -> list[str]:
@@ -281,7 +282,12 @@ def chart_links(sources: Sequence[Source], output_path: str) -> str:
 def _structure(task: WritingTask) -> str:
     charts = chart_links(task.sources, task.output_path)
     if not task.published:
-        return load_template(ANALYSIS if task.body else WORKING).render(charts=charts).rstrip()
+        text = load_template(ANALYSIS if task.body else WORKING).render(charts=charts).rstrip()
+        if not task.outline:
+            return text
+        # A given end: a small model left to choose its sections wrote them all a second time.
+        outline = "\n".join(f"  - ## {heading}" for heading in task.outline)
+        return f"{text}\n- Write these sections, each once and in this order, then stop:\n{outline}"
     listed = [f"     - `{s.path}`" for s in task.sources if not s.chart and not s.note.startswith(
         ("refused", "not found"))]  # fmt: skip
     assets = "\n".join(listed) or "     - (no asset was given)"

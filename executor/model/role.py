@@ -12,6 +12,8 @@ What stays builtin, and why:
   So is `web_search` without a search provider (its note says plainly that nothing was
   searched); with one, the model plans the research and answers from the fetched pages,
   every citation checked by code (executor.model.research).
+- A single-shot model's assembly plan (`assembly_plan*.md`): code assembles its deliverable
+  (executor.model.memo), so code writes the plan it follows.
 - `summarize`: cheap and deterministic; a model call per catalog file would cost a call for
   every asset, guideline and output of every run.
 - `simple_task` for the commands the builtin knows (list, convert, summarize, count) and the

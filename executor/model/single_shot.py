@@ -23,7 +23,14 @@ import structlog
 
 from executor.builtin import TaskError, deliverable_title, in_outputs, relative, spec_query
 from executor.model.loop import clipped
-from executor.model.memo import MemoVerdict, assemble_memo, verdict_messages
+from executor.model.memo import (
+    MemoVerdict,
+    assemble_memo,
+    assembly_plan,
+    is_assembly_plan,
+    is_plan_file,
+    verdict_messages,
+)
 from executor.model.prompt import (
     MAX_PASTED_TOKENS,
     SHORT_SHARE,
@@ -62,6 +69,7 @@ from multiverse.gateway import (
     LlmErrorCode,
     ModelCalls,
     cut_failure,
+    paragraph_key,
 )
 from multiverse.roles import TaskAssignment
 from multiverse.spec import asked_words, with_prefix
@@ -131,7 +139,7 @@ ANALYSIS_MIN_WORDS = 150
 # on the task; a small model asked for the deliverable's length copies tables out instead.
 WORKING_WORDS = 400
 WORKING_MIN_WORDS = 200
-WORKING_ROOM = 2  # a working document's max_tokens, in multiples of its budget's tokens
+WORKING_ROOM = 2  # max_tokens of a working document or an extension, in multiples of its words'
 WORKING_PASTE_TOKENS = 6000  # of its references' text
 DELIVERABLE_PASTE_TOKENS = 8000  # of its references' text, or a quarter of a larger window
 
@@ -152,23 +160,21 @@ CUT_NOTE = "\n\n*[Cut here: the text ran past its budget of about {words} words.
 _SENTENCE_END = re.compile(r"[.!?。)](?=\s)|[.!?。]$|다\.")
 
 
-# A paragraph this long said twice is a repeat, not an emphasis (short lines, like "- none",
-# may recur in their own right); a Hangul or CJK character counts twice, as it says more.
-REPEAT_CHARS = 40
 _HEADING = re.compile(r"^(#{1,6})\s")
 
 
 def without_repeats(text: str) -> str:
-    """The document without the paragraphs it already said, and without a heading left with
-    nothing under it: a small model that continues a cut text often starts a section again."""
+    """The document without the paragraphs it already said (`paragraph_key`: short lines, like
+    "- none", may recur in their own right), and without a heading left with nothing under it:
+    a small model that continues a cut text often starts a section again."""
     seen: set[str] = set()
     kept: list[str] = []
     for block in re.split(r"\n[ \t]*\n", text.strip()):
-        key = " ".join(block.split()).casefold()
-        size = sum(1 if char.isascii() else 2 for char in key)
-        if size >= REPEAT_CHARS and not _HEADING.match(block) and key in seen:
+        key = paragraph_key(block)
+        if key is not None and key in seen:
             continue
-        seen.add(key)
+        if key is not None:
+            seen.add(key)
         kept.append(block)
     shown = [block for index, block in enumerate(kept)
              if index == 0 or not _empty_heading(block, kept[index + 1 : index + 2])]  # fmt: skip
@@ -202,10 +208,27 @@ def working_words(deliverable: int | None) -> int:
     return max(WORKING_MIN_WORDS, min(WORKING_WORDS, deliverable or WORKING_WORDS))
 
 
+FIRST_ANALYSIS_END = "What the request needs from them"
+
+
+def first_analysis_outline(
+    assignment: TaskAssignment, material: Sequence[Source], sources: Sequence[Source]
+) -> tuple[str, ...]:
+    """The first analysis's sections (phase 0, SPEC §6): one per source file it reads, then
+    what the request needs from them; no outline for any other task."""
+    if assignment.phase.phase_id != "P0":
+        return ()
+    files = [source.path for source in (*material, *sources)
+             if source.text is not None and not source.chart
+             and not source.path.startswith(("runs/", "outputs/"))]  # fmt: skip
+    return (*dict.fromkeys(files), FIRST_ANALYSIS_END)
+
+
 def length_asked(assignment: TaskAssignment) -> int | None:
-    """The deliverable's length in words: the confirmed spec's, else what the instructions say."""
-    if assignment.spec is not None and assignment.spec.length_words:
-        return assignment.spec.length_words
+    """The deliverable's length in words: the confirmed spec's (the default for its kind the
+    proposal promised when none was asked), else what the instructions say."""
+    if assignment.spec is not None:
+        return assignment.spec.length()[0]
     return asked_words(active_instructions(assignment))
 
 
@@ -275,19 +298,37 @@ class SingleShot:
         output = relative(home, target)
         context = registry.context
         published = in_outputs(home, assignment.run_id, target)
+        words = length_asked(assignment)
+        spec = assignment.spec
+        if spec is not None and is_assembly_plan(assignment, published):
+            # Code assembles the deliverable (`_memo`), so code says how: no call.
+            plan = assembly_plan(assignment.task.task_name,
+                                 deliverable_title(assignment.request, spec),
+                                 spec, analysis_words(words) or 0,
+                                 assignment.task.related_references)  # fmt: skip
+            self._written(registry, package, output, plan)
+            return
         # The inputs before the run's own files: the part of the prompt the run's tasks share
         # comes first, where the provider's prefix cache can serve it.
         references = sorted(assignment.task.related_references,
                             key=lambda path: path.startswith(("runs/", "outputs/")))  # fmt: skip
         if published:
-            # The deliverable shows the charts the run drew, whichever task drew them.
+            # The deliverable shows the charts the run drew, whichever task drew them; it does
+            # not read the assembly plan code wrote for code (read, a small model wrote the
+            # memo's summary, recommendation and references into its analysis a second time).
+            plans = relative(home, context.workspace / "GENERATING_OUTPUT") + "/"
+            references = [path for path in references
+                          if not (path.startswith(plans) and is_plan_file(path))]  # fmt: skip
             references += [relative(home, chart) for chart in run_charts(context)]
-        words = length_asked(assignment)
         # A file the confirmed request leaves out is never read, even inside a folder named.
         roots = (context.workspace, context.outputs)
         material = self._material(home, assignment, context)
-        shown = {source.path for source in material if source.text is not None and not source.cut}
-        # A file the run's sources show whole is not pasted twice.
+        # A file the run's sources show whole is not pasted twice; nor, in a working document,
+        # one they show in its parts bearing on the request (with the facts computed from it,
+        # that is what a working document needs: pasted again, a table's rows doubled the
+        # first analysis's prompt, 10k tokens that took a small model 7 minutes to read).
+        shown = {source.path for source in material
+                 if source.text is not None and (not source.cut or not published)}  # fmt: skip
         sources = [source for source in gather_sources(home, references, roots)
                    if source.path not in context.left_out and source.path not in shown]  # fmt: skip
         task = WritingTask(
@@ -306,6 +347,7 @@ class SingleShot:
             # that bear on it (a whole 13k-token table took a small model 7 minutes to read).
             paste_tokens=deliverable_paste(self.window) if published else WORKING_PASTE_TOKENS,
             body=published,
+            outline=first_analysis_outline(assignment, material, sources),
         )  # fmt: skip
         # The deliverable is continued where it was cut; a working document keeps what its
         # budget holds (continuing it costs minutes of a small model's time for text no one
@@ -334,8 +376,13 @@ class SingleShot:
             document = self._memo(task, package, document)
         else:
             document = with_chart_links(document, task.sources, output)
+        self._written(registry, package, output, document)
+
+    @staticmethod
+    def _written(registry: ToolRegistry, package: AgentPackage, output: str, text: str) -> None:
+        """`text` written to `output` through the registry's write tool (its confinement)."""
         tool = package.tools[WRITE_TOOL].tool if WRITE_TOOL in package.tools else WRITE_TOOL
-        result = registry.call(tool, {"path": output, "content": document})
+        result = registry.call(tool, {"path": output, "content": text})
         if not result.ok:
             raise TaskError(f"writing {output} failed: {result.error}")
 
@@ -367,7 +414,10 @@ class SingleShot:
         # The deliverable's first call's messages, as `_answer` built them: the cache serves them.
         first = writing_messages(task, self.window, self._room(task, MAX_CONTINUATIONS))
         messages = extension_messages(first, document, written, asked)
-        tokens = writing_tokens(asked - written, self.tier.max_tokens)
+        # Room beyond the words missing, as a working document has: a small model that goes on
+        # past them is seldom cut (at the missing words' tokens alone, 600, one was).
+        missing = writing_tokens(asked - written, self.tier.max_tokens)
+        tokens = min(self.tier.max_tokens, WORKING_ROOM * missing)
         prompt = "".join(str(message.get("content") or "") for message in messages)
         if estimate_tokens(prompt) + tokens > self.window - MARGIN_TOKENS:
             return document
@@ -436,4 +486,5 @@ class SingleShot:
             max_tokens=max_tokens,
             continuations=continuations,
             stop=list(ECHO_STOPS),
+            stop_repeats=True,
         )

@@ -35,6 +35,7 @@ from multiverse.gateway.limits import (
 )
 from multiverse.gateway.ping import ping_model
 from multiverse.gateway.provider import load_litellm, model_context_window, model_supports
+from multiverse.gateway.stream import REPEAT_FINISH, paragraph_key
 from multiverse.gateway.usage import (
     Budget,
     RoleUsage,
@@ -46,6 +47,7 @@ from multiverse.gateway.usage import (
 )
 
 __all__ = [
+    "REPEAT_FINISH",
     "Budget",
     "CallLimits",
     "ChatMessage",
@@ -80,6 +82,7 @@ __all__ = [
     "model_context_window",
     "model_supports",
     "over_budget",
+    "paragraph_key",
     "parse_prompt",
     "ping_model",
     "repetition",

@@ -81,6 +81,9 @@ class LlmCall(LlmData):
     sampling: dict[str, float | int] = Field(default_factory=dict)
     extra_body: dict[str, Any] = Field(default_factory=dict)
     stop: list[str] = Field(default_factory=list)
+    # A text answer read as a stream and stopped where it starts writing again what it wrote
+    # (multiverse.gateway.stream): finish reason `repeat`.
+    stop_repeats: bool = False
     json_mode: bool = False
     # For complete_json: send the answer's JSON schema as response_format (auto/on/off).
     structured_output: str = "auto"

@@ -341,8 +341,10 @@ class Gateway:
             timeout = max(0.001, min(call.timeout_seconds, deadline - self._clock()))
             shape = response_format if constrained(call) else None
             attempt = Attempt(api_key, max_tokens, timeout, shape)
+            # Only a plain text answer is read as a stream (a tool call or a schema is not).
+            stream = call.stop_repeats and not call.tools and shape is None and not call.json_mode
             with self.limits.slot(key):
-                response = send(litellm, openai_request(call, names, attempt))
+                response = send(litellm, openai_request(call, names, attempt), stream)
             if isinstance(response, Fault):
                 if shape is not None and refuses_schema(response):
                     # The server cannot decode with a schema: the JSON guard alone, from now on.

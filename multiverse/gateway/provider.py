@@ -14,6 +14,7 @@ from typing import Any
 
 from multiverse.config import provider_of
 from multiverse.gateway.calls import LlmAnswer, LlmCall, ToolCall, parse_retry_after
+from multiverse.gateway.stream import streamed
 from multiverse.logs import mask_secrets
 
 MAX_ERROR_TEXT = 500
@@ -49,15 +50,16 @@ def classify(exc: Exception) -> Fault | None:
     return Fault(retryable, timeout, status, _retry_after(exc), message)
 
 
-def send(litellm: ModuleType, kwargs: dict[str, Any]) -> Any:
-    """The provider's response, or the Fault it raised."""
+def send(litellm: ModuleType, kwargs: dict[str, Any], stop_repeats: bool = False) -> Any:
+    """The provider's response, or the Fault it raised; `stop_repeats`: read as a stream and
+    stopped where the answer starts writing itself again (multiverse.gateway.stream)."""
     if "stop" in kwargs and not _takes_stop(litellm, str(kwargs["model"])):
         # Stop sequences are a saving, not a need: a model that refuses them (OpenAI's
         # reasoning models) writes without them rather than failing the call.
         kwargs = {key: value for key, value in kwargs.items() if key != "stop"}
     # Returned, not raised: our error must not chain the provider's, whose text may echo a key.
     try:
-        return litellm.completion(**kwargs)
+        return streamed(litellm, kwargs) if stop_repeats else litellm.completion(**kwargs)
     except Exception as exc:
         fault = classify(exc)
         if fault is None:

@@ -16,7 +16,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from multiverse.spec.asked import WORDS_PER_PAGE, asked_words, languages_asked
+from multiverse.spec.asked import (
+    DEFAULT_WORDS,
+    LANGUAGES,
+    SHORT_KINDS,
+    WORDS_PER_PAGE,
+    asked_words,
+    default_words,
+    languages_asked,
+)
 from multiverse.spec.brief import run_prefix, with_prefix
 from multiverse.spec.model import (
     SPEC_FILE,
@@ -78,6 +86,9 @@ def check_spec(spec: RequestSpec, scan: HomeScan, root: Path) -> RequestSpec:
 
 
 __all__ = [
+    "DEFAULT_WORDS",
+    "LANGUAGES",
+    "SHORT_KINDS",
     "SPEC_FILE",
     "SPEC_VERSION",
     "WORDS_PER_PAGE",
@@ -103,6 +114,7 @@ __all__ = [
     "ScannedFile",
     "asked_words",
     "check_spec",
+    "default_words",
     "describe_home",
     "draft_model",
     "draft_of_spec",

@@ -11,6 +11,11 @@ import re
 from collections.abc import Iterable
 
 WORDS_PER_PAGE = 500  # a printed page of prose, as most style guides count it
+# When no length is asked: a page for a short kind of deliverable, two pages for any other. The
+# proposal promises it, the offline brief and the model's deliverable are sized to it, and the
+# Planner plans a deliverable this short by code.
+DEFAULT_WORDS = 2 * WORDS_PER_PAGE
+SHORT_KINDS = frozenset({"note", "brief", "briefing", "summary", "overview", "answer"})
 NUMBERS = {
     "a": 1, "an": 1, "one": 1, "single": 1, "two": 2, "three": 3, "four": 4, "five": 5,
     "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
@@ -20,6 +25,11 @@ _COUNT = r"(?<![\w.])(\d+(?:\.\d+)?|" + "|".join(sorted(NUMBERS, key=len, revers
 _PAGES = re.compile(_COUNT + r"[\s-]*(?:pages?|페이지|쪽)(?![a-z])", re.I)
 _HALF_PAGE = re.compile(r"\bhalf[\s-]+(?:a[\s-]+)?page\b|반\s*페이지", re.I)
 _WORDS = re.compile(r"(\d[\d,]*)(?:\s*(?:-|–|to|~)\s*(\d[\d,]*))?[\s-]*(?:words?\b|단어)", re.I)
+
+
+def default_words(deliverable: str) -> int:
+    """The words of a deliverable of this kind when no length is asked."""
+    return WORDS_PER_PAGE if deliverable in SHORT_KINDS else DEFAULT_WORDS
 
 
 def _number(raw: str) -> float:

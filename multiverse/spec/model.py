@@ -8,6 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from multiverse.spec.asked import default_words
+
 SPEC_VERSION = 1
 SPEC_FILE = "spec.json"  # runs/<run_id>/spec.json: the latest proposal's spec, frozen at CONFIRM
 
@@ -184,6 +186,12 @@ class RequestSpec(Plain):
     def excluded(self) -> set[str]:
         """Every file left out, by any phrase."""
         return {path for group in self.left_out for path in group.files}
+
+    def length(self) -> tuple[int, bool]:
+        """The deliverable's length in words, and whether it was asked (else its kind's default)."""
+        if self.length_words:
+            return self.length_words, True
+        return default_words(self.deliverable), False
 
     def has_rule(self, rule: FormatRuleKind) -> bool:
         """Whether a format rule applies to the deliverable."""

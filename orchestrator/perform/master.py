@@ -35,6 +35,7 @@ from orchestrator.decide import (
 from orchestrator.evidence import SignalBox, archive_response
 from orchestrator.perform.catalog import register
 from orchestrator.perform.roles import (
+    checked_stage_tasks,
     checked_stages,
     checked_tasks,
     checked_tool_tasks,
@@ -67,7 +68,12 @@ def plan_stages(crew: Collaborators, view: RunView, step: Step) -> None:
     )
     assert step.phase_id is not None
     plan = crew.planner.plan_stages(context)
-    crew.run(view.run_id).stages.insert(*checked_stages(plan.stages, view.run_id, step.phase_id))
+    rows = crew.run(view.run_id)
+    rows.stages.insert(*checked_stages(plan.stages, view.run_id, step.phase_id))
+    # Tasks planned with their stages, after them: stopped between the two, a stage without
+    # tasks is planned again on its own (PLAN_TASKS), never a task without its stage.
+    if plan.tasks:
+        rows.tasks.insert(*checked_stage_tasks(plan.stages, plan.tasks, view.run_id))
 
 
 def plan_tasks(crew: Collaborators, view: RunView, step: Step) -> None:

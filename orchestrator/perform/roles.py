@@ -153,6 +153,16 @@ def checked_tasks(tasks: list[Task], run_id: str, stage_id: str) -> list[Task]:
     return tasks
 
 
+def checked_stage_tasks(stages: list[MajorStage], tasks: list[Task], run_id: str) -> list[Task]:
+    """Tasks planned with their stages, refused unless each belongs to one of them."""
+    planned = {stage.stage_id for stage in stages}
+    for task in tasks:
+        if task.stage_id not in planned:
+            raise _plan_failure(run_id, task.stage_id, f"task {task.task_id} has no planned stage")
+        checked_tasks([task], run_id, task.stage_id)
+    return tasks
+
+
 def checked_stages(stages: list[MajorStage], run_id: str, phase_id: str) -> list[MajorStage]:
     """The planned stages, refused unless they belong to this run and phase and are PENDING."""
     for stage in stages:

@@ -158,19 +158,52 @@ def reference_number(paths: Sequence[str]) -> Callable[[Any], Any]:
     return coerce
 
 
-def tasks_answer(references: Sequence[str], publishing: bool) -> type[TasksAnswer]:
-    """The answer model of one tasks call: references are numbers 1..len(references)."""
+def _task_item(references: Sequence[str], publishing: bool) -> type[TaskAnswer]:
+    """One task of an answer: references are numbers 1..len(references)."""
     numbers = range(1, len(references) + 1)
     reference = choice(numbers, "reference", reference_number(references))
     fields: dict[str, Any] = {"references": (list_of(reference), Field(default_factory=list))}
     if publishing:
         # Only the publishing stage may hand files to the user.
         fields["deliverable"] = (bool, False)
-    item = create_model("TaskAnswer", __base__=TaskAnswer, **fields)
+    return create_model("TaskAnswer", __base__=TaskAnswer, **fields)
+
+
+def tasks_answer(references: Sequence[str], publishing: bool) -> type[TasksAnswer]:
+    """The answer model of one tasks call: references are numbers 1..len(references)."""
     return create_model(
         "TasksAnswer",
         __base__=TasksAnswer,
+        tasks=(list_of(_task_item(references, publishing)), Field(min_length=1,
+                                                                   max_length=MAX_TASKS)),
+    )
+
+
+class PhaseStageAnswer(StageAnswer):
+    """One stage of a phase planned in one answer, with its tasks."""
+
+    tasks: list[TaskAnswer] = Field(min_length=1, max_length=MAX_TASKS)
+
+
+class PhaseAnswer(Answer):
+    """Answer to `stages:<phase_id>` when the stages' tasks are planned with them."""
+
+    stages: list[PhaseStageAnswer] = Field(min_length=1, max_length=MAX_STAGES)
+
+
+def phase_answer(references: Sequence[str]) -> type[PhaseAnswer]:
+    """The answer model of a phase's one call: its stages, each with its tasks (never the
+    publishing stage's: that phase plans its tasks stage by stage)."""
+    item = _task_item(references, publishing=False)
+    stage = create_model(
+        "PhaseStageAnswer",
+        __base__=PhaseStageAnswer,
         tasks=(list_of(item), Field(min_length=1, max_length=MAX_TASKS)),
+    )
+    return create_model(
+        "PhaseAnswer",
+        __base__=PhaseAnswer,
+        stages=(list_of(stage), Field(min_length=1, max_length=MAX_STAGES)),
     )
 
 
@@ -332,6 +365,27 @@ def to_stages(answer: StagesAnswer, context: PlanContext, phase: Phase) -> Stage
         for order, item in enumerate(answer.stages, start=1)
     ]
     return StagesPlan(stages=stages)
+
+
+def to_phase(
+    answer: PhaseAnswer, context: PlanContext, phase: Phase, references: References
+) -> StagesPlan:
+    """The stage rows of `phase` and their task rows, made as `to_stages` and `to_tasks` make
+    them; a stage's first task also reads what the stage before it wrote last."""
+    stages = to_stages(StagesAnswer(stages=list(answer.stages)), context, phase).stages
+    staged = context.model_copy(update={"stages": [*context.stages, *stages]})
+    tasks: list[Task] = []
+    for stage, item in zip(stages, answer.stages, strict=True):
+        here = staged.model_copy(update={"stage": stage, "tasks": [*context.tasks, *tasks]})
+        made = to_tasks(TasksAnswer(tasks=item.tasks), here, stage, phase, references).tasks
+        if tasks:
+            first = made[0]
+            # A first task that chose nothing read the request only for want of anything else.
+            chosen = first.related_references if item.tasks[0].references else []
+            read = list(dict.fromkeys([tasks[-1].output_path, *chosen]))
+            made[0] = first.model_copy(update={"related_references": read})
+        tasks += made
+    return StagesPlan(stages=stages, tasks=tasks)
 
 
 def to_tasks(

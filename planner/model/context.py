@@ -175,12 +175,13 @@ class References:
         return self.paths[number - 1]
 
 
-def reference_candidates(context: PlanContext, stage: MajorStage) -> References:
-    """The request file, then the catalog rows most relevant to `stage`, capped."""
+def reference_candidates(context: PlanContext, about: str) -> References:
+    """The request file, then the catalog rows most relevant to `about` (a stage's name and
+    goal, or a phase's purpose), capped."""
     request = request_path(context.run_id)
     paths = [request]
     lines = [f"1. {request}: the user's request (always available)"]
-    query = f"{stage.stage_name}\n{stage.stage_goal}\n{context.request}"
+    query = f"{about}\n{context.request}"
     for entry in relevant_catalog(context, query, REFERENCE_LIMIT):
         if entry.file_path in paths:
             continue
@@ -220,6 +221,14 @@ def stages_values(context: PlanContext, phase: Phase) -> dict[str, str]:
         "earlier_stages": json_block(earlier) if earlier else "(none: this is the first phase)",
         "catalog": catalog_block(context, query, PROMPT_CATALOG_LIMIT),
     }
+
+
+def phase_values(context: PlanContext, phase: Phase, references: References) -> dict[str, str]:
+    """Values of the `phase` template: the `stages` template's, and the numbered files."""
+    values = stages_values(context, phase)
+    del values["catalog"]  # the numbered files are the catalog this call sees
+    return {**values, "references": references.block(),
+            "example_reference": "2" if len(references.paths) > 1 else "1"}  # fmt: skip
 
 
 def deliverable_rule(publishing: bool, run_id: str) -> str:

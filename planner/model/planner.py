@@ -62,7 +62,9 @@ from planner.mode import not_simple_because, settle_mode
 from planner.model.answers import (
     StagesAnswer,
     chart_tools,
+    phase_answer,
     tasks_answer,
+    to_phase,
     to_stages,
     to_tasks,
     to_tool_tasks,
@@ -72,6 +74,7 @@ from planner.model.answers import (
 from planner.model.asking import Asker, PlanJob, checker, digest
 from planner.model.context import (
     mode_values,
+    phase_values,
     quoted,
     reference_candidates,
     request_block,
@@ -80,10 +83,12 @@ from planner.model.context import (
     tools_values,
 )
 from planner.validation import (
+    PUBLISHING_PHASE,
     is_publishing_stage,
     stages_target,
     tasks_target,
     tools_target,
+    validate_phase,
     validate_stages,
     validate_tasks,
     validate_tool_tasks,
@@ -201,23 +206,26 @@ def _keep_left_out(spec: RequestSpec, rules: RequestSpec) -> RequestSpec:
 
 
 P = TypeVar("P", bound=BaseModel)
+A = TypeVar("A", bound=BaseModel)
 MODE_TIER = Tier.LOW
 # About the tokens each answer needs (the tier's max_tokens caps them): room for the answer,
 # not for a runaway. A cut answer is asked again once with the tier's whole max_tokens.
 MODE_TOKENS = 200
 STAGES_TOKENS = 700
 TASKS_TOKENS = 1400
+PHASE_TOKENS = 2000  # a phase's stages with their tasks, in one answer
 TOOLS_TOKENS = 600
-# A deliverable of two pages or less is planned by code, as offline (stages, tasks, tool
-# tasks): a model's plan of it only adds calls (a small one copied the prompt's example
-# stages into every phase). The model reads the request into the spec, writes, and words.
+# A deliverable of two pages or less (asked, or its kind's default the proposal promised) is
+# planned by code, as offline (stages, tasks, tool tasks): a model's plan of it only adds calls
+# (a small one copied the prompt's example stages into every phase, and planned five tasks
+# extracting the same table). The model reads the request into the spec, writes, and words.
 SHORT_WORDS = 1000
 
 
 def short_work(context: PlanContext) -> bool:
     """Whether the confirmed deliverable is short enough to be planned by code."""
     spec = context.spec
-    return spec is not None and spec.length_words is not None and spec.length_words <= SHORT_WORDS
+    return spec is not None and spec.length()[0] <= SHORT_WORDS
 PROPOSAL_TOKENS = 1500
 
 
@@ -297,27 +305,26 @@ class ModelPlanner:
         return self.builtin.propose(context, model_spec(self.asker, package, context))
 
     def plan_stages(self, context: PlanContext) -> StagesPlan:
-        """Plan target `stages:<phase_id>` for `context.phase`."""
+        """Plan target `stages:<phase_id>` for `context.phase`: with the stages' tasks in the
+        same answer, but in the publishing phase (its last stage's tasks have rules of their
+        own: what the user receives, the charts drawn first)."""
         target, phase = stages_target(context)
         package = self.package()
         if not self.asker.serves(package.card.tier) or short_work(context):
             return self._offline(target, context, self.builtin.plan_stages)
-        job = PlanJob(
-            target=target,
-            template="stages",
-            values=stages_values(context, phase),
-            schema=StagesAnswer,
-            check=checker(
-                lambda answer: to_stages(answer, context, phase),
-                lambda plan: validate_stages(plan, context),
-            ),
-            start=package.card.tier,
-            scope=f"{context.run_id}:{target}",
-            tokens=STAGES_TOKENS,
-            prefix=prefix_of(context),
-            run_id=context.run_id,
-        )
-        return to_stages(self.asker.ask(package, job), context, phase)
+        if phase.phase_name != PUBLISHING_PHASE:
+            references = reference_candidates(context, phase.phase_purpose)
+            return self._planned(
+                package, context, target, "phase", phase_values(context, phase, references),
+                phase_answer(references.paths),
+                lambda answer: to_phase(answer, context, phase, references),
+                lambda plan: validate_phase(plan, context), PHASE_TOKENS,
+            )  # fmt: skip
+        return self._planned(
+            package, context, target, "stages", stages_values(context, phase), StagesAnswer,
+            lambda answer: to_stages(answer, context, phase),
+            lambda plan: validate_stages(plan, context), STAGES_TOKENS,
+        )  # fmt: skip
 
     def plan_tasks(self, context: PlanContext) -> TasksPlan:
         """Plan target `tasks:<stage_id>` for `context.stage`."""
@@ -329,24 +336,15 @@ class ModelPlanner:
             # Code's plan; a model Executor writes the deliverable, so the charts asked are drawn
             # by code first (the builtin Executor draws them in its own deliverable).
             return with_charts(self._offline(target, context, self.builtin.plan_tasks), context)
-        references = reference_candidates(context, stage)
+        references = reference_candidates(context, f"{stage.stage_name}\n{stage.stage_goal}")
         publishing = is_publishing_stage(context, stage)
-        job = PlanJob(
-            target=target,
-            template="tasks",
-            values=tasks_values(context, stage, phase, references, publishing),
-            schema=tasks_answer(references.paths, publishing),
-            check=checker(
-                lambda answer: to_tasks(answer, context, stage, phase, references),
-                lambda plan: validate_tasks(plan, context),
-            ),
-            start=package.card.tier,
-            scope=f"{context.run_id}:{target}",
-            tokens=TASKS_TOKENS,
-            prefix=prefix_of(context),
-            run_id=context.run_id,
-        )
-        return to_tasks(self.asker.ask(package, job), context, stage, phase, references)
+        return self._planned(
+            package, context, target, "tasks",
+            tasks_values(context, stage, phase, references, publishing),
+            tasks_answer(references.paths, publishing),
+            lambda answer: to_tasks(answer, context, stage, phase, references),
+            lambda plan: validate_tasks(plan, context), TASKS_TOKENS,
+        )  # fmt: skip
 
     def plan_tools(self, context: PlanContext, timing: Timing) -> ToolTasksPlan:
         """Plan targets `pre_tool:<task_id>` / `post_tool:<task_id>` for `context.task`."""
@@ -362,22 +360,34 @@ class ModelPlanner:
             return self._offline(
                 target, context, lambda given: self.builtin.plan_tools(given, timing)
             )
+        return self._planned(
+            package, context, target, "tools",
+            tools_values(context, task, timing, load_mcps(self.home)),
+            tool_tasks_answer(context.tool_types),
+            lambda answer: to_tool_tasks(answer, context, task, timing),
+            lambda plan: validate_tool_tasks(plan, context, timing), TOOLS_TOKENS,
+        )  # fmt: skip
+
+    def _planned(
+        self, package: AgentPackage, context: PlanContext, target: str, template: str,
+        values: dict[str, str], schema: type[A], convert: Callable[[A], P],
+        validate: Callable[[P], list[str]], tokens: int,
+    ) -> P:  # fmt: skip
+        """The plan of one target by the model: the answer fitted to `schema`, converted into
+        plan rows and validated (an invalid plan goes back to the model with the errors)."""
         job = PlanJob(
             target=target,
-            template="tools",
-            values=tools_values(context, task, timing, load_mcps(self.home)),
-            schema=tool_tasks_answer(context.tool_types),
-            check=checker(
-                lambda answer: to_tool_tasks(answer, context, task, timing),
-                lambda plan: validate_tool_tasks(plan, context, timing),
-            ),
+            template=template,
+            values=values,
+            schema=schema,
+            check=checker(convert, validate),
             start=package.card.tier,
             scope=f"{context.run_id}:{target}",
-            tokens=TOOLS_TOKENS,
+            tokens=tokens,
             prefix=prefix_of(context),
             run_id=context.run_id,
         )
-        return to_tool_tasks(self.asker.ask(package, job), context, task, timing)
+        return convert(self.asker.ask(package, job))
 
     def _offline(self, target: str, context: PlanContext, plan: Callable[[PlanContext], P]) -> P:
         """A plan by the builtin planner, when no model serves the card's tier here."""

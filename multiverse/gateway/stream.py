@@ -1,0 +1,97 @@
+"""A text answer read as the model writes it, and stopped where it starts writing again what it
+already wrote: a small model's loop (the same evidence under every claim, a whole document
+again) would otherwise run to its token limit, minutes of a slow model's time for text that
+is thrown away, and leave an answer cut at its limit.
+
+Only whole paragraphs count: two paragraphs in a row that each repeat an earlier one of the
+answer (a heading or a short line, like "- none", may recur in its own right). The answer
+keeps what came before them; its finish reason says `repeat`. The usage of a stopped answer is
+what litellm counts of its messages and text, as the provider sends none for a stream closed
+early. The cache report of a streamed answer is its usage's `prompt_tokens_details` (OpenAI,
+and llama-server's builds that send it); litellm does not keep llama-server's `timings` of a
+stream.
+"""
+
+from __future__ import annotations
+
+import re
+from types import ModuleType
+from typing import Any
+
+# A paragraph this long said twice is a repeat, not an emphasis; a Hangul or CJK character
+# counts twice, as it says more.
+REPEAT_CHARS = 40
+REPEATS_IN_A_ROW = 2
+REPEAT_FINISH = "repeat"
+_HEADING = re.compile(r"^#{1,6}\s")
+_BLANK = re.compile(r"\n[ \t]*\n")
+
+
+def paragraph_key(block: str) -> str | None:
+    """What a paragraph says, spaces and case aside; None for a heading or a short line."""
+    key = " ".join(block.split()).casefold()
+    size = sum(1 if char.isascii() else 2 for char in key)
+    return None if size < REPEAT_CHARS or _HEADING.match(block.lstrip()) else key
+
+
+def repeating_from(text: str) -> int | None:
+    """Where `text` starts writing again what it wrote: the start of the first of
+    REPEATS_IN_A_ROW finished paragraphs in a row that each repeat an earlier one (with the
+    headings right before them); None when it does not."""
+    seen: set[str] = set()
+    start, run, headings = 0, 0, None
+    run_start = 0
+    for found in _BLANK.finditer(text):
+        block, begin = text[start : found.start()], start
+        start = found.end()
+        if not block.strip():
+            continue
+        key = paragraph_key(block)
+        if key is None:
+            # Headings right before a repeat go with it; a short line in between does not.
+            heading = _HEADING.match(block.lstrip()) is not None
+            headings = (begin if headings is None else headings) if heading else None
+            continue
+        if key in seen:
+            if run == 0:
+                run_start = headings if headings is not None else begin
+            run += 1
+            if run >= REPEATS_IN_A_ROW:
+                return run_start
+        else:
+            run = 0
+        seen.add(key)
+        headings = None
+    return None
+
+
+def streamed(litellm: ModuleType, kwargs: dict[str, Any]) -> Any:
+    """The provider's answer read as a stream, closed where it starts repeating itself; the
+    response as a whole call returns it (finish reason `repeat` when stopped). Raises what
+    the provider raises."""
+    stream = litellm.completion(**kwargs, stream=True, stream_options={"include_usage": True})
+    chunks: list[Any] = []
+    text, cut = "", None
+    try:
+        for chunk in stream:
+            chunks.append(chunk)
+            choices = getattr(chunk, "choices", None) or []
+            piece = getattr(choices[0].delta, "content", None) if choices else None
+            if not piece:
+                continue
+            text += piece
+            # A paragraph ends only where a line does: the check runs once per line.
+            if "\n" in piece:
+                cut = repeating_from(text)
+                if cut is not None:
+                    break
+    finally:
+        stream.close()  # stopped early, this closes the connection: the server stops writing
+    response = litellm.stream_chunk_builder(chunks, messages=kwargs.get("messages"))
+    if response is None:
+        raise ValueError(f"the stream of {kwargs.get('model')} held no answer")
+    if cut is not None:
+        choice = response.choices[0]
+        choice.message.content = text[:cut].rstrip() + "\n"
+        choice.finish_reason = REPEAT_FINISH
+    return response
