@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from multiverse.gateway import REPEAT_FINISH
+from multiverse.gateway import ENOUGH_FINISH, REPEAT_FINISH
 
 _PHASES = ("intake", "P0", "P1", "P2", "P3", "P4", "closing")
 
@@ -106,21 +106,22 @@ def tokens(case: dict[str, Any]) -> str:
     )
 
 
-REPEAT = REPEAT_FINISH  # a stream closed early: the provider sent no usage
+CLOSED_EARLY = (REPEAT_FINISH, ENOUGH_FINISH)  # a stream closed early: no usage sent
 
 
 def unreported(calls: list[dict[str, Any]]) -> str:
-    """What the totals cannot say when answers were stopped at a repeat: the server sends no
-    usage for a stream closed early (their prompt tokens are litellm's count, their cached
-    tokens unknown), so the cached share is also given over the other calls."""
-    stopped = [call for call in calls if call.get("finish_reason") == REPEAT]
+    """What the totals cannot say when answers were stopped early (at a repeat, or at the words
+    asked): the server sends no usage for a stream closed early (their prompt tokens are
+    litellm's count, their cached tokens unknown), so the cached share is also given over the
+    other calls."""
+    stopped = [call for call in calls if call.get("finish_reason") in CLOSED_EARLY]
     if not stopped:
         return ""
-    reported = [call for call in calls if call.get("finish_reason") != REPEAT]
+    reported = [call for call in calls if call.get("finish_reason") not in CLOSED_EARLY]
     prompt = sum(call.get("prompt_tokens") or 0 for call in reported)
     cached = sum(call.get("cached_tokens") or 0 for call in reported)
     share = f" ({round(100 * cached / prompt)} %)" if prompt else ""
-    return (f"; {len(stopped)} answer(s) stopped at a repeat report no usage (cache unknown); "
+    return (f"; {len(stopped)} answer(s) stopped early report no usage (cache unknown); "
             f"the {len(reported)} others: cached {cached:,} of {prompt:,}{share}")  # fmt: skip
 
 
@@ -181,9 +182,12 @@ def cost(case: dict[str, Any]) -> str:
         "" if cached is None else f" (cached {cached:,})")  # fmt: skip
     phases = ", ".join(f"{name} {minutes:g}" for name, minutes in
                        (spent.get("minutes_per_phase") or {}).items())  # fmt: skip
-    stopped = sum(1 for call in (case.get("model") or {}).get("calls") or []
-                  if call.get("finish_reason") == REPEAT)  # fmt: skip
-    repeats = f"; stopped at a repeat {stopped}" if stopped else ""
+    calls = (case.get("model") or {}).get("calls") or []
+    finishes = [str(call.get("finish_reason")) for call in calls]
+    said = {REPEAT_FINISH: "at a repeat", ENOUGH_FINISH: "at the words asked"}
+    stopped = ", ".join(f"{finishes.count(reason)} {said[reason]}"
+                        for reason in CLOSED_EARLY if reason in finishes)  # fmt: skip
+    repeats = f"; stopped early {stopped}" if stopped else ""
     return (f"{spent.get('calls', 0)} calls; {prompt} + {spent.get('completion_tokens', 0):,} "
             f"tokens; cut {spent.get('cut_at_max_tokens', 0)}{repeats}; "
             f"{spent.get('minutes', 0):g} min" + (f" ({phases})" if phases else ""))  # fmt: skip

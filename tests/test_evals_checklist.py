@@ -169,7 +169,7 @@ def test_the_tokens_cell_shows_the_cached_share_when_known() -> None:
     stopped = {"model": {"usage": {**usage, "prompt_tokens": 4_000, "cached_prompt_tokens": 600},
                          "calls": calls}}  # fmt: skip
     assert cells.tokens(stopped).endswith(
-        "; 1 answer(s) stopped at a repeat report no usage (cache unknown); "
+        "; 1 answer(s) stopped early report no usage (cache unknown); "
         "the 1 others: cached 600 of 1,000 (60 %)"
     )
 

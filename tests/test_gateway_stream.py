@@ -11,7 +11,7 @@ import pytest
 
 from multiverse.gateway import Gateway, LlmCache
 from multiverse.gateway.calls import LlmCall, RetryPolicy
-from multiverse.gateway.stream import REPEAT_FINISH, repeating_from
+from multiverse.gateway.stream import ENOUGH_FINISH, REPEAT_FINISH, enough_at, repeating_from
 
 from fake_openai import FakeOpenAI, length_cut, text
 
@@ -108,3 +108,37 @@ def test_a_tool_call_or_a_schema_is_never_streamed(fake_openai: FakeOpenAI, tmp_
     fake_openai.script(text('{"a": 1}'))
     gateway(tmp_path).complete(call(fake_openai, json_mode=True))
     assert "stream" not in fake_openai.requests[0]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_text_is_closed_at_the_first_paragraph_end_past_its_words(seed: int) -> None:
+    """Generated texts: the cut is the end of the first finished paragraph at which the words
+    (headings aside) reach the limit; before it, nothing is cut."""
+    rng = random.Random(seed)
+    blocks = [f"## Part {n}\n\n{paragraph(rng)}" for n in range(12)]
+    text_ = "# Title\n\n" + "\n\n".join(blocks) + "\n\n"
+    limit = rng.randint(30, 120)
+    # As the stream reads it: checked at each line's end, the first answer is the cut.
+    ends = [at + 1 for at, char in enumerate(text_) if char == "\n"]
+    cut = next(found for end in ends if (found := enough_at(text_[:end], limit)) is not None)
+    kept = [line for line in text_[:cut].splitlines() if not line.startswith("#")]
+    words = sum(len(line.split()) for line in kept)
+    assert words >= limit and text_[cut : cut + 2] == "\n\n"
+    last = text_[:cut].rsplit("\n\n", 1)[-1]
+    assert words - len(last.split()) < limit or last.startswith("#")
+    assert all(enough_at(text_[:end], 10_000) is None for end in ends)
+
+
+def test_a_long_answer_stops_at_a_paragraph_end_past_the_words_asked(
+    fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    """A model that writes far past the length asked (the local model wrote 1,800 tokens for a
+    210-word analysis, cut three times at its limit): the stream is closed at the first
+    paragraph's end past the words, finish `enough`, never `length`."""
+    rng = random.Random(3)
+    paragraphs = [paragraph(rng) for _ in range(40)]
+    fake_openai.script(length_cut("\n\n".join(paragraphs), completion_tokens=1200))
+    answer = gateway(tmp_path).complete(call(fake_openai, stop_at_words=60))
+    assert answer.finish_reason == ENOUGH_FINISH
+    written = answer.text.split()
+    assert 60 <= len(written) < 60 + 25 and answer.text.rstrip().endswith(".")

@@ -284,11 +284,16 @@ def writing_tokens(words: int | None, tier_max: int) -> int:
     return min(tier_max, max(MIN_WRITING_TOKENS, round(words * TOKENS_PER_WORD)))
 
 
+def most_words(words: int) -> int:
+    """The most words a text asked to be about `words` long may have (15 % more)."""
+    return round(words * 1.15)
+
+
 def describe_length(words: int | None) -> str:
     """The length as the prompt states it."""
     if words is None:
         return "No length is asked: be complete but concise; no padding, no repetition."
     return (
-        f"About {words} words (at most {round(words * 1.15)}). Stop when the document is "
+        f"About {words} words (at most {most_words(words)}). Stop when the document is "
         "complete; never repeat a section to fill the length."
     )

@@ -57,6 +57,7 @@ from executor.model.references import (
     estimate_tokens,
     fit_sources,
     gather_sources,
+    most_words,
     writing_tokens,
 )
 from executor.tools import ToolContext, ToolRegistry
@@ -421,7 +422,8 @@ class SingleShot:
         prompt = "".join(str(message.get("content") or "") for message in messages)
         if estimate_tokens(prompt) + tokens > self.window - MARGIN_TOKENS:
             return document
-        answer = self.gateway.complete(self._call(task, package, messages, tokens, "extend"))
+        call = self._call(task, package, messages, tokens, "extend", words=asked - written)
+        answer = self.gateway.complete(call)
         more = without_echo(unwrap_document(answer.text), instruction_lines(task))
         more = whole_paragraphs(more) if answer.finish_reason == "length" else more
         lines = more.strip().splitlines()
@@ -452,7 +454,7 @@ class SingleShot:
         max_tokens = self._room(task, more)
         messages = writing_messages(task, self.window, max_tokens, note)
         step = "write" if not note else "write-again"
-        call = self._call(task, package, messages, max_tokens, step, more)
+        call = self._call(task, package, messages, max_tokens, step, more, task.words)
         answer = self.gateway.complete(call)
         if answer.finish_reason == "length":
             log.info("single_shot_cut", run_id=task.assignment.run_id, parts=answer.parts,
@@ -471,8 +473,9 @@ class SingleShot:
 
     def _call(
         self, task: WritingTask, package: AgentPackage, messages: list[ChatMessage],
-        max_tokens: int, step: str, continuations: int = 0,
+        max_tokens: int, step: str, continuations: int = 0, words: int | None = None,
     ) -> LlmCall:  # fmt: skip
+        """One call of the task; a written answer stops at a paragraph's end past `words`."""
         assignment = task.assignment
         return LlmCall(
             role=self.role,
@@ -487,4 +490,5 @@ class SingleShot:
             continuations=continuations,
             stop=list(ECHO_STOPS),
             stop_repeats=True,
+            stop_at_words=most_words(words) if words else None,
         )

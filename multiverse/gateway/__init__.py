@@ -35,7 +35,7 @@ from multiverse.gateway.limits import (
 )
 from multiverse.gateway.ping import ping_model
 from multiverse.gateway.provider import load_litellm, model_context_window, model_supports
-from multiverse.gateway.stream import REPEAT_FINISH, paragraph_key
+from multiverse.gateway.stream import ENOUGH_FINISH, REPEAT_FINISH, paragraph_key
 from multiverse.gateway.usage import (
     Budget,
     RoleUsage,
@@ -47,6 +47,7 @@ from multiverse.gateway.usage import (
 )
 
 __all__ = [
+    "ENOUGH_FINISH",
     "REPEAT_FINISH",
     "Budget",
     "CallLimits",

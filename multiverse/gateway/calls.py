@@ -84,6 +84,9 @@ class LlmCall(LlmData):
     # A text answer read as a stream and stopped where it starts writing again what it wrote
     # (multiverse.gateway.stream): finish reason `repeat`.
     stop_repeats: bool = False
+    # With stop_repeats: also closed at the first paragraph's end past this many words (the
+    # most the length asked allows): finish reason `enough`.
+    stop_at_words: int | None = Field(default=None, ge=1)
     json_mode: bool = False
     # For complete_json: send the answer's JSON schema as response_format (auto/on/off).
     structured_output: str = "auto"

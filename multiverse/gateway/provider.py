@@ -50,16 +50,19 @@ def classify(exc: Exception) -> Fault | None:
     return Fault(retryable, timeout, status, _retry_after(exc), message)
 
 
-def send(litellm: ModuleType, kwargs: dict[str, Any], stop_repeats: bool = False) -> Any:
+def send(
+    litellm: ModuleType, kwargs: dict[str, Any], stop_repeats: bool = False,
+    words: int | None = None,
+) -> Any:  # fmt: skip
     """The provider's response, or the Fault it raised; `stop_repeats`: read as a stream and
-    stopped where the answer starts writing itself again (multiverse.gateway.stream)."""
+    stopped where the answer starts writing itself again, or has `words` (gateway.stream)."""
     if "stop" in kwargs and not _takes_stop(litellm, str(kwargs["model"])):
         # Stop sequences are a saving, not a need: a model that refuses them (OpenAI's
         # reasoning models) writes without them rather than failing the call.
         kwargs = {key: value for key, value in kwargs.items() if key != "stop"}
     # Returned, not raised: our error must not chain the provider's, whose text may echo a key.
     try:
-        return streamed(litellm, kwargs) if stop_repeats else litellm.completion(**kwargs)
+        return streamed(litellm, kwargs, words) if stop_repeats else litellm.completion(**kwargs)
     except Exception as exc:
         fault = classify(exc)
         if fault is None:

@@ -1,15 +1,16 @@
-"""A text answer read as the model writes it, and stopped where it starts writing again what it
+"""A text answer read as the model writes it, and closed where it starts writing again what it
 already wrote: a small model's loop (the same evidence under every claim, a whole document
 again) would otherwise run to its token limit, minutes of a slow model's time for text that
-is thrown away, and leave an answer cut at its limit.
+is thrown away, and leave an answer cut at its limit. Given the words asked, it is also closed
+at the first paragraph's end past them: sized to what was asked, not cut mid-sentence.
 
 Only whole paragraphs count: two paragraphs in a row that each repeat an earlier one of the
 answer (a heading or a short line, like "- none", may recur in its own right). The answer
-keeps what came before them; its finish reason says `repeat`. The usage of a stopped answer is
-what litellm counts of its messages and text, as the provider sends none for a stream closed
-early. The cache report of a streamed answer is its usage's `prompt_tokens_details` (OpenAI,
-and llama-server's builds that send it); litellm does not keep llama-server's `timings` of a
-stream.
+keeps what came before them; its finish reason says `repeat` (or `enough`). The usage of a
+stopped answer is what litellm counts of its messages and text, as the provider sends none for
+a stream closed early. The cache report of a streamed answer is its usage's
+`prompt_tokens_details` (OpenAI, and llama-server's builds that send it); litellm does not
+keep llama-server's `timings` of a stream.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 REPEAT_CHARS = 40
 REPEATS_IN_A_ROW = 2
 REPEAT_FINISH = "repeat"
+ENOUGH_FINISH = "enough"  # closed at a paragraph's end once the words asked were written
 _HEADING = re.compile(r"^#{1,6}\s")
 _BLANK = re.compile(r"\n[ \t]*\n")
 
@@ -65,13 +67,25 @@ def repeating_from(text: str) -> int | None:
     return None
 
 
-def streamed(litellm: ModuleType, kwargs: dict[str, Any]) -> Any:
-    """The provider's answer read as a stream, closed where it starts repeating itself; the
-    response as a whole call returns it (finish reason `repeat` when stopped). Raises what
-    the provider raises."""
+def enough_at(text: str, words: int) -> int | None:
+    """The end of the last finished paragraph of `text` once its words (headings aside) reach
+    `words`; None before."""
+    end = text.rfind("\n\n")
+    if end < 0:
+        return None
+    said = sum(len(line.split()) for line in text[:end].splitlines()
+               if not _HEADING.match(line.lstrip()))  # fmt: skip
+    return end if said >= words else None
+
+
+def streamed(litellm: ModuleType, kwargs: dict[str, Any], words: int | None = None) -> Any:
+    """The provider's answer read as a stream, closed where it starts repeating itself (finish
+    reason `repeat`) or, given `words`, at the first paragraph's end past them (`enough`: the
+    length asked, reached at a paragraph's end rather than cut mid-sentence at the token
+    limit); the response as a whole call returns it. Raises what the provider raises."""
     stream = litellm.completion(**kwargs, stream=True, stream_options={"include_usage": True})
     chunks: list[Any] = []
-    text, cut = "", None
+    text, cut, finish = "", None, REPEAT_FINISH
     try:
         for chunk in stream:
             chunks.append(chunk)
@@ -83,6 +97,8 @@ def streamed(litellm: ModuleType, kwargs: dict[str, Any]) -> Any:
             # A paragraph ends only where a line does: the check runs once per line.
             if "\n" in piece:
                 cut = repeating_from(text)
+                if cut is None and words is not None:
+                    cut, finish = enough_at(text, words), ENOUGH_FINISH
                 if cut is not None:
                     break
     finally:
@@ -93,5 +109,5 @@ def streamed(litellm: ModuleType, kwargs: dict[str, Any]) -> Any:
     if cut is not None:
         choice = response.choices[0]
         choice.message.content = text[:cut].rstrip() + "\n"
-        choice.finish_reason = REPEAT_FINISH
+        choice.finish_reason = finish
     return response
