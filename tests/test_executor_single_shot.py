@@ -730,3 +730,21 @@ def test_the_first_analysis_is_given_its_sections_and_an_end(
     assert (f"then stop:\n  - ## {ASSET}\n  - ## {CSV}\n  - ## What the request needs from them"
             in told)  # fmt: skip
     assert "then stop:" not in prompt_of(fake_openai.requests[1])
+
+
+@pytest.mark.parametrize(("code", "named"), [("ko", "Korean (한국어)"), ("en", "English"),
+                                             ("fr", "French (프랑스어)")])  # fmt: skip
+def test_every_writing_call_names_the_language_to_write_in(
+    root: Path, fake_openai: FakeOpenAI, code: str, named: str
+) -> None:
+    """The confirmed language is named in the task part of the analysis and the verdict: a small
+    model asked for "the language of the request" wrote a Korean request's memo in English."""
+    spec = RequestSpec(request="한국의 1인당 GDP 메모", language=code, confirmed=True,
+                       sources=[ASSET])  # fmt: skip
+    fake_openai.script(text(MEMO), text(EXTRA), text(VERDICT))
+    published = assignment(root, f"outputs/{RUN}/memo.md", phase="GENERATING_OUTPUT")
+    signal = executor(root, fake_openai).execute_task(published.model_copy(update={"spec": spec}))
+    assert signal.status == "COMPLETED", signal.error
+    analysis, _, verdict = fake_openai.requests
+    assert f"- Write it in {named}, whatever the language of the references." in prompt_of(analysis)
+    assert f"Write in {named}." in prompt_of(verdict)

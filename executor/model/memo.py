@@ -38,7 +38,8 @@ class MemoVerdict(BaseModel):
 
 
 def verdict_messages(
-    system: str, analysis: str, facts: Sequence[str] = (), material: Sequence[Source] = ()
+    system: str, analysis: str, facts: Sequence[str] = (), material: Sequence[Source] = (),
+    language: str = "the language of the request",
 ) -> list[ChatMessage]:
     """The verdict call: the analysis (data) and the question; `system` begins with the run's
     prefix (the request, what was confirmed, the instructions) and the message with the facts
@@ -53,7 +54,7 @@ def verdict_messages(
         "two sentences: your own judgement, not a summary;\n"
         "- `reasons`: two to four reasons for it, each a sentence resting on a figure or fact "
         "of the analysis.\n"
-        "Write in the language of the request."
+        f"Write in {language}."
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 

@@ -34,7 +34,7 @@ from multiverse.errors import MultiverseError
 from multiverse.gateway import ChatMessage, PromptTemplate, load_prompt
 from multiverse.models import CatalogEntry, InstructionStatus
 from multiverse.roles import TaskAssignment
-from multiverse.spec import run_prefix, with_prefix
+from multiverse.spec import LANGUAGES, RequestSpec, run_prefix, with_prefix
 
 TASK_TEMPLATE = "task.md"
 PROMPTS_PACKAGE = "executor.prompts"
@@ -294,6 +294,18 @@ def _structure(task: WritingTask) -> str:
     return load_template(MEMO).render(assets=assets, charts=charts).rstrip()
 
 
+def language_said(spec: RequestSpec | None) -> str:
+    """The language to write in, as a prompt names it: "Korean (한국어)"; a small model asked
+    for "the language of the request" wrote a Korean request's memo in English."""
+    if spec is None:
+        return "the language of the request"
+    names = LANGUAGES.get(spec.language)
+    if names is None:
+        return f"the language whose code is `{spec.language}`"
+    native = names[1] if len(names) > 1 and spec.language != "en" else ""
+    return f"{names[0]} ({native})" if native else names[0]
+
+
 def _user(task: WritingTask, references: str) -> str:
     assignment = task.assignment
     stage, item = assignment.stage, assignment.task
@@ -307,6 +319,7 @@ def _user(task: WritingTask, references: str) -> str:
         task_name=item.task_name,
         task_purpose=item.task_purpose,
         length=describe_length(task.words),
+        language=language_said(assignment.spec),
         structure=_structure(task),
         references=references,
     )

@@ -42,6 +42,7 @@ from executor.model.prompt import (
     extension_messages,
     facts_of,
     instruction_lines,
+    language_said,
     load_template,
     material_tokens,
     prefix_of,
@@ -437,7 +438,8 @@ class SingleShot:
         """The deliverable: the analysis and the model's verdict on it, assembled by code."""
         assignment = task.assignment
         system = with_prefix(prefix_of(assignment), load_template(WRITER).body)
-        messages = verdict_messages(system, analysis, task.facts, task.material)
+        messages = verdict_messages(system, analysis, task.facts, task.material,
+                                    language_said(assignment.spec))
         tokens = self.tier.answer_tokens(VERDICT_TOKENS)
         call = self._call(task, package, messages, tokens, "verdict")
         verdict = self.gateway.complete_json(call, MemoVerdict).value
