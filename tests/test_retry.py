@@ -152,17 +152,17 @@ def test_retry_of_a_run_that_did_not_fail_is_refused(home: Home) -> None:
 def test_retry_after_a_plan_failure_pays_no_call_twice(
     home: Home, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A task plan still malformed after its repairs: the retry asks only for that plan again."""
+    """A phase plan still malformed after its repairs: the retry asks only for that plan again
+    (the first analysis, done before it, is not asked twice)."""
     monkeypatch.setenv(KEY_ENV, SECRET)
     copy_assets(home, "market_report_2024.md")
     configure(home, fake_openai)
     model_home = home
     run_id = to_confirmation(model_home, fake_openai)
     script = RunScript(run_id)
-    raw = "RAW-ANSWER {tasks: [oops"
+    raw = "RAW-ANSWER {stages: [oops"
     fake_openai.script(
         *script.execute(script.first_analysis, "# First analysis\n\nRevenue €18.5 bn.\n"),
-        script.stages("P1"),
         text(raw), text(raw), text(raw),
         wording("The run stopped while planning the analysis."),
     )  # fmt: skip
@@ -171,15 +171,14 @@ def test_retry_after_a_plan_failure_pays_no_call_twice(
     assert the_run(model_home).status is Status.FAILED
     paid = fake_openai.count
 
-    rest = script.after_confirm()[2:]  # the first analysis is done: from P1's stages on
-    rest = rest[1:]  # P1's stages are planned and kept: from P1's tasks on
+    rest = script.after_confirm()[2:]  # the first analysis is done: from P1's plan on
     fake_openai.script(*rest)
     retry_run(str(model_home.root), run_id)
     assert serve_once(model_home) == 0
     assert the_run(model_home).status is Status.COMPLETED
     assert fake_openai.count == paid + len(rest)  # nothing asked twice that was answered
     asked = [json.dumps(r["messages"]) for r in fake_openai.requests[paid:]]
-    assert "tasks:P1-S01" in asked[0] or "P1-S01" in asked[0]
+    assert "stages:P1" in asked[0]
 
 
 def test_a_retry_killed_at_every_write_completes_once(home: Home) -> None:
