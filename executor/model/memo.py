@@ -11,6 +11,7 @@ computed fact again, until its limit cut it).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -93,6 +94,39 @@ def assemble_memo(
     used = [f"- `{s.path}`" for s in sources if s.text is not None and not s.chart]
     parts += ["## References", "\n".join(used) or "- (no file was read)"]
     return "\n\n".join(part for part in parts if part) + "\n"
+
+
+# A number of a fact, as the text would state it (thousands separators aside).
+_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+_SUBHEADING = re.compile(r"^#{2,3}\s+(.+?)\s*#*\s*$", re.MULTILINE)
+TOPIC_MIN_WORDS = 2  # a heading of one word ("Sources", "Summary") names no topic
+
+
+def _numbers(text: str) -> set[str]:
+    return {found.replace(",", "") for found in _NUMBER.findall(text) if len(found) >= 3}
+
+
+def extension_topics(document: str, facts: Sequence[str], sources: Sequence[Source]) -> list[str]:
+    """What an analysis far shorter than asked can go on to, concrete enough for a small model
+    to write about (asked only to "write the sections it lacks", one wrote its first sections
+    again): each verified fact it states none of the figures of, then each section of the
+    run's working documents whose heading it does not have, in that order."""
+    stated = _numbers(document)
+    said = document.casefold()
+    topics = []
+    for fact in facts:
+        claim = fact.rsplit(" (", 1)[0]  # the figures, not the citation's rows
+        figures = _numbers(claim)
+        if figures and not figures & stated:
+            topics.append(fact)
+    for source in sources:
+        if source.text is None or source.chart or not source.path.startswith("runs/"):
+            continue
+        for heading in _SUBHEADING.findall(source.text):
+            name = heading.replace("*", "").strip()
+            if len(name.split()) >= TOPIC_MIN_WORDS and name.casefold() not in said:
+                topics.append(name)
+    return list(dict.fromkeys(topics))
 
 
 ASSEMBLY_PLAN = "assembly_plan"  # the stem of the assembly plan's file, as planned
