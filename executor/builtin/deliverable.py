@@ -42,7 +42,7 @@ from executor.builtin.text import shorten
 from multiverse.atomic import atomic_write_text
 from multiverse.documents import export_report
 from multiverse.home import Home
-from multiverse.models import AssetType
+from multiverse.models import PUBLISHING_PHASE, AssetType
 from multiverse.spec import RequestSpec
 from multiverse.tabular import Fact
 from multiverse.trace import Known, with_untraced
@@ -477,7 +477,7 @@ def close_published(home: Path, run_id: str, request: str, spec: RequestSpec | N
 def write_delivery(home: Path, run_id: str, not_done: list[str], untraced_numbers: int) -> Path:
     """`delivery.json` in the run's GENERATING_OUTPUT workspace: what was asked and not done,
     and how many numbers of the deliverable were found in no source (for the completion)."""
-    path = Home(home).run(run_id).phase_workspace("GENERATING_OUTPUT") / DELIVERY_FILE
+    path = Home(home).run(run_id).phase_workspace(PUBLISHING_PHASE) / DELIVERY_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     items = list(dict.fromkeys(not_done))
     record = {"not_done": items, "untraced_numbers": untraced_numbers}

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from executor.model.prompt import facts_section, material_section
 from executor.model.references import Source
 from multiverse.gateway import ChatMessage
+from multiverse.models import PUBLISHING_PHASE
 from multiverse.roles import TaskAssignment
 from multiverse.spec import LANGUAGES, RequestSpec
 
@@ -136,7 +137,7 @@ def is_assembly_plan(assignment: TaskAssignment, published: bool) -> bool:
     """Whether the task plans the deliverable's assembly: a working document of the phase
     that publishes (SPEC §6) named for it. Another working task of that phase (a section a
     model's plan drafts there) is written by the model."""
-    return (not published and assignment.phase.phase_name == "GENERATING_OUTPUT"
+    return (not published and assignment.phase.phase_name == PUBLISHING_PHASE
             and is_plan_file(assignment.task.output_path))  # fmt: skip
 
 

@@ -74,6 +74,7 @@ from multiverse.gateway import (
     cut_failure,
     without_repeats,
 )
+from multiverse.models import PUBLISHING_PHASE
 from multiverse.roles import TaskAssignment
 from multiverse.spec import asked_words, with_prefix
 
@@ -290,7 +291,7 @@ class SingleShot:
             # The deliverable shows the charts the run drew, whichever task drew them; it does
             # not read the assembly plan code wrote for code (read, a small model wrote the
             # memo's summary, recommendation and references into its analysis a second time).
-            plans = relative(home, context.workspace / "GENERATING_OUTPUT") + "/"
+            plans = relative(home, context.workspace / PUBLISHING_PHASE) + "/"
             references = [path for path in references
                           if not (path.startswith(plans) and is_plan_file(path))]  # fmt: skip
             references += [relative(home, chart) for chart in run_charts(context)]
