@@ -91,7 +91,9 @@ def test_a_page_is_a_chart_only_through_its_svgs_or_scripts() -> None:
 
 
 def test_length_targets_come_from_the_request() -> None:
-    """Two pages ≈ 900, one page (한 페이지) ≈ 450, a short note ≈ 250, else no target."""
+    """450 words a page (세 페이지 ≈ 1,350), a short note ≈ 250, else no target."""
+    assert checklist.target_words("a three-page market report") == 1350
+    assert checklist.target_words("보고서를 세 페이지로") == 1350
     assert checklist.target_words("a two-page memo") == 900
     assert checklist.target_words("메모를 한 페이지로 작성해 주세요") == 450
     assert checklist.target_words("write a short note on it") == 250
