@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from executor.model import ModelExecutor
-from executor.model.memo import extension_topics
+from executor.model.memo import FIRST_ANALYSIS_END, extension_topics, without_scaffolding
 from executor.model.references import (
     Source,
     bearing_parts,
@@ -810,3 +810,27 @@ def test_every_writing_call_names_the_language_to_write_in(
     analysis, _, verdict = fake_openai.requests
     assert f"- Write it in {named}, whatever the language of the references." in prompt_of(analysis)
     assert f"Write in {named}." in prompt_of(verdict)
+
+
+@pytest.mark.parametrize(
+    "heading",
+    [f"## {ASSET}", "### `assets/Market_Report_2024.md`", "## **market_report_2024.md**",
+     "#### First analysis", "## First Analysis:"],
+)  # fmt: skip
+def test_the_deliverable_drops_the_frame_copied_from_working_documents(heading: str) -> None:
+    """A heading that is a source's path or file name, or a working document's title, goes and
+    its text stays; the first analysis's section on what the request needs goes whole, down to
+    the next heading of its level; the title and any other heading stay."""
+    sources = [Source(path=ASSET, text="# Report\n"),
+               Source(path=f"runs/{RUN}/workspace/ANALYZING/first_analysis.md",
+                      text="# First analysis\n\n## x\n")]  # fmt: skip
+    analysis = (f"# Memo\n\n{heading}\n\nGermany leads with €6.9 billion.\n\n"
+                f"### {FIRST_ANALYSIS_END}\n\nThe request asks for a memo.\n\n"
+                "#### Its charts\n\nOne chart.\n\n"
+                "### Risks in the market report\n\nBatteries cost more.\n")  # fmt: skip
+    kept = without_scaffolding(analysis, sources)
+    assert kept == ("# Memo\n\nGermany leads with €6.9 billion.\n\n"
+                    "### Risks in the market report\n\nBatteries cost more.\n")  # fmt: skip
+    assert without_scaffolding("# Memo\n\n## Revenue\n\nText.\n", sources) == (
+        "# Memo\n\n## Revenue\n\nText.\n"
+    )

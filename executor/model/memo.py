@@ -61,6 +61,40 @@ def verdict_messages(
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
+FIRST_ANALYSIS_END = "What the request needs from them"  # the first analysis's last section
+_ANY_HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
+
+
+def _name(heading: str) -> str:
+    return heading.replace("*", "").replace("`", "").strip().rstrip(":").casefold()
+
+
+def without_scaffolding(analysis: str, sources: Sequence[Source]) -> str:
+    """The analysis without what a small model copies from its working documents' frame: a
+    heading that is a source's path or a working document's title goes (its text stays), and
+    the first analysis's section on what the request needs goes whole (it restates the task)."""
+    names = {_name(source.path) for source in sources}
+    names |= {_name(Path(source.path).name) for source in sources}
+    names |= {_name(source.text.splitlines()[0][2:]) for source in sources
+              if source.text and source.path.startswith("runs/")
+              and source.text.startswith("# ")}  # fmt: skip
+    kept: list[str] = []
+    dropped_level = 0  # inside a section dropped whole, its heading's level
+    for line in analysis.splitlines():
+        heading = _ANY_HEADING.match(line)
+        if heading is not None and dropped_level and len(heading[1]) <= dropped_level:
+            dropped_level = 0
+        if dropped_level:
+            continue
+        if heading is not None and _name(heading[2]) == _name(FIRST_ANALYSIS_END):
+            dropped_level = len(heading[1])
+            continue
+        if heading is not None and len(heading[1]) > 1 and _name(heading[2]) in names:
+            continue
+        kept.append(line)
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip() + "\n"
+
+
 def _body(analysis: str) -> str:
     """The analysis without its own title, with its headings one level down."""
     lines = analysis.strip().splitlines()

@@ -24,6 +24,7 @@ import structlog
 from executor.builtin import TaskError, deliverable_title, in_outputs, relative, spec_query
 from executor.model.loop import clipped
 from executor.model.memo import (
+    FIRST_ANALYSIS_END,
     MemoVerdict,
     assemble_memo,
     assembly_plan,
@@ -31,6 +32,7 @@ from executor.model.memo import (
     is_assembly_plan,
     is_plan_file,
     verdict_messages,
+    without_scaffolding,
 )
 from executor.model.prompt import (
     MAX_PASTED_TOKENS,
@@ -183,7 +185,6 @@ def working_words(deliverable: int | None) -> int:
     return max(WORKING_MIN_WORDS, min(WORKING_WORDS, deliverable or WORKING_WORDS))
 
 
-FIRST_ANALYSIS_END = "What the request needs from them"
 
 
 def first_analysis_outline(
@@ -448,7 +449,8 @@ class SingleShot:
         title = first[2:] if first.startswith("# ") else assignment.task.task_name
         if title.strip() == assignment.task.task_name.strip():
             title = deliverable_title(assignment.request, assignment.spec)
-        return assemble_memo(title, analysis, verdict, task.sources, task.output_path)
+        body = without_scaffolding(analysis, [*task.material, *task.sources])
+        return assemble_memo(title, body, verdict, task.sources, task.output_path)
 
     def _answer(
         self, task: WritingTask, package: AgentPackage, note: str = "", more: int = 0
