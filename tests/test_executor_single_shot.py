@@ -815,12 +815,13 @@ def test_every_writing_call_names_the_language_to_write_in(
 @pytest.mark.parametrize(
     "heading",
     [f"## {ASSET}", "### `assets/Market_Report_2024.md`", "## **market_report_2024.md**",
-     "#### First analysis", "## First Analysis:"],
+     "#### First analysis", "## First Analysis:", "## Publish the deliverable"],
 )  # fmt: skip
 def test_the_deliverable_drops_the_frame_copied_from_working_documents(heading: str) -> None:
-    """A heading that is a source's path or file name, or a working document's title, goes and
-    its text stays; the first analysis's section on what the request needs goes whole, down to
-    the next heading of its level; the title and any other heading stay."""
+    """A heading that is a source's path or file name, a working document's title or the
+    task's name goes and its text stays; the first analysis's section on what the request
+    needs goes whole, down to the next heading of its level; the title and any other heading
+    stay."""
     sources = [Source(path=ASSET, text="# Report\n"),
                Source(path=f"runs/{RUN}/workspace/ANALYZING/first_analysis.md",
                       text="# First analysis\n\n## x\n")]  # fmt: skip
@@ -828,7 +829,7 @@ def test_the_deliverable_drops_the_frame_copied_from_working_documents(heading: 
                 f"### {FIRST_ANALYSIS_END}\n\nThe request asks for a memo.\n\n"
                 "#### Its charts\n\nOne chart.\n\n"
                 "### Risks in the market report\n\nBatteries cost more.\n")  # fmt: skip
-    kept = without_scaffolding(analysis, sources)
+    kept = without_scaffolding(analysis, sources, ["Publish the deliverable"])
     assert kept == ("# Memo\n\nGermany leads with €6.9 billion.\n\n"
                     "### Risks in the market report\n\nBatteries cost more.\n")  # fmt: skip
     assert without_scaffolding("# Memo\n\n## Revenue\n\nText.\n", sources) == (

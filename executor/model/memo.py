@@ -69,11 +69,14 @@ def _name(heading: str) -> str:
     return heading.replace("*", "").replace("`", "").strip().rstrip(":").casefold()
 
 
-def without_scaffolding(analysis: str, sources: Sequence[Source]) -> str:
+def without_scaffolding(
+    analysis: str, sources: Sequence[Source], task_names: Sequence[str] = ()
+) -> str:
     """The analysis without what a small model copies from its working documents' frame: a
-    heading that is a source's path or a working document's title goes (its text stays), and
-    the first analysis's section on what the request needs goes whole (it restates the task)."""
-    names = {_name(source.path) for source in sources}
+    heading that is a source's path, a working document's title or a task's name goes (its
+    text stays), and the first analysis's section on what the request needs goes whole (it
+    restates the task)."""
+    names = {_name(source.path) for source in sources} | {_name(name) for name in task_names}
     names |= {_name(Path(source.path).name) for source in sources}
     names |= {_name(source.text.splitlines()[0][2:]) for source in sources
               if source.text and source.path.startswith("runs/")

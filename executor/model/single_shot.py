@@ -449,7 +449,8 @@ class SingleShot:
         title = first[2:] if first.startswith("# ") else assignment.task.task_name
         if title.strip() == assignment.task.task_name.strip():
             title = deliverable_title(assignment.request, assignment.spec)
-        body = without_scaffolding(analysis, [*task.material, *task.sources])
+        body = without_scaffolding(analysis, [*task.material, *task.sources],
+                                   [assignment.task.task_name])  # fmt: skip
         return assemble_memo(title, body, verdict, task.sources, task.output_path)
 
     def _answer(
