@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict
 # script may follow it at once: Korean writes its particles and units there ("16.2로",
 # "1,200억"), where an ASCII-only test had read "16" and "1".
 _NUMBER = re.compile(
-    r"(?<![\w.])[-−+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![0-9A-Za-z_])(?![.,]\d)"
+    r"(?<![\w.])[-−+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![0-9A-Za-z_])(?!\.\d)"
 )
 # Spans that are not claims: code, links and images, citations in parentheses naming a file,
 # bare paths, and a line's list numbering.

@@ -88,3 +88,5 @@ def test_no_part_of_a_number_or_of_a_code_is_read() -> None:
     """"2.1m", "Q1", "v2" and "2023Q4" give no "2" or "1"; a number with its unit apart does."""
     assert claims("It sold 2.1m bikes in Q1 with v2, by 2023Q4.") == []
     assert [number for number, _ in claims("It sold 2.1 m bikes.")] == ["2.1"]
+    # A CSV's commas separate cells: each is a number of its own.
+    assert [number for number, _ in claims("Korea,1957,1487.59")] == ["1957", "1487.59"]
