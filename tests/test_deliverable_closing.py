@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from executor.builtin import BuiltinExecutor
-from executor.builtin.delivery import other_script
+from executor.builtin.delivery import left_out_named_once, other_script
 from executor.builtin.specialists import search_queries, spec_queries
 from executor.model import ModelExecutor
 from executor.search import SearxngProvider, WebResearch, render_brief
@@ -239,3 +239,23 @@ def test_delivery_json_is_written_where_the_completion_reads_it(home: Home) -> N
     published = publish(home, marriages_spec(home))
     assert set(published.delivery) == {"not_done", "untraced_numbers"}
     assert Path(home.run(RUN).phase_workspace("GENERATING_OUTPUT"), "delivery.json").is_file()
+
+
+@pytest.mark.parametrize(
+    "named",
+    ["assets/souvenirs.csv", "souvenirs.csv", "`Souvenirs.CSV`", "**souvenirs.csv**"],
+)
+def test_a_file_left_out_is_named_only_in_the_line_that_lists_it(named: str) -> None:
+    """A model restating the exclusion ("leaving out souvenirs.csv") loses that sentence, a
+    list item or heading naming it goes whole; the other sentences stay; one line lists the
+    files left out, as the builtin brief says it; a text naming none is unchanged."""
+    text = (f"# Memo\n\nSpending rose since 1967. We leave out {named} as asked. It doubled.\n\n"
+            f"## Sources\n\n- assets/pce.csv\n- {named} (not used)\n\n## On {named}\n\nDone.\n")
+    line = "Left out as you asked: {files}."
+    kept = left_out_named_once(text, ["assets/souvenirs.csv"], line)
+    assert kept == ("# Memo\n\nSpending rose since 1967. It doubled.\n\n## Sources\n\n"
+                    "- assets/pce.csv\n\nDone.\n\nLeft out as you asked: `assets/souvenirs.csv`.\n")
+    body = "\n".join(row for row in kept.splitlines() if not row.startswith("Left out"))
+    assert "souvenirs" not in body.casefold()
+    clean = "# Memo\n\nSpending on souvenirs rose; see assets/pce.csv.\n"
+    assert left_out_named_once(clean, ["assets/souvenirs.csv"], line) == clean

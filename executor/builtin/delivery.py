@@ -10,6 +10,7 @@ section code writes and says so, and a language it did not keep is recorded, nev
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -53,6 +54,7 @@ def close_published(home: Path, run_id: str, request: str, spec: RequestSpec | N
         texts = SourceTexts(home, sources)
         answers = [answer(q, texts, spec.language, w["no_answer"]) for q in spec.questions]
         markdown = with_answers(markdown, answers, w["answers"], w["answers_by_code"])
+        markdown = left_out_named_once(markdown, sorted(spec.excluded()), w["left_out"])
         todo += [w["todo_question"].format(said=a.said, why=a.sentence)
                  for a in answers if not a.found]  # fmt: skip
         written = other_script(spec.language, markdown)
@@ -97,6 +99,34 @@ def with_answers(markdown: str, answers: Sequence[Answer], heading: str, note: s
     level_two = [n for n, line in enumerate(lines) if line.startswith("## ")]
     at = level_two[1] if len(level_two) > 1 else len(lines)
     return "\n".join([*lines[:at], section, *lines[at:]]).rstrip() + "\n"
+
+
+_SENTENCE = re.compile(r"(?<=[.!?。])\s+")
+
+
+def left_out_named_once(markdown: str, left_out: Sequence[str], line: str) -> str:
+    """The text with no sentence naming a file left out (a model restates "leaving out
+    souvenirs.csv"), and, where it named one, the one line that lists them, as the builtin
+    brief has it (`line`: its words, with `{files}`)."""
+    names = {name for path in left_out for name in (path, path.rsplit("/", 1)[-1])}
+    if not names:
+        return markdown
+    alternatives = "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
+    naming = re.compile(rf"(?<![\w/.-])(?:{alternatives})(?![\w.-]*\w)", re.IGNORECASE)
+    if naming.search(markdown) is None:
+        return markdown
+    kept: list[str] = []
+    for text_line in markdown.splitlines():
+        if naming.search(text_line) is None:
+            kept.append(text_line)
+            continue
+        lead = re.match(r"\s*(?:[-*+]\s+|\d+[.)]\s+|#+\s+)?", text_line)
+        start = lead.end() if lead else 0
+        sentences = [s for s in _SENTENCE.split(text_line[start:]) if naming.search(s) is None]
+        if sentences:
+            kept.append(text_line[:start] + " ".join(sentences))
+    listed = line.format(files=", ".join(f"`{path}`" for path in left_out))
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).rstrip() + f"\n\n{listed}\n"
 
 
 def other_script(language: str, markdown: str) -> str | None:
