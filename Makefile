@@ -128,7 +128,7 @@ eval-local-spec: install
 	$(BIN)/python -m evals corpus --model --cases $(SPEC_CASES) --write
 
 # By hand only, never part of `test`: real requests end to end on the local model (30-90 min a
-# case). LABEL=before|after|…, CASES=memo-en,memo-ko,chart-note and/or corpus case ids
+# case). LABEL=before|after|…, CASES=memo-en,report-long,memo-ko,chart-note and/or corpus case ids
 # (en-chart-01,…: judged against tests/corpus's expectations), BUILTIN=1 (no model: checks the
 # harness), MAPPING=file.yaml, MULTIVERSE=/other/checkout/.venv/bin/multiverse, EVAL_ARGS=….
 eval-local: install

@@ -37,6 +37,13 @@ CASES: dict[str, Case] = {
             "an e-bike investor, with a chart of revenue by country.",
             chart_csv="quarterly_revenue.csv",
         ),
+        # Over two pages, so the model plans it (a phase's stages and tasks in one call).
+        Case(
+            "report-long",
+            "Analyse the market reports in assets/ and write a three-page market report for "
+            "an e-bike investor, with a chart of revenue by country.",
+            chart_csv="quarterly_revenue.csv",
+        ),
         Case(
             "memo-ko",
             "assets/의 보고서를 바탕으로 한국 전기자전거 시장 진출 전략 메모를 "

@@ -32,8 +32,9 @@ _REASON = re.compile(
     r"|때문|따라서|그러므로|이유",
     re.IGNORECASE,
 )
-# Words the request asks for: two pages ≈ 900, one page ≈ 450, a short note ≈ 250.
+# Words the request asks for: 450 a page (two pages ≈ 900), a short note ≈ 250.
 _LENGTHS = (
+    (re.compile(r"\b(three|3)[- ]pages?\b|세\s*페이지|3\s*페이지", re.I), 1350),
     (re.compile(r"\b(two|2)[- ]pages?\b|두\s*페이지|2\s*페이지|두\s*장|2\s*장", re.I), 900),
     (re.compile(r"\b(one|1|a single)[- ]page\b|한\s*페이지|1\s*페이지|한\s*장|1\s*장", re.I), 450),
     (re.compile(r"\b(short|brief) (note|summary|memo)\b|짧은|간단한", re.I), 250),
@@ -193,7 +194,7 @@ def check_chart(charts: dict[str, str], series: CsvSeries) -> ChartCheck:
 
 
 def target_words(request: str) -> int | None:
-    """The words a request asks for (two pages ≈ 900, one ≈ 450, short note ≈ 250), if it says."""
+    """The words a request asks for (450 a page: two pages ≈ 900; short note ≈ 250), if it says."""
     return next((words for pattern, words in _LENGTHS if pattern.search(request)), None)
 
 

@@ -89,6 +89,18 @@ def direct_answer(home: Path) -> tuple[str, Path] | None:
     return ("REJECTED", rejected[-1]) if rejected else None
 
 
+COMPUTED = "(computed facts)"  # not a file: the run's verified facts, as one text
+
+
+def computed_facts(home: Path, run_id: str | None) -> str:
+    """The verified facts of the run's confirmed spec, one per line ("" without a spec)."""
+    from evals.corpus_run import run_spec  # the whole engine: imported only for a run's facts
+    from executor.builtin.tablefacts import verified_facts
+
+    spec = run_spec(home, run_id)
+    return "\n".join(verified_facts(home, spec)) if spec is not None else ""
+
+
 def deliverable_checks(case: Case, home: Path, run_id: str | None) -> dict[str, Any]:
     """The checklist of the run's deliverable, or of the reply given without a run."""
     out_dir = home / "outputs" / (run_id or "-")
@@ -107,7 +119,9 @@ def deliverable_checks(case: Case, home: Path, run_id: str | None) -> dict[str, 
 
         return {**result, "corpus": corpus_run.checks(case.corpus, home, run_id, text)}
     assets = {p.name: p.read_text(encoding="utf-8") for p in case.asset_paths()}
-    figures = checklist.check_figures(text, assets)
+    # A figure computed from the tables (a change, a share) is traced as a source's is: the
+    # product states it from the computation CONFIRM froze, and so may the deliverable.
+    figures = checklist.check_figures(text, {**assets, COMPUTED: computed_facts(home, run_id)})
     result.update({
         "figures": {**asdict(figures), "passed": figures.passed and path is not None},
         "length": asdict(checklist.check_length(text, case.request)),

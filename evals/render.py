@@ -111,9 +111,10 @@ def render() -> str:
         "polling until the run is final or the case's time limit.",
         "",
         "Checklist: figures = numbers of ≥2 significant digits in the deliverable (no years, no "
-        "list numbering) found in the assets' text; chart = an .svg/.html chart naming every "
+        "list numbering) found in the assets' text or the run's verified facts computed from "
+        "its tables (from after-26-0335936 on); chart = an .svg/.html chart naming every "
         "country of the CSV with half its revenue cells or every country total; words = "
-        "within ±50% of what the request asks (two pages ≈ 900, one page ≈ 450, short note ≈ "
+        "within ±50% of what the request asks (450 words a page, short note ≈ "
         "250; Korean words are eojeol); recommendation = a recommendation with a reason "
         "marker. Model calls are HTTP calls logged as `llm_call`: a repair attempt is one, so "
         "is each continuation of an answer cut at max_tokens. Tokens: prompt (of it, what the "

@@ -28,6 +28,7 @@ STAGE_ID = r"P[0-4]-S\d{2}"
 TASK_ID = r"(?:T0\d|P[0-4]-S\d{2}-T\d{2})"
 TOOL_TASK_ID = TASK_ID + r"-(?:PRE|POST)-\d{2}"
 INSTRUCTION_ID = r"I\d{4,}"
+PUBLISHING_PHASE = "GENERATING_OUTPUT"  # the phase whose last stage writes what the user gets
 PHASE0_ID = "P0"  # Phase 0 is one phase with one stage (SPEC §3.3)
 PHASE0_STAGE = "P0-S01"
 
@@ -322,10 +323,10 @@ def phase_key(phase: Phase) -> str:
 def asset_type(phase: Phase, is_task_output: bool, in_outputs: bool) -> AssetType:
     """A written file's asset type: by phase; tool files are TOOL_OUTPUT; outputs/ is FINAL."""
     key = phase_key(phase)
-    if key == "GENERATING_OUTPUT" and in_outputs:
+    if key == PUBLISHING_PHASE and in_outputs:
         return AssetType.FINAL_OUTPUT
     if not is_task_output:
         return AssetType.TOOL_OUTPUT
-    if key == "GENERATING_OUTPUT":
+    if key == PUBLISHING_PHASE:
         return AssetType.ASSEMBLY_PLAN
     return PHASE_TYPES.get(key, AssetType.TOOL_OUTPUT)

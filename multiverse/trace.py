@@ -16,8 +16,13 @@ from decimal import Decimal, InvalidOperation
 
 from pydantic import BaseModel, ConfigDict
 
-# A number as people write it: thousands grouped by commas (1,234,567) or not, decimals, signs.
-_NUMBER = re.compile(r"(?<![\w.])[-−+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w])")
+# A number as people write it: thousands grouped by commas (1,234,567) or not, decimals, signs;
+# whole: never a part of one ("2" of "2.1m") nor of a code ("Q1", "v2"). A word in another
+# script may follow it at once: Korean writes its particles and units there ("16.2로",
+# "1,200억"), where an ASCII-only test had read "16" and "1".
+_NUMBER = re.compile(
+    r"(?<![\w.])[-−+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![0-9A-Za-z_])(?!\.\d)"
+)
 # Spans that are not claims: code, links and images, citations in parentheses naming a file,
 # bare paths, and a line's list numbering.
 _CODE = re.compile(r"```.*?```|`[^`\n]*`", re.DOTALL)

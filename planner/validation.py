@@ -19,6 +19,7 @@ from pathlib import Path
 from multiverse.documents import is_unread
 from multiverse.models import (
     PHASE0_STAGE,
+    PUBLISHING_PHASE,
     TASK_ID,
     InstructionStatus,
     MajorStage,
@@ -31,7 +32,6 @@ from multiverse.roles import PlanContext, PlanFailed, Proposal, StagesPlan, Task
 from planner.held import spec_conflicts
 
 PHASE0_TASK_IDS = ("T00", "T02", "T03", "T04")
-PUBLISHING_PHASE = "GENERATING_OUTPUT"
 _INSTRUCTION_TYPE = re.compile(r"[A-Z][A-Z0-9_]*")
 
 

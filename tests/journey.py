@@ -104,6 +104,27 @@ def cli_process(
     )
 
 
+# A shell starts a foreground command with SIGINT at its default, whatever it ignores itself; a
+# test run from a background job (`cmd &`, nohup, some CI runners) inherits SIGINT *ignored*, and
+# Python then installs no KeyboardInterrupt handler, so a child would never see our Ctrl-C.
+_AS_IN_A_TERMINAL = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])"
+)
+
+
+def cli_popen(home: Home, *args: str) -> subprocess.Popen[str]:
+    """`multiverse ARGS --home HOME` started as a terminal starts it (Ctrl-C reaches it), its
+    stdout and stderr piped."""
+    return subprocess.Popen(
+        [sys.executable, "-c", _AS_IN_A_TERMINAL, "-m", "app.cli", *args, "--home", str(home.root)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        encoding="utf-8",
+    )
+
+
 def copy_assets(home: Home, *names: str) -> None:
     """Copy fixture assets (all when no names are given) into the home's assets/."""
     for path in sorted(FIXTURE_ASSETS.iterdir()):
@@ -132,9 +153,7 @@ def once(home: Home, env: dict[str, str] | None = None) -> subprocess.CompletedP
     return cli(home, "start", "--once", env=env)
 
 
-def once_process(
-    home: Home, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
+def once_process(home: Home, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """`start --once` as a child process (one that is killed, or reads a fault at its start)."""
     return cli_process(home, "start", "--once", env=env)
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import yaml
 
 from executor.builtin import BuiltinExecutor
-from executor.builtin.deliverable import words
 from executor.builtin.evidence import split_passages
 from executor.builtin.relevance import rank, spec_query, subject_words, without_left_out
 from executor.builtin.tablefacts import SourceTexts
+from executor.builtin.text import words
 from multiverse.home import Home
 from multiverse.spec import FormatRule, Lookup, Question, Reading, RequestSpec, scan_home
 from offline import read_request

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from executor.builtin import BuiltinExecutor
+from executor.builtin.delivery import left_out_named_once, other_script
 from executor.builtin.specialists import search_queries, spec_queries
 from executor.model import ModelExecutor
 from executor.search import SearxngProvider, WebResearch, render_brief
@@ -91,6 +92,76 @@ def test_a_model_memo_with_an_invented_number_lists_it_and_counts_it(
     assert json.loads(delivery.read_text(encoding="utf-8"))["untraced_numbers"] == 1
 
 
+def model_memo(
+    home: Home, fake_openai: FakeOpenAI, spec: RequestSpec, memo: str, verdict: str = VERDICT
+) -> str:
+    """The single-shot model's published memo for `spec`: its analysis `memo`, its verdict."""
+    root = home.root.resolve()
+    tier = TierConfig(model="openai/fake-model", api_base=fake_openai.base_url, max_tokens=4096,
+                      timeout_seconds=10)  # fmt: skip
+    role = ModelExecutor(Gateway(runs_root=root / "runs", retry=RetryPolicy(max_attempts=1)),
+                         RuntimeMapping(), tier, root)  # fmt: skip
+    long_enough = memo + "\n\n" + "The rate moved over the years, as the chart shows. " * 120
+    fake_openai.script(text(long_enough), text(verdict))
+    task = assignment(home, spec, out="memo.md")
+    task = task.model_copy(update={"task": task.task.model_copy(
+        update={"related_references": ["assets/us_marriages_divorces.csv"]})})  # fmt: skip
+    signal = role.execute_task(task)
+    assert signal.status == "COMPLETED", signal.error
+    return (root / "outputs" / RUN / "memo.md").read_text(encoding="utf-8")
+
+
+def delivered(home: Home) -> dict[str, object]:
+    """The run's delivery record."""
+    path = home.run(RUN).phase_workspace("GENERATING_OUTPUT") / "delivery.json"
+    return dict(json.loads(path.read_text(encoding="utf-8")))
+
+
+def test_a_question_the_model_memo_leaves_unanswered_gets_its_computed_answer(
+    home: Home, fake_openai: FakeOpenAI
+) -> None:
+    """The memo's text states no figure of the question's computed answer: code adds it after
+    the summary, saying code computed it; the answer is traced, nothing is recorded undone."""
+    spec = marriages_spec(home)
+    plain = json.dumps({"executive_summary": "The rate fell over a century.",
+                        "recommendation": "Read the rate by decade.",
+                        "reasons": ["It fell over a century."]})  # fmt: skip
+    memo = model_memo(home, fake_openai, spec, "# The rate\n\nThe rate fell over a century.", plain)
+    added = section(memo, "Answers to your questions")
+    assert "Computed from the tables by code" in added
+    assert "highest in 1946, at 16.2" in added
+    assert memo.index("## Executive summary") < memo.index("## Answers to your questions")
+    assert memo.index("## Answers to your questions") < memo.index("## Analysis")
+    assert delivered(home) == {"not_done": [], "untraced_numbers": 0}
+
+
+def test_a_memo_in_another_language_than_confirmed_is_recorded_not_hidden(
+    home: Home, fake_openai: FakeOpenAI
+) -> None:
+    """Confirmed in Korean, written in English by the model: the delivery record says so, in
+    the requester's language; the memo that states the answer gets no section of code's."""
+    spec = marriages_spec(home).model_copy(update={"language": "ko"})
+    memo = model_memo(home, fake_openai, spec, MEMO)
+    assert "질문에 대한 답" not in memo
+    (said,) = delivered(home)["not_done"]  # type: ignore[misc]
+    assert said == "결과물이 확정한 언어(Korean)로 쓰이지 않았습니다: 모델이 Latin 문자로 썼습니다"
+
+
+@pytest.mark.parametrize(
+    ("language", "written", "other"),
+    [("ko", "The rate fell.", "Latin"), ("ko", "혼인율은 1946년에 16.2로 가장 높았다.", None),
+     ("en", "혼인율은 1946년에 16.2로 가장 높았다.", "Hangul"), ("fr", "Le taux a baissé.", None),
+     ("ru", "Уровень снизился.", None), ("ja", "The rate fell.", "Latin"),
+     ("ar", "The rate fell.", None)],
+)  # fmt: skip
+def test_the_language_kept_is_judged_by_its_script(
+    language: str, written: str, other: str | None
+) -> None:
+    """A script other than the confirmed language's is named; a language whose script cannot
+    be told (Arabic) is not judged."""
+    assert other_script(language, written) == other
+
+
 def tool_assignment(home: Home, spec: RequestSpec | None) -> ToolAssignment:
     """A PRE web_search of the publishing task."""
     base = assignment(home, spec)
@@ -168,3 +239,23 @@ def test_delivery_json_is_written_where_the_completion_reads_it(home: Home) -> N
     published = publish(home, marriages_spec(home))
     assert set(published.delivery) == {"not_done", "untraced_numbers"}
     assert Path(home.run(RUN).phase_workspace("GENERATING_OUTPUT"), "delivery.json").is_file()
+
+
+@pytest.mark.parametrize(
+    "named",
+    ["assets/souvenirs.csv", "souvenirs.csv", "`Souvenirs.CSV`", "**souvenirs.csv**"],
+)
+def test_a_file_left_out_is_named_only_in_the_line_that_lists_it(named: str) -> None:
+    """A model restating the exclusion ("leaving out souvenirs.csv") loses that sentence, a
+    list item or heading naming it goes whole; the other sentences stay; one line lists the
+    files left out, as the builtin brief says it; a text naming none is unchanged."""
+    text = (f"# Memo\n\nSpending rose since 1967. We leave out {named} as asked. It doubled.\n\n"
+            f"## Sources\n\n- assets/pce.csv\n- {named} (not used)\n\n## On {named}\n\nDone.\n")
+    line = "Left out as you asked: {files}."
+    kept = left_out_named_once(text, ["assets/souvenirs.csv"], line)
+    assert kept == ("# Memo\n\nSpending rose since 1967. It doubled.\n\n## Sources\n\n"
+                    "- assets/pce.csv\n\nDone.\n\nLeft out as you asked: `assets/souvenirs.csv`.\n")
+    body = "\n".join(row for row in kept.splitlines() if not row.startswith("Left out"))
+    assert "souvenirs" not in body.casefold()
+    clean = "# Memo\n\nSpending on souvenirs rose; see assets/pce.csv.\n"
+    assert left_out_named_once(clean, ["assets/souvenirs.csv"], line) == clean

@@ -18,6 +18,8 @@ from evals import cells, chartread, checklist, collect, corpus_run, render
 from evals.cases import CASES, select
 from evals.corpus import cases as corpus_cases
 from evals.corpus import corpus_home, spec_of
+from multiverse.home import Home
+from multiverse.spec import RequestSpec
 
 ASSETS = {
     "report.md": "Germany reached €6.9 billion, up 14%; prices rose to €3,600 in 2023.",
@@ -89,7 +91,9 @@ def test_a_page_is_a_chart_only_through_its_svgs_or_scripts() -> None:
 
 
 def test_length_targets_come_from_the_request() -> None:
-    """Two pages ≈ 900, one page (한 페이지) ≈ 450, a short note ≈ 250, else no target."""
+    """450 words a page (세 페이지 ≈ 1,350), a short note ≈ 250, else no target."""
+    assert checklist.target_words("a three-page market report") == 1350
+    assert checklist.target_words("보고서를 세 페이지로") == 1350
     assert checklist.target_words("a two-page memo") == 900
     assert checklist.target_words("메모를 한 페이지로 작성해 주세요") == 450
     assert checklist.target_words("write a short note on it") == 250
@@ -399,3 +403,21 @@ def test_corpus_cases_render_in_their_own_section(monkeypatch: pytest.MonkeyPatc
     bare = {"after": {"cases": {"memo-en": fixed}}}
     monkeypatch.setattr(render, "load_all", lambda: bare)
     assert "Corpus cases" not in render.render()
+
+
+def test_a_figure_computed_from_the_run_tables_is_traced(home: Home) -> None:
+    """The memo checklist counts the run's verified facts (computed from the tables CONFIRM
+    kept) as traced, as the product's own trace does; an invented figure stays untraced."""
+    from specbrief import RUN, chart, checked, corpus_home
+
+    corpus_home(home, "economics")
+    asked = chart("the saving rate month by month", "economics.csv", "psavert", frequency="month")
+    spec = checked(home, RequestSpec(request="saving rate", charts=[asked]))
+    home.run(RUN).spec.write_text(spec.model_dump_json(), encoding="utf-8")
+    facts = collect.computed_facts(home.root, RUN)
+    stated = checklist.figures(facts.splitlines()[0].rsplit(" (", 1)[0])[-1]
+    text = f"The rate moved to {stated}; we guess 98,765.4 next."
+    assert checklist.check_figures(text, {"economics.md": ""}).found == 0
+    check = checklist.check_figures(text, {"economics.md": "", collect.COMPUTED: facts})
+    assert (check.found, check.missing) == (1, ["98,765.4"])
+    assert collect.computed_facts(home.root, "run-20990101-000000-001") == ""  # no spec

@@ -10,7 +10,9 @@ from typing import Any
 import pytest
 
 from executor.model import ModelExecutor
+from executor.model.memo import FIRST_ANALYSIS_END, extension_topics, without_scaffolding
 from executor.model.references import (
+    Source,
     bearing_parts,
     cut_to_tokens,
     estimate_tokens,
@@ -19,14 +21,14 @@ from executor.model.references import (
 )
 from executor.model.role import context_window, resolve_executor_mode
 from executor.model.single_shot import (
+    MAX_EXTENSIONS,
     WORKING_PASTE_TOKENS,
     content_words,
     deliverable_paste,
     unwrap_document,
-    without_repeats,
 )
 from multiverse.config import RuntimeMapping, TierConfig
-from multiverse.gateway import Gateway, model_context_window, model_supports
+from multiverse.gateway import Gateway, model_context_window, model_supports, without_repeats
 from multiverse.gateway.calls import RetryPolicy
 from multiverse.home import Home
 from multiverse.models import MajorStage, Phase, Task, UserInstruction
@@ -383,7 +385,7 @@ def test_a_deliverable_still_cut_after_its_continuations_fails_clearly(
     signal = executor(root, fake_openai).execute_task(task)
     assert signal.status == "FAILED" and signal.error is not None
     assert signal.error.startswith("LENGTH_LIMIT: the document " + out)
-    assert "still unfinished after 3 parts of up to 1120 tokens each" in signal.error
+    assert "still unfinished after 3 parts of up to 2240 tokens each" in signal.error
     assert "ask for less, or narrow the request" in signal.error
     assert "ran away" not in signal.error
     assert fake_openai.count == 3 and not (root / out).exists()
@@ -605,6 +607,65 @@ def test_a_task_reads_the_parts_of_a_large_source_that_bear_on_it(
     assert "[parts: only the parts of this file that bear on the task fit" in prompt
 
 
+FACTS = (
+    "Total revenue went from 2,000 EUR million in 2023Q1 to 2,150 EUR million in 2023Q4, "
+    "+7.50 % (assets/quarterly_revenue.csv rows 2–9)",
+    "Germany has the largest revenue, 6,900 EUR million (assets/quarterly_revenue.csv rows 2–5)",
+)
+
+
+def working(path: str, text_: str) -> Source:
+    """A run's working document as the deliverable reads it."""
+    return Source(path=path, text=text_, cut=False)
+
+
+def test_extension_topics_are_the_facts_not_stated_then_the_working_sections_not_covered() -> None:
+    """A fact whose figures the analysis states (with or without thousands separators) is no
+    topic, nor is a one-word heading, an asset's heading or a heading already written."""
+    strategy = working(f"runs/{RUN}/workspace/STRATEGIZING/strategy.md",
+                       "# Strategy\n\n## Commuter demand in Germany\n\nText.\n\n## Sources\n\n"
+                       "- a\n\n### **Leasing offers and margins**\n\nText.\n")  # fmt: skip
+    asset = working(ASSET, "## Market size and growth\n\nText.\n")
+    analysis = "# Memo\n\n## Commuter demand in Germany\n\nGermany: 6900 EUR million.\n"
+    topics = extension_topics(analysis, FACTS, [asset, strategy])
+    assert topics == [FACTS[0], "Leasing offers and margins"]
+    assert extension_topics(analysis + "Revenue rose 7.50 %.", FACTS, [strategy]) == [
+        "Leasing offers and margins"
+    ]
+
+
+def test_a_short_deliverable_is_extended_a_section_per_topic_it_lacks(
+    root: Path, fake_openai: FakeOpenAI
+) -> None:
+    """Far shorter than asked, the analysis gets a section on each working document's section
+    it lacks, named in the note (asked only to "write the sections it lacks", a small model
+    wrote its first ones again), at most MAX_EXTENSIONS, then the verdict."""
+    strategy = f"runs/{RUN}/workspace/STRATEGIZING/strategy.md"
+    (root / strategy).parent.mkdir(parents=True, exist_ok=True)
+    sections = ("## Commuter demand in Germany\n\nStrong.\n\n"
+                "## Leasing offers and margins\n\nGrowing.\n\n## Battery costs ahead\n\nRising.\n")
+    (root / strategy).write_text(f"# Strategy\n\n{sections}", encoding="utf-8")
+    out = f"outputs/{RUN}/memo.md"
+    first = "## Leasing offers and margins\n\nLeasing is 12% of sales (source: `x.md`).\n"
+    second = "## Battery costs ahead\n\nCells cost more each year (source: `x.md`).\n"
+    fake_openai.script(text(MEMO), text(first), text(second), text(VERDICT))
+    signal = executor(root, fake_openai).execute_task(
+        assignment(root, out, phase="GENERATING_OUTPUT", references=[ASSET, strategy])
+    )
+    assert signal.status == "COMPLETED", signal.error
+    _, one, two, verdict = fake_openai.requests
+    assert MAX_EXTENSIONS == 2 and verdict["response_format"]["type"] == "json_schema"
+    notes = [str(body["messages"][-1]["content"]) for body in (one, two)]
+    assert "section, under a `##` heading of its own, of about 233 words on this: Commuter" in (
+        notes[0]
+    )
+    # Looked for again: the first section covered leasing, so the second is on batteries.
+    assert "on this: Battery costs ahead" in notes[1]
+    assert two["messages"][2]["content"].count("## Leasing offers and margins") == 1
+    memo = (root / out).read_text("utf-8")
+    assert "Leasing is 12% of sales" in memo and "Cells cost more" in memo
+
+
 def test_a_deliverable_near_its_length_is_not_extended_and_titled_from_the_request(
     root: Path, fake_openai: FakeOpenAI
 ) -> None:
@@ -678,7 +739,8 @@ def test_a_single_shot_assembly_plan_is_written_by_code_without_a_call(
     assert fake_openai.requests == []
     # The deliverable's analysis does not read it: code follows it, and a small model wrote
     # the parts code adds (summary, recommendation, references) into its analysis again.
-    fake_openai.script(text(MEMO), text(EXTRA), text(VERDICT))  # short: continued once
+    # Short: continued twice, a section on each of the two first facts computed from the CSV.
+    fake_openai.script(text(MEMO), text(EXTRA), text(EXTRA.replace("2027", "2030")), text(VERDICT))
     published = assignment(root, f"outputs/{RUN}/memo.md", phase="GENERATING_OUTPUT",
                            references=[ASSET, out]).model_copy(update={"spec": spec})  # fmt: skip
     assert executor(root, fake_openai).execute_task(published).status == "COMPLETED"
@@ -748,3 +810,28 @@ def test_every_writing_call_names_the_language_to_write_in(
     analysis, _, verdict = fake_openai.requests
     assert f"- Write it in {named}, whatever the language of the references." in prompt_of(analysis)
     assert f"Write in {named}." in prompt_of(verdict)
+
+
+@pytest.mark.parametrize(
+    "heading",
+    [f"## {ASSET}", "### `assets/Market_Report_2024.md`", "## **market_report_2024.md**",
+     "#### First analysis", "## First Analysis:", "## Publish the deliverable"],
+)  # fmt: skip
+def test_the_deliverable_drops_the_frame_copied_from_working_documents(heading: str) -> None:
+    """A heading that is a source's path or file name, a working document's title or the
+    task's name goes and its text stays; the first analysis's section on what the request
+    needs goes whole, down to the next heading of its level; the title and any other heading
+    stay."""
+    sources = [Source(path=ASSET, text="# Report\n"),
+               Source(path=f"runs/{RUN}/workspace/ANALYZING/first_analysis.md",
+                      text="# First analysis\n\n## x\n")]  # fmt: skip
+    analysis = (f"# Memo\n\n{heading}\n\nGermany leads with €6.9 billion.\n\n"
+                f"### {FIRST_ANALYSIS_END}\n\nThe request asks for a memo.\n\n"
+                "#### Its charts\n\nOne chart.\n\n"
+                "### Risks in the market report\n\nBatteries cost more.\n")  # fmt: skip
+    kept = without_scaffolding(analysis, sources, ["Publish the deliverable"])
+    assert kept == ("# Memo\n\nGermany leads with €6.9 billion.\n\n"
+                    "### Risks in the market report\n\nBatteries cost more.\n")  # fmt: skip
+    assert without_scaffolding("# Memo\n\n## Revenue\n\nText.\n", sources) == (
+        "# Memo\n\n## Revenue\n\nText.\n"
+    )

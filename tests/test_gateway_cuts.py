@@ -14,7 +14,13 @@ from structlog.testing import capture_logs
 from multiverse.gateway import Gateway, LlmCache
 from multiverse.gateway.calls import LlmAnswer, LlmCall, LlmErrorCode, RetryPolicy
 from multiverse.gateway.cuts import CONTINUE_NOTE, cut_failure, join_parts
-from multiverse.gateway.stream import ENOUGH_FINISH, REPEAT_FINISH, enough_at, repeating_from
+from multiverse.gateway.stream import (
+    ENOUGH_FINISH,
+    LINE_SHARE,
+    REPEAT_FINISH,
+    enough_at,
+    repeating_from,
+)
 
 from fake_openai import FakeOpenAI, length_cut, text
 
@@ -237,6 +243,31 @@ def test_a_text_is_closed_at_the_first_paragraph_end_past_its_words(seed: int) -
     last = text_[:cut].rsplit("\n\n", 1)[-1]
     assert words - len(last.split()) < limit or last.startswith("#")
     assert all(enough_at(text_[:end], 10_000) is None for end in ends)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_block_without_a_paragraph_end_is_closed_at_a_line_end_well_past_its_words(
+    seed: int,
+) -> None:
+    """Generated tables and lists written as one block (a year-by-year table of a small model):
+    no paragraph ends, so the cut is the first line's end at which the words reach LINE_SHARE
+    times the limit; every line kept is whole, and nothing is cut before."""
+    rng = random.Random(seed)
+    if seed % 2:
+        rows = [f"| {1860 + n} | {rng.randint(50, 199) / 10} | {rng.choice(WORDS)} |"
+                for n in range(150)]  # fmt: skip
+        block = "| Year | Rate | Note |\n|---|---|---|\n" + "\n".join(rows)
+    else:
+        block = "\n".join(f"- {paragraph(rng)}" for _ in range(60))
+    text_ = f"## The data\n\n{block}\n"
+    limit = rng.randint(40, 150)
+    ends = [at + 1 for at, char in enumerate(text_) if char == "\n"]
+    cut = next(found for end in ends if (found := enough_at(text_[:end], limit)) is not None)
+    lines = text_[:cut].splitlines()
+    said = sum(len(line.split()) for line in lines if not line.startswith("#"))
+    assert said >= LINE_SHARE * limit and text_[cut] == "\n"
+    assert said - len(lines[-1].split()) < LINE_SHARE * limit  # the first such line end
+    assert all(line in text_.splitlines() for line in lines)  # whole lines only
 
 
 def test_a_long_answer_stops_at_a_paragraph_end_past_the_words_asked(

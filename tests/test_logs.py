@@ -7,7 +7,6 @@ import os
 import queue
 import signal
 import subprocess
-import sys
 import threading
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -17,7 +16,7 @@ import pytest
 from app.runs_view import daemon_log
 from multiverse.home import Home
 
-from journey import cli, once, only_run, run_tree
+from journey import cli, cli_popen, once, only_run, run_tree
 
 
 def _confirmed_run(home: Home) -> str:
@@ -118,13 +117,7 @@ def test_logs_follow_prints_appended_lines_and_stops_quietly_on_ctrl_c(home: Hom
     path.parent.mkdir(parents=True, exist_ok=True)
     old = {"timestamp": "2026-11-23T10:00:00Z", "level": "info", "event": "daemon_started"}
     path.write_text(json.dumps(old) + "\n", encoding="utf-8")
-    child = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "logs", "--follow", "--home", str(home.root)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        encoding="utf-8",
-    )
+    child = cli_popen(home, "logs", "--follow")
     lines: queue.Queue[str] = queue.Queue()
     threading.Thread(target=_reader, args=(child.stdout, lines), daemon=True).start()
     try:

@@ -66,3 +66,27 @@ def test_the_untraced_numbers_close_the_deliverable_in_a_section_of_their_own() 
                            "- **7** — Payrolls were 146,624 thousand; costs rose 7%.\n")
     clean = "# Memo\n\nPayrolls were 146,624 thousand.\n"
     assert with_untraced(clean, Known.of([SOURCE]), "x", "y") == (clean, [])
+
+
+@given(
+    whole=st.integers(min_value=10, max_value=999_999),
+    tenths=st.integers(min_value=0, max_value=9),
+    after=st.sampled_from(["로", "억 원", "명", "%로", "배", "년에", " 달러", "万円"]),
+)
+def test_a_number_is_read_whole_before_a_word_of_another_script(
+    whole: int, tenths: int, after: str
+) -> None:
+    """Korean writes its particles and units right after a number ("16.2로", "1,200억"): the
+    number is read whole, grouped or not, and traced as its source states it."""
+    printed = f"{whole:,}.{tenths}"
+    text = f"매출은 {printed}{after} 늘었다."
+    assert [number for number, _ in claims(text)] == [printed]
+    assert untraced(text, Known.of([f"revenue {whole}.{tenths}"])) == []
+
+
+def test_no_part_of_a_number_or_of_a_code_is_read() -> None:
+    """"2.1m", "Q1", "v2" and "2023Q4" give no "2" or "1"; a number with its unit apart does."""
+    assert claims("It sold 2.1m bikes in Q1 with v2, by 2023Q4.") == []
+    assert [number for number, _ in claims("It sold 2.1 m bikes.")] == ["2.1"]
+    # A CSV's commas separate cells: each is a number of its own.
+    assert [number for number, _ in claims("Korea,1957,1487.59")] == ["1957", "1487.59"]

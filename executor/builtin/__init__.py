@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from executor.builtin.deliverable import close_published, deliverable_title
+from executor.builtin.deliverable import deliverable_title
+from executor.builtin.delivery import close_published
 from executor.builtin.relevance import spec_query, text_scores
 from executor.builtin.role import BuiltinExecutor, tool_folder
 from executor.builtin.simple import is_known_command, named_paths, table_answer

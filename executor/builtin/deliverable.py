@@ -10,22 +10,18 @@ a file left out is never read, cited or listed but in the one line that says it 
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
-from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import cast
 
 import structlog
-import yaml
 
 from executor.builtin.brief import Written
 from executor.builtin.charts import ChartImage, report_html, report_title
+from executor.builtin.delivery import write_delivery
 from executor.builtin.evidence import BANNER, Passage, is_conclusion, split_passages
 from executor.builtin.relevance import rank, spec_query, subject_words, without_left_out
-from executor.builtin.sources import relative
 from executor.builtin.specialists import WebOutcome, web_outcome
 from executor.builtin.tablefacts import (
     Answer,
@@ -36,12 +32,10 @@ from executor.builtin.tablefacts import (
     draw_charts,
     is_table,
     standard_facts,
-    verified_facts,
 )
-from executor.builtin.text import shorten
+from executor.builtin.text import shorten, words
 from multiverse.atomic import atomic_write_text
 from multiverse.documents import export_report
-from multiverse.home import Home
 from multiverse.models import AssetType
 from multiverse.spec import RequestSpec
 from multiverse.tabular import Fact
@@ -50,25 +44,12 @@ from offline.asks import TOLERANCE
 
 log = structlog.get_logger(__name__)
 
-DELIVERY_FILE = "delivery.json"
 MAX_VALUES = 12  # a chart with more points shows its values in the drawing only
 MAX_SERIES = 4
 FACTS_SHARE = 0.6  # of the length: the facts first, then the documents' passages
 CONCLUSIONS_SHARE = 0.3  # of the length at most: the sources' own conclusions, quoted first
 MAX_CONCLUSIONS = 8
 _WORD = re.compile(r"\w+")
-
-
-@cache
-def _all_words() -> dict[str, dict[str, str]]:
-    text = resources.files("executor.builtin").joinpath("brief_words.yaml").read_text("utf-8")
-    return cast(dict[str, dict[str, str]], yaml.safe_load(text))
-
-
-def words(lang: str) -> dict[str, str]:
-    """The fixed text of a brief in a language (English when it has none of its own)."""
-    known = _all_words()
-    return known.get(lang, known["en"])
 
 
 def count_words(markdown: str) -> int:
@@ -443,45 +424,3 @@ def publish_spec_brief(
         *(Written(folder / image.file_name, AssetType.TOOL_OUTPUT) for image in images),
         Written(record, AssetType.TOOL_OUTPUT),  # what was asked and not done, catalogued
     ]
-
-
-def close_published(home: Path, run_id: str, request: str, spec: RequestSpec | None,
-                    path: Path) -> tuple[int, Path]:  # fmt: skip
-    """Trace the numbers of a deliverable a model wrote against the sources (the spec's, else
-    every file of assets/), the computed facts and the request; list the untraced ones at its
-    end and record the run's delivery: how many there were, and the record's path."""
-    lang = spec.language if spec is not None else (Home(home).run(run_id).language() or "en")
-    w = words(lang)
-    if spec is not None:
-        sources = [source for source in spec.sources if source not in spec.excluded()]
-        known = [spec.request, *(c.text for c in spec.changes), *verified_facts(home, spec)]
-        known += [f"{rule.reading.phrase} {rule.value}" for rule in spec.format_rules]
-    else:
-        assets = Home(home).assets
-        files = sorted(assets.rglob("*")) if assets.is_dir() and not assets.is_symlink() else []
-        sources = [relative(home, file) for file in files if file.is_file()]
-        known = [request]
-    texts = SourceTexts(home, sources)
-    known += [text for source in sources if (text := texts.text(source))]
-    web = web_outcome(home, run_id, spec, w["web_no_provider"])
-    known += [quoted.passage for quoted in web.quoted]
-    markdown, untraced = with_untraced(path.read_text(encoding="utf-8", errors="replace"),
-                                       Known.of(known), w["untraced"], w["untraced_intro"])
-    if untraced:
-        atomic_write_text(path, markdown)
-    todo = {"nothing": [w["todo_web"]],
-            "not_made": [w["todo_web_not_made"].format(why=web.why)]}.get(web.outcome, [])
-    return len(untraced), write_delivery(home, run_id, todo, len(untraced))
-
-
-def write_delivery(home: Path, run_id: str, not_done: list[str], untraced_numbers: int) -> Path:
-    """`delivery.json` in the run's GENERATING_OUTPUT workspace: what was asked and not done,
-    and how many numbers of the deliverable were found in no source (for the completion)."""
-    path = Home(home).run(run_id).phase_workspace("GENERATING_OUTPUT") / DELIVERY_FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
-    items = list(dict.fromkeys(not_done))
-    record = {"not_done": items, "untraced_numbers": untraced_numbers}
-    atomic_write_text(path, json.dumps(record, ensure_ascii=False, indent=2) + "\n")
-    log.info("deliverable_closed", run_id=run_id, not_done=len(items),
-             untraced_numbers=untraced_numbers)  # fmt: skip
-    return path

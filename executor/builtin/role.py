@@ -45,7 +45,7 @@ from executor.builtin.specialists import (
 from multiverse.atomic import atomic_write_text
 from multiverse.errors import StorageError
 from multiverse.home import PHASE_FOLDERS, Home
-from multiverse.models import AssetType, InstructionStatus
+from multiverse.models import PUBLISHING_PHASE, AssetType, InstructionStatus, phase_key
 from multiverse.roles import Declined, ProducedFile, ResultSignal, TaskAssignment, ToolAssignment
 
 if TYPE_CHECKING:
@@ -128,8 +128,8 @@ class BuiltinExecutor:
             raise TaskError(f"task {task.task_id} has no related_references to work from")
         inputs, digests = read_references(home, task.related_references)
         context = _context(assignment, inputs)
-        phase = "ANALYZING" if assignment.phase.phase_id == "P0" else assignment.phase.phase_name
-        if phase == "GENERATING_OUTPUT" and in_outputs(home, assignment.run_id, target):
+        phase = phase_key(assignment.phase)
+        if phase == PUBLISHING_PHASE and in_outputs(home, assignment.run_id, target):
             markdown = (
                 target.with_suffix(".md") if target.suffix.lower() in (".html", ".htm") else target
             )
@@ -138,7 +138,7 @@ class BuiltinExecutor:
                                              task.task_purpose)  # fmt: skip
             else:
                 written = publish_brief(home, assignment, markdown)
-        elif phase == "GENERATING_OUTPUT":
+        elif phase == PUBLISHING_PHASE:
             charts = [relative(home, p) for p in _workspace_charts(home, assignment.run_id)]
             atomic_write_text(target, render_assembly_plan(context, digests, charts))
             written = [Written(target, AssetType.ASSEMBLY_PLAN)]

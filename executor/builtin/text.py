@@ -11,8 +11,11 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable
-from typing import Literal
+from functools import cache
+from importlib import resources
+from typing import Literal, cast
 
+import yaml
 from pydantic import BaseModel, ConfigDict
 
 _IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
@@ -330,3 +333,15 @@ def unit_family(value: str, kind: str) -> str:
 def rank_key(kind: str, magnitude: float) -> tuple[int, float]:
     """Sort key putting money first, then percents, then counts, larger values first."""
     return (_KIND_RANK.get(kind, 9), -magnitude)
+
+
+@cache
+def _all_words() -> dict[str, dict[str, str]]:
+    text = resources.files("executor.builtin").joinpath("brief_words.yaml").read_text("utf-8")
+    return cast(dict[str, dict[str, str]], yaml.safe_load(text))
+
+
+def words(lang: str) -> dict[str, str]:
+    """The fixed text of a brief in a language (English when it has none of its own)."""
+    known = _all_words()
+    return known.get(lang, known["en"])

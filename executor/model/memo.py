@@ -11,6 +11,7 @@ computed fact again, until its limit cut it).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from executor.model.prompt import facts_section, material_section
 from executor.model.references import Source
 from multiverse.gateway import ChatMessage
+from multiverse.models import PUBLISHING_PHASE
 from multiverse.roles import TaskAssignment
 from multiverse.spec import LANGUAGES, RequestSpec
 
@@ -59,6 +61,43 @@ def verdict_messages(
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
+FIRST_ANALYSIS_END = "What the request needs from them"  # the first analysis's last section
+_ANY_HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
+
+
+def _name(heading: str) -> str:
+    return heading.replace("*", "").replace("`", "").strip().rstrip(":").casefold()
+
+
+def without_scaffolding(
+    analysis: str, sources: Sequence[Source], task_names: Sequence[str] = ()
+) -> str:
+    """The analysis without what a small model copies from its working documents' frame: a
+    heading that is a source's path, a working document's title or a task's name goes (its
+    text stays), and the first analysis's section on what the request needs goes whole (it
+    restates the task)."""
+    names = {_name(source.path) for source in sources} | {_name(name) for name in task_names}
+    names |= {_name(Path(source.path).name) for source in sources}
+    names |= {_name(source.text.splitlines()[0][2:]) for source in sources
+              if source.text and source.path.startswith("runs/")
+              and source.text.startswith("# ")}  # fmt: skip
+    kept: list[str] = []
+    dropped_level = 0  # inside a section dropped whole, its heading's level
+    for line in analysis.splitlines():
+        heading = _ANY_HEADING.match(line)
+        if heading is not None and dropped_level and len(heading[1]) <= dropped_level:
+            dropped_level = 0
+        if dropped_level:
+            continue
+        if heading is not None and _name(heading[2]) == _name(FIRST_ANALYSIS_END):
+            dropped_level = len(heading[1])
+            continue
+        if heading is not None and len(heading[1]) > 1 and _name(heading[2]) in names:
+            continue
+        kept.append(line)
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip() + "\n"
+
+
 def _body(analysis: str) -> str:
     """The analysis without its own title, with its headings one level down."""
     lines = analysis.strip().splitlines()
@@ -95,6 +134,39 @@ def assemble_memo(
     return "\n\n".join(part for part in parts if part) + "\n"
 
 
+# A number of a fact, as the text would state it (thousands separators aside).
+_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+_SUBHEADING = re.compile(r"^#{2,3}\s+(.+?)\s*#*\s*$", re.MULTILINE)
+TOPIC_MIN_WORDS = 2  # a heading of one word ("Sources", "Summary") names no topic
+
+
+def _numbers(text: str) -> set[str]:
+    return {found.replace(",", "") for found in _NUMBER.findall(text) if len(found) >= 3}
+
+
+def extension_topics(document: str, facts: Sequence[str], sources: Sequence[Source]) -> list[str]:
+    """What an analysis far shorter than asked can go on to, concrete enough for a small model
+    to write about (asked only to "write the sections it lacks", one wrote its first sections
+    again): each verified fact it states none of the figures of, then each section of the
+    run's working documents whose heading it does not have, in that order."""
+    stated = _numbers(document)
+    said = document.casefold()
+    topics = []
+    for fact in facts:
+        claim = fact.rsplit(" (", 1)[0]  # the figures, not the citation's rows
+        figures = _numbers(claim)
+        if figures and not figures & stated:
+            topics.append(fact)
+    for source in sources:
+        if source.text is None or source.chart or not source.path.startswith("runs/"):
+            continue
+        for heading in _SUBHEADING.findall(source.text):
+            name = heading.replace("*", "").strip()
+            if len(name.split()) >= TOPIC_MIN_WORDS and name.casefold() not in said:
+                topics.append(name)
+    return list(dict.fromkeys(topics))
+
+
 ASSEMBLY_PLAN = "assembly_plan"  # the stem of the assembly plan's file, as planned
 
 
@@ -102,7 +174,7 @@ def is_assembly_plan(assignment: TaskAssignment, published: bool) -> bool:
     """Whether the task plans the deliverable's assembly: a working document of the phase
     that publishes (SPEC §6) named for it. Another working task of that phase (a section a
     model's plan drafts there) is written by the model."""
-    return (not published and assignment.phase.phase_name == "GENERATING_OUTPUT"
+    return (not published and assignment.phase.phase_name == PUBLISHING_PHASE
             and is_plan_file(assignment.task.output_path))  # fmt: skip
 
 

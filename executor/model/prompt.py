@@ -344,22 +344,30 @@ def writing_messages(
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
-# A deliverable's analysis shorter than this share of the words asked is continued once: a
-# small model often stops at half the length it was asked for.
+# A deliverable's analysis shorter than this share of the words asked is continued: a small
+# model often stops at half the length it was asked for.
 SHORT_SHARE = 0.8
 EXTEND_NOTE = (
     "The document above has about {written} words; about {asked} were asked. Continue it: "
     "write the sections it still lacks, each with the figures of the references and their "
     "source files. Do not repeat what it already says and do not write its title again."
 )
+EXTEND_TOPIC_NOTE = (
+    "The document above has about {written} words; about {asked} were asked. Continue it with "
+    "one new section, under a `##` heading of its own, of about {words} words on this: "
+    "{topic}\nUse the figures of the references and the verified facts, each with its source "
+    "file. Do not repeat what the document already says and do not write its title again."
+)
 
 
 def extension_messages(
-    first: list[ChatMessage], document: str, written: int, asked: int
-) -> list[ChatMessage]:
+    first: list[ChatMessage], document: str, written: int, asked: int,
+    topic: str | None = None, words: int = 0,
+) -> list[ChatMessage]:  # fmt: skip
     """The first call's messages (their prefix served by the cache), the document as the
-    model's answer, and the request to continue it."""
-    note = EXTEND_NOTE.format(written=written, asked=asked)
+    model's answer, and the request to continue it (with a section on `topic`, if given)."""
+    note = (EXTEND_TOPIC_NOTE.format(written=written, asked=asked, topic=topic, words=words)
+            if topic else EXTEND_NOTE.format(written=written, asked=asked))  # fmt: skip
     return [*first, {"role": "assistant", "content": document},
             {"role": "user", "content": note}]  # fmt: skip
 
@@ -374,6 +382,7 @@ def instruction_lines(task: WritingTask) -> frozenset[str]:
     """The lines of a writing call's own instructions (the task, its length, how to write it,
     the extension's note), spaces normalised: a document never repeats them."""
     text = _user(replace(task, facts=(), material=()), "") + "\n" + EXTEND_NOTE
+    text += "\n" + EXTEND_TOPIC_NOTE
     return frozenset(
         " ".join(line.split()) for line in text.splitlines() if len(line.strip()) >= ECHO_MIN_CHARS
     )

@@ -24,12 +24,15 @@ import structlog
 from executor.builtin import TaskError, deliverable_title, in_outputs, relative, spec_query
 from executor.model.loop import clipped
 from executor.model.memo import (
+    FIRST_ANALYSIS_END,
     MemoVerdict,
     assemble_memo,
     assembly_plan,
+    extension_topics,
     is_assembly_plan,
     is_plan_file,
     verdict_messages,
+    without_scaffolding,
 )
 from executor.model.prompt import (
     MAX_PASTED_TOKENS,
@@ -71,8 +74,9 @@ from multiverse.gateway import (
     LlmErrorCode,
     ModelCalls,
     cut_failure,
-    paragraph_key,
+    without_repeats,
 )
+from multiverse.models import PUBLISHING_PHASE
 from multiverse.roles import TaskAssignment
 from multiverse.spec import asked_words, with_prefix
 
@@ -132,6 +136,9 @@ def unwrap_document(answer: str) -> str:
 
 # Times a cut document is asked to go on: the whole is at most three times its room.
 MAX_CONTINUATIONS = 2
+# Sections added to a deliverable's analysis far shorter than asked, each on its own topic.
+MAX_EXTENSIONS = 2
+SECTION_MIN_WORDS = 150
 
 
 VERDICT_TOKENS = 700
@@ -141,7 +148,7 @@ ANALYSIS_MIN_WORDS = 150
 # on the task; a small model asked for the deliverable's length copies tables out instead.
 WORKING_WORDS = 400
 WORKING_MIN_WORDS = 200
-WORKING_ROOM = 2  # max_tokens of a working document or an extension, in multiples of its words'
+WORKING_ROOM = 2  # max_tokens of a writing call, in multiples of its words' tokens
 WORKING_PASTE_TOKENS = 6000  # of its references' text
 DELIVERABLE_PASTE_TOKENS = 8000  # of its references' text, or a quarter of a larger window
 
@@ -162,38 +169,6 @@ CUT_NOTE = "\n\n*[Cut here: the text ran past its budget of about {words} words.
 _SENTENCE_END = re.compile(r"[.!?。)](?=\s)|[.!?。]$|다\.")
 
 
-_HEADING = re.compile(r"^(#{1,6})\s")
-
-
-def without_repeats(text: str) -> str:
-    """The document without the paragraphs it already said (`paragraph_key`: short lines, like
-    "- none", may recur in their own right), and without a heading left with nothing under it:
-    a small model that continues a cut text often starts a section again."""
-    seen: set[str] = set()
-    kept: list[str] = []
-    for block in re.split(r"\n[ \t]*\n", text.strip()):
-        key = paragraph_key(block)
-        if key is not None and key in seen:
-            continue
-        if key is not None:
-            seen.add(key)
-        kept.append(block)
-    shown = [block for index, block in enumerate(kept)
-             if index == 0 or not _empty_heading(block, kept[index + 1 : index + 2])]  # fmt: skip
-    return "\n\n".join(shown) + "\n"
-
-
-def _empty_heading(block: str, following: list[str]) -> bool:
-    """Whether `block` is a heading with nothing under it before a heading of its level."""
-    level = _HEADING.match(block)
-    if level is None:
-        return False
-    if not following:
-        return True
-    below = _HEADING.match(following[0])
-    return below is not None and len(below.group(1)) <= len(level.group(1))
-
-
 def whole_paragraphs(text: str) -> str:
     """A cut text up to its last whole paragraph (else its last whole sentence); "" if none."""
     body = text.rstrip()
@@ -210,7 +185,6 @@ def working_words(deliverable: int | None) -> int:
     return max(WORKING_MIN_WORDS, min(WORKING_WORDS, deliverable or WORKING_WORDS))
 
 
-FIRST_ANALYSIS_END = "What the request needs from them"
 
 
 def first_analysis_outline(
@@ -318,7 +292,7 @@ class SingleShot:
             # The deliverable shows the charts the run drew, whichever task drew them; it does
             # not read the assembly plan code wrote for code (read, a small model wrote the
             # memo's summary, recommendation and references into its analysis a second time).
-            plans = relative(home, context.workspace / "GENERATING_OUTPUT") + "/"
+            plans = relative(home, context.workspace / PUBLISHING_PHASE) + "/"
             references = [path for path in references
                           if not (path.startswith(plans) and is_plan_file(path))]  # fmt: skip
             references += [relative(home, chart) for chart in run_charts(context)]
@@ -403,27 +377,54 @@ class SingleShot:
         # Cut to what bears on the request (not on the task): the same in every task.
         return tuple(fit_sources(read, material_tokens(self.window), spec_query(spec)))
 
-    def _room(self, task: WritingTask, more: int) -> int:
-        """max_tokens of a writing call: the words' tokens; not continued (a working document),
-        room beyond its budget, so that a small model that writes on past it is seldom cut."""
+    def _room(self, task: WritingTask) -> int:
+        """max_tokens of a writing call: room beyond its words' tokens, so that a small model
+        that writes on past them is seldom cut; the stream closes it at a paragraph's end once
+        the words are written (`_call`); a deliverable cut all the same is continued."""
         max_tokens = writing_tokens(task.words, self.tier.max_tokens)
-        return max_tokens if more else min(self.tier.max_tokens, WORKING_ROOM * max_tokens)
+        return min(self.tier.max_tokens, WORKING_ROOM * max_tokens)
 
     def _extended(self, task: WritingTask, package: AgentPackage, document: str) -> str:
-        """The deliverable's analysis continued once where it is far shorter than asked; as it
-        was when the window leaves no room for the continuation."""
-        written, asked = content_words(document), task.words or 0
+        """The deliverable's analysis continued while it is far shorter than asked: a section
+        on a topic it has not covered (`extension_topics`), at most MAX_EXTENSIONS (without
+        a topic, once); as it was when the window leaves no room for the continuation."""
+        asked, done = task.words or 0, set()
+        for count in range(MAX_EXTENSIONS):
+            written = content_words(document)
+            # Looked for again each time: a section may have covered more than its topic; one
+            # asked for is not asked again (a small model that wrote on another would repeat).
+            topics = [topic for topic in extension_topics(document, task.facts, task.sources)
+                      if topic not in done]  # fmt: skip
+            # Without a topic it is asked once: asked again, a small model repeats itself.
+            if written >= SHORT_SHARE * asked or (count and not topics):
+                break
+            topic = topics[0] if topics else None
+            extended = self._extend(task, package, document, written, topic)
+            if extended is None:
+                break
+            document = extended
+            done.add(topic)
+        return document
+
+    def _extend(
+        self, task: WritingTask, package: AgentPackage, document: str, written: int,
+        topic: str | None,
+    ) -> str | None:  # fmt: skip
+        """One continuation of the analysis (a section on `topic`, if given); None when the
+        window leaves no room for it."""
+        asked = task.words or 0
+        words = min(asked - written, max(SECTION_MIN_WORDS, asked // 3)) if topic else 0
         # The deliverable's first call's messages, as `_answer` built them: the cache serves them.
-        first = writing_messages(task, self.window, self._room(task, MAX_CONTINUATIONS))
-        messages = extension_messages(first, document, written, asked)
+        first = writing_messages(task, self.window, self._room(task))
+        messages = extension_messages(first, document, written, asked, topic, words)
         # Room beyond the words missing, as a working document has: a small model that goes on
         # past them is seldom cut (at the missing words' tokens alone, 600, one was).
-        missing = writing_tokens(asked - written, self.tier.max_tokens)
+        missing = writing_tokens(words or asked - written, self.tier.max_tokens)
         tokens = min(self.tier.max_tokens, WORKING_ROOM * missing)
         prompt = "".join(str(message.get("content") or "") for message in messages)
         if estimate_tokens(prompt) + tokens > self.window - MARGIN_TOKENS:
-            return document
-        call = self._call(task, package, messages, tokens, "extend", words=asked - written)
+            return None
+        call = self._call(task, package, messages, tokens, "extend", words=words or asked - written)
         answer = self.gateway.complete(call)
         more = without_echo(unwrap_document(answer.text), instruction_lines(task))
         more = whole_paragraphs(more) if answer.finish_reason == "length" else more
@@ -431,7 +432,7 @@ class SingleShot:
         if lines and lines[0].startswith("# "):
             lines = lines[1:]  # its title, written again
         log.info("single_shot_extended", run_id=task.assignment.run_id, words=written,
-                 asked=asked, task_id=task.assignment.task.task_id)  # fmt: skip
+                 asked=asked, topic=bool(topic), task_id=task.assignment.task.task_id)  # fmt: skip
         return without_repeats(document.rstrip() + "\n\n" + "\n".join(lines).strip())
 
     def _memo(self, task: WritingTask, package: AgentPackage, analysis: str) -> str:
@@ -439,7 +440,7 @@ class SingleShot:
         assignment = task.assignment
         system = with_prefix(prefix_of(assignment), load_template(WRITER).body)
         messages = verdict_messages(system, analysis, task.facts, task.material,
-                                    language_said(assignment.spec))
+                                    language_said(assignment.spec))  # fmt: skip
         tokens = self.tier.answer_tokens(VERDICT_TOKENS)
         call = self._call(task, package, messages, tokens, "verdict")
         verdict = self.gateway.complete_json(call, MemoVerdict).value
@@ -448,12 +449,14 @@ class SingleShot:
         title = first[2:] if first.startswith("# ") else assignment.task.task_name
         if title.strip() == assignment.task.task_name.strip():
             title = deliverable_title(assignment.request, assignment.spec)
-        return assemble_memo(title, analysis, verdict, task.sources, task.output_path)
+        body = without_scaffolding(analysis, [*task.material, *task.sources],
+                                   [assignment.task.task_name])  # fmt: skip
+        return assemble_memo(title, body, verdict, task.sources, task.output_path)
 
     def _answer(
         self, task: WritingTask, package: AgentPackage, note: str = "", more: int = 0
     ) -> LlmAnswer:
-        max_tokens = self._room(task, more)
+        max_tokens = self._room(task)
         messages = writing_messages(task, self.window, max_tokens, note)
         step = "write" if not note else "write-again"
         call = self._call(task, package, messages, max_tokens, step, more, task.words)

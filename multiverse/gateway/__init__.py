@@ -35,7 +35,12 @@ from multiverse.gateway.limits import (
 )
 from multiverse.gateway.ping import ping_model
 from multiverse.gateway.provider import load_litellm, model_context_window, model_supports
-from multiverse.gateway.stream import ENOUGH_FINISH, REPEAT_FINISH, paragraph_key
+from multiverse.gateway.stream import (
+    ENOUGH_FINISH,
+    REPEAT_FINISH,
+    paragraph_key,
+    without_repeats,
+)
 from multiverse.gateway.usage import (
     Budget,
     RoleUsage,
@@ -87,4 +92,5 @@ __all__ = [
     "parse_prompt",
     "ping_model",
     "repetition",
+    "without_repeats",
 ]

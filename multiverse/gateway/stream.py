@@ -2,7 +2,8 @@
 already wrote: a small model's loop (the same evidence under every claim, a whole document
 again) would otherwise run to its token limit, minutes of a slow model's time for text that
 is thrown away, and leave an answer cut at its limit. Given the words asked, it is also closed
-at the first paragraph's end past them: sized to what was asked, not cut mid-sentence.
+at the first paragraph's end past them (a line's end, well past them, in a block that has none):
+sized to what was asked, not cut mid-sentence.
 
 Only whole paragraphs count: two paragraphs in a row that each repeat an earlier one of the
 answer (a heading or a short line, like "- none", may recur in its own right). The answer
@@ -25,7 +26,8 @@ REPEAT_CHARS = 40
 REPEATS_IN_A_ROW = 2
 REPEAT_FINISH = "repeat"
 ENOUGH_FINISH = "enough"  # closed at a paragraph's end once the words asked were written
-_HEADING = re.compile(r"^#{1,6}\s")
+LINE_SHARE = 1.3  # past this share of the words, a line's end will do
+_HEADING = re.compile(r"^(#{1,6})\s")
 _BLANK = re.compile(r"\n[ \t]*\n")
 
 
@@ -69,13 +71,49 @@ def repeating_from(text: str) -> int | None:
 
 def enough_at(text: str, words: int) -> int | None:
     """The end of the last finished paragraph of `text` once its words (headings aside) reach
-    `words`; None before."""
+    `words`; failing that, of its last finished line once they reach LINE_SHARE times them (a
+    table or a list written as one block has no paragraph end: the local model wrote a
+    year-by-year table until its limit cut it, three times); None before."""
     end = text.rfind("\n\n")
-    if end < 0:
-        return None
-    said = sum(len(line.split()) for line in text[:end].splitlines()
+    if end >= 0 and _said(text[:end]) >= words:
+        return end
+    line = text.rfind("\n")
+    return line if line > 0 and _said(text[:line]) >= LINE_SHARE * words else None
+
+
+def _said(text: str) -> int:
+    """The words of `text`, headings aside."""
+    return sum(len(line.split()) for line in text.splitlines()
                if not _HEADING.match(line.lstrip()))  # fmt: skip
-    return end if said >= words else None
+
+
+def without_repeats(text: str) -> str:
+    """The document without the paragraphs it already said (`paragraph_key`: short lines, like
+    "- none", may recur in their own right), and without a heading left with nothing under it:
+    a small model that continues a cut text often starts a section again."""
+    seen: set[str] = set()
+    kept: list[str] = []
+    for block in _BLANK.split(text.strip()):
+        key = paragraph_key(block)
+        if key is not None and key in seen:
+            continue
+        if key is not None:
+            seen.add(key)
+        kept.append(block)
+    shown = [block for index, block in enumerate(kept)
+             if index == 0 or not _empty_heading(block, kept[index + 1 : index + 2])]  # fmt: skip
+    return "\n\n".join(shown) + "\n"
+
+
+def _empty_heading(block: str, following: list[str]) -> bool:
+    """Whether `block` is a heading with nothing under it before a heading of its level."""
+    level = _HEADING.match(block)
+    if level is None:
+        return False
+    if not following:
+        return True
+    below = _HEADING.match(following[0])
+    return below is not None and len(below.group(1)) <= len(level.group(1))
 
 
 def streamed(litellm: ModuleType, kwargs: dict[str, Any], words: int | None = None) -> Any:

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 import structlog
 
 from multiverse.home import RunPaths, visible_files
-from multiverse.models import PHASE0_STAGE, MajorStage, Phase, Status, Task
+from multiverse.models import PHASE0_STAGE, PUBLISHING_PHASE, MajorStage, Phase, Status, Task
 from multiverse.roles import Approval, Message, MessageKind
 from multiverse.runs import ApprovalBook, record_answer
 from multiverse.store import MAJOR_STAGES, TASKS, Table
@@ -219,7 +219,7 @@ def delivery_report(paths: RunPaths) -> tuple[list[str], int]:
     """What the deliverable was asked and did not do, and how many of its numbers no source
     or computed fact holds, as the Executor recorded them when it published ([] and 0 when
     it recorded nothing)."""
-    path = paths.phase_workspace("GENERATING_OUTPUT") / DELIVERY_FILE
+    path = paths.phase_workspace(PUBLISHING_PHASE) / DELIVERY_FILE
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:

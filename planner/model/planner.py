@@ -28,7 +28,7 @@ from multiverse.agent_package import AgentPackage, load_agent_package, role_pack
 from multiverse.config import RuntimeMapping, Tier, TierConfig
 from multiverse.gateway import LlmError, ModelCalls
 from multiverse.home import Home
-from multiverse.models import Timing
+from multiverse.models import PUBLISHING_PHASE, Timing
 from multiverse.roles import (
     ModeDecision,
     PlanContext,
@@ -83,7 +83,6 @@ from planner.model.context import (
     tools_values,
 )
 from planner.validation import (
-    PUBLISHING_PHASE,
     is_publishing_stage,
     stages_target,
     tasks_target,

@@ -1,0 +1,152 @@
+"""What a published deliverable did and did not do, said by code (SPEC §6a): every number traced
+against the sources and the computed facts, the questions of the confirmed spec answered, the
+language confirmed kept; the run's delivery record (`delivery.json`) lists what was not done.
+
+The builtin brief is built from the spec, so it records only its own gaps; a deliverable a model
+wrote is closed here: a question whose computed answer it does not state gets that answer, in a
+section code writes and says so, and a language it did not keep is recorded, never hidden.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+import structlog
+
+from executor.builtin.sources import relative
+from executor.builtin.specialists import web_outcome
+from executor.builtin.tablefacts import Answer, SourceTexts, answer, verified_facts
+from executor.builtin.text import words
+from multiverse.atomic import atomic_write_text
+from multiverse.home import Home
+from multiverse.models import PUBLISHING_PHASE
+from multiverse.spec import LANGUAGES, RequestSpec
+from multiverse.trace import Known, untraced, with_untraced
+from offline.asks import script_language
+
+log = structlog.get_logger(__name__)
+
+DELIVERY_FILE = "delivery.json"
+# The script each language is written in, as `script_language` names it ("English" for any
+# Latin script); a language whose script it cannot tell (Arabic, Hindi, Thai) is not checked.
+_LATIN = ("en", "fr", "de", "es", "it", "pt", "vi", "nl", "id")
+_SCRIPTS = {"ko": "Korean", "ja": "Japanese", "zh": "Chinese", "ru": "Russian",
+            **dict.fromkeys(_LATIN, "English")}  # fmt: skip
+_SCRIPT_NAMES = {"Korean": "Hangul", "Japanese": "Japanese", "Chinese": "Han",
+                 "Russian": "Cyrillic", "English": "Latin"}  # fmt: skip
+
+
+def close_published(home: Path, run_id: str, request: str, spec: RequestSpec | None,
+                    path: Path) -> tuple[int, Path]:  # fmt: skip
+    """Close a deliverable a model wrote: add the computed answers it does not state, trace its
+    numbers against the sources (the spec's, else every file of assets/), the computed facts
+    and the request, list the untraced ones at its end, and record the run's delivery: how many
+    there were and what was not done; the record's path."""
+    lang = spec.language if spec is not None else (Home(home).run(run_id).language() or "en")
+    w = words(lang)
+    markdown = original = path.read_text(encoding="utf-8", errors="replace")
+    todo: list[str] = []
+    if spec is not None:
+        sources = [source for source in spec.sources if source not in spec.excluded()]
+        texts = SourceTexts(home, sources)
+        answers = [answer(q, texts, spec.language, w["no_answer"]) for q in spec.questions]
+        markdown = with_answers(markdown, answers, w["answers"], w["answers_by_code"])
+        markdown = left_out_named_once(markdown, sorted(spec.excluded()), w["left_out"])
+        todo += [w["todo_question"].format(said=a.said, why=a.sentence)
+                 for a in answers if not a.found]  # fmt: skip
+        written = other_script(spec.language, markdown)
+        if written is not None:
+            asked = LANGUAGES.get(spec.language, (spec.language,))[0]
+            todo.append(w["todo_language"].format(asked=asked, written=written))
+        known = [spec.request, *(c.text for c in spec.changes), *verified_facts(home, spec)]
+        known += [f"{rule.reading.phrase} {rule.value}" for rule in spec.format_rules]
+    else:
+        assets = Home(home).assets
+        files = sorted(assets.rglob("*")) if assets.is_dir() and not assets.is_symlink() else []
+        sources = [relative(home, file) for file in files if file.is_file()]
+        texts = SourceTexts(home, sources)
+        known = [request]
+    known += [text for source in sources if (text := texts.text(source))]
+    web = web_outcome(home, run_id, spec, w["web_no_provider"])
+    known += [quoted.passage for quoted in web.quoted]
+    markdown, missing = with_untraced(markdown, Known.of(known), w["untraced"],
+                                      w["untraced_intro"])  # fmt: skip
+    if markdown != original:
+        atomic_write_text(path, markdown)
+    todo += {"nothing": [w["todo_web"]],
+             "not_made": [w["todo_web_not_made"].format(why=web.why)]}.get(web.outcome, [])
+    return len(missing), write_delivery(home, run_id, todo, len(missing))
+
+
+def states(markdown: str, found: Answer) -> bool:
+    """Whether the text states a figure of the computed answer (its citation aside)."""
+    claim = found.sentence.rsplit(" (", 1)[0]
+    figures = untraced(claim, Known.of([]))
+    return bool(figures) and len(untraced(claim, Known.of([markdown]))) < len(figures)
+
+
+def with_answers(markdown: str, answers: Sequence[Answer], heading: str, note: str) -> str:
+    """The text with a section of the computed answers it does not state, after its first
+    section (the summary), saying code wrote it; unchanged when it states them all."""
+    lacking = [found.sentence for found in answers if found.found and not states(markdown, found)]
+    if not lacking:
+        return markdown
+    section = "\n".join([f"## {heading}", "", f"_{note}_", "", *(f"- {s}" for s in lacking), ""])
+    lines = markdown.splitlines()
+    level_two = [n for n, line in enumerate(lines) if line.startswith("## ")]
+    at = level_two[1] if len(level_two) > 1 else len(lines)
+    return "\n".join([*lines[:at], section, *lines[at:]]).rstrip() + "\n"
+
+
+_SENTENCE = re.compile(r"(?<=[.!?。])\s+")
+
+
+def left_out_named_once(markdown: str, left_out: Sequence[str], line: str) -> str:
+    """The text with no sentence naming a file left out (a model restates "leaving out
+    souvenirs.csv"), and, where it named one, the one line that lists them, as the builtin
+    brief has it (`line`: its words, with `{files}`)."""
+    names = {name for path in left_out for name in (path, path.rsplit("/", 1)[-1])}
+    if not names:
+        return markdown
+    alternatives = "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
+    naming = re.compile(rf"(?<![\w/.-])(?:{alternatives})(?![\w.-]*\w)", re.IGNORECASE)
+    if naming.search(markdown) is None:
+        return markdown
+    kept: list[str] = []
+    for text_line in markdown.splitlines():
+        if naming.search(text_line) is None:
+            kept.append(text_line)
+            continue
+        lead = re.match(r"\s*(?:[-*+]\s+|\d+[.)]\s+|#+\s+)?", text_line)
+        start = lead.end() if lead else 0
+        sentences = [s for s in _SENTENCE.split(text_line[start:]) if naming.search(s) is None]
+        if sentences:
+            kept.append(text_line[:start] + " ".join(sentences))
+    listed = line.format(files=", ".join(f"`{path}`" for path in left_out))
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).rstrip() + f"\n\n{listed}\n"
+
+
+def other_script(language: str, markdown: str) -> str | None:
+    """The script the text is written in ("Latin", "Hangul"…) when it is not the one of
+    `language` (None when it is, or when the language's script cannot be told)."""
+    expected = _SCRIPTS.get(language)
+    written = script_language(markdown) if markdown.strip() else None
+    if expected is None or written is None or written == expected:
+        return None
+    return _SCRIPT_NAMES.get(written, written)
+
+
+def write_delivery(home: Path, run_id: str, not_done: list[str], untraced_numbers: int) -> Path:
+    """`delivery.json` in the run's GENERATING_OUTPUT workspace: what was asked and not done,
+    and how many numbers of the deliverable were found in no source (for the completion)."""
+    path = Home(home).run(run_id).phase_workspace(PUBLISHING_PHASE) / DELIVERY_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    items = list(dict.fromkeys(not_done))
+    record = {"not_done": items, "untraced_numbers": untraced_numbers}
+    atomic_write_text(path, json.dumps(record, ensure_ascii=False, indent=2) + "\n")
+    log.info("deliverable_closed", run_id=run_id, not_done=len(items),
+             untraced_numbers=untraced_numbers)  # fmt: skip
+    return path
