@@ -259,3 +259,21 @@ def test_a_file_left_out_is_named_only_in_the_line_that_lists_it(named: str) -> 
     assert "souvenirs" not in body.casefold()
     clean = "# Memo\n\nSpending on souvenirs rose; see assets/pce.csv.\n"
     assert left_out_named_once(clean, ["assets/souvenirs.csv"], line) == clean
+
+
+def test_a_question_a_model_read_and_no_table_answers_is_named_by_what_it_computes(
+    home: Home, fake_openai: FakeOpenAI
+) -> None:
+    """A question the model read into the spec has no phrase of the request: the record names
+    what it computes ("change of …"), never an empty quote, with the reason it failed."""
+    spec = marriages_spec(home)
+    unanswerable = Question(
+        reading=Reading(phrase="", origin="model"),
+        compute=Computation(kind="change", file="assets/us_marriages_divorces.csv",
+                            measure="Marriages_per_1000", start="2500", end="2600"),
+    )  # fmt: skip
+    spec = spec.model_copy(update={"questions": [unanswerable]})
+    model_memo(home, fake_openai, spec, MEMO)
+    (said,) = delivered(home)["not_done"]  # type: ignore[misc]
+    assert said.startswith("the question “change of Marriages_per_1000” was not answered: ")
+    assert "“”" not in said

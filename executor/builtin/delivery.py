@@ -23,7 +23,7 @@ from executor.builtin.text import words
 from multiverse.atomic import atomic_write_text
 from multiverse.home import Home
 from multiverse.models import PUBLISHING_PHASE
-from multiverse.spec import LANGUAGES, RequestSpec
+from multiverse.spec import LANGUAGES, Question, RequestSpec
 from multiverse.trace import Known, untraced, with_untraced
 from offline.asks import script_language
 
@@ -55,8 +55,8 @@ def close_published(home: Path, run_id: str, request: str, spec: RequestSpec | N
         answers = [answer(q, texts, spec.language, w["no_answer"]) for q in spec.questions]
         markdown = with_answers(markdown, answers, w["answers"], w["answers_by_code"])
         markdown = left_out_named_once(markdown, sorted(spec.excluded()), w["left_out"])
-        todo += [w["todo_question"].format(said=a.said, why=a.sentence)
-                 for a in answers if not a.found]  # fmt: skip
+        todo += [w["todo_question"].format(said=a.said or asked_as(q), why=a.sentence)
+                 for q, a in zip(spec.questions, answers, strict=True) if not a.found]  # fmt: skip
         written = other_script(spec.language, markdown)
         if written is not None:
             asked = LANGUAGES.get(spec.language, (spec.language,))[0]
@@ -79,6 +79,17 @@ def close_published(home: Path, run_id: str, request: str, spec: RequestSpec | N
     todo += {"nothing": [w["todo_web"]],
              "not_made": [w["todo_web_not_made"].format(why=web.why)]}.get(web.outcome, [])
     return len(missing), write_delivery(home, run_id, todo, len(missing))
+
+
+def asked_as(question: Question) -> str:
+    """A question read by a model has no phrase of the request: what it computes or looks up
+    ("change of revenue_eur_m", "price where symbol=IBM"), so the record names something."""
+    if question.compute is not None:
+        return f"{question.compute.kind} of {question.compute.measure}"
+    if question.lookup is not None:
+        picked = ", ".join(f"{key}={value}" for key, value in question.lookup.selectors.items())
+        return f"{question.lookup.column} where {picked}"
+    return "?"
 
 
 def states(markdown: str, found: Answer) -> bool:
