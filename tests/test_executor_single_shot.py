@@ -835,3 +835,15 @@ def test_the_deliverable_drops_the_frame_copied_from_working_documents(heading: 
     assert without_scaffolding("# Memo\n\n## Revenue\n\nText.\n", sources) == (
         "# Memo\n\n## Revenue\n\nText.\n"
     )
+
+
+def test_a_section_written_without_a_blank_line_under_its_heading_keeps_its_content() -> None:
+    """"### Germany" with its list right below it is a section, not an empty heading (the local
+    model's facts document lost every section that way, and the run failed as empty)."""
+    written = ("# Extract revenue\n\n## Total revenue by region\n\n"
+               "### Germany (2023Q4)\n- Revenue: 1,585 EUR million\n\n"
+               "### France (2023Q4)\n- Revenue: 565 EUR million\n\n"
+               "## Empty\n\n## Next\n\nText.\n")  # fmt: skip
+    kept = without_repeats(written)
+    assert "- Revenue: 1,585 EUR million" in kept and "- Revenue: 565 EUR million" in kept
+    assert "## Empty" not in kept and content_words(kept) == 11

@@ -106,9 +106,11 @@ def without_repeats(text: str) -> str:
 
 
 def _empty_heading(block: str, following: list[str]) -> bool:
-    """Whether `block` is a heading with nothing under it before a heading of its level."""
+    """Whether `block` is a heading with nothing under it before a heading of its level (a
+    block that goes on below its heading line, "### Germany" then "- Revenue: 1,585", has
+    its content)."""
     level = _HEADING.match(block)
-    if level is None:
+    if level is None or "\n" in block.strip():
         return False
     if not following:
         return True
