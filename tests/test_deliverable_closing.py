@@ -65,33 +65,6 @@ def marriages_spec(home: Home, **fields: object) -> RequestSpec:
     return checked(home, spec)
 
 
-def test_a_model_memo_with_an_invented_number_lists_it_and_counts_it(
-    home: Home, fake_openai: FakeOpenAI
-) -> None:
-    """The single-shot memo is given the verified facts; its invented figure is listed under
-    "Numbers not found in the sources" and counted in delivery.json; the true ones are not."""
-    spec = marriages_spec(home)
-    root = home.root.resolve()
-    tier = TierConfig(model="openai/fake-model", api_base=fake_openai.base_url, max_tokens=4096,
-                      timeout_seconds=10)  # fmt: skip
-    role = ModelExecutor(Gateway(runs_root=root / "runs", retry=RetryPolicy(max_attempts=1)),
-                         RuntimeMapping(), tier, root)  # fmt: skip
-    fake_openai.script(text(MEMO), text(VERDICT))
-    task = assignment(home, spec, out="memo.md")
-    task = task.model_copy(update={"task": task.task.model_copy(
-        update={"related_references": ["assets/us_marriages_divorces.csv"]})})  # fmt: skip
-    signal = role.execute_task(task)
-    assert signal.status == "COMPLETED", signal.error
-    prompt = str(fake_openai.requests[0]["messages"][-1]["content"])
-    assert "## Verified facts to use and cite" in prompt
-    assert "Marriages per 1000 was highest in 1946, at 16.2" in prompt
-    memo = (root / "outputs" / RUN / "memo.md").read_text(encoding="utf-8")
-    closing = section(memo, "Numbers not found in the sources")
-    assert re.findall(r"^- \*\*([^*]+)\*\* — ", closing, re.MULTILINE) == [INVENTED]
-    delivery = home.run(RUN).phase_workspace("GENERATING_OUTPUT") / "delivery.json"
-    assert json.loads(delivery.read_text(encoding="utf-8"))["untraced_numbers"] == 1
-
-
 def model_memo(
     home: Home, fake_openai: FakeOpenAI, spec: RequestSpec, memo: str, verdict: str = VERDICT
 ) -> str:
@@ -109,6 +82,21 @@ def model_memo(
     signal = role.execute_task(task)
     assert signal.status == "COMPLETED", signal.error
     return (root / "outputs" / RUN / "memo.md").read_text(encoding="utf-8")
+
+
+def test_a_model_memo_with_an_invented_number_lists_it_and_counts_it(
+    home: Home, fake_openai: FakeOpenAI
+) -> None:
+    """The single-shot memo is given the verified facts; its invented figure is listed under
+    "Numbers not found in the sources" and counted in delivery.json; the true ones are not."""
+    memo = model_memo(home, fake_openai, marriages_spec(home), MEMO)
+    prompt = str(fake_openai.requests[0]["messages"][-1]["content"])
+    assert "## Verified facts to use and cite" in prompt
+    assert "Marriages per 1000 was highest in 1946, at 16.2" in prompt
+    closing = section(memo, "Numbers not found in the sources")
+    assert re.findall(r"^- \*\*([^*]+)\*\* — ", closing, re.MULTILINE) == [INVENTED]
+    delivery = home.run(RUN).phase_workspace("GENERATING_OUTPUT") / "delivery.json"
+    assert json.loads(delivery.read_text(encoding="utf-8"))["untraced_numbers"] == 1
 
 
 def delivered(home: Home) -> dict[str, object]:
