@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import typer
 
-from app import cli_home, cli_runs, cli_ui, cli_workers  # noqa: F401  (each adds its commands)
+from app import cli_home, cli_runs, cli_serving  # noqa: F401  (each adds its commands)
 from app.cli_app import app, fail, print_json, wants_json
 from multiverse.errors import MultiverseError, StorageError, storage_advice
 

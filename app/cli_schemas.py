@@ -12,8 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from app.doctor import ChannelCheck, HomeCheck, MappingCheck, PackageCheck, TierCheck
-from app.doctor_mcp import McpServerCheck
-from app.doctor_remote import WorkersCheck
+from app.doctor_services import McpServerCheck, WorkersCheck
 from multiverse.home import Serving
 from multiverse.models import MajorStage, Phase, Status, Task, ToolTask
 from multiverse.runs import ArchiveResult

@@ -16,8 +16,14 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from app.doctor_mcp import McpServerCheck, check_mcp_servers, mcp_lines
-from app.doctor_remote import WorkersCheck, check_workers, workers_lines
+from app.doctor_services import (
+    McpServerCheck,
+    WorkersCheck,
+    check_mcp_servers,
+    check_workers,
+    mcp_lines,
+    workers_lines,
+)
 from multiverse.agent_package import ROLES, load_agent_package, role_package_dir
 from multiverse.config import (
     ChannelConfig,
@@ -153,7 +159,7 @@ class TierCheck(Finding):
     # `concurrency` set it, and the rates per minute kept before each call (None: no limit).
     calls_at_once: int | None = None
     concurrency_set: bool = False
-    remote: bool = False  # a remote provider (multiverse.config.providers), not a server nearby
+    remote: bool = False  # a remote provider (multiverse.config.serving), not a server nearby
     requests_per_minute: int | None = None
     tokens_per_minute: int | None = None
 

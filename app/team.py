@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING
 
 import structlog
 
-from communicator import Speaker, print_to_console
-from communicator.builtin import BuiltinCommunicator
+from communicator import BuiltinCommunicator, Speaker, print_to_console
 from communicator.channels import open_channels
 from executor.builtin import BuiltinExecutor
 from multiverse.agent_package import load_agent_package, role_package_dir

@@ -64,7 +64,7 @@ def instrument(kind: str) -> None:
     for method in ("execute_task", "execute_tool_task"):
         setattr(role, method, counted(getattr(role, method), CALLS))
     if kind == "remote":
-        from multiverse.remote.desk import RateDesk
+        from multiverse.remote import RateDesk
 
         for method in ("_serve", "_admit"):  # each runs as a whole thread
             setattr(RateDesk, method, counted(getattr(RateDesk, method), DESK))

@@ -22,7 +22,7 @@ from typing import TypeVar
 import structlog
 from pydantic import BaseModel, ConfigDict, Field
 
-from communicator.builtin import BuiltinCommunicator
+from communicator import BuiltinCommunicator
 from communicator.wording_check import command_line, refusals, stated
 from multiverse.agent_package import (
     AgentPackage,

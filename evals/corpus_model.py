@@ -36,7 +36,7 @@ def evaluate_model(documents: Path, ids: list[str], tier: dict[str, Any]) -> lis
     from multiverse.config import RuntimeMapping, TierConfig
     from multiverse.gateway import Gateway
     from multiverse.roles import PlanContext
-    from planner.model.asking import Asker
+    from planner.model.context import Asker
     from planner.model.planner import make_spec
 
     package = load_agent_package(role_package_dir("planner"), RuntimeMapping())

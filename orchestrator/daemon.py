@@ -43,14 +43,16 @@ from orchestrator.evidence import stop_waiting
 from orchestrator.inbox import InboxEntry, survey_inbox
 from orchestrator.intake import act, consider_all
 from orchestrator.perform import StepRunner, wants_a_look
-from orchestrator.upkeep import finish_cut_short, remove_orphan_temps, restore_run_rows
-from orchestrator.wakeups import (
+from orchestrator.upkeep import (
     ALL,
     ARCHIVE,
     CONFIG,
     DB_PREFIX,
     INBOX,
     WakeUps,
+    finish_cut_short,
+    remove_orphan_temps,
+    restore_run_rows,
     run_of_table,
     start_watching,
 )

@@ -31,8 +31,7 @@ from typing import Any, TypeVar
 import structlog
 from pydantic import BaseModel, ConfigDict
 
-from communicator import Speaker
-from communicator.builtin import BuiltinCommunicator
+from communicator import BuiltinCommunicator, Speaker
 from multiverse.atomic import (
     atomic_write_bytes,
     atomic_write_text,

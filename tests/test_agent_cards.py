@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from structlog.testing import capture_logs
 
-from communicator.builtin import BuiltinCommunicator
+from communicator import BuiltinCommunicator
 from communicator.model import ModelCommunicator
 from executor.model import ModelExecutor
 from multiverse.agent_package import (

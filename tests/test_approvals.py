@@ -21,7 +21,7 @@ import pytest
 from executor.model.loop import ApprovalBridge
 from multiverse.errors import UserError
 from multiverse.home import Home
-from multiverse.processes.session import read_events
+from multiverse.processes import read_events
 from multiverse.roles import ApprovalStatus
 from multiverse.runs import ApprovalBook, StepWaiting, action_hash
 

@@ -37,7 +37,7 @@ from orchestrator.learning import (
     supersede_archived,
 )
 from orchestrator.past_runs import rank_past_runs
-from orchestrator.wakeups import wake_key
+from orchestrator.upkeep import wake_key
 
 from journey import cli, copy_assets, once, running_daemon, runs, wait_for
 from stepping import builtin_collaborators

@@ -21,8 +21,7 @@ import yaml
 from structlog.testing import capture_logs
 
 from app.doctor import diagnose, render_doctor
-from communicator import Speaker
-from communicator.builtin import BuiltinCommunicator
+from communicator import BuiltinCommunicator, Speaker
 from communicator.channels import Channels, Outbox, open_channels
 from communicator.senders import envelope_of
 from multiverse.config import CommandChannel, WebhookChannel

@@ -7,8 +7,7 @@ import re
 
 import pytest
 
-from communicator import Speaker
-from communicator.builtin import KOREAN, TEMPLATES, BuiltinCommunicator
+from communicator import KOREAN, TEMPLATES, BuiltinCommunicator, Speaker
 from multiverse.home import Home
 from multiverse.roles import Message, MessageKind
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from communicator.builtin import BuiltinCommunicator
+from communicator import BuiltinCommunicator
 from communicator.model import ModelCommunicator
 from multiverse.agent_package import role_package_dir
 from multiverse.config import RuntimeMapping, Tier, TierConfig

@@ -8,7 +8,7 @@ import json
 import pytest
 from structlog.testing import capture_logs
 
-from communicator.builtin import BuiltinCommunicator
+from communicator import BuiltinCommunicator
 from communicator.model import MODEL_WORDED, ModelCommunicator
 from multiverse.config import RuntimeMapping, Tier, TierConfig
 from multiverse.gateway import Gateway

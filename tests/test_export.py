@@ -12,9 +12,8 @@ from pypdf import PdfReader
 from structlog.testing import capture_logs
 
 from executor.builtin.charts import ChartImage, ChartSpec, SeriesLine, render_svg
-from multiverse.documents import export_report
-from multiverse.documents.export import chart_data
-from multiverse.documents.pdf_writer import Face, cover, installed_faces, needs_shaping
+from multiverse.documents import chart_data, export_report
+from multiverse.documents.writers import Face, cover, installed_faces, needs_shaping
 
 ENGLISH = """# Annual report
 

@@ -13,12 +13,14 @@ from structlog.testing import capture_logs
 
 from multiverse.gateway import Gateway, LlmCache
 from multiverse.gateway.calls import LlmAnswer, LlmCall, LlmErrorCode, RetryPolicy
-from multiverse.gateway.cuts import CONTINUE_NOTE, cut_failure, join_parts
 from multiverse.gateway.stream import (
+    CONTINUE_NOTE,
     ENOUGH_FINISH,
     LINE_SHARE,
     REPEAT_FINISH,
+    cut_failure,
     enough_at,
+    join_parts,
     repeating_from,
 )
 

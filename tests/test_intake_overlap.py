@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
 from typing import Any
 
@@ -121,6 +122,18 @@ def gated_daemon(home: Home) -> tuple[Daemon, GatedPlanner, threading.Thread]:
     return daemon, planner, thread
 
 
+def waiting_on_a_future() -> bool:
+    """Whether a thread is blocked in `Future.result()` (the daemon's intake awaiting a
+    decision; it runs on one of the daemon's workers)."""
+    for frame in sys._current_frames().values():
+        while frame is not None:
+            code = frame.f_code
+            if code.co_name == "result" and code.co_filename.endswith("futures/_base.py"):
+                return True
+            frame = frame.f_back
+    return False
+
+
 REQUESTS = {
     "a.md": "HOLD: write a memo on the first market.\n",
     "b.md": "Write a memo on the second market.\n",
@@ -166,6 +179,8 @@ def test_a_stopping_daemon_takes_in_no_further_request(home: Home) -> None:
     thread.start()
     try:
         wait_for(lambda: len(planner.decided) == 2, "b and d decided while a waits")
+        # The stop must come while the daemon waits for a's decision, not before its turn.
+        wait_for(waiting_on_a_future, "the daemon waiting for a's decision")
         daemon.stop()
         planner.gate.set()
         thread.join(timeout=60)

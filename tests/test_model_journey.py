@@ -20,7 +20,7 @@ from app.team import build_collaborators
 from multiverse.config import OnceGate, load_runtime_mapping
 from multiverse.home import Home
 from multiverse.models import Status
-from multiverse.spec.brief import ROLE_RULE
+from multiverse.spec import ROLE_RULE
 from multiverse.store import MAJOR_STAGES, PHASES, PROCESS_RUNS, TASKS, TableStore
 from orchestrator.daemon import Daemon
 

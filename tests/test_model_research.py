@@ -12,7 +12,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from executor.model import ModelExecutor
-from executor.model.cited import (
+from executor.model.research import (
     PlannedQuestion,
     ResearchPlan,
     Synthesis,

@@ -11,7 +11,7 @@ import pytest
 
 from app.team import build_collaborators
 from multiverse.config.mapping import TierConfig, parse_runtime_mapping
-from multiverse.config.providers import default_parallel_runs, is_remote
+from multiverse.config.serving import default_parallel_runs, is_remote
 from multiverse.gateway import endpoint_limits
 from multiverse.home import Home
 from orchestrator.daemon import Daemon

@@ -25,8 +25,8 @@ from executor.process import ProcessExecutor
 from multiverse.config import ProcessSpec, TierConfig, resolve_tier
 from multiverse.errors import StepInterrupted
 from multiverse.home import Home
+from multiverse.processes import Place, ProcessSession, PromptInProgress, read_events
 from multiverse.processes.keeper import CGROUP_PREFIX, cgroup_home, end_leftover_cgroups
-from multiverse.processes.session import Place, ProcessSession, PromptInProgress, read_events
 
 from forked import forked
 from journey import cli, copy_assets, once, only_run, run_tree, wait_for
@@ -384,7 +384,7 @@ def test_a_grandchild_dies_with_a_killed_daemon(tmp_path: Path) -> None:
     (state / "stubborn").touch()
     script = (
         "import sys; from pathlib import Path\n"
-        "from multiverse.processes.session import Place, ProcessSession\n"
+        "from multiverse.processes import Place, ProcessSession\n"
         "from multiverse.config import TierConfig\n"
         "tier = TierConfig(adapter_type='process', command=[sys.executable, sys.argv[1], "
         "'hang-after-daemonize', sys.argv[2]], timeout_seconds=600)\n"

@@ -8,7 +8,7 @@ import sys
 from structlog.testing import capture_logs
 
 from app.team import build_collaborators
-from communicator.builtin import BuiltinCommunicator
+from communicator import BuiltinCommunicator
 from communicator.model import ModelCommunicator
 from executor.builtin import BuiltinExecutor
 from multiverse.config import OnceGate, RuntimeMapping, Tier, TierConfig

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from communicator.builtin import LANGUAGES, BuiltinCommunicator
+from communicator import LANGUAGES, BuiltinCommunicator
 from communicator.model import failure_facts, proposal_facts
 from communicator.wording_check import refusals
 from multiverse.roles import ANSWERED_BY, COMMANDS, Message, MessageKind

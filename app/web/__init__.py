@@ -6,7 +6,7 @@ no second state, and no daemon needs to run for it. Starlette serves it, Jinja2 
 vendored htmx (static/htmx.min.js, 0BSD, static/htmx.LICENSE.txt) keeps its parts live; every
 asset is served from this package.
 
-- `create_app(home, token)`: the ASGI application, behind the token (`guard`).
+- `create_app(home, token)`: the ASGI application, behind the token (`server`).
 - `serve(home, host, port, token, ready)`: serve it until interrupted.
 """
 

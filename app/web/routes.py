@@ -20,7 +20,7 @@ from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Re
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from app.web.guard import FILE_POLICY, FORM_FIELD, Guard, answer_allowed
+from app.web.server import FILE_POLICY, FORM_FIELD, Guard, answer_allowed
 from app.web.views import (
     STATUS_CHOICES,
     TABLES,

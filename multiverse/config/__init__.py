@@ -6,11 +6,14 @@ The public face of the configuration; its modules are private to it.
 
 from __future__ import annotations
 
-from multiverse.config.channels import (
+from multiverse.config.connections import (
     ChannelConfig,
     ChannelSettings,
     CommandChannel,
+    McpServerConfig,
     WebhookChannel,
+    excluding_action,
+    server_reference,
 )
 from multiverse.config.mapping import (
     DaemonConfig,
@@ -26,11 +29,15 @@ from multiverse.config.mapping import (
     parse_runtime_mapping,
     read_config_text,
 )
-from multiverse.config.mcp_servers import McpServerConfig, excluding_action, server_reference
-from multiverse.config.process import DPS_VERSION, GRACE_SECONDS, ProcessSpec
-from multiverse.config.providers import PROVIDER_KEYS, default_parallel_runs, own_host, provider_of
-from multiverse.config.remote import (
+from multiverse.config.serving import (
+    DPS_VERSION,
+    GRACE_SECONDS,
+    PROVIDER_KEYS,
+    ProcessSpec,
     RemoteConfig,
+    default_parallel_runs,
+    own_host,
+    provider_of,
     worker_time_limit,
     worker_visibility_seconds,
 )

@@ -3,7 +3,7 @@
 The effective mode (§10.4) is decided here without importing litellm: a tier whose model needs a
 key that is not set degrades to `builtin`, with one warning per process, never a crash.
 
-A tier served by an external command is described in `multiverse.config.process`.
+A tier served by an external command is described in `multiverse.config.serving`.
 """
 
 from __future__ import annotations
@@ -24,11 +24,16 @@ from pydantic import (
     model_validator,
 )
 
-from multiverse.config.channels import Channels
-from multiverse.config.mcp_servers import SERVER_PREFIX, McpServers
-from multiverse.config.process import Preset, ProcessSpec, process_argv
-from multiverse.config.providers import default_concurrency, default_parallel_runs, is_remote
-from multiverse.config.remote import RemoteConfig
+from multiverse.config.connections import SERVER_PREFIX, Channels, McpServers
+from multiverse.config.serving import (
+    Preset,
+    ProcessSpec,
+    RemoteConfig,
+    default_concurrency,
+    default_parallel_runs,
+    is_remote,
+    process_argv,
+)
 from multiverse.errors import ConfigError
 from multiverse.home import Home
 from multiverse.models import PlanLevel
@@ -80,7 +85,7 @@ class TierConfig(Settings):
     timeout_seconds: float = Field(default=120.0, gt=0)
     # Calls to this tier's model in flight at once, across every run (the smallest of the
     # tiers that share a model and server); a local server serving one request: 1. Unset: 4 for
-    # a local server, 8 for a remote provider (multiverse.config.providers).
+    # a local server, 8 for a remote provider (multiverse.config.serving).
     concurrency: int | None = Field(default=None, ge=1)
     # The provider's rate limits, honoured before each call by every run together (the smallest
     # of the tiers that share a model and server); unset: no limit.
@@ -149,7 +154,7 @@ class TierConfig(Settings):
 
     @property
     def hosted(self) -> bool:
-        """Whether a remote provider serves the tier (multiverse.config.providers)."""
+        """Whether a remote provider serves the tier (multiverse.config.serving)."""
         sdk_model = self.adapter_type == "sdk" and self.model.lower() != BUILTIN
         return sdk_model and is_remote(self.model, self.api_base)
 
@@ -249,7 +254,7 @@ class ToolBinding(Settings):
 class DaemonConfig(Settings):
     """How the daemon serves the home."""
 
-    # Runs advanced at once; unset: derived from the tiers (multiverse.config.providers), which the
+    # Runs advanced at once; unset: derived from the tiers (multiverse.config.serving), which the
     # loaded mapping fills in.
     max_parallel_runs: int | None = Field(default=None, ge=1)
     inbox_max_bytes: int = Field(default=1024 * 1024, gt=0)
@@ -291,10 +296,10 @@ class RuntimeMapping(Settings):
         default_factory=lambda: {k: list(v) for k, v in DEFAULT_ACTION_MAPPING.items()}
     )
     daemon: DaemonConfig = Field(default_factory=DaemonConfig, validate_default=True)
-    # Where messages also go besides the console and messages.md (multiverse.config.channels).
+    # Where messages also go besides the console and messages.md (multiverse.config.connections).
     channels: Channels = Field(default_factory=list)
     # Model Context Protocol servers whose tools join the Executor's, under their own names
-    # (multiverse.config.mcp_servers); action_mapping removes one by its name, or a whole
+    # (multiverse.config.connections); action_mapping removes one by its name, or a whole
     # server as `mcp:<server>`.
     mcp_servers: McpServers = Field(default_factory=dict)
     # Abstract tools turned off: written in tool_mapping with nothing after the colon

@@ -13,7 +13,7 @@ from typing import Any, Literal
 import structlog
 
 from multiverse.config.mapping import BUILTIN, DEBUG_ENV, RuntimeMapping, Settings, Tier, TierConfig
-from multiverse.config.providers import (
+from multiverse.config.serving import (
     KEYLESS_PROVIDERS,
     OPENAI_COMPATIBLE,
     PROVIDER_KEYS,

@@ -2,9 +2,13 @@
 limits and the JSON guard. Only this package imports litellm, lazily.
 
 The public face of the gateway; its modules are private to it.
+
+Whether a tier's model answers at all: `doctor`'s reachability check (no retry, no cache).
 """
 
 from __future__ import annotations
+
+from typing import Protocol
 
 from multiverse.gateway.calls import (
     ChatMessage,
@@ -17,13 +21,13 @@ from multiverse.gateway.calls import (
     LooseJsonError,
     PromptError,
     PromptTemplate,
+    RetryPolicy,
     ToolCall,
     ToolSpec,
     load_prompt,
     loose_parse,
     parse_prompt,
 )
-from multiverse.gateway.cuts import cut_failure, repetition
 from multiverse.gateway.gateway import Gateway, ModelCalls, capability_failure
 from multiverse.gateway.limits import (
     CallLimits,
@@ -33,12 +37,13 @@ from multiverse.gateway.limits import (
     endpoint_limits,
     endpoint_rates,
 )
-from multiverse.gateway.ping import ping_model
 from multiverse.gateway.provider import load_litellm, model_context_window, model_supports
 from multiverse.gateway.stream import (
     ENOUGH_FINISH,
     REPEAT_FINISH,
+    cut_failure,
     paragraph_key,
+    repetition,
     without_repeats,
 )
 from multiverse.gateway.usage import (
@@ -50,6 +55,39 @@ from multiverse.gateway.usage import (
     combined,
     over_budget,
 )
+
+PING_TIMEOUT = 30.0
+
+
+class PingTarget(Protocol):
+    """What a reachability check needs of a tier's settings (config.TierConfig has it)."""
+
+    api_base: str | None
+    api_key_env: str | None
+    timeout_seconds: float
+
+
+def ping_model(model: str, settings: PingTarget) -> str | None:
+    """Ask `model` for a few tokens once (no retry, no cache): None if it answered, else why."""
+    call = LlmCall(
+        role="doctor",
+        agent_version="0",
+        prompt_version="ping",
+        scope="doctor:ping",
+        model=model,
+        api_base=settings.api_base,
+        api_key_env=settings.api_key_env,
+        messages=[{"role": "user", "content": "Reply with the word: ok"}],
+        max_tokens=8,
+        timeout_seconds=min(settings.timeout_seconds, PING_TIMEOUT),
+    )
+    retry = RetryPolicy(max_attempts=1, total_deadline=PING_TIMEOUT + 5)
+    try:
+        Gateway(retry=retry).complete(call)
+    except LlmError as exc:
+        return str(exc)
+    return None
+
 
 __all__ = [
     "ENOUGH_FINISH",

@@ -1,7 +1,7 @@
 """Plain data of a model call (SPEC §10.4): the call, the answer, the retry policy, the errors,
 the JSON schema a structured answer is decoded with, the JSON guard's pure half, and the prompt
 templates every model-backed role fills (one kind, whatever the role). What a cut answer becomes
-is multiverse.gateway.cuts.
+is multiverse.gateway.stream.
 """
 
 from __future__ import annotations

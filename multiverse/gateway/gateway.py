@@ -2,7 +2,7 @@
 
 litellm is loaded on the first call (multiverse.gateway.provider). The gateway owns the retry loop
 (litellm and the OpenAI client are told not to retry), the JSON guard's repair loop, what
-becomes of an answer cut by the limit (multiverse.gateway.cuts), the disk cache, the per-run
+becomes of an answer cut by the limit (multiverse.gateway.stream), the disk cache, the per-run
 ledger and the per-call log event.
 
 Also here: a model call served by a process tier.
@@ -39,15 +39,6 @@ from multiverse.gateway.calls import (
     repair_messages,
     sanitize_tool_names,
 )
-from multiverse.gateway.cuts import (
-    continuable,
-    continuation_messages,
-    cut_failure,
-    join_parts,
-    joined,
-    more_room,
-    repetition,
-)
 from multiverse.gateway.limits import (
     TEXT_MODE,
     CacheEntry,
@@ -68,6 +59,15 @@ from multiverse.gateway.provider import (
     refuse_schema,
     refuses_schema,
     send,
+)
+from multiverse.gateway.stream import (
+    continuable,
+    continuation_messages,
+    cut_failure,
+    join_parts,
+    joined,
+    more_room,
+    repetition,
 )
 from multiverse.gateway.usage import Budget, UsageLedger
 from multiverse.logs import mask_secrets, register_secret

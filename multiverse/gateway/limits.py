@@ -182,7 +182,7 @@ def tier_key(tier: TierConfig) -> str | None:
 
 def endpoint_limits(tiers: Iterable[TierConfig]) -> dict[str, int]:
     """Each model endpoint's limit (a process tier's command too): the smallest `concurrency`
-    of the tiers it serves (unset: `multiverse.config.providers`'s default for where it is)."""
+    of the tiers it serves (unset: `multiverse.config.serving`'s default for where it is)."""
     limits: dict[str, int] = {}
     for tier in tiers:
         key = tier_key(tier)

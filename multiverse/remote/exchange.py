@@ -8,22 +8,120 @@ Celery carries the job; this carries everything around it, under one key prefix:
 - `result:<task id>` and `done:<task id>`: the outcome, and a list the daemon blocks on;
 - `cancel:<task id>`, `abandoned:<task id>`: the daemon's word to the worker;
 - `ran:<home>/<run>/<step>`: how many times a step's role was started, over all attempts.
+
+The Celery app of remote steps, as the daemon sends with it and a worker serves with it.
+
+The settings are what long steps need (issue 28): one message at a time per worker process
+(prefetch 1), the message acknowledged only once the step ended (`acks_late`) and given back
+when the worker process died (`reject_on_worker_lost`), and Redis's `visibility_timeout` past the
+longest step, so a step still running is never handed to a second worker. Celery is imported
+here only, when a remote tier is used.
+
+What travels between the daemon and a worker for one remote step (issue 28): the job (the
+role's assignment, the tier to serve it with, the files it may read, by content hash) and the
+outcome (the result signal, the files the role wrote, by content hash, and the usage it added).
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import shutil
+import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from multiverse.atomic import atomic_write_bytes
 from multiverse.errors import MultiverseError
-from multiverse.remote.wire import StepOutcome
 
 if TYPE_CHECKING:
     import redis
+
+if TYPE_CHECKING:
+    from celery import Celery
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from multiverse.roles import ResultSignal, TaskAssignment, ToolAssignment
+
+TASK_NAME = "multiverse.step"  # the Celery task every worker serves
+
+
+class Wire(BaseModel):
+    """Base of the exchanged data: strict, immutable."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def step_key(home_id: str, run_id: str, step_id: str, attempt: int) -> str:
+    """The idempotency key of one attempt of one step: home, run, step, attempt (run ids are
+    only unique within a home, and homes may share a broker)."""
+    return f"{home_id}/{run_id}/{step_id}/{attempt}"
+
+
+def step_of(key: str) -> str:
+    """The key of the step an attempt's key belongs to (every attempt of it shares it)."""
+    return key.rsplit("/", 1)[0]
+
+
+def task_id_of(key: str) -> str:
+    """The Celery task id of an attempt (its key, in the characters a task id keeps)."""
+    return "multiverse-" + key.replace("/", "-")
+
+
+class StepJob(Wire):
+    """One step sent to a worker: the role's assignment (its `home` is the daemon's; the worker
+    puts its scratch home there), the tier to serve it, and the files it may read."""
+
+    key: str
+    kind: Literal["task", "tool", "simple"]
+    task: TaskAssignment | None = None
+    tool: ToolAssignment | None = None
+    request: str | None = None  # a SIMPLE_TASK's request (no run: the reply comes back)
+    mapping: dict[str, Any]  # the daemon's runtime-mapping, as data (keys stay names of vars)
+    tier: str
+    mode: str  # how the daemon sees the tier served: builtin, model or process
+    files: dict[str, str] = Field(default_factory=dict)  # home-relative path → sha256
+    max_result_bytes: int
+    lost_after_seconds: float
+    step_timeout_seconds: float
+    admission: str | None = None  # the daemon's rate desk (a Redis list), for model calls
+
+    @property
+    def task_id(self) -> str:
+        """The Celery task id of this attempt."""
+        return task_id_of(self.key)
+
+    @property
+    def run_id(self) -> str:
+        """The run the step belongs to ("" for a SIMPLE_TASK, which has none)."""
+        assignment = self.task or self.tool
+        return assignment.run_id if assignment is not None else ""
+
+
+class StepOutcome(Wire):
+    """What a worker reports for one attempt: the signal and the files it wrote."""
+
+    key: str
+    signal: ResultSignal
+    reply: str | None = None  # a SIMPLE_TASK's answer (markdown)
+    declined: str | None = None  # why a SIMPLE_TASK was declined (it becomes a run)
+    files: dict[str, str] = Field(default_factory=dict)  # home-relative path → sha256
+    usage: dict[str, Any] | None = None  # the model usage the step added (UsageTotals' fields)
+    worker: str = ""
+
+
+def writable(run_id: str, name: str) -> bool:
+    """Whether a worker may have written this home-relative path: the run's workspace, logs
+    and outputs only (the tables, signals and answers are the daemon's)."""
+    parts = name.split("/")
+    if not run_id or ".." in parts or name.startswith("/") or any(p.startswith(".") for p in parts):
+        return False
+    places = (("runs", run_id, "workspace"), ("runs", run_id, "logs"), ("outputs", run_id))
+    return any(tuple(parts[: len(place)]) == place and len(parts) > len(place) for place in places)
+
 
 PREFIX = "multiverse:"
 KEEP_SECONDS = 24 * 3600  # blobs, results and marks outlive any step by a day, then go
@@ -239,3 +337,59 @@ def inside_root(root: Path, relative: str) -> Path:
 def read_files(root: Path, relatives: Iterable[str]) -> dict[str, bytes]:
     """The bytes of files below `root`, by their relative paths."""
     return {relative: (root / relative).read_bytes() for relative in relatives}
+
+
+INSPECT_SECONDS = 1.0  # how long live workers have to answer who they are
+_IMPORT = threading.Lock()  # Celery's first import from several threads at once can fail
+
+
+WORKERS_EXTRA = "pip install 'multiverse[workers]'"
+
+
+def missing_packages() -> list[str]:
+    """What remote steps need and this environment lacks (the `workers` extra): [] when ready."""
+    return [name for name in ("celery", "redis") if importlib.util.find_spec(name) is None]
+
+
+def celery_app(broker: str, visibility_seconds: float, time_limit: float | None = None) -> Celery:
+    """A Celery app on `broker` with the settings of remote steps (no result backend: the
+    outcome travels through the exchange)."""
+    with _IMPORT:
+        from celery import Celery
+
+    app = Celery("multiverse", broker=broker, set_as_current=False)
+    app.conf.update(
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        worker_prefetch_multiplier=1,
+        task_ignore_result=True,
+        task_serializer="json",
+        accept_content=["json"],
+        task_time_limit=time_limit,
+        broker_connection_retry_on_startup=True,
+        broker_transport_options={
+            "visibility_timeout": visibility_seconds,
+            "socket_connect_timeout": 3,
+        },
+        worker_hijack_root_logger=False,
+        worker_redirect_stdouts=False,
+        worker_cancel_long_running_tasks_on_connection_loss=True,
+    )
+    return app
+
+
+def live_queues(app: Celery) -> dict[str, list[str]]:
+    """Each live worker of the app's broker → the queues it consumes (none answered: {})."""
+    try:
+        answer = app.control.inspect(timeout=INSPECT_SECONDS).active_queues()
+    except Exception:  # the broker went away meanwhile: no worker can be reached either
+        return {}
+    return {
+        str(name).removeprefix("celery@"): [str(queue.get("name")) for queue in queues]
+        for name, queues in (answer or {}).items()
+    }
+
+
+def queue_served(app: Celery, queue: str) -> bool:
+    """Whether a live worker consumes `queue` now (it may be busy with other steps)."""
+    return any(queue in queues for queues in live_queues(app).values())

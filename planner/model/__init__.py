@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from planner.model.asking import PROMPTS_PACKAGE
+from planner.model.context import PROMPTS_PACKAGE
 from planner.model.planner import ModelPlanner
 
 __all__ = [

@@ -1,6 +1,6 @@
 """ModelPlanner: the PlannerRole served by a model through the gateway (SPEC §10.3, §10.4).
 
-Each plan target is one JSON call (see planner.model.asking): the system message is the agent
+Each plan target is one JSON call (see planner.model.context): the system message is the agent
 package's AGENT.md, loaded afresh on every call, the user message the target's template filled
 with the selective context (planner.model.context). The model answers only what needs judgement;
 code writes the ids, orders, chains and paths (planner.model.answers), and the plan is checked
@@ -71,8 +71,11 @@ from planner.model.answers import (
     tool_tasks_answer,
     with_charts,
 )
-from planner.model.asking import Asker, PlanJob, checker, digest
 from planner.model.context import (
+    Asker,
+    PlanJob,
+    checker,
+    digest,
     mode_values,
     phase_values,
     quoted,

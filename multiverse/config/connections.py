@@ -1,26 +1,170 @@
-"""The `mcp_servers:` section of runtime-mapping.yaml: Model Context Protocol servers whose
-tools join the Executor's (issue 26).
+"""The mapping's connections outside the home: `channels:` and `mcp_servers:` (a leaf of plain
+data: it imports `Settings`' rules by value, not `multiverse.config`, which imports this module).
 
+`channels:` says where the Communicator's messages also go. Besides the console and
+`runs/<run_id>/messages.md` (SPEC §10.7), each message is sent to every configured channel: a
+`webhook` (an HTTP POST of the message as JSON, optionally signed with an HMAC key) or a
+`command` (a program that gets the message on standard input). Keys and secret URLs are read
+from the environment only, by the variable's name; the file never holds them.
+
+`mcp_servers:` names Model Context Protocol servers whose tools join the Executor's (issue 26).
 A server is a command spoken to over its standard streams (`command`, run in the home or the
 run's workspace, with a minimal environment) or a streamable-HTTP endpoint (`url`). Its tools
 are offered to the Executor's tool loop under their own names. Secrets are never written here:
 a stdio server gets the variables `env` names, an HTTP server the headers `header_envs` names.
-
 Not to be confused with the Planner's "MCP recipes" (guidelines/mcp_list.md, SPEC §10.3).
-
-A leaf of plain data: it does not import `multiverse.config`, which imports this module.
 """
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Mapping
 from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from multiverse.roles import MessageKind
+
+CHANNEL_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"  # also part of the outbox's file names
+ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
+MAX_ATTEMPTS_CEILING = 10
+
+
+class ChannelSettings(BaseModel):
+    """What every channel has: a name, which messages it takes, and its bounded retries."""
+
+    # The same rules as multiverse.config.Settings (which cannot be imported here: a cycle).
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+
+    name: str = Field(pattern=CHANNEL_NAME)
+    # The message kinds sent to this channel; empty means every kind.
+    kinds: list[MessageKind] = Field(default_factory=list)
+    # One attempt's time limit: a webhook's connect, send and answer each; a command's run.
+    timeout_seconds: float = Field(default=10.0, gt=0, le=300)
+    # Attempts per message, the first included; then the delivery is given up (and logged).
+    max_attempts: int = Field(default=3, ge=1, le=MAX_ATTEMPTS_CEILING)
+    # The wait before the second attempt; it doubles before each later one.
+    retry_delay_seconds: float = Field(default=1.0, ge=0, le=60)
+
+    def takes(self, kind: MessageKind) -> bool:
+        """Whether messages of this kind go to the channel."""
+        return not self.kinds or kind in self.kinds
+
+    def secret_envs(self) -> list[str]:
+        """The environment variables whose values are secrets of this channel."""
+        return []
+
+    @abstractmethod
+    def target(self) -> str:
+        """Where the channel sends, in words safe to show (no secret); each type says."""
+
+
+class WebhookChannel(ChannelSettings):
+    """An HTTP POST of each message as JSON; signed when `secret_env` names the key."""
+
+    type: Literal["webhook"]
+    # The address, written here; or `url_env`, the variable holding it (a URL that is itself a
+    # secret, as a Slack or Discord hook's).
+    url: str | None = None
+    url_env: str | None = Field(default=None, pattern=ENV_NAME)
+    # The variable holding the HMAC-SHA256 key of the X-Multiverse-Signature header.
+    secret_env: str | None = Field(default=None, pattern=ENV_NAME)
+    # Extra headers with fixed, non-secret values, and headers whose value a variable holds.
+    headers: dict[str, str] = Field(default_factory=dict)
+    header_envs: dict[str, Annotated[str, Field(pattern=ENV_NAME)]] = Field(default_factory=dict)
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is not None:
+            check_http_url(value)
+        return value
+
+    @model_validator(mode="after")
+    def _one_address(self) -> WebhookChannel:
+        if (self.url is None) == (self.url_env is None):
+            raise ValueError("a webhook needs exactly one of url or url_env")
+        return self
+
+    def secret_envs(self) -> list[str]:
+        """The variables holding this webhook's secrets (key, secret URL, header values)."""
+        names = [self.secret_env, self.url_env, *self.header_envs.values()]
+        return [name for name in names if name is not None]
+
+    def target(self) -> str:
+        """The URL without credentials, query or fragment; for url_env, the variable's name."""
+        if self.url is None:
+            return f"${self.url_env}"
+        parts = urlsplit(self.url)
+        host = parts.hostname or ""
+        port = f":{parts.port}" if parts.port else ""
+        return f"{parts.scheme}://{host}{port}{parts.path}"
+
+    def resolve_url(self, environ: Mapping[str, str]) -> str | None:
+        """The address to post to, None when its variable is not set."""
+        if self.url is not None:
+            return self.url
+        value = environ.get(self.url_env or "", "").strip()
+        return value or None
+
+
+class CommandChannel(ChannelSettings):
+    """A program run once per message, the message on its standard input."""
+
+    type: Literal["command"]
+    command: list[Annotated[str, Field(min_length=1)]] = Field(min_length=1)
+    # What the program reads: the message as one JSON object, or only its markdown text (then
+    # MULTIVERSE_MESSAGE_ID, _RUN_ID and _KIND in its environment say the rest).
+    input: Literal["json", "text"] = "json"
+    # Variables the program gets besides PATH, HOME and LANG (and the MULTIVERSE_* of its
+    # message): nothing else of the daemon's environment reaches it, never a key.
+    env: list[Annotated[str, Field(pattern=ENV_NAME)]] = Field(default_factory=list)
+
+    @field_validator("env")
+    @classmethod
+    def _no_keys(cls, names: list[str]) -> list[str]:
+        keys = [name for name in names if name.upper().endswith("API_KEY")]
+        if keys:
+            raise ValueError(f"a command channel's program never gets a model key: "
+                             f"remove {', '.join(keys)} from env")  # fmt: skip
+        return names
+
+    def target(self) -> str:
+        """The program's name (its arguments may hold anything)."""
+        return self.command[0]
+
+
+ChannelConfig = Annotated[WebhookChannel | CommandChannel, Field(discriminator="type")]
+
+
+def check_http_url(value: str) -> str:
+    """`value` if it is an http(s) URL with a host; else ValueError."""
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("must be an http:// or https:// URL with a host")
+    return value
+
+
+def _unique_names(
+    channels: list[WebhookChannel | CommandChannel],
+) -> list[WebhookChannel | CommandChannel]:
+    names = [channel.name for channel in channels]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise ValueError(f"channel names must be unique: {', '.join(twice)}")
+    signing = {name for c in channels if isinstance(c, WebhookChannel) for name in c.secret_envs()}
+    passed = {name for c in channels if isinstance(c, CommandChannel) for name in c.env}
+    if passed & signing:
+        raise ValueError(f"a command channel's program never gets a webhook's secret: remove "
+                         f"{', '.join(sorted(passed & signing))} from its env")  # fmt: skip
+    return channels
+
+
+Channels = Annotated[list[ChannelConfig], AfterValidator(_unique_names)]
+
 
 SERVER_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
-ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 # How an action_mapping entry names every tool of one server: `mcp:<server>`.
 SERVER_PREFIX = "mcp:"
 # Header names whose value is a secret: they belong in header_envs, never in the file.

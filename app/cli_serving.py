@@ -1,8 +1,9 @@
-"""The command that serves other machines' steps: `multiverse worker` (issue 28).
+"""The commands that serve until stopped: `multiverse ui`, the home in a browser (the web view
+of `app.web`), and `multiverse worker`, which serves other machines' steps (issue 28).
 
 A worker needs no home. Its broker and queues come from the options, else from the remote tiers
 of the home's runtime-mapping.yaml when it is started in one; the settings long steps need are
-derived from the longest step of the tiers it serves (`multiverse.config.remote`).
+derived from the longest step of the tiers it serves (`multiverse.config.serving`).
 """
 
 from __future__ import annotations
@@ -17,10 +18,53 @@ from typing import Annotated
 
 import typer
 
-from app.cli_app import HomeOption, app, fail
+from app.cli_app import HomeOption, app, errors_said, fail
 from multiverse.config import RemoteConfig, RuntimeMapping, load_runtime_mapping
-from multiverse.errors import ConfigError, MultiverseError
-from multiverse.home import resolve_home
+from multiverse.errors import ConfigError, MultiverseError, UserError
+from multiverse.home import require_home, resolve_home
+
+DEFAULT_PORT = 8765
+
+
+@app.command()
+def ui(
+    port: Annotated[
+        int, typer.Option("--port", metavar="N", help="The port (0: any free one).")
+    ] = DEFAULT_PORT,
+    host: Annotated[
+        str,
+        typer.Option(
+            "--host",
+            metavar="H",
+            help="The address to listen on; another than 127.0.0.1 lets other machines reach "
+            "it, still only with the token.",
+        ),
+    ] = "127.0.0.1",
+    home: HomeOption = None,
+) -> None:
+    """Serve a local web page of the home: runs, proposals and answers, reports (Ctrl-C stops)."""
+    from app.web import is_loopback, new_token, serve
+
+    with errors_said(False):
+        where = require_home(resolve_home(home))
+    token = new_token()
+
+    def ready(url: str) -> None:
+        typer.echo(f"multiverse ui serves {where.root} at {url} (Ctrl-C stops)")
+        if not is_loopback(host):
+            typer.echo(
+                f"warning: listening on {host}: anyone who has this URL can answer your runs; "
+                "share it only over a network you trust",
+                err=True,
+            )
+
+    try:
+        serve(where, host, port, token, ready)
+    except OSError as error:
+        with errors_said(False):
+            raise UserError(f"cannot listen on {host}:{port}: {error.strerror or error}") from None
+    except KeyboardInterrupt:
+        return
 
 
 @dataclass(frozen=True)
