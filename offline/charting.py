@@ -23,7 +23,6 @@ from multiverse.spec import (
     Frequency,
     HomeScan,
     Reading,
-    ScannedFile,
 )
 from multiverse.tabular import TableProfile
 from offline.lexicon import covers_all, expand, periods_in, phrase_terms, span_in
@@ -295,11 +294,6 @@ def _chart(
 
 
 
-
-
-def _mentions_file(part: str, item: ScannedFile) -> bool:
-    stem = item.path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
-    return stem in part.lower()
 
 
 def _dimension(

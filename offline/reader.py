@@ -382,10 +382,6 @@ _DROP_CHART = re.compile(
 )
 
 
-def _drops_a_chart(text: str) -> bool:
-    return _DROP_CHART.search(text) is not None
-
-
 # -- the spec --------------------------------------------------------------------------------
 
 

@@ -1,5 +1,5 @@
 """What CONFIRM froze governs the plan (planner.held), and the language and length rules it
-uses (multiverse.spec.model), over generated task texts and the corpus's real requests."""
+uses (multiverse.spec), over generated task texts and the corpus's real requests."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ import pytest
 
 from evals.corpus import cases
 from multiverse.models import Task
-from multiverse.spec import FileSet, Reading, RequestSpec, asked_words, languages_asked
-from multiverse.spec.model import LANGUAGES
+from multiverse.spec import LANGUAGES, FileSet, Reading, RequestSpec, asked_words, languages_asked
 from planner.held import spec_conflicts
 
 RUN = "run-20260101-120000-001"

@@ -28,7 +28,7 @@ import hashlib
 import importlib.util
 import shutil
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -288,11 +288,6 @@ class Exchange:
         marked = key(kind, task_id)
         self.guarded("marking a step", lambda: self.client.set(marked, b"1", ex=KEEP_SECONDS))
 
-    def is_marked(self, kind: str, task_id: str) -> bool:
-        """Whether the daemon left that word on an attempt."""
-        return bool(self.guarded("reading", lambda: self.client.exists(key(kind, task_id))))
-
-
 def shown_url(url: str) -> str:
     """A broker URL without its password, for messages."""
     if "@" not in url:
@@ -332,11 +327,6 @@ def inside_root(root: Path, relative: str) -> Path:
     if not relative or Path(relative).is_absolute() or ".." in Path(relative).parts:
         raise ValueError(f"{relative!r} is not a path inside the home")
     return root / relative
-
-
-def read_files(root: Path, relatives: Iterable[str]) -> dict[str, bytes]:
-    """The bytes of files below `root`, by their relative paths."""
-    return {relative: (root / relative).read_bytes() for relative in relatives}
 
 
 INSPECT_SECONDS = 1.0  # how long live workers have to answer who they are

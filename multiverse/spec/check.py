@@ -29,7 +29,7 @@ from pydantic import Field
 
 from multiverse.documents import look, source_text, why_unread
 from multiverse.home import Home
-from multiverse.spec.model import (
+from multiverse.spec import (
     Chart,
     ChartAsk,
     Computation,

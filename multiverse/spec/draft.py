@@ -14,8 +14,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from multiverse.spec.check import HomeScan, ScannedFile
-from multiverse.spec.model import (
+from multiverse.spec import (
     Aggregation,
     Chart,
     ChartAsk,
@@ -32,6 +31,7 @@ from multiverse.spec.model import (
     RequestSpec,
     Research,
 )
+from multiverse.spec.check import HomeScan, ScannedFile
 
 MAX_TABLES = 12  # tables offered to the model, most relevant first (the schema grows with each)
 ORIGIN = "model"

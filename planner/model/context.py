@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -51,7 +51,6 @@ from multiverse.models import (
     Phase,
     Task,
     Timing,
-    UserInstruction,
 )
 from multiverse.roles import McpRecipe, PlanContext, PlanFailed
 from multiverse.spec import with_prefix
@@ -104,22 +103,6 @@ def words(text: str) -> set[str]:
         if _HANGUL.search(word):
             found.update(word[i : i + 2] for i in range(len(word) - 1))
     return found
-
-
-def instructions_block(items: Iterable[UserInstruction], with_run: bool = False) -> str:
-    """Instructions as JSON rows, or a sentence when there are none."""
-    rows = []
-    for item in items:
-        row = {
-            "instruction_id": item.instruction_id,
-            "instruction_type": item.instruction_type,
-            "content": item.content,
-            "justification": short(item.justification, SUMMARY_LIMIT),
-        }
-        if with_run:
-            row = {"run_id": item.run_id, **row}
-        rows.append(row)
-    return json_block(rows) if rows else "(none)"
 
 
 # A past run's work a later run may build on: its analyses, strategies, content and deliverables.
