@@ -249,7 +249,13 @@ def check_spec(spec: RequestSpec, scan: HomeScan, root: Path) -> RequestSpec:
     sources = [path for path in (spec.sources or sorted(known)) if path in known - excluded]
     descriptions = _Descriptions(scan, root)
     charts = [_chart(chart, excluded, descriptions, root, spec.language) for chart in spec.charts]
-    questions = [_question(q, excluded, descriptions, root, spec.language) for q in spec.questions]
+    said = " ".join([spec.request, *(change.text for change in spec.changes)])
+    questions = []
+    for asked in spec.questions:
+        question = _question(asked, excluded, descriptions, root, spec.language, said)
+        if asked.compute is not None and question.compute not in (None, asked.compute):
+            not_understood.append(_period_dropped(asked, asked.compute, question.compute))
+        questions.append(question)
     return spec.model_copy(
         update={
             "left_out": left_out,
@@ -359,7 +365,12 @@ def _number(value: float | None) -> str:
 
 
 def _question(
-    question: Question, excluded: set[str], descriptions: _Descriptions, root: Path, language: str
+    question: Question,
+    excluded: set[str],
+    descriptions: _Descriptions,
+    root: Path,
+    language: str,
+    said: str = "",
 ) -> Question:
     asked = question.lookup or question.compute
     file = asked.file if asked is not None else None
@@ -374,7 +385,7 @@ def _question(
     if question.lookup is not None:
         return _looked_up(question, question.lookup, descriptions.of(file), root, language)
     assert question.compute is not None
-    return _computed(question, question.compute, descriptions.of(file), root, language)
+    return _computed(question, question.compute, descriptions.of(file), root, language, said)
 
 
 def _looked_up(
@@ -395,9 +406,70 @@ def _looked_up(
 
 
 def _computed(
-    question: Question, ask: Computation, descriptions: list[str], root: Path, language: str
+    question: Question,
+    ask: Computation,
+    descriptions: list[str],
+    root: Path,
+    language: str,
+    said: str = "",
 ) -> Question:
-    query = ComputeQuery(
+    fact = compute(_query(ask), root=root, descriptions=descriptions)
+    unsaid = {
+        bound: None
+        for bound in ("start", "end")
+        if not _stated(getattr(ask, bound), said)
+    }
+    if not isinstance(fact, Fact) and unsaid:
+        # A period nobody asked for (a model's guess) that the table does not hold: the
+        # question is answered over the periods the table has, and the proposal says so.
+        repaired = ask.model_copy(update=unsaid)
+        whole = compute(_query(repaired), root=root, descriptions=descriptions)
+        if isinstance(whole, Fact):
+            ask, fact = repaired, whole
+    if isinstance(fact, Fact):
+        return question.model_copy(
+            update={
+                "compute": ask,
+                "answerable": True,
+                "answer": fact.sentence(language),
+                "reason": "",
+            }
+        )
+    return question.model_copy(update={"answerable": False, "reason": fact.reason})
+
+
+# A year in a period label or in a person's words ("2013Q1", "Q1 2013", "2013년 1분기").
+_YEAR = re.compile(r"(?<!\d)(1[5-9]\d\d|2\d\d\d)(?!\d)")
+
+
+def _stated(label: str | None, said: str) -> bool:
+    """Whether a period label is in the person's words: no label, or one of its years is."""
+    if not label:
+        return True
+    years = set(_YEAR.findall(label))
+    return not years or bool(years & set(_YEAR.findall(said)))
+
+
+def _period_dropped(question: Question, ask: Computation, kept: Computation) -> Reading:
+    """The note that a period the request never stated, and the table does not hold, was not
+    used (said in the proposal, never silently)."""
+    dropped = [
+        label
+        for label, now in ((ask.start, kept.start), (ask.end, kept.end))
+        if label and now is None
+    ]
+    return Reading(
+        phrase=(
+            f"{question.reading.phrase or ask.measure}: {' and '.join(dropped)} "
+            f"{'is' if len(dropped) == 1 else 'are'} neither in the request nor in {ask.file}; "
+            f"answered over the periods {ask.file} holds"
+        ),
+        origin=question.reading.origin,
+    )
+
+
+def _query(ask: Computation) -> ComputeQuery:
+    return ComputeQuery(
         kind=ask.kind,
         file=ask.file,
         measure=ask.measure,
@@ -410,12 +482,6 @@ def _computed(
         filters=ask.filters,
         whole_periods=ask.whole_periods,
     )
-    fact = compute(query, root=root, descriptions=descriptions)
-    if isinstance(fact, Fact):
-        return question.model_copy(
-            update={"answerable": True, "answer": fact.sentence(language), "reason": ""}
-        )
-    return question.model_copy(update={"answerable": False, "reason": fact.reason})
 
 
 def _research(research: Research | None, scan: HomeScan) -> Research | None:
