@@ -11,7 +11,11 @@ from pathlib import Path
 import pytest
 
 from executor.builtin import BuiltinExecutor
-from executor.builtin.delivery import left_out_named_once, other_script
+from executor.builtin.delivery import (
+    left_out_named_once,
+    other_script,
+    other_script_paragraphs,
+)
 from executor.builtin.specialists import search_queries, spec_queries
 from executor.model import ModelExecutor
 from executor.search import SearxngProvider, WebResearch, render_brief
@@ -148,6 +152,49 @@ def test_the_language_kept_is_judged_by_its_script(
     """A script other than the confirmed language's is named; a language whose script cannot
     be told (Arabic) is not judged."""
     assert other_script(language, written) == other
+
+
+# A source's Korean paragraph, as a small model copies it into an English memo.
+COPIED = ("미국의 혼인율은 1946년에 인구 1000명당 16.2건으로 가장 높았으며 이후 꾸준히 감소하여 "
+          "최근에는 역대 최저 수준에 머물러 있다고 통계청 자료는 설명하고 있다.")  # fmt: skip
+
+
+def test_a_source_paragraph_copied_in_another_language_is_recorded(
+    home: Home, fake_openai: FakeOpenAI
+) -> None:
+    """An English memo with one Korean paragraph copied from a source: the delivery record
+    names one paragraph in Hangul with its opening words; the memo is not touched."""
+    spec = marriages_spec(home)
+    memo = model_memo(home, fake_openai, spec, MEMO + "\n" + COPIED + "\n")
+    assert COPIED in memo
+    (said,) = delivered(home)["not_done"]  # type: ignore[misc]
+    assert said.startswith("1 of its paragraphs are not in English")
+    assert "Hangul" in said and COPIED[:20] in said
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "expected"),
+    [
+        ("en", f"An English paragraph about the rate.\n\n{COPIED}", {"Hangul": 1}),
+        ("en", f"{COPIED}\n\n{COPIED}\n\nEnough English words to be prose here.", {"Hangul": 2}),
+        # a Korean name, a short Korean line, a table and a heading are quoted, not written
+        ("en", "The rate in 서울 fell by a third over the decade, the statistics office says "
+               "in its yearly report.\n\n서울 16.2\n\n| 지역 | 혼인율 |\n|---|---|\n| 서울 | 16.2 |"
+               "\n\n## 혼인율 요약", {}),
+        ("ko", f"{COPIED}\n\nThe marriage rate in the United States peaked in 1946 at 16.2 per "
+               "1000 people and has fallen ever since, the statistics say.", {"Latin": 1}),
+        ("ko", f"{COPIED}\n\n| Year | Marriages per 1000 |\n|---|---|\n| 1946 | 16.2 |", {}),
+        ("ar", "The marriage rate peaked in 1946 at 16.2 per 1000 people and has fallen "
+               "ever since, the statistics say.", {}),
+    ],
+)
+def test_paragraphs_in_another_script_are_told_from_quoted_names_and_tables(
+    language: str, text: str, expected: dict[str, int]
+) -> None:
+    """Only prose paragraphs of some length are judged; a language whose script cannot be
+    told is not."""
+    found = other_script_paragraphs(language, text)
+    assert {script: len(paragraphs) for script, paragraphs in found.items()} == expected
 
 
 def tool_assignment(home: Home, spec: RequestSpec | None) -> ToolAssignment:

@@ -19,7 +19,7 @@ import structlog
 from executor.builtin.sources import relative
 from executor.builtin.specialists import web_outcome
 from executor.builtin.tablefacts import Answer, SourceTexts, answer, verified_facts
-from executor.builtin.text import words
+from executor.builtin.text import shorten, words
 from multiverse.atomic import atomic_write_text
 from multiverse.home import Home
 from multiverse.models import PUBLISHING_PHASE
@@ -57,10 +57,15 @@ def close_published(home: Path, run_id: str, request: str, spec: RequestSpec | N
         markdown = left_out_named_once(markdown, sorted(spec.excluded()), w["left_out"])
         todo += [w["todo_question"].format(said=a.said or asked_as(q), why=a.sentence)
                  for q, a in zip(spec.questions, answers, strict=True) if not a.found]  # fmt: skip
+        asked = LANGUAGES.get(spec.language, (spec.language,))[0]
         written = other_script(spec.language, markdown)
         if written is not None:
-            asked = LANGUAGES.get(spec.language, (spec.language,))[0]
             todo.append(w["todo_language"].format(asked=asked, written=written))
+        else:
+            foreign = other_script_paragraphs(spec.language, markdown)
+            todo += [w["todo_paragraphs"].format(asked=asked, written=script, count=len(found),
+                                                 example=shorten(found[0], EXAMPLE_LIMIT))
+                     for script, found in foreign.items()]  # fmt: skip
         known = [spec.request, *(c.text for c in spec.changes), *verified_facts(home, spec)]
         known += [f"{rule.reading.phrase} {rule.value}" for rule in spec.format_rules]
     else:
@@ -148,6 +153,30 @@ def other_script(language: str, markdown: str) -> str | None:
     if expected is None or written is None or written == expected:
         return None
     return _SCRIPT_NAMES.get(written, written)
+
+
+# A paragraph is judged only when it is prose of some length: a name, a figure or a table's
+# header in another script is what a deliverable quotes, not a language it was written in.
+PARAGRAPH_MIN_WORDS = 12
+EXAMPLE_LIMIT = 80
+_NOT_PROSE = re.compile(r"^\s*(?:\||```|~~~|#|<)")
+
+
+def other_script_paragraphs(language: str, markdown: str) -> dict[str, list[str]]:
+    """The prose paragraphs of a text written in another script than `language`'s, by script
+    ("Hangul" → the paragraphs): a model copies a source's paragraph untranslated."""
+    expected = _SCRIPTS.get(language)
+    found: dict[str, list[str]] = {}
+    if expected is None:
+        return found
+    for block in re.split(r"\n\s*\n", markdown):
+        paragraph = " ".join(line.strip() for line in block.strip().splitlines())
+        if _NOT_PROSE.match(block) or len(paragraph.split()) < PARAGRAPH_MIN_WORDS:
+            continue
+        written = script_language(paragraph)
+        if written != expected:
+            found.setdefault(_SCRIPT_NAMES.get(written, written), []).append(paragraph)
+    return found
 
 
 def write_delivery(home: Path, run_id: str, not_done: list[str], untraced_numbers: int) -> Path:
