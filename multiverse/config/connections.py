@@ -28,6 +28,13 @@ from multiverse.roles import MessageKind
 
 CHANNEL_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"  # also part of the outbox's file names
 ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
+
+
+def _model_keys(names: list[str]) -> list[str]:
+    """The variables among `names` that hold a model provider's key (`*API_KEY`)."""
+    return [name for name in names if name.upper().endswith("API_KEY")]
+
+
 MAX_ATTEMPTS_CEILING = 10
 
 
@@ -124,7 +131,7 @@ class CommandChannel(ChannelSettings):
     @field_validator("env")
     @classmethod
     def _no_keys(cls, names: list[str]) -> list[str]:
-        keys = [name for name in names if name.upper().endswith("API_KEY")]
+        keys = _model_keys(names)
         if keys:
             raise ValueError(f"a command channel's program never gets a model key: "
                              f"remove {', '.join(keys)} from env")  # fmt: skip
@@ -233,7 +240,7 @@ class McpServerConfig(BaseModel):
     @field_validator("env")
     @classmethod
     def _no_model_keys(cls, names: list[str]) -> list[str]:
-        keys = [name for name in names if name.upper().endswith("API_KEY")]
+        keys = _model_keys(names)
         if keys:
             raise ValueError(f"an MCP server never gets a model key: remove {', '.join(keys)}, "
                              "or give the server its own variable")  # fmt: skip
