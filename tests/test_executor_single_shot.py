@@ -799,8 +799,9 @@ def test_the_first_analysis_is_given_its_sections_and_an_end(
 def test_every_writing_call_names_the_language_to_write_in(
     root: Path, fake_openai: FakeOpenAI, code: str, named: str
 ) -> None:
-    """The confirmed language is named in the task part of the analysis and the verdict: a small
-    model asked for "the language of the request" wrote a Korean request's memo in English."""
+    """The confirmed language is named in the task part of the analysis (in its rules and in its
+    last line) and the verdict: a small model asked for "the language of the request" wrote a
+    Korean request's memo in English."""
     spec = RequestSpec(request="한국의 1인당 GDP 메모", language=code, confirmed=True,
                        sources=[ASSET])  # fmt: skip
     fake_openai.script(text(MEMO), text(EXTRA), text(VERDICT))
@@ -809,6 +810,9 @@ def test_every_writing_call_names_the_language_to_write_in(
     assert signal.status == "COMPLETED", signal.error
     analysis, _, verdict = fake_openai.requests
     assert f"- Write it in {named}, whatever the language of the references." in prompt_of(analysis)
+    # and last, after the references and the task: a small model follows what it read last
+    closing = prompt_of(analysis).rstrip().rsplit("\n\n", 1)[-1]
+    assert closing.startswith(f"Now write the document in markdown, in {named}.")
     assert f"Write in {named}." in prompt_of(verdict)
 
 
