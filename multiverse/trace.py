@@ -1,5 +1,6 @@
 """Every number traced (SPEC §6a): each number a deliverable states is looked up among the numbers
-its sources and the computed facts hold; the ones found nowhere are listed (pure).
+its sources and the computed facts hold; the ones found nowhere are listed (pure). The names it
+writes are looked up the same way (`unsourced_names`).
 
 A number matches when it is the same value as a known one, written with as many decimals or
 fewer (`9.70` and `9.7` match a computed 9.6999; `21,933` matches a cell `21933`; `12%` matches
@@ -144,3 +145,62 @@ def _round(value: Decimal, quantum: Decimal) -> Decimal:
         return value.quantize(quantum)
     except InvalidOperation:
         return value
+
+
+# -- names ---------------------------------------------------------------------------------
+# A name as Latin-script text writes it mid-sentence: a capitalised word ("Acme", "TechNova",
+# "O'Neil"); all-capital abbreviations (GDP, USD) and one-letter words are not read as names.
+_CAPITALISED = re.compile(r"(?<![\w'’-])[A-Z][a-z][A-Za-z'’-]*")
+_LETTERS = re.compile(r"[A-Za-z]+")
+# Before a sentence's first word: the line's start, its list or quote marks, or a sentence end.
+_OPENING = re.compile(r"(?:^|[.!?:;]\s*|[-*+>]\s+|\d+[.)]\s+|[*_]{1,2}|[\"“‘'(\[|]\s*)$")
+_CALENDAR = frozenset((
+    "january", "february", "march", "april", "may", "june", "july", "august", "september",
+    "october", "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep",
+    "sept", "oct", "nov", "dec", "monday", "tuesday", "wednesday", "thursday", "friday",
+    "saturday", "sunday",
+))  # fmt: skip
+
+
+def unsourced_names(markdown: str, known: Iterable[str]) -> list[str]:
+    """The names a text writes mid-sentence that no known text (the sources, the request, the
+    computed facts) holds in any case, as written, in order: a model's invented company or
+    place. A word the text itself also writes in lower case is a word, not a name; a
+    sentence's first word, headings and a table's header are not judged."""
+    known_words = {word.lower() for text in known for word in _LETTERS.findall(text)}
+    text = _blank(markdown)
+    own_lower = {word for word in _LETTERS.findall(text) if word.islower()}
+    found: list[str] = []
+    lines = text.splitlines()
+    for n, line in enumerate(lines):
+        if line.lstrip().startswith("#") or _is_table_header(lines, n):
+            continue
+        for match in _CAPITALISED.finditer(line):
+            if _OPENING.search(line[: match.start()]):
+                continue
+            parts = [part.lower() for part in _LETTERS.findall(match.group())]
+            word = parts[0]
+            if word in known_words or word in own_lower or word in _CALENDAR:
+                continue
+            name = _whole_name(line, match.start(), match.end())
+            if name not in found:
+                found.append(name)
+    return found
+
+
+def _is_table_header(lines: list[str], n: int) -> bool:
+    """Whether line `n` is a markdown table's header (the line above its `|---|` rule)."""
+    return (
+        lines[n].lstrip().startswith("|")
+        and n + 1 < len(lines)
+        and re.fullmatch(r"\s*\|?[\s:|-]+\|?\s*", lines[n + 1]) is not None
+    )
+
+
+def _whole_name(line: str, start: int, end: int) -> str:
+    """The capitalised words around a flagged one ("Acme" of "Acme Corporation")."""
+    run = re.compile(r"(?:[A-Z][A-Za-z'’&.-]*\s)*[A-Z][A-Za-z'’&-]*")
+    for match in run.finditer(line):
+        if match.start() <= start and end <= match.end():
+            return match.group().rstrip(".")
+    return line[start:end]

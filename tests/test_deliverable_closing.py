@@ -172,6 +172,17 @@ def test_a_source_paragraph_copied_in_another_language_is_recorded(
     assert "Hangul" in said and COPIED[:20] in said
 
 
+def test_a_name_no_source_holds_is_recorded(home: Home, fake_openai: FakeOpenAI) -> None:
+    """A memo that credits the peak to a company no source names: the delivery record names it
+    for the person to check; the memo is not touched."""
+    spec = marriages_spec(home)
+    invented = MEMO + "\nThe figures were gathered by Vantorix Analytics for the bureau.\n"
+    memo = model_memo(home, fake_openai, spec, invented)
+    assert "Vantorix Analytics" in memo
+    (said,) = delivered(home)["not_done"]  # type: ignore[misc]
+    assert said.startswith("it names what no source") and "Vantorix Analytics" in said
+
+
 @pytest.mark.parametrize(
     ("language", "text", "expected"),
     [

@@ -1,13 +1,20 @@
-"""Every number a deliverable states is looked up in its sources and computed facts."""
+"""Every number a deliverable states is looked up in its sources and computed facts; so is
+every name it writes mid-sentence."""
 
 from __future__ import annotations
 
+import csv
+import io
+import re
 from decimal import Decimal
+from pathlib import Path
 
+import pytest
+import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from multiverse.trace import Known, claims, untraced, with_untraced
+from multiverse.trace import Known, claims, unsourced_names, untraced, with_untraced
 
 SOURCE = """| year | unemp | payroll |
 |---|---|---|
@@ -90,3 +97,66 @@ def test_no_part_of_a_number_or_of_a_code_is_read() -> None:
     assert [number for number, _ in claims("It sold 2.1 m bikes.")] == ["2.1"]
     # A CSV's commas separate cells: each is a number of its own.
     assert [number for number, _ in claims("Korea,1957,1487.59")] == ["1957", "1487.59"]
+
+
+# -- names ---------------------------------------------------------------------------------
+
+CORPUS = Path(__file__).parent / "corpus"
+TABLES = yaml.safe_load((CORPUS / "tables.yaml").read_text(encoding="utf-8"))["tables"]
+
+
+def _category_values(meta: dict[str, object]) -> tuple[str, list[str]]:
+    """A corpus table's text and the capitalised values of its first category column."""
+    text = (CORPUS / str(meta["file"])).read_text(encoding="utf-8")
+    columns = meta["columns"]
+    assert isinstance(columns, list)
+    category = next((c["name"] for c in columns if c["role"] == "category"), None)
+    if category is None:
+        return text, []
+    rows = list(csv.DictReader(io.StringIO(text)))
+    values = sorted({row[category] for row in rows if row.get(category)})
+    return text, [v for v in values if re.fullmatch(r"[A-Z][a-z]+(?: [A-Z][a-z]+)*", v)][:6]
+
+
+WITH_NAMES = [name for name, meta in TABLES.items() if _category_values(meta)[1]]
+
+
+@pytest.mark.parametrize("table", WITH_NAMES)
+def test_names_a_real_table_holds_are_sourced_and_an_invented_one_is_not(table: str) -> None:
+    """Over the corpus tables whose categories are names (countries, states, companies…): a
+    memo naming the table's own values mid-sentence names nothing unsourced; one more name
+    that no source holds is the one listed, whole."""
+    source, values = _category_values(TABLES[table])
+    memo = "# Memo\n\n" + "".join(
+        f"The figure for {value} is in the table, and it differs from the others.\n"
+        for value in values
+    )
+    assert unsourced_names(memo, [source]) == []
+    invented = memo + "The market is led by Zorvex Holdings, the largest of them.\n"
+    assert unsourced_names(invented, [source]) == ["Zorvex Holdings"]
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        # sentence-initial words, headings, a table's header, bold labels: not judged
+        ("# Quarterly Outlook\n\nRevenue grew. However, costs rose.\n\n| Region | Revenue |\n"
+         "|---|---|\n| North | 5 |\n\n**Key findings:** revenue grew.", []),
+        # a word the text also writes in lower case is a word in title case, not a name
+        ("The Revenue of the North grew, and revenue is what matters.", []),
+        # abbreviations, months and one-letter words are not names
+        ("It grew in January and in Q1, as GDP and USD show, I think.", []),
+        # invented names mid-sentence, in English and among Korean words
+        ("Sales in the North were led by Globex and by Initech Systems.",
+         ["Globex", "Initech Systems"]),
+        ("북부 매출은 Globex가 이끌었다.", ["Globex"]),
+        # known in any case: "north" of the source is the North of the memo
+        ("Most sales came from the North.", []),
+    ],
+)
+def test_names_are_judged_mid_sentence_against_every_known_text(
+    text: str, names: list[str]
+) -> None:
+    """Only capitalised words mid-sentence are judged, against the known texts in any case."""
+    source = "region,revenue\nnorth,5\nsouth,3\n"
+    assert unsourced_names(text, [source, "A memo on revenue"]) == names

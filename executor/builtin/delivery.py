@@ -24,7 +24,7 @@ from multiverse.atomic import atomic_write_text
 from multiverse.home import Home
 from multiverse.models import PUBLISHING_PHASE
 from multiverse.spec import LANGUAGES, Question, RequestSpec
-from multiverse.trace import Known, untraced, with_untraced
+from multiverse.trace import Known, unsourced_names, untraced, with_untraced
 from offline.asks import script_language
 
 log = structlog.get_logger(__name__)
@@ -79,6 +79,11 @@ def close_published(home: Path, run_id: str, request: str, spec: RequestSpec | N
     known += [quoted.passage for quoted in web.quoted]
     markdown, missing = with_untraced(markdown, Known.of(known), w["untraced"],
                                       w["untraced_intro"])  # fmt: skip
+    if spec is not None:
+        names = unsourced_names(original, known)  # what code added comes from `known`
+        if names:
+            shown = ", ".join(names[:NAMES_SHOWN]) + ("…" if len(names) > NAMES_SHOWN else "")
+            todo.append(w["todo_names"].format(names=shown))
     if markdown != original:
         atomic_write_text(path, markdown)
     todo += {"nothing": [w["todo_web"]],
@@ -159,6 +164,7 @@ def other_script(language: str, markdown: str) -> str | None:
 # header in another script is what a deliverable quotes, not a language it was written in.
 PARAGRAPH_MIN_WORDS = 12
 EXAMPLE_LIMIT = 80
+NAMES_SHOWN = 8
 _NOT_PROSE = re.compile(r"^\s*(?:\||```|~~~|#|<)")
 
 
