@@ -195,6 +195,9 @@ def test_a_name_no_source_holds_is_recorded(home: Home, fake_openai: FakeOpenAI)
         ("ko", f"{COPIED}\n\nThe marriage rate in the United States peaked in 1946 at 16.2 per "
                "1000 people and has fallen ever since, the statistics say.", {"Latin": 1}),
         ("ko", f"{COPIED}\n\n| Year | Marriages per 1000 |\n|---|---|\n| 1946 | 16.2 |", {}),
+        # a heading opens the paragraph with no blank line between (the local model)
+        ("en", f"## Summary\n{COPIED}\n\nEnough English words here to count as prose for "
+               "the check, and then some more.", {"Hangul": 1}),
         ("ar", "The marriage rate peaked in 1946 at 16.2 per 1000 people and has fallen "
                "ever since, the statistics say.", {}),
     ],

@@ -529,6 +529,12 @@ def test_the_task_purpose_as_it_stands_is_what_the_model_is_asked(
     ("# 분석\n\n독일은 2023년 4분기 매출이 1,585유로로 가장 컸다 (5행).\n\n"
      "독일은 2023년 4분기 매출이 1,585유로로 가장 컸다 (5행).\n",
      "# 분석\n\n독일은 2023년 4분기 매출이 1,585유로로 가장 컸다 (5행).\n"),
+    # a heading and its text with no blank line between, written twice (the local model)
+    ("# T\n\n#### Summary\nThe market grew 35% to 1,200 in 2023, led by commuting.\n\n"
+     "#### Summary\nThe market grew 35% to 1,200 in 2023, led by commuting.\n\n## Next\n\n"
+     "Other text here.\n",
+     "# T\n\n#### Summary\nThe market grew 35% to 1,200 in 2023, led by commuting.\n\n"
+     "## Next\n\nOther text here.\n"),
 ])  # fmt: skip
 def test_a_document_says_each_paragraph_once(written: str, kept: str) -> None:
     """A small model continuing a cut text starts a section again: the repeat goes, and a
@@ -702,6 +708,9 @@ def test_a_document_never_repeats_its_prompts_instructions_or_our_markers(
         "## Revenue\n\nGermany leads with €6.9 billion (source: `assets/x.md`).\n\n"
         "About 400 words (at most 460). Stop when the document is complete; never repeat a "
         "section to fill the length.\n\n"
+        # the local model's copy, without its first word
+        "400 words (at most 460). Stop when the document is complete; never repeat a "
+        "section to fill the length.\n\n"
         "*[Cut here: the text ran past its budget of about 400 words.]*\n\n"
         "[parts: only the parts of this file that bear on the task fit; […] marks what is not "
         "shown]\n\nFrance grew fastest (source: `assets/x.md`).\n"
@@ -711,7 +720,7 @@ def test_a_document_never_repeats_its_prompts_instructions_or_our_markers(
     assert signal.status == "COMPLETED", signal.error
     written = (root / out).read_text("utf-8")
     assert "€6.9 billion" in written and "France grew fastest" in written
-    assert "About 400 words" not in written and "Cut here" not in written
+    assert "400 words" not in written and "Cut here" not in written
     assert "[parts:" not in written
 
 

@@ -176,8 +176,11 @@ def other_script_paragraphs(language: str, markdown: str) -> dict[str, list[str]
     if expected is None:
         return found
     for block in re.split(r"\n\s*\n", markdown):
-        paragraph = " ".join(line.strip() for line in block.strip().splitlines())
-        if _NOT_PROSE.match(block) or len(paragraph.split()) < PARAGRAPH_MIN_WORDS:
+        lines = block.strip().splitlines()
+        while lines and lines[0].lstrip().startswith("#"):
+            lines = lines[1:]  # the headings that open it, with no blank line between
+        paragraph = " ".join(line.strip() for line in lines)
+        if not lines or _NOT_PROSE.match(lines[0]) or len(paragraph.split()) < PARAGRAPH_MIN_WORDS:
             continue
         written = script_language(paragraph)
         if written != expected:

@@ -388,12 +388,22 @@ def instruction_lines(task: WritingTask) -> frozenset[str]:
     )
 
 
-def without_echo(document: str, instructions: frozenset[str]) -> str:
-    """The document without the lines that repeat its prompt's instructions or our markers (a
-    small model copies "About 700 words (at most 805)" or a cut note into its text)."""
+def without_echo(document: str, instructions: frozenset[str], markers: bool = True) -> str:
+    """The document without the lines that repeat its prompt's instructions or (`markers`) our
+    markers (a small model copies "About 700 words (at most 805)" or a cut note into its text;
+    a first answer's own cut note is ours and stays)."""
     kept = [
         line
         for line in document.splitlines()
-        if " ".join(line.split()) not in instructions and not _MARKER.match(line.strip())
+        if not _echoes(" ".join(line.split()), instructions)
+        and not (markers and _MARKER.match(line.strip()))
     ]
     return "\n".join(kept).strip() + "\n"
+
+
+def _echoes(line: str, instructions: frozenset[str]) -> bool:
+    """Whether a line is one of the instructions, or a long enough part of one (the local
+    model copied "700 words (at most 805). Stop when…" without its "About")."""
+    if line in instructions:
+        return True
+    return len(line) >= ECHO_MIN_CHARS and any(line in said for said in instructions)

@@ -329,14 +329,15 @@ class SingleShot:
         # budget holds (continuing it costs minutes of a small model's time for text no one
         # reads but the next task).
         more = MAX_CONTINUATIONS if published else 0
-        document = without_repeats(unwrap_document(self._answer(task, package, more=more).text))
+        echo = instruction_lines(task)  # a small model copies "700 words (at most 805)…"
+        first = self._answer(task, package, more=more).text
+        document = without_repeats(without_echo(unwrap_document(first), echo, markers=False))
         if content_words(document) < MIN_CONTENT_WORDS:
             # Small models sometimes stop after the title: asked once more, then it fails.
             log.info("single_shot_empty", run_id=assignment.run_id,
                      task_id=assignment.task.task_id, words=content_words(document))  # fmt: skip
-            document = without_repeats(
-                unwrap_document(self._answer(task, package, EMPTY_NOTE, more).text)
-            )
+            again = self._answer(task, package, EMPTY_NOTE, more).text
+            document = without_repeats(without_echo(unwrap_document(again), echo, False))
         if content_words(document) < MIN_CONTENT_WORDS:
             raise NotDone(
                 f"the model wrote no content for {output} (twice): "

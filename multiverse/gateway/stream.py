@@ -40,10 +40,15 @@ _BLANK = re.compile(r"\n[ \t]*\n")
 
 
 def paragraph_key(block: str) -> str | None:
-    """What a paragraph says, spaces and case aside; None for a heading or a short line."""
-    key = " ".join(block.split()).casefold()
+    """What a paragraph says, spaces and case aside, below the headings that open it (a small
+    model writes a heading and its text with no blank line between); None for headings alone
+    or a short line."""
+    lines = block.strip().splitlines()
+    while lines and _HEADING.match(lines[0].lstrip()):
+        lines = lines[1:]
+    key = " ".join(" ".join(lines).split()).casefold()
     size = sum(1 if char.isascii() else 2 for char in key)
-    return None if size < REPEAT_CHARS or _HEADING.match(block.lstrip()) else key
+    return None if size < REPEAT_CHARS else key
 
 
 def repeating_from(text: str) -> int | None:
