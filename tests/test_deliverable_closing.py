@@ -70,16 +70,19 @@ def marriages_spec(home: Home, **fields: object) -> RequestSpec:
 
 
 def model_memo(
-    home: Home, fake_openai: FakeOpenAI, spec: RequestSpec, memo: str, verdict: str = VERDICT
+    home: Home, fake_openai: FakeOpenAI, spec: RequestSpec, memo: str, verdict: str = VERDICT,
+    rewrite: str | None = None,
 ) -> str:
-    """The single-shot model's published memo for `spec`: its analysis `memo`, its verdict."""
+    """The single-shot model's published memo for `spec`: its analysis `memo`, its `rewrite`
+    in the confirmed language when one is asked for, its verdict."""
     root = home.root.resolve()
     tier = TierConfig(model="openai/fake-model", api_base=fake_openai.base_url, max_tokens=4096,
                       timeout_seconds=10)  # fmt: skip
     role = ModelExecutor(Gateway(runs_root=root / "runs", retry=RetryPolicy(max_attempts=1)),
                          RuntimeMapping(), tier, root)  # fmt: skip
     long_enough = memo + "\n\n" + "The rate moved over the years, as the chart shows. " * 120
-    fake_openai.script(text(long_enough), text(verdict))
+    rewritten = [] if rewrite is None else [text(rewrite)]
+    fake_openai.script(text(long_enough), *rewritten, text(verdict))
     task = assignment(home, spec, out="memo.md")
     task = task.model_copy(update={"task": task.task.model_copy(
         update={"related_references": ["assets/us_marriages_divorces.csv"]})})  # fmt: skip
@@ -101,6 +104,13 @@ def test_a_model_memo_with_an_invented_number_lists_it_and_counts_it(
     assert re.findall(r"^- \*\*([^*]+)\*\* — ", closing, re.MULTILINE) == [INVENTED]
     delivery = home.run(RUN).phase_workspace("GENERATING_OUTPUT") / "delivery.json"
     assert json.loads(delivery.read_text(encoding="utf-8"))["untraced_numbers"] == 1
+
+
+def prompt_of(request: dict[str, object]) -> str:
+    """The text of a recorded request's last message."""
+    messages = request["messages"]
+    assert isinstance(messages, list)
+    return str(messages[-1]["content"])
 
 
 def delivered(home: Home) -> dict[str, object]:
@@ -133,10 +143,27 @@ def test_a_memo_in_another_language_than_confirmed_is_recorded_not_hidden(
     """Confirmed in Korean, written in English by the model: the delivery record says so, in
     the requester's language; the memo that states the answer gets no section of code's."""
     spec = marriages_spec(home).model_copy(update={"language": "ko"})
-    memo = model_memo(home, fake_openai, spec, MEMO)
+    english = MEMO + "\n\n" + "The rate moved over the years, as the chart shows. " * 120
+    memo = model_memo(home, fake_openai, spec, MEMO, rewrite=english)  # asked again: English
     assert "질문에 대한 답" not in memo
+    rewrite = prompt_of(fake_openai.requests[1])
+    assert "Write the same document in Korean (한국어)" in rewrite and "16.2" in rewrite
     (said,) = delivered(home)["not_done"]  # type: ignore[misc]
     assert said == "결과물이 확정한 언어(Korean)로 쓰이지 않았습니다: 모델이 Latin 문자로 썼습니다"
+
+
+def test_a_memo_written_in_another_language_is_rewritten_once_in_the_confirmed_one(
+    home: Home, fake_openai: FakeOpenAI
+) -> None:
+    """Confirmed in Korean, written in English: one call rewrites it, and the Korean text is
+    what is published; nothing is recorded as not done, its figures are traced as before."""
+    spec = marriages_spec(home).model_copy(update={"language": "ko"})
+    korean = ("# 미국 혼인율\n\n혼인율은 1946년에 1000명당 16.2건으로 가장 높았다.\n\n"
+              + "혼인율은 그 뒤 수십 년 동안 차트가 보여 주듯 움직였다. " * 150)  # fmt: skip
+    memo = model_memo(home, fake_openai, spec, MEMO, rewrite=korean)
+    assert "1946년에 1000명당 16.2건" in memo and "The rate moved" not in memo
+    assert fake_openai.count == 3  # the analysis, its rewrite, the verdict
+    assert delivered(home)["not_done"] == []
 
 
 @pytest.mark.parametrize(

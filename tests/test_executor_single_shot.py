@@ -25,10 +25,15 @@ from executor.model.single_shot import (
     WORKING_PASTE_TOKENS,
     content_words,
     deliverable_paste,
-    unwrap_document,
 )
 from multiverse.config import RuntimeMapping, TierConfig
-from multiverse.gateway import Gateway, model_context_window, model_supports, without_repeats
+from multiverse.gateway import (
+    Gateway,
+    model_context_window,
+    model_supports,
+    unwrap_document,
+    without_repeats,
+)
 from multiverse.gateway.calls import RetryPolicy
 from multiverse.home import Home
 from multiverse.models import MajorStage, Phase, Task, UserInstruction
@@ -813,11 +818,16 @@ def test_every_writing_call_names_the_language_to_write_in(
     Korean request's memo in English."""
     spec = RequestSpec(request="한국의 1인당 GDP 메모", language=code, confirmed=True,
                        sources=[ASSET])  # fmt: skip
-    fake_openai.script(text(MEMO), text(EXTRA), text(VERDICT))
+    # English where Korean was confirmed is rewritten once (the answer scripted: English again)
+    rewrite = [text(MEMO + "\n" + EXTRA)] if code == "ko" else []
+    fake_openai.script(text(MEMO), text(EXTRA), *rewrite, text(VERDICT))
     published = assignment(root, f"outputs/{RUN}/memo.md", phase="GENERATING_OUTPUT")
     signal = executor(root, fake_openai).execute_task(published.model_copy(update={"spec": spec}))
     assert signal.status == "COMPLETED", signal.error
-    analysis, _, verdict = fake_openai.requests
+    analysis, _extension, *rewritten, verdict = fake_openai.requests
+    assert [f"Write the same document in {named}" in prompt_of(r) for r in rewritten] == (
+        [True] if code == "ko" else []
+    )
     assert f"- Write it in {named}, whatever the language of the references." in prompt_of(analysis)
     # and last, after the references and the task: a small model follows what it read last
     closing = prompt_of(analysis).rstrip().rsplit("\n\n", 1)[-1]

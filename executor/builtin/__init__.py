@@ -16,7 +16,7 @@ import structlog
 
 from executor.builtin.brief import Written, publish_brief
 from executor.builtin.deliverable import deliverable_title, publish_spec_brief
-from executor.builtin.delivery import close_published
+from executor.builtin.delivery import close_published, other_script
 from executor.builtin.documents import (
     DocContext,
     render_analysis,
@@ -299,6 +299,7 @@ __all__ = [
     "is_known_command",
     "named_paths",
     "nothing_usable_note",
+    "other_script",
     "relative",
     "resolve_output",
     "search_queries",

@@ -23,11 +23,18 @@ from executor.model.references import (
     room_for_references,
     writing_tokens,
 )
-from executor.model.single_shot import MAX_CONTINUATIONS, unwrap_document
+from executor.model.single_shot import MAX_CONTINUATIONS
 from executor.tools import Tool, ToolContext, ToolRegistry
 from multiverse.agent_package import AgentPackage
 from multiverse.config import TierConfig
-from multiverse.gateway import ChatMessage, LlmCall, LlmError, ModelCalls, repetition
+from multiverse.gateway import (
+    ChatMessage,
+    LlmCall,
+    LlmError,
+    ModelCalls,
+    repetition,
+    unwrap_document,
+)
 from multiverse.spec import asked_words
 
 log = structlog.get_logger(__name__)

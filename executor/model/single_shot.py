@@ -21,7 +21,14 @@ from pathlib import Path
 
 import structlog
 
-from executor.builtin import TaskError, deliverable_title, in_outputs, relative, spec_query
+from executor.builtin import (
+    TaskError,
+    deliverable_title,
+    in_outputs,
+    other_script,
+    relative,
+    spec_query,
+)
 from executor.model.loop import clipped
 from executor.model.memo import (
     FIRST_ANALYSIS_END,
@@ -31,6 +38,7 @@ from executor.model.memo import (
     extension_topics,
     is_assembly_plan,
     is_plan_file,
+    rewrite_messages,
     verdict_messages,
     without_scaffolding,
 )
@@ -74,65 +82,12 @@ from multiverse.gateway import (
     LlmErrorCode,
     ModelCalls,
     cut_failure,
+    unwrap_document,
     without_repeats,
 )
 from multiverse.models import PUBLISHING_PHASE
 from multiverse.roles import TaskAssignment
 from multiverse.spec import asked_words, with_prefix
-
-_FENCE = re.compile(r"^[ \t]*(`{3,})[ \t]*([^`\s]*)[^`]*$")
-MARKDOWN_TAGS = ("", "markdown", "md")
-# Text outside a single markdown block that is still only a preamble ("Here is the memo:").
-MAX_PREAMBLE = 200
-
-
-def _closing(lines: list[str], start: int) -> int | None:
-    """The line closing the fence opened at `start`: fences with a language open, bare ones
-    close, so code blocks inside a wrapped document are stepped over."""
-    depth = 0
-    for index in range(start, len(lines)):
-        fence = _FENCE.match(lines[index])
-        if fence is None:
-            continue
-        depth += 1 if fence.group(2) or index == start else -1
-        if depth == 0:
-            return index
-    return None
-
-
-def _block(lines: list[str], start: int) -> tuple[str, int] | None:
-    """The body of a markdown-tagged (or bare) block opened at `start`, and its closing line."""
-    fence = _FENCE.match(lines[start])
-    if fence is None or fence.group(2).lower() not in MARKDOWN_TAGS:
-        return None
-    end = _closing(lines, start)
-    if end is None:
-        return None
-    return "\n".join(lines[start + 1 : end]).strip("\n") + "\n", end
-
-
-def unwrap_document(answer: str) -> str:
-    """The document in a model's answer: one wrapping markdown fence (or a preamble) removed."""
-    lines = answer.strip().splitlines()
-    whole = _block(lines, 0) if lines else None
-    if whole is not None and whole[1] == len(lines) - 1:
-        return whole[0]
-    opening = _FENCE.match(lines[0]) if lines else None
-    if opening is not None and opening.group(2).lower() in ("markdown", "md") and whole is None:
-        # A fence opened and never closed: the document is what follows it.
-        return "\n".join(lines[1:]).strip("\n") + "\n"
-    for start, line in enumerate(lines):
-        fence = _FENCE.match(line)
-        if fence is None or fence.group(2).lower() not in ("markdown", "md"):
-            continue
-        block = _block(lines, start)
-        if block is not None:
-            outside = "\n".join(lines[:start] + lines[block[1] + 1 :])
-            if len(outside.strip()) <= MAX_PREAMBLE:
-                return block[0]
-        break
-    return answer.strip("\n") + "\n"
-
 
 # Times a cut document is asked to go on: the whole is at most three times its room.
 MAX_CONTINUATIONS = 2
@@ -345,6 +300,8 @@ class SingleShot:
             )
         if published and content_words(document) < SHORT_SHARE * (task.words or 0):
             document = self._extended(task, package, document)
+        if published:
+            document = self._in_language(task, package, document)
         if not document.lstrip().startswith("# "):
             # The prompt says code writes the title: small models that are asked for one often
             # stop right after it.
@@ -435,6 +392,26 @@ class SingleShot:
         log.info("single_shot_extended", run_id=task.assignment.run_id, words=written,
                  asked=asked, topic=bool(topic), task_id=task.assignment.task.task_id)  # fmt: skip
         return without_repeats(document.rstrip() + "\n\n" + "\n".join(lines).strip())
+
+    def _in_language(self, task: WritingTask, package: AgentPackage, document: str) -> str:
+        """The analysis rewritten once in the confirmed language when its script is another's;
+        as it was when the window has no room or the rewrite is cut, short or no better (the
+        delivery record then says the language was not kept)."""
+        spec = task.assignment.spec
+        if spec is None or other_script(spec.language, document) is None:
+            return document
+        system = with_prefix(prefix_of(task.assignment), load_template(WRITER).body)
+        messages = rewrite_messages(system, document, language_said(spec))
+        tokens = min(self.tier.max_tokens, WORKING_ROOM * estimate_tokens(document))
+        if estimate_tokens(str(messages)) + tokens > self.window - MARGIN_TOKENS:
+            return document
+        answer = self.gateway.complete(self._call(task, package, messages, tokens, "language"))
+        rewritten = without_repeats(unwrap_document(answer.text))
+        kept = (answer.finish_reason == "length" or other_script(spec.language, rewritten)
+                or content_words(rewritten) < SHORT_SHARE * content_words(document))  # fmt: skip
+        log.info("single_shot_language", run_id=task.assignment.run_id, rewritten=not kept,
+                 task_id=task.assignment.task.task_id)  # fmt: skip
+        return document if kept else rewritten
 
     def _memo(self, task: WritingTask, package: AgentPackage, analysis: str) -> str:
         """The deliverable: the analysis and the model's verdict on it, assembled by code."""

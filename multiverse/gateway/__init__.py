@@ -44,6 +44,7 @@ from multiverse.gateway.stream import (
     cut_failure,
     paragraph_key,
     repetition,
+    unwrap_document,
     without_repeats,
 )
 from multiverse.gateway.usage import (
@@ -130,5 +131,6 @@ __all__ = [
     "parse_prompt",
     "ping_model",
     "repetition",
+    "unwrap_document",
     "without_repeats",
 ]

@@ -16,6 +16,9 @@ keep llama-server's `timings` of a stream.
 What an answer cut by the length limit becomes (pure): a loop is told from a long honest
 answer; a text answer is continued where it stopped and its parts joined; an answer that cannot
 be given the room it needs fails with a message that names the size and what to change.
+
+A document answered whole is taken out of the one markdown fence (or the preamble) a model
+wraps it in (`unwrap_document`).
 """
 
 from __future__ import annotations
@@ -306,3 +309,58 @@ def cut_failure(call: LlmCall, answer: LlmAnswer, what: str = "answer") -> LlmEr
         f"the {what} written by {call.model} {wrote} after {size} (cut at the length limit); "
         f"{fix}",
     )
+
+
+# -- a document answered whole ---------------------------------------------------------
+_FENCE = re.compile(r"^[ \t]*(`{3,})[ \t]*([^`\s]*)[^`]*$")
+MARKDOWN_TAGS = ("", "markdown", "md")
+# Text outside a single markdown block that is still only a preamble ("Here is the memo:").
+MAX_PREAMBLE = 200
+
+
+def _closing(lines: list[str], start: int) -> int | None:
+    """The line closing the fence opened at `start`: fences with a language open, bare ones
+    close, so code blocks inside a wrapped document are stepped over."""
+    depth = 0
+    for index in range(start, len(lines)):
+        fence = _FENCE.match(lines[index])
+        if fence is None:
+            continue
+        depth += 1 if fence.group(2) or index == start else -1
+        if depth == 0:
+            return index
+    return None
+
+
+def _block(lines: list[str], start: int) -> tuple[str, int] | None:
+    """The body of a markdown-tagged (or bare) block opened at `start`, and its closing line."""
+    fence = _FENCE.match(lines[start])
+    if fence is None or fence.group(2).lower() not in MARKDOWN_TAGS:
+        return None
+    end = _closing(lines, start)
+    if end is None:
+        return None
+    return "\n".join(lines[start + 1 : end]).strip("\n") + "\n", end
+
+
+def unwrap_document(answer: str) -> str:
+    """The document in a model's answer: one wrapping markdown fence (or a preamble) removed."""
+    lines = answer.strip().splitlines()
+    whole = _block(lines, 0) if lines else None
+    if whole is not None and whole[1] == len(lines) - 1:
+        return whole[0]
+    opening = _FENCE.match(lines[0]) if lines else None
+    if opening is not None and opening.group(2).lower() in ("markdown", "md") and whole is None:
+        # A fence opened and never closed: the document is what follows it.
+        return "\n".join(lines[1:]).strip("\n") + "\n"
+    for start, line in enumerate(lines):
+        fence = _FENCE.match(line)
+        if fence is None or fence.group(2).lower() not in ("markdown", "md"):
+            continue
+        block = _block(lines, start)
+        if block is not None:
+            outside = "\n".join(lines[:start] + lines[block[1] + 1 :])
+            if len(outside.strip()) <= MAX_PREAMBLE:
+                return block[0]
+        break
+    return answer.strip("\n") + "\n"
