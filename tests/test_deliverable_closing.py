@@ -158,12 +158,26 @@ def test_a_memo_written_in_another_language_is_rewritten_once_in_the_confirmed_o
     """Confirmed in Korean, written in English: one call rewrites it, and the Korean text is
     what is published; nothing is recorded as not done, its figures are traced as before."""
     spec = marriages_spec(home).model_copy(update={"language": "ko"})
-    korean = ("# 미국 혼인율\n\n혼인율은 1946년에 1000명당 16.2건으로 가장 높았다.\n\n"
-              + "혼인율은 그 뒤 수십 년 동안 차트가 보여 주듯 움직였다. " * 150)  # fmt: skip
+    # Fewer words than the English (Korean is compact), every figure kept.
+    korean = ("# 미국 혼인율\n\n혼인율은 1946년에 1000명당 16.2건으로 가장 높았고, 곧 1000명당 "
+              f"{INVENTED}건에 이를 것이다.\n\n"
+              + "혼인율은 그 뒤 수십 년 동안 차트가 보여 주듯 움직였다. " * 100)  # fmt: skip
     memo = model_memo(home, fake_openai, spec, MEMO, rewrite=korean)
     assert "1946년에 1000명당 16.2건" in memo and "The rate moved" not in memo
     assert fake_openai.count == 3  # the analysis, its rewrite, the verdict
     assert delivered(home)["not_done"] == []
+
+
+def test_a_rewrite_that_loses_a_figure_is_not_used(home: Home, fake_openai: FakeOpenAI) -> None:
+    """The rewrite in Korean drops the 1946 peak's 16.2: the English analysis is published as
+    the model wrote it, and the record says the language was not kept."""
+    spec = marriages_spec(home).model_copy(update={"language": "ko"})
+    korean = ("# 미국 혼인율\n\n혼인율은 1946년에 가장 높았다.\n\n"
+              + "혼인율은 그 뒤 수십 년 동안 차트가 보여 주듯 움직였다. " * 100)  # fmt: skip
+    memo = model_memo(home, fake_openai, spec, MEMO, rewrite=korean)
+    assert "highest in 1946, at 16.2" in memo and "가장 높았다" not in memo
+    (said,) = delivered(home)["not_done"]  # type: ignore[misc]
+    assert said.startswith("결과물이 확정한 언어(Korean)로 쓰이지 않았습니다")
 
 
 @pytest.mark.parametrize(

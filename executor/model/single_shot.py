@@ -88,6 +88,7 @@ from multiverse.gateway import (
 from multiverse.models import PUBLISHING_PHASE
 from multiverse.roles import TaskAssignment
 from multiverse.spec import asked_words, with_prefix
+from multiverse.trace import claims
 
 # Times a cut document is asked to go on: the whole is at most three times its room.
 MAX_CONTINUATIONS = 2
@@ -103,6 +104,7 @@ ANALYSIS_MIN_WORDS = 150
 # on the task; a small model asked for the deliverable's length copies tables out instead.
 WORKING_WORDS = 400
 WORKING_MIN_WORDS = 200
+REWRITE_SHARE = 0.4  # of the words, the least a rewrite in another language may keep
 WORKING_ROOM = 2  # max_tokens of a writing call, in multiples of its words' tokens
 WORKING_PASTE_TOKENS = 6000  # of its references' text
 DELIVERABLE_PASTE_TOKENS = 8000  # of its references' text, or a quarter of a larger window
@@ -395,8 +397,8 @@ class SingleShot:
 
     def _in_language(self, task: WritingTask, package: AgentPackage, document: str) -> str:
         """The analysis rewritten once in the confirmed language when its script is another's;
-        as it was when the window has no room or the rewrite is cut, short or no better (the
-        delivery record then says the language was not kept)."""
+        as it was when the window has no room, or the rewrite is cut, loses a figure, is far
+        shorter or no better (the delivery record then says the language was not kept)."""
         spec = task.assignment.spec
         if spec is None or other_script(spec.language, document) is None:
             return document
@@ -407,8 +409,11 @@ class SingleShot:
             return document
         answer = self.gateway.complete(self._call(task, package, messages, tokens, "language"))
         rewritten = without_repeats(unwrap_document(answer.text))
+        # Judged by its figures, not its words: Korean says in 195 words what English did in 312.
+        lost = {number for number, _ in claims(document)} - {n for n, _ in claims(rewritten)}
+        short = content_words(rewritten) < REWRITE_SHARE * content_words(document)
         kept = (answer.finish_reason == "length" or other_script(spec.language, rewritten)
-                or content_words(rewritten) < SHORT_SHARE * content_words(document))  # fmt: skip
+                or bool(lost) or short)  # fmt: skip
         log.info("single_shot_language", run_id=task.assignment.run_id, rewritten=not kept,
                  task_id=task.assignment.task.task_id)  # fmt: skip
         return document if kept else rewritten
