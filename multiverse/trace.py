@@ -154,6 +154,8 @@ _CAPITALISED = re.compile(r"(?<![\w'’-])[A-Z][a-z][A-Za-z'’-]*")
 _LETTERS = re.compile(r"[A-Za-z]+")
 # Before a sentence's first word: the line's start, its list or quote marks, or a sentence end.
 _OPENING = re.compile(r"(?:^|[.!?:;]\s*|[-*+>]\s+|\d+[.)]\s+|[*_]{1,2}|[\"“‘'(\[|]\s*)$")
+_TABLE_RULE = re.compile(r"\s*\|?[\s:|-]+\|?\s*")  # a table's `|---|:--|` line
+_NAME_RUN = re.compile(r"(?:[A-Z][A-Za-z'’&.-]*\s)*[A-Z][A-Za-z'’&-]*")  # capitalised words
 _CALENDAR = frozenset((
     "january", "february", "march", "april", "may", "june", "july", "august", "september",
     "october", "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep",
@@ -178,8 +180,7 @@ def unsourced_names(markdown: str, known: Iterable[str]) -> list[str]:
         for match in _CAPITALISED.finditer(line):
             if _OPENING.search(line[: match.start()]):
                 continue
-            parts = [part.lower() for part in _LETTERS.findall(match.group())]
-            word = parts[0]
+            word = _LETTERS.findall(match.group())[0].lower()  # "TechNova" of "TechNova's"
             if word in known_words or word in own_lower or word in _CALENDAR:
                 continue
             name = _whole_name(line, match.start(), match.end())
@@ -193,14 +194,13 @@ def _is_table_header(lines: list[str], n: int) -> bool:
     return (
         lines[n].lstrip().startswith("|")
         and n + 1 < len(lines)
-        and re.fullmatch(r"\s*\|?[\s:|-]+\|?\s*", lines[n + 1]) is not None
+        and _TABLE_RULE.fullmatch(lines[n + 1]) is not None
     )
 
 
 def _whole_name(line: str, start: int, end: int) -> str:
     """The capitalised words around a flagged one ("Acme" of "Acme Corporation")."""
-    run = re.compile(r"(?:[A-Z][A-Za-z'’&.-]*\s)*[A-Z][A-Za-z'’&-]*")
-    for match in run.finditer(line):
+    for match in _NAME_RUN.finditer(line):
         if match.start() <= start and end <= match.end():
             return match.group().rstrip(".")
     return line[start:end]

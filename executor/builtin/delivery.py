@@ -21,6 +21,7 @@ from executor.builtin.specialists import web_outcome
 from executor.builtin.tablefacts import Answer, SourceTexts, answer, verified_facts
 from executor.builtin.text import shorten, words
 from multiverse.atomic import atomic_write_text
+from multiverse.gateway import paragraphs
 from multiverse.home import Home
 from multiverse.models import PUBLISHING_PHASE
 from multiverse.spec import LANGUAGES, Question, RequestSpec
@@ -175,10 +176,7 @@ def other_script_paragraphs(language: str, markdown: str) -> dict[str, list[str]
     found: dict[str, list[str]] = {}
     if expected is None:
         return found
-    for block in re.split(r"\n\s*\n", markdown):
-        lines = block.strip().splitlines()
-        while lines and lines[0].lstrip().startswith("#"):
-            lines = lines[1:]  # the headings that open it, with no blank line between
+    for lines in paragraphs(markdown):
         paragraph = " ".join(line.strip() for line in lines)
         if not lines or _NOT_PROSE.match(lines[0]) or len(paragraph.split()) < PARAGRAPH_MIN_WORDS:
             continue

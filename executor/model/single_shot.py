@@ -174,6 +174,11 @@ EMPTY_NOTE = (
 )
 
 
+def prompt_tokens(messages: list[ChatMessage]) -> int:
+    """The estimated tokens of a call's messages (their text)."""
+    return estimate_tokens("".join(str(message.get("content") or "") for message in messages))
+
+
 def content_words(document: str) -> int:
     """Words outside headings: a title alone is not a document."""
     lines = [line for line in document.splitlines() if not line.lstrip().startswith("#")]
@@ -381,8 +386,7 @@ class SingleShot:
         # past them is seldom cut (at the missing words' tokens alone, 600, one was).
         missing = writing_tokens(words or asked - written, self.tier.max_tokens)
         tokens = min(self.tier.max_tokens, WORKING_ROOM * missing)
-        prompt = "".join(str(message.get("content") or "") for message in messages)
-        if estimate_tokens(prompt) + tokens > self.window - MARGIN_TOKENS:
+        if prompt_tokens(messages) + tokens > self.window - MARGIN_TOKENS:
             return None
         call = self._call(task, package, messages, tokens, "extend", words=words or asked - written)
         answer = self.gateway.complete(call)
@@ -405,7 +409,7 @@ class SingleShot:
         system = with_prefix(prefix_of(task.assignment), load_template(WRITER).body)
         messages = rewrite_messages(system, document, language_said(spec))
         tokens = min(self.tier.max_tokens, WORKING_ROOM * estimate_tokens(document))
-        if estimate_tokens(str(messages)) + tokens > self.window - MARGIN_TOKENS:
+        if prompt_tokens(messages) + tokens > self.window - MARGIN_TOKENS:
             return document
         answer = self.gateway.complete(self._call(task, package, messages, tokens, "language"))
         rewritten = without_repeats(unwrap_document(answer.text))

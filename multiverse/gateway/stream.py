@@ -42,13 +42,23 @@ _HEADING = re.compile(r"^(#{1,6})\s")
 _BLANK = re.compile(r"\n[ \t]*\n")
 
 
+def paragraphs(text: str) -> list[list[str]]:
+    """A text's paragraphs (blocks between blank lines), each as its lines below the headings
+    that open it (a small model writes a heading and its text with no blank line between);
+    a block of headings alone is an empty list."""
+    found = []
+    for block in _BLANK.split(text.strip()):
+        lines = block.strip().splitlines()
+        while lines and _HEADING.match(lines[0].lstrip()):
+            lines = lines[1:]
+        found.append(lines)
+    return found
+
+
 def paragraph_key(block: str) -> str | None:
-    """What a paragraph says, spaces and case aside, below the headings that open it (a small
-    model writes a heading and its text with no blank line between); None for headings alone
-    or a short line."""
-    lines = block.strip().splitlines()
-    while lines and _HEADING.match(lines[0].lstrip()):
-        lines = lines[1:]
+    """What a paragraph says, spaces and case aside, below the headings that open it; None for
+    headings alone or a short line."""
+    lines = paragraphs(block)[0] if block.strip() else []
     key = " ".join(" ".join(lines).split()).casefold()
     size = sum(1 if char.isascii() else 2 for char in key)
     return None if size < REPEAT_CHARS else key

@@ -249,12 +249,12 @@ def check_spec(spec: RequestSpec, scan: HomeScan, root: Path) -> RequestSpec:
     sources = [path for path in (spec.sources or sorted(known)) if path in known - excluded]
     descriptions = _Descriptions(scan, root)
     charts = [_chart(chart, excluded, descriptions, root, spec.language) for chart in spec.charts]
-    said = " ".join([spec.request, *(change.text for change in spec.changes)])
+    said = frozenset(_YEAR.findall(" ".join([spec.request, *(c.text for c in spec.changes)])))
     questions = []
     for asked in spec.questions:
         question = _question(asked, excluded, descriptions, root, spec.language, said)
-        if asked.compute is not None and question.compute not in (None, asked.compute):
-            not_understood.append(_period_dropped(asked, asked.compute, question.compute))
+        if question.compute is not None and question.compute != asked.compute:
+            not_understood.append(_period_dropped(asked, question.compute))
         questions.append(question)
     return spec.model_copy(
         update={
@@ -370,7 +370,7 @@ def _question(
     descriptions: _Descriptions,
     root: Path,
     language: str,
-    said: str = "",
+    said: frozenset[str] = frozenset(),
 ) -> Question:
     asked = question.lookup or question.compute
     file = asked.file if asked is not None else None
@@ -411,7 +411,7 @@ def _computed(
     descriptions: list[str],
     root: Path,
     language: str,
-    said: str = "",
+    said: frozenset[str] = frozenset(),
 ) -> Question:
     fact = compute(_query(ask), root=root, descriptions=descriptions)
     unsaid = {
@@ -442,17 +442,20 @@ def _computed(
 _YEAR = re.compile(r"(?<!\d)(1[5-9]\d\d|2\d\d\d)(?!\d)")
 
 
-def _stated(label: str | None, said: str) -> bool:
-    """Whether a period label is in the person's words: no label, or one of its years is."""
+def _stated(label: str | None, said: frozenset[str]) -> bool:
+    """Whether a period label is in the person's words (`said`: the years they wrote): no
+    label, or one of its years is."""
     if not label:
         return True
     years = set(_YEAR.findall(label))
-    return not years or bool(years & set(_YEAR.findall(said)))
+    return not years or bool(years & said)
 
 
-def _period_dropped(question: Question, ask: Computation, kept: Computation) -> Reading:
+def _period_dropped(question: Question, kept: Computation) -> Reading:
     """The note that a period the request never stated, and the table does not hold, was not
     used (said in the proposal, never silently)."""
+    ask = question.compute
+    assert ask is not None
     dropped = [
         label
         for label, now in ((ask.start, kept.start), (ask.end, kept.end))
