@@ -36,8 +36,8 @@ def evaluate_model(documents: Path, ids: list[str], tier: dict[str, Any]) -> lis
     from multiverse.config import RuntimeMapping, TierConfig
     from multiverse.gateway import Gateway
     from multiverse.roles import PlanContext
+    from planner.model import make_spec
     from planner.model.context import Asker
-    from planner.model.planner import make_spec
 
     package = load_agent_package(role_package_dir("planner"), RuntimeMapping())
     asker = Asker(Gateway(), {package.card.tier: TierConfig.model_validate(tier)})
@@ -83,7 +83,7 @@ def model_report(found: list[ModelVerdict], model: str) -> str:
     """The model's readings as markdown: per case, used or fallen back, time, problems."""
     lines = [
         f"Model: `{model}`. Each case's request read by the model Planner's spec call "
-        "(`make_spec` of planner/model/planner.py, through the gateway), checked by the one "
+        "(`make_spec` of planner/model/__init__.py, through the gateway), checked by the one "
         "validator and judged "
         "as the offline reading is.",
         "",

@@ -17,7 +17,7 @@ The rule, in order:
      asks for a deliverable) and 보고서, 분석, 전략, 메모, 기획, 제안서, 발표.
 2. Otherwise CONTINUOUS_RUN when past runs exist (their learning context applies), else
    INITIAL_RUN.
-3. The builtin Planner of a home (`planner.builtin.planner.question_mode`) also reads a request
+3. The builtin Planner of a home (`planner.builtin.question_mode`) also reads a request
    that rule 2 makes a run, of at most three lines and naming no deliverable, with the offline
    rules against the home's tables: when every question it asks is a lookup or a computation
    the tables answer now, it is a SIMPLE_TASK however many words it has.

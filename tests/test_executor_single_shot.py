@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from executor.model import ModelExecutor
+from executor.model import ModelExecutor, context_window, resolve_executor_mode
 from executor.model.memo import FIRST_ANALYSIS_END, extension_topics, without_scaffolding
 from executor.model.references import (
     Source,
@@ -19,7 +19,6 @@ from executor.model.references import (
     fair_caps,
     writing_tokens,
 )
-from executor.model.role import context_window, resolve_executor_mode
 from executor.model.single_shot import (
     MAX_EXTENSIONS,
     WORKING_PASTE_TOKENS,

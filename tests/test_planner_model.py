@@ -27,9 +27,15 @@ from multiverse.models import (
 from multiverse.roles import LearningContext, Mode, PastRun, PlanContext, PlanFailed, PlannerRole
 from multiverse.spec import Chart, FileSet, Reading, RequestSpec
 from planner.builtin import BuiltinPlanner, request_spec
-from planner.model import PROMPTS_PACKAGE, ModelPlanner
+from planner.model import (
+    MODE_TOKENS,
+    PHASE_TOKENS,
+    PROMPTS_PACKAGE,
+    TASKS_TOKENS,
+    TOOLS_TOKENS,
+    ModelPlanner,
+)
 from planner.model.context import CATALOG_LIMIT, quoted, relevant_catalog
-from planner.model.planner import MODE_TOKENS, PHASE_TOKENS, TASKS_TOKENS, TOOLS_TOKENS
 from planner.validation import validate_phase0
 
 from fake_openai import FakeOpenAI, error, length_cut, text

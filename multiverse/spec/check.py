@@ -414,11 +414,7 @@ def _computed(
     said: frozenset[str] = frozenset(),
 ) -> Question:
     fact = compute(_query(ask), root=root, descriptions=descriptions)
-    unsaid = {
-        bound: None
-        for bound in ("start", "end")
-        if not _stated(getattr(ask, bound), said)
-    }
+    unsaid = {bound: None for bound in ("start", "end") if not _stated(getattr(ask, bound), said)}
     if not isinstance(fact, Fact) and unsaid:
         # A period nobody asked for (a model's guess) that the table does not hold: the
         # question is answered over the periods the table has, and the proposal says so.
