@@ -13,6 +13,9 @@ from multiverse.tabular import format_number, numbers_in, parse_number
     ("1,234", 1234.0, 0), ("9.7%", 9.7, 1), ("$1,234.50", 1234.5, 2), ("(12)", -12.0, 0),
     ("₩1,000", 1000.0, 0), ("-3.25", -3.25, 2), ("US$ 5", 5.0, 0), ("1.5e3", 1500.0, 0),
     ("1,000원", 1000.0, 0), ("−4", -4.0, 0), ("12.5 %", 12.5, 1), ("+7", 7.0, 0),
+    # A float written whole (its repr): the digits past 15 significant ones are noise.
+    ("23348.139730000006", 23348.139730000006, 5), ("0.30000000000000004", 0.30000000000000004, 1),
+    ("1030.592226", 1030.592226, 6), ("4.000000000000001", 4.000000000000001, 0),
 ])
 def test_cells_read_as_numbers(text: str, value: float, decimals: int) -> None:
     """Thousands separators, percent signs, currencies and accounting negatives are numbers."""
@@ -57,3 +60,21 @@ def test_every_printed_number_is_found_again(value: float, decimals: int | None)
     cell = parse_number(printed)
     assert cell is not None
     assert cell.value == pytest.approx(float(printed.replace(",", "")))
+
+
+@given(st.floats(min_value=-1e12, max_value=1e12, allow_nan=False).filter(lambda x: abs(x) > 1e-6))
+def test_a_float_written_whole_prints_as_meant_without_its_noise(number: float) -> None:
+    """A cell holding a float's repr (what a program writing floats leaves in a CSV) is printed
+    at the precision it was meant with: its 15-significant-digit value, never the noise past it,
+    whether it is read alone or in a column (`profile` reads a column's cells another way)."""
+    import pandas as pd
+
+    from multiverse.tabular.cells import read_numbers
+
+    text = repr(number)
+    cell = parse_number(text)
+    assert cell is not None
+    meant = float(f"{number:.15g}")
+    column = read_numbers(pd.Series([text], dtype=object))
+    assert float(format_number(cell.value, cell.decimals).replace(",", "")) == meant
+    assert column.decimals == min(cell.decimals, 6)  # a column's precision is capped at 6

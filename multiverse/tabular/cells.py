@@ -66,12 +66,30 @@ def parse_number(text: str, *, decimal_comma: bool = False) -> CellNumber | None
     value = float(digits + exponent)
     negative = (match["sign1"] or match["sign2"] or "") in ("-", "−") or bool(match["open"])
     decimals = (_exponent_decimals(digits, exponent) if exponent
-                else len(digits.partition(".")[2]))
+                else _written_decimals(digits))
     suffix = match["suffix"] or ""
     currency = (match["cur1"] or "").strip() or (suffix if suffix not in ("%", "‰") else "") or None
     if suffix == "‰":
         value /= 10
     return CellNumber(-value if negative else value, decimals, suffix == "%", currency)
+
+
+# A binary float printed whole carries 16-17 significant digits (`23348.139730000006`, as a
+# program writing its floats' repr leaves them): beyond 15 they are the float's noise, not a
+# precision the source meant, and a deliverable printing them would print noise.
+_FLOAT_DIGITS = 15
+
+
+def _written_decimals(digits: str) -> int:
+    """Digits after the point as written (`1.50` has 2), float noise past 15 significant
+    digits left out (`23348.139730000006` has 5, as `23348.13973`)."""
+    whole, _, fraction = digits.partition(".")
+    if len((whole + fraction).lstrip("0")) <= _FLOAT_DIGITS:
+        return len(fraction)
+    shortest = f"{float(digits):.{_FLOAT_DIGITS}g}"
+    mantissa, _, exponent = shortest.partition("e")
+    places = len(mantissa.partition(".")[2])
+    return max(0, places - int(exponent)) if exponent else places
 
 
 def _exponent_decimals(digits: str, exponent: str) -> int:
@@ -393,5 +411,7 @@ def read_numbers(cells: pd.Series) -> Numbers:
 def _plain_decimals(text: str) -> int:
     """Digits after the point of a plain number (`1.50` has 2; `1e-3` is read as 3)."""
     mantissa, _, exponent = text.lower().partition("e")
+    if not exponent:
+        return _written_decimals(mantissa.strip().lstrip("+-"))
     places = len(mantissa.partition(".")[2])
     return max(0, places - int(exponent)) if exponent.lstrip("+-").isdigit() else places
