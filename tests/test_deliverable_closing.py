@@ -71,10 +71,10 @@ def marriages_spec(home: Home, **fields: object) -> RequestSpec:
 
 def model_memo(
     home: Home, fake_openai: FakeOpenAI, spec: RequestSpec, memo: str, verdict: str = VERDICT,
-    rewrite: str | None = None,
+    rewrite: str | None = None, after: tuple[str, ...] = (),
 ) -> str:
     """The single-shot model's published memo for `spec`: its analysis `memo`, its `rewrite`
-    in the confirmed language when one is asked for, its verdict."""
+    in the confirmed language when one is asked for, its verdict, then the answers `after`."""
     root = home.root.resolve()
     tier = TierConfig(model="openai/fake-model", api_base=fake_openai.base_url, max_tokens=4096,
                       timeout_seconds=10)  # fmt: skip
@@ -82,7 +82,7 @@ def model_memo(
                          RuntimeMapping(), tier, root)  # fmt: skip
     long_enough = memo + "\n\n" + "The rate moved over the years, as the chart shows. " * 120
     rewritten = [] if rewrite is None else [text(rewrite)]
-    fake_openai.script(text(long_enough), *rewritten, text(verdict))
+    fake_openai.script(text(long_enough), *rewritten, text(verdict), *map(text, after))
     task = assignment(home, spec, out="memo.md")
     task = task.model_copy(update={"task": task.task.model_copy(
         update={"related_references": ["assets/us_marriages_divorces.csv"]})})  # fmt: skip
@@ -162,10 +162,66 @@ def test_a_memo_written_in_another_language_is_rewritten_once_in_the_confirmed_o
     korean = ("# 미국 혼인율\n\n혼인율은 1946년에 1000명당 16.2건으로 가장 높았고, 곧 1000명당 "
               f"{INVENTED}건에 이를 것이다.\n\n"
               + "혼인율은 그 뒤 수십 년 동안 차트가 보여 주듯 움직였다. " * 100)  # fmt: skip
-    memo = model_memo(home, fake_openai, spec, MEMO, rewrite=korean)
+    memo = model_memo(home, fake_openai, spec, MEMO, KOREAN_VERDICT, rewrite=korean)
     assert "1946년에 1000명당 16.2건" in memo and "The rate moved" not in memo
     assert fake_openai.count == 3  # the analysis, its rewrite, the verdict
     assert delivered(home)["not_done"] == []
+
+
+KOREAN_VERDICT = json.dumps({
+    "executive_summary": "혼인율은 1946년에 16.2로 가장 높았다.",
+    "recommendation": "혼인율을 1946년의 정점과 견주어 읽는다.",
+    "reasons": ["1946년에 16.2로 가장 높았다."],
+})  # fmt: skip
+KOREAN_MEMO = (f"# 미국 혼인율\n\n혼인율은 1946년에 1000명당 16.2건으로 가장 높았고, 곧 1000명당 "
+               f"{INVENTED}건에 이를 것이다.\n\n"
+               + "혼인율은 그 뒤 수십 년 동안 차트가 보여 주듯 움직였다. " * 100)  # fmt: skip
+# An English verdict long enough to be judged as a paragraph (12 words or more).
+LONG_VERDICT = json.dumps({
+    "executive_summary": "The marriage rate peaked at 16.2 per 1000 in 1946 and has "
+                         "fallen over most of the decades since then.",
+    "recommendation": "Read the rate against its 1946 peak.",
+    "reasons": ["It was highest in 1946, at 16.2."],
+})  # fmt: skip
+
+
+def test_a_verdict_in_another_language_is_rewritten_in_the_confirmed_one(
+    home: Home, fake_openai: FakeOpenAI
+) -> None:
+    """A Korean memo whose verdict (summary, recommendation, reasons) the model wrote in English:
+    one call asks for the same JSON in Korean, every figure kept, and the Korean verdict is
+    what is published (the local model's ko-chart-04 memo had an English summary)."""
+    spec = marriages_spec(home).model_copy(update={"language": "ko"})
+    korean = KOREAN_MEMO
+    rewritten = json.dumps({
+        "executive_summary": "혼인율은 1946년에 1000명당 16.2건으로 정점이었고 그 뒤 줄었다.",
+        "recommendation": "혼인율을 1946년의 정점과 견주어 읽는다.",
+        "reasons": ["1946년에 16.2로 가장 높았다."],
+    })  # fmt: skip
+    memo = model_memo(home, fake_openai, spec, MEMO, LONG_VERDICT, korean, (rewritten,))
+    asked = prompt_of(fake_openai.requests[-1])
+    assert "each value written in Korean (한국어)" in asked and "16.2 per 1000" in asked
+    assert "1000명당 16.2건으로 정점이었고" in section(memo, "Executive summary")
+    assert "The marriage rate peaked" not in memo
+    assert fake_openai.count == 4  # the analysis, its rewrite, the verdict, the verdict's rewrite
+    assert delivered(home)["not_done"] == []
+
+
+def test_a_verdict_rewrite_that_loses_a_figure_is_refused_and_the_record_says_so(
+    home: Home, fake_openai: FakeOpenAI
+) -> None:
+    """The verdict's Korean rewrite drops 16.2, and its two repairs still do: the English
+    verdict is published as the model wrote it, and the delivery record names its paragraph."""
+    spec = marriages_spec(home).model_copy(update={"language": "ko"})
+    korean = KOREAN_MEMO
+    lossy = json.dumps({"executive_summary": "혼인율은 1946년에 가장 높았다.",
+                        "recommendation": "정점과 견주어 읽는다.", "reasons": ["가장 높았다."]})
+    memo = model_memo(home, fake_openai, spec, MEMO, LONG_VERDICT, korean, (lossy,) * 3)
+    assert "leaves out figures: 1000, 16.2" in prompt_of(fake_openai.requests[-1])  # a repair
+    assert "The marriage rate peaked at 16.2" in memo
+    assert "혼인율은 1946년에 가장 높았다" not in memo
+    (said,) = delivered(home)["not_done"]  # type: ignore[misc]
+    assert "The marriage rate peaked" in said
 
 
 def test_a_rewrite_that_loses_a_figure_is_not_used(home: Home, fake_openai: FakeOpenAI) -> None:
@@ -367,3 +423,4 @@ def test_a_question_a_model_read_and_no_table_answers_is_named_by_what_it_comput
     (said,) = delivered(home)["not_done"]  # type: ignore[misc]
     assert said.startswith("the question “change of Marriages_per_1000” was not answered: ")
     assert "“”" not in said
+

@@ -817,14 +817,23 @@ def test_every_writing_call_names_the_language_to_write_in(
     Korean request's memo in English."""
     spec = RequestSpec(request="한국의 1인당 GDP 메모", language=code, confirmed=True,
                        sources=[ASSET])  # fmt: skip
-    # English where Korean was confirmed is rewritten once (the answer scripted: English again)
+    # English where Korean was confirmed is rewritten once (the answer scripted: English again),
+    # and so is the English verdict (scripted: in Korean, every figure kept)
     rewrite = [text(MEMO + "\n" + EXTRA)] if code == "ko" else []
-    fake_openai.script(text(MEMO), text(EXTRA), *rewrite, text(VERDICT))
+    korean = json.dumps({"executive_summary": "2023년 독일 매출은 €6.9 billion으로 가장 크다.",
+                         "recommendation": "리스 상품으로 독일에 먼저 진출한다.",
+                         "reasons": ["독일 시장이 가장 크다 (€6.9 billion).",
+                                     "리스는 판매의 12%이다."]})  # fmt: skip
+    again = [text(korean)] if code == "ko" else []
+    fake_openai.script(text(MEMO), text(EXTRA), *rewrite, text(VERDICT), *again)
     published = assignment(root, f"outputs/{RUN}/memo.md", phase="GENERATING_OUTPUT")
     signal = executor(root, fake_openai).execute_task(published.model_copy(update={"spec": spec}))
     assert signal.status == "COMPLETED", signal.error
-    analysis, _extension, *rewritten, verdict = fake_openai.requests
+    analysis, _extension, *rewritten, verdict = fake_openai.requests[: 4 if code == "ko" else 3]
     assert [f"Write the same document in {named}" in prompt_of(r) for r in rewritten] == (
+        [True] if code == "ko" else []
+    )
+    assert [f"each value written in {named}" in prompt_of(r) for r in fake_openai.requests[4:]] == (
         [True] if code == "ko" else []
     )
     assert f"- Write it in {named}, whatever the language of the references." in prompt_of(analysis)

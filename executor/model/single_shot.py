@@ -35,11 +35,15 @@ from executor.model.memo import (
     MemoVerdict,
     assemble_memo,
     assembly_plan,
+    content_words,
     extension_topics,
     is_assembly_plan,
     is_plan_file,
     rewrite_messages,
+    rewrite_problems,
     verdict_messages,
+    verdict_rewrite_messages,
+    verdict_text,
     without_scaffolding,
 )
 from executor.model.prompt import (
@@ -79,6 +83,7 @@ from multiverse.gateway import (
     ChatMessage,
     LlmAnswer,
     LlmCall,
+    LlmError,
     LlmErrorCode,
     ModelCalls,
     cut_failure,
@@ -88,7 +93,6 @@ from multiverse.gateway import (
 from multiverse.models import PUBLISHING_PHASE
 from multiverse.roles import TaskAssignment
 from multiverse.spec import asked_words, with_prefix
-from multiverse.trace import claims
 
 # Times a cut document is asked to go on: the whole is at most three times its room.
 MAX_CONTINUATIONS = 2
@@ -104,7 +108,6 @@ ANALYSIS_MIN_WORDS = 150
 # on the task; a small model asked for the deliverable's length copies tables out instead.
 WORKING_WORDS = 400
 WORKING_MIN_WORDS = 200
-REWRITE_SHARE = 0.4  # of the words, the least a rewrite in another language may keep
 WORKING_ROOM = 2  # max_tokens of a writing call, in multiples of its words' tokens
 WORKING_PASTE_TOKENS = 6000  # of its references' text
 DELIVERABLE_PASTE_TOKENS = 8000  # of its references' text, or a quarter of a larger window
@@ -177,12 +180,6 @@ EMPTY_NOTE = (
 def prompt_tokens(messages: list[ChatMessage]) -> int:
     """The estimated tokens of a call's messages (their text)."""
     return estimate_tokens("".join(str(message.get("content") or "") for message in messages))
-
-
-def content_words(document: str) -> int:
-    """Words outside headings: a title alone is not a document."""
-    lines = [line for line in document.splitlines() if not line.lstrip().startswith("#")]
-    return len(" ".join(lines).split())
 
 
 def run_charts(context: ToolContext) -> list[Path]:
@@ -413,14 +410,30 @@ class SingleShot:
             return document
         answer = self.gateway.complete(self._call(task, package, messages, tokens, "language"))
         rewritten = without_repeats(unwrap_document(answer.text))
-        # Judged by its figures, not its words: Korean says in 195 words what English did in 312.
-        lost = {number for number, _ in claims(document)} - {n for n, _ in claims(rewritten)}
-        short = content_words(rewritten) < REWRITE_SHARE * content_words(document)
-        kept = (answer.finish_reason == "length" or other_script(spec.language, rewritten)
-                or bool(lost) or short)  # fmt: skip
+        kept = answer.finish_reason == "length" or bool(
+            rewrite_problems(document, rewritten, spec.language, language_said(spec))
+        )
         log.info("single_shot_language", run_id=task.assignment.run_id, rewritten=not kept,
                  task_id=task.assignment.task.task_id)  # fmt: skip
         return document if kept else rewritten
+
+    def _verdict_in_language(self, task: WritingTask, package: AgentPackage, system: str,
+                             verdict: MemoVerdict) -> MemoVerdict:  # fmt: skip
+        """The verdict rewritten in the confirmed language when its script is another's; as it
+        was when the rewrite cannot be had (the delivery record then says so)."""
+        spec, said = task.assignment.spec, verdict_text(verdict)
+        if spec is None or other_script(spec.language, said) is None:
+            return verdict
+        language = language_said(spec)
+        call = self._call(task, package, verdict_rewrite_messages(system, verdict, language),
+                          self.tier.answer_tokens(VERDICT_TOKENS), "verdict-language")  # fmt: skip
+        try:
+            return self.gateway.complete_json(call, MemoVerdict, lambda new: rewrite_problems(
+                said, verdict_text(new), spec.language, language)).value  # fmt: skip
+        except LlmError as error:
+            log.info("single_shot_verdict_language_kept", run_id=task.assignment.run_id,
+                     task_id=task.assignment.task.task_id, reason=error.code.value)  # fmt: skip
+            return verdict
 
     def _memo(self, task: WritingTask, package: AgentPackage, analysis: str) -> str:
         """The deliverable: the analysis and the model's verdict on it, assembled by code."""
@@ -431,6 +444,7 @@ class SingleShot:
         tokens = self.tier.answer_tokens(VERDICT_TOKENS)
         call = self._call(task, package, messages, tokens, "verdict")
         verdict = self.gateway.complete_json(call, MemoVerdict).value
+        verdict = self._verdict_in_language(task, package, system, verdict)
         first = analysis.strip().splitlines()[0] if analysis.strip() else ""
         # The model's own title; the request's where it kept the task's name code gave it.
         title = first[2:] if first.startswith("# ") else assignment.task.task_name
