@@ -269,14 +269,16 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 payload = {"error": {"message": reply.text, "type": "scripted", "code": None}}
                 self._send(reply.status, payload, reply.headers)
             elif body.get("stream") and reply.kind in ("text", "length"):
-                self._stream(_completion(reply, str(body.get("model", "fake"))))
+                self._stream(_completion(reply, str(body.get("model", "fake"))),
+                             per_chunk=bool(body.get("timings_per_token")))  # fmt: skip
             else:
                 self._send(200, _completion(reply, str(body.get("model", "fake"))))
 
-        def _stream(self, completion: dict[str, Any]) -> None:
+        def _stream(self, completion: dict[str, Any], per_chunk: bool = False) -> None:
             # Server-sent events as llama-server and OpenAI send them: the text in small
             # deltas, the finish, then usage (and llama-server's timings), then [DONE]. A client
-            # that stops reading early closes the connection: counted, not an error.
+            # that stops reading early closes the connection: counted, not an error. Asked for
+            # `timings_per_token`, llama-server puts its timings (so far) in every chunk.
             self.close_connection = True
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
@@ -288,6 +290,9 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             events = [{**base, "choices": [{"index": 0, "delta": {"content": content[at:at + 24]},
                                             "finish_reason": None}]}
                       for at in range(0, len(content), 24)]  # fmt: skip
+            if per_chunk and "timings" in completion:
+                for number, event in enumerate(events, start=1):
+                    event["timings"] = {**completion["timings"], "predicted_n": number}
             finish = {"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}
             events.append({**base, "choices": [finish]})
             last = {**base, "choices": [], "usage": completion["usage"]}

@@ -78,6 +78,36 @@ def test_llama_server_timings_cache_n_is_the_cached_figure(
     assert [e["cached_tokens"] for e in events if e["event"] == "llm_call"] == [850, 0]
 
 
+def test_a_stream_closed_early_reports_the_cache_of_a_llama_server_that_sent_timings(
+    fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    """A stream the gateway closes at the words asked gets no usage from the server: a server
+    that has sent llama-server's `timings` once is asked for them in every chunk
+    (`timings_per_token`), and the stopped answer counts its `cache_n` and prompt tokens as the
+    server reported them; a server that never sent them is never asked (another may refuse a
+    field it does not know)."""
+    long = "".join(f"Paragraph {n} says what the figures show.\n\n" for n in range(40))
+    timings = llama_timings(cache_n=4000, prompt_n=500)
+    fake_openai.script(
+        text(long, prompt_tokens=4500),  # no timings yet: an OpenAI-like server, as far as known
+        text("{}", prompt_tokens=900, timings=llama_timings(cache_n=0, prompt_n=900)),
+        text(long, prompt_tokens=4500, timings=timings),
+    )
+    written = call(fake_openai, "write", role="executor").model_copy(
+        update={"stop_repeats": True, "stop_at_words": 30, "max_tokens": 2000})
+    first = gateway(tmp_path).complete(written)
+    gateway(tmp_path).complete(call(fake_openai, "json"))  # its answer carries `timings`
+    second = gateway(tmp_path).complete(written.model_copy(update={"scope": "write-again"}))
+    bodies = fake_openai.requests
+    assert "timings_per_token" not in bodies[0] and "timings_per_token" not in bodies[1]
+    assert bodies[2]["timings_per_token"] is True
+    assert (first.finish_reason, second.finish_reason) == ("enough", "enough")
+    assert first.cached_tokens == 0
+    assert (second.cached_tokens, second.prompt_tokens) == (4000, 4500)
+    assert 0 < second.completion_tokens < 40  # the chunks read before the stream was closed
+    assert usage(tmp_path)["cached_prompt_tokens"] == 4000
+
+
 def test_a_provider_that_reports_nothing_counts_zero(
     fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:

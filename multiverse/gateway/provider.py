@@ -60,14 +60,35 @@ def send(
         # Stop sequences are a saving, not a need: a model that refuses them (OpenAI's
         # reasoning models) writes without them rather than failing the call.
         kwargs = {key: value for key, value in kwargs.items() if key != "stop"}
+    base = kwargs.get("api_base")
+    if stop_repeats and reports_timings(base):
+        # A stream closed early gets no usage: llama-server, asked, puts its `timings` (the
+        # prompt tokens its cache served among them) in every chunk. Asked only of a server
+        # that has sent them already; another server may refuse a field it does not know.
+        extra = {**(kwargs.get("extra_body") or {}), "timings_per_token": True}
+        kwargs = {**kwargs, "extra_body": extra}
     # Returned, not raised: our error must not chain the provider's, whose text may echo a key.
     try:
-        return streamed(litellm, kwargs, words) if stop_repeats else litellm.completion(**kwargs)
+        response = (streamed(litellm, kwargs, words) if stop_repeats
+                    else litellm.completion(**kwargs))  # fmt: skip
     except Exception as exc:
         fault = classify(exc)
         if fault is None:
             raise
         return fault
+    if isinstance(getattr(response, "timings", None), dict):
+        with _SUPPORT_LOCK:
+            _TIMINGS.add(base)
+    return response
+
+
+_TIMINGS: set[object] = set()  # api_bases whose answers carried llama-server's `timings`
+
+
+def reports_timings(api_base: object) -> bool:
+    """Whether the server at `api_base` has answered with llama-server's `timings` object."""
+    with _SUPPORT_LOCK:
+        return api_base in _TIMINGS
 
 
 def _takes_stop(litellm: ModuleType, model: str) -> bool:

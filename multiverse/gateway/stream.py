@@ -7,11 +7,11 @@ sized to what was asked, not cut mid-sentence.
 
 Only whole paragraphs count: two paragraphs in a row that each repeat an earlier one of the
 answer (a heading or a short line, like "- none", may recur in its own right). The answer
-keeps what came before them; its finish reason says `repeat` (or `enough`). The usage of a
-stopped answer is what litellm counts of its messages and text, as the provider sends none for
-a stream closed early. The cache report of a streamed answer is its usage's
-`prompt_tokens_details` (OpenAI, and llama-server's builds that send it); litellm does not
-keep llama-server's `timings` of a stream.
+keeps what came before them; its finish reason says `repeat` (or `enough`). The provider sends
+no usage for a stream closed early: its usage is what litellm counts of its messages and text,
+or, from a llama-server asked for its `timings` in every chunk, the server's own counts and
+cache report (`cache_n`). The cache report of a whole stream is its usage's
+`prompt_tokens_details` (OpenAI, and llama-server's builds that send it) or its `timings`.
 
 What an answer cut by the length limit becomes (pure): a loop is told from a long honest
 answer; a text answer is continued where it stopped and its parts joined; an answer that cannot
@@ -152,9 +152,12 @@ def streamed(litellm: ModuleType, kwargs: dict[str, Any], words: int | None = No
     stream = litellm.completion(**kwargs, stream=True, stream_options={"include_usage": True})
     chunks: list[Any] = []
     text, cut, finish = "", None, REPEAT_FINISH
+    timings: dict[str, Any] | None = None  # llama-server's, per chunk when asked for them
     try:
         for chunk in stream:
             chunks.append(chunk)
+            if isinstance(getattr(chunk, "timings", None), dict):
+                timings = chunk.timings
             choices = getattr(chunk, "choices", None) or []
             piece = getattr(choices[0].delta, "content", None) if choices else None
             if not piece:
@@ -172,11 +175,22 @@ def streamed(litellm: ModuleType, kwargs: dict[str, Any], words: int | None = No
     response = litellm.stream_chunk_builder(chunks, messages=kwargs.get("messages"))
     if response is None:
         raise ValueError(f"the stream of {kwargs.get('model')} held no answer")
+    if timings is not None:
+        response.timings = timings  # the cache report (`cache_n`) of the prompt, stopped or not
     if cut is not None:
         choice = response.choices[0]
         choice.message.content = text[:cut].rstrip() + "\n"
         choice.finish_reason = finish
+        if timings is not None and getattr(response, "usage", None) is not None:
+            # The server's own counts, where litellm could only estimate the prompt's.
+            response.usage.prompt_tokens = _count(timings, "prompt_n") + _count(timings, "cache_n")
+            response.usage.completion_tokens = _count(timings, "predicted_n")
     return response
+
+
+def _count(timings: dict[str, Any], key: str) -> int:
+    value = timings.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 TAIL = 2000
