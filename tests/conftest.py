@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from multiverse.home import Home, init_home
 
@@ -13,6 +14,11 @@ from fake_openai import fake_openai  # noqa: F401  (the loopback OpenAI server f
 from fakes import RecordingSleep
 
 REPO = Path(__file__).resolve().parent.parent
+
+# Hypothesis fails an example slower than 200 ms by default: a timed assertion, which a loaded
+# machine breaks (a first call importing pandas). Examples are judged by what they return.
+settings.register_profile("untimed", deadline=None)
+settings.load_profile("untimed")
 
 
 @pytest.fixture(autouse=True)

@@ -284,3 +284,20 @@ def test_the_measures_the_request_names_lead_and_a_rate_changes_in_points(home: 
     first, last = min(whole), max(whole)
     assert math.isclose(saving["change"].value,
                         statistics.mean(yearly[last]) - statistics.mean(yearly[first]))
+
+
+@pytest.mark.parametrize("country", ["Korea, Rep.", "Brazil", "Kenya", "Finland", "Australia"])
+def test_a_table_filtered_to_one_country_ranks_no_category(home: Home, country: str) -> None:
+    """A chart of one country's GDP per capita (gapminder, filtered): no standard fact ranks its
+    continent — the largest or fastest-growing "of" one category is a comparison no data made
+    (the local model's Korean memo said Asia grew fastest, from a fact that said so)."""
+    corpus_home(home, "gapminder")
+    asked = chart("GDP per capita over time", "gapminder.csv", "gdpPercap",
+                  filters={"country": [country]})  # fmt: skip
+    spec = checked(home, RequestSpec(request=f"How did {country}'s GDP per capita grow?",
+                                     charts=[asked]))  # fmt: skip
+    (facts,) = standard_facts(spec, SourceTexts(home.root.resolve(), spec.sources))
+    assert facts and not [fact for fact in facts if fact.kind in ("largest", "fastest_growing")]
+    years = {r["year"]: float(r["gdpPercap"]) for r in rows("gapminder") if r["country"] == country}
+    change = next(fact for fact in facts if fact.kind == "change")
+    assert math.isclose(change.end_value or 0, years[max(years)])

@@ -107,11 +107,20 @@ def test_the_largest_and_fastest_growing_category_equal_a_stdlib_computation(
         best = max(growth.values())
         assert isinstance(fact, Fact) and close(fact.value, best)
         assert close(growth[str(fact.category)], best)
+        _said_as_compared(fact, len(growth))
         return
     at_last = {c: s[last] for c, s in split.items() if last in s}
     pick = (max if kind == "largest" else min)(at_last.values())
     assert isinstance(fact, Fact) and fact.period == last
     assert close(fact.value, pick) and close(at_last[str(fact.category)], pick)
+    _said_as_compared(fact, len(at_last))
+
+
+def _said_as_compared(fact: Fact, categories: int) -> None:
+    """A ranking says how many categories it compared; of one, it says it is the only one."""
+    assert fact.among == categories
+    alone = [" is the only " in fact.sentence("en"), "하나뿐입니다" in fact.sentence("ko")]
+    assert alone == [categories == 1] * 2, (fact.sentence("en"), fact.sentence("ko"))
 
 
 def _table(root: Path, later: int = 0) -> Path:

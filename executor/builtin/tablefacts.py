@@ -305,7 +305,9 @@ def standard_facts(spec: RequestSpec, texts: SourceTexts) -> list[list[Fact]]:
         facts: list[Fact] = []
         for query in _queries(target, found):
             fact = compute(query, root=texts.home, descriptions=texts.descriptions(target.file))
-            if isinstance(fact, Fact) and fact.sentence("en") not in {
+            # A ranking of one category tells nothing nobody asked (a table filtered to one
+            # country, ranked by its continent): a standard fact is a comparison or nothing.
+            if isinstance(fact, Fact) and fact.among != 1 and fact.sentence("en") not in {
                     f.sentence("en") for f in facts}:  # fmt: skip
                 facts.append(fact)
         lists.append(facts)

@@ -65,8 +65,7 @@ def parse_number(text: str, *, decimal_comma: bool = False) -> CellNumber | None
     exponent = match["exp"] or ""
     value = float(digits + exponent)
     negative = (match["sign1"] or match["sign2"] or "") in ("-", "−") or bool(match["open"])
-    decimals = (_exponent_decimals(digits, exponent) if exponent
-                else _written_decimals(digits))
+    decimals = _written_decimals(digits, exponent)
     suffix = match["suffix"] or ""
     currency = (match["cur1"] or "").strip() or (suffix if suffix not in ("%", "‰") else "") or None
     if suffix == "‰":
@@ -80,21 +79,16 @@ def parse_number(text: str, *, decimal_comma: bool = False) -> CellNumber | None
 _FLOAT_DIGITS = 15
 
 
-def _written_decimals(digits: str) -> int:
-    """Digits after the point as written (`1.50` has 2), float noise past 15 significant
-    digits left out (`23348.139730000006` has 5, as `23348.13973`)."""
+def _written_decimals(digits: str, exponent: str = "") -> int:
+    """Digits after the point as written (`1.50` has 2, `1.5e-3` has 4), float noise past 15
+    significant digits left out (`23348.139730000006` has 5, as `23348.13973`)."""
     whole, _, fraction = digits.partition(".")
-    if len((whole + fraction).lstrip("0")) <= _FLOAT_DIGITS:
-        return len(fraction)
-    shortest = f"{float(digits):.{_FLOAT_DIGITS}g}"
-    mantissa, _, exponent = shortest.partition("e")
-    places = len(mantissa.partition(".")[2])
-    return max(0, places - int(exponent)) if exponent else places
-
-
-def _exponent_decimals(digits: str, exponent: str) -> int:
-    """Decimals of a number written with an exponent (`1.5e-3` has 4)."""
-    return max(0, len(digits.partition(".")[2]) - int(exponent[1:]))
+    shift = int(exponent[1:]) if exponent else 0
+    if len((whole + fraction).lstrip("0")) > _FLOAT_DIGITS:
+        shortest = f"{float(digits + exponent):.{_FLOAT_DIGITS}g}"
+        mantissa, _, power = shortest.partition("e")
+        fraction, shift = mantissa.partition(".")[2], int(power) if power else 0
+    return max(0, len(fraction) - shift)
 
 
 def looks_decimal_comma(cells: list[str]) -> bool:
@@ -410,8 +404,8 @@ def read_numbers(cells: pd.Series) -> Numbers:
 
 def _plain_decimals(text: str) -> int:
     """Digits after the point of a plain number (`1.50` has 2; `1e-3` is read as 3)."""
-    mantissa, _, exponent = text.lower().partition("e")
-    if not exponent:
-        return _written_decimals(mantissa.strip().lstrip("+-"))
-    places = len(mantissa.partition(".")[2])
-    return max(0, places - int(exponent)) if exponent.lstrip("+-").isdigit() else places
+    mantissa, _, exponent = text.strip().lower().partition("e")
+    digits = mantissa.lstrip("+-")
+    if exponent and not exponent.lstrip("+-").isdigit():
+        return len(digits.partition(".")[2])
+    return _written_decimals(digits, "e" + exponent if exponent else "")

@@ -183,7 +183,8 @@ def by_category(setup: Setup) -> Fact:
     largest = setup.query.kind == "largest"
     pick = (max if largest else min)(values.points, key=lambda p: p.value)
     return setup.fact(values, [pick.key], value=pick.value, period=period or "",
-                      category=pick.label, decimals=pick.decimals, column=_column_name(setup))
+                      category=pick.label, decimals=pick.decimals, column=_column_name(setup),
+                      among=len(values.points))
 
 
 COMPARED = "columns"  # a fact's `column` when the measure's own columns were compared
@@ -252,7 +253,7 @@ def _fastest(setup: Setup) -> Fact:
                       category=category, start=start.label, end=end.label,
                       start_value=start.value, end_value=end.value, column=_column_name(setup),
                       decimals=None if start.decimals is None or end.decimals is None
-                      else max(start.decimals, end.decimals))
+                      else max(start.decimals, end.decimals), among=len(growth))
 
 
 def _growth(setup: Setup, first: object, last: object) -> dict[str, float]:

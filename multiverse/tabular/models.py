@@ -248,6 +248,9 @@ class Fact(_Plain):
     # change); None: computed (two decimals). Percents are always computed.
     decimals: int | None = None
     column: str | None = None  # the category column of largest/smallest/fastest_growing
+    # How many categories a ranking compared: one (a table filtered to Korea, ranked by its
+    # continent) is said as the only one, never as a comparison the data did not make.
+    among: int | None = None
 
     def sentence(self, lang: str = "en") -> str:
         """The fact as one natural sentence with its citation ("en" or "ko")."""

@@ -276,6 +276,8 @@ def fact_words(fact: Fact, lang: str = "en") -> str:
                 f"{' in ' + p if p else ''}, {value} ({cite}).")
     bounded = fact.start is not None or fact.end is not None  # a range asked: not the data's
     up = fact.percent is not None and fact.percent >= 0
+    if fact.among == 1 and fact.kind in ("largest", "smallest", "fastest_growing"):
+        return upper_first(_alone_en(fact, s, value, start, end, percent)) + f" ({cite})."
     text = {
         "first": f"{s} was {value} in {p}" + ("" if bounded else ", the first period of the data"),
         "last": f"{s} was {value} in {p}" + ("" if bounded else ", the latest period of the data"),
@@ -300,6 +302,17 @@ def fact_words(fact: Fact, lang: str = "en") -> str:
                            f"by {percent} %, from {start} to {end}",
     }[fact.kind]
     return f"{upper_first(text)} ({cite})."
+
+
+def _alone_en(fact: Fact, s: str, value: str, start: str, end: str, percent: str) -> str:
+    """A ranking of one category, said as the only one with a value."""
+    column = fact.column or "category"
+    if fact.kind == "fastest_growing":
+        return (f"{fact.category} is the only {column} with {s} in both {fact.start} and "
+                f"{fact.end}: it {'grew' if (fact.percent or 0) >= 0 else 'fell'} by {percent} %, "
+                f"from {start} to {end}")
+    during = f" in {fact.period}" if fact.period and fact.period != fact.category else ""
+    return f"{fact.category} is the only {column} with {s}{during}: {value}"
 
 
 def _relative(fact: Fact) -> bool:
@@ -338,6 +351,13 @@ def _fact_ko(fact: Fact, value: str, start: str, end: str, percent: str, cite: s
     change = _signed(fact, "ko")
     years = format_number(fact.years, _places(fact.years))
     was = f"{josa(value, '이었', '였')}습니다"
+    if fact.among == 1 and fact.kind in ("largest", "smallest", "fastest_growing"):
+        only = f"{josa(fact.column or '항목', '은', '는')} {fact.category} 하나뿐입니다"
+        if fact.kind == "fastest_growing":
+            return (f"{p0}과 {p1}에 모두 {s} 값이 있는 {only}: {start}에서 "
+                    f"{josa(end, '으로', '로')} {percent} % {'증가' if up else '감소'}했습니다 "
+                    f"({cite}).")
+        return f"{p + '에 ' if p else ''}{s} 값이 있는 {only}: {value} ({cite})."
     text = {
         "first": f"{p}의 {josa(s, '은', '는')} {was}" if bounded else
                  f"데이터의 첫 시점인 {p}의 {josa(s, '은', '는')} {was}",
