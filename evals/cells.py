@@ -106,18 +106,19 @@ def tokens(case: dict[str, Any]) -> str:
     )
 
 
-CLOSED_EARLY = (REPEAT_FINISH, ENOUGH_FINISH)  # a stream closed early: no usage sent
+CLOSED_EARLY = (REPEAT_FINISH, ENOUGH_FINISH)  # a stream closed early
 
 
 def unreported(calls: list[dict[str, Any]]) -> str:
-    """What the totals cannot say when answers were stopped early (at a repeat, or at the words
-    asked): the server sends no usage for a stream closed early (their prompt tokens are
-    litellm's count, their cached tokens unknown), so the cached share is also given over the
-    other calls."""
-    stopped = [call for call in calls if call.get("finish_reason") in CLOSED_EARLY]
+    """What the totals cannot say when answers stopped early (at a repeat, or at the words asked)
+    carry no cache report: a server sends no usage for a stream closed early, and only a
+    llama-server asked for its timings in every chunk (since 69184bd) reports one; those without
+    (cached tokens 0) are counted apart, and the cached share is also given over the others."""
+    stopped = [call for call in calls
+               if call.get("finish_reason") in CLOSED_EARLY and not call.get("cached_tokens")]
     if not stopped:
         return ""
-    reported = [call for call in calls if call.get("finish_reason") not in CLOSED_EARLY]
+    reported = [call for call in calls if call not in stopped]
     prompt = sum(call.get("prompt_tokens") or 0 for call in reported)
     cached = sum(call.get("cached_tokens") or 0 for call in reported)
     share = f" ({round(100 * cached / prompt)} %)" if prompt else ""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
+from decimal import ROUND_HALF_DOWN, ROUND_HALF_UP, Decimal, InvalidOperation
 
 from pydantic import BaseModel, ConfigDict
 
@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict
 _NUMBER = re.compile(
     r"(?<![\w.])[-−+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![0-9A-Za-z_])(?!\.\d)"
 )
+_EXPONENT = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?[eE][-+]?\d+(?![\w.])")
 # Spans that are not claims: code, links and images, citations in parentheses naming a file,
 # bare paths, and a line's list numbering.
 _CODE = re.compile(r"```.*?```|`[^`\n]*`", re.DOTALL)
@@ -47,24 +48,77 @@ class Untraced(BaseModel):
     context: str
 
 
+# An amount's scale written after its number: English words and their abbreviations, and the
+# Korean units (천 and 백 only before 만, 억 or 조: "2천억" is 2 × 1,000 × 10⁸). A model writing
+# English from a Korean source converts "1,200억 원" into "120 billion won", which is traced.
+_SCALE_WORDS = {"thousand": 3, "million": 6, "mn": 6, "billion": 9, "bn": 9, "trillion": 12,
+                "tn": 12}  # fmt: skip
+_KOREAN_UNITS = {"만": 4, "억": 8, "조": 12}
+_SCALE = re.compile(r"\s?(?:(thousand|million|mn|billion|bn|trillion|tn)\b|(천|백)?\s?(만|억|조))",
+                    re.IGNORECASE)  # fmt: skip
+
+
+def _scale(text: str, end: int) -> int | None:
+    """The power of ten a scale word right after a number (ending at `end`) multiplies it by."""
+    match = _SCALE.match(text, end)
+    if match is None:
+        return None
+    if match[1]:
+        return _SCALE_WORDS[match[1].lower()]
+    return _KOREAN_UNITS[match[3]] + {"천": 3, "백": 2, None: 0}[match[2]]
+
+
 @dataclass(frozen=True)
 class Known:
-    """The numbers the sources and the computed facts hold, as exact decimals."""
+    """The numbers the sources and the computed facts hold, as exact decimals, and the amounts
+    they write with a scale (`1,200억`, `612 million`) as the whole numbers they mean."""
 
     values: frozenset[Decimal]
+    amounts: frozenset[Decimal] = frozenset()
     _rounded: dict[int, frozenset[Decimal]] = field(default_factory=dict, compare=False)
 
     @classmethod
     def of(cls, texts: Iterable[str]) -> Known:
         """Every number written in these texts (sources, facts, the request)."""
         found: set[Decimal] = set()
+        amounts: set[Decimal] = set()
         for text in texts:
+            run = Decimal(0)  # "1조 2천억": the parts of one Korean amount, added up
+            last_end, last_power = -1, 99
             for match in _NUMBER.finditer(text):
                 value = _decimal(match.group())
-                if value is not None:
-                    found.add(value)
-                    found.add(-value)  # "fell by 3.2" states a change the source wrote as -3.2
-        return cls(frozenset(found))
+                if value is None:
+                    continue
+                found.add(value)
+                found.add(-value)  # "fell by 3.2" states a change the source wrote as -3.2
+                power = _scale(text, match.end())
+                if power is None:
+                    last_end = -1
+                    continue
+                amount = value.scaleb(power)
+                joined = 0 <= match.start() - last_end <= 1 and power < last_power
+                run = run + amount if joined else amount
+                amounts.update((amount, run))
+                last_end = _SCALE.match(text, match.end()).end()  # type: ignore[union-attr]
+                last_power = power
+            for match in _EXPONENT.finditer(text):  # a table's 1e-05, which a text prints whole
+                found.update((Decimal(match.group()), -Decimal(match.group())))
+        return cls(frozenset(found), frozenset(amounts))
+
+    def holds_amount(self, printed: str, power: int) -> bool:
+        """Whether a number written with a scale (`printed` × 10**power) is an amount the
+        sources write, at its printed precision (at least two significant digits to round)."""
+        value = _decimal(printed)
+        if value is None:
+            return True
+        amount = value.scaleb(power)
+        if amount in self.amounts or -amount in self.amounts:
+            return True
+        if len(printed.replace(",", "").replace(".", "").lstrip("-−+0")) < 2:
+            return False  # "1 trillion" rounds too much to be a figure's rounding
+        quantum = Decimal(1).scaleb(power - _places(printed))
+        return any(_round(known, quantum, way) == abs(amount)
+                   for known in self.amounts for way in _TIES)  # fmt: skip
 
     def holds(self, printed: str) -> bool:
         """Whether a printed number is one of the known values at its printed precision."""
@@ -80,12 +134,19 @@ class Known:
         """The known values rounded to `places` decimals (computed once per precision)."""
         if places not in self._rounded:
             quantum = Decimal(1).scaleb(-places)
-            self._rounded[places] = frozenset(_round(known, quantum) for known in self.values)
+            self._rounded[places] = frozenset(
+                _round(known, quantum, way) for known in self.values for way in _TIES
+            )
         return self._rounded[places]
 
 
 def claims(markdown: str) -> list[tuple[str, str]]:
     """The numbers a text states as claims, each with a little of its line for context."""
+    return [(number, context) for number, context, _ in _claims(markdown)]
+
+
+def _claims(markdown: str) -> list[tuple[str, str, int | None]]:
+    """The claims with the power of ten of the scale written after each (None: no scale)."""
     text = _blank(markdown)
     found = []
     for match in _NUMBER.finditer(text):
@@ -93,16 +154,18 @@ def claims(markdown: str) -> list[tuple[str, str]]:
         line_start = text.rfind("\n", 0, start) + 1
         line_end = text.find("\n", end)
         line = markdown[line_start : line_end if line_end != -1 else len(markdown)]
-        found.append((match.group(), " ".join(line.split())[:160]))
+        found.append((match.group(), " ".join(line.split())[:160], _scale(text, end)))
     return found
 
 
 def untraced(markdown: str, known: Known) -> list[Untraced]:
-    """The numbers of a deliverable that no source and no computed fact holds."""
+    """The numbers of a deliverable that no source and no computed fact holds, either as
+    written or, with a scale, as the amount it means."""
     return [
         Untraced(number=number, context=context)
-        for number, context in claims(markdown)
+        for number, context, power in _claims(markdown)
         if not known.holds(number)
+        and (power is None or not known.holds_amount(number, power))
     ]
 
 
@@ -140,9 +203,14 @@ def _places(printed: str) -> int:
     return len(decimals)
 
 
-def _round(value: Decimal, quantum: Decimal) -> Decimal:
+# A value exactly halfway may print either way: 2.345 is a binary float a little above it
+# (printed 2.35), 274877906944.5825 one a little below; both roundings are the value's.
+_TIES = (ROUND_HALF_UP, ROUND_HALF_DOWN)
+
+
+def _round(value: Decimal, quantum: Decimal, way: str = ROUND_HALF_UP) -> Decimal:
     try:
-        return value.quantize(quantum)
+        return value.quantize(quantum, rounding=way)
     except InvalidOperation:
         return value
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -64,17 +66,34 @@ def test_every_printed_number_is_found_again(value: float, decimals: int | None)
 
 @given(st.floats(min_value=-1e12, max_value=1e12, allow_nan=False).filter(lambda x: abs(x) > 1e-6))
 def test_a_float_written_whole_prints_as_meant_without_its_noise(number: float) -> None:
-    """A cell holding a float's repr (what a program writing floats leaves in a CSV) is printed
-    at the precision it was meant with: its 15-significant-digit value, never the noise past it,
-    whether it is read alone or in a column (`profile` reads a column's cells another way)."""
+    """A cell holding a float's repr (what a program writing floats leaves in a CSV) is read at
+    the precision it was meant with: its 15-significant-digit value, never the noise past it,
+    whether it is read alone or in a column (`profile` reads a column's cells another way); it
+    prints as that value, rounded to seven significant digits at most."""
     import pandas as pd
 
     from multiverse.tabular.cells import read_numbers
+    from multiverse.trace import Known
 
     text = repr(number)
     cell = parse_number(text)
     assert cell is not None
-    meant = float(f"{number:.15g}")
+    # At most the decimals of the 15-digit value (a repr's "1.0" keeps its one).
+    assert cell.decimals <= max(1, -Decimal(f"{number:.15g}").normalize().as_tuple().exponent)
     column = read_numbers(pd.Series([text], dtype=object))
-    assert float(format_number(cell.value, cell.decimals).replace(",", "")) == meant
     assert column.decimals == min(cell.decimals, 6)  # a column's precision is capped at 6
+    printed = format_number(cell.value, cell.decimals)
+    assert float(printed.replace(",", "")) == float(f"{number:.15g}")
+    assert Known.of([text]).holds(printed)
+
+
+@given(st.floats(min_value=-1e9, max_value=1e9, allow_nan=False), st.integers(0, 12))
+def test_a_value_printed_shorter_than_its_cell_traces_to_it(value: float, places: int) -> None:
+    """However few decimals it is printed with, a cell's value is found in its own text by the
+    trace of every number a deliverable states (a rounding of it, never another number)."""
+    from multiverse.trace import Known
+
+    cell = f"{value:.{places}f}"
+    parsed = parse_number(cell)
+    assert parsed is not None
+    assert Known.of([cell]).holds(format_number(parsed.value, parsed.decimals))

@@ -64,6 +64,40 @@ def test_a_value_printed_at_any_precision_is_traced(value: Decimal, places: int)
     assert not untraced(f"The value was {printed} that year.", Known.of([f"| {value} |"]))
 
 
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+@pytest.mark.parametrize(("written", "traced"), [
+    ("The market reached 120 billion won in 2023, up 35%.", True),  # 1,200억 원
+    ("Samchuly's sales were KRW 105 billion, a 32% share.", True),  # 1,050억 원
+    ("The market is expected to reach 200 billion won by 2026.", True),  # 2,000억 원
+    ("The market reached 0.12 trillion won.", True),
+    ("The market reached 1.2 trillion won in 2023.", False),  # what the local model wrote
+    ("Samchuly reported sales of 1.05 trillion won.", False),
+    ("The market reached 1.3 trillion won.", False),
+])  # fmt: skip
+def test_an_amount_converted_from_korean_units_is_traced_by_what_it_means(
+    written: str, traced: bool
+) -> None:
+    """A Korean source writes 1,200억 원; an English deliverable says 120 billion won (traced) or
+    1.2 trillion won (ten times it: not); the number is judged with its scale word."""
+    source = (FIXTURES / "assets" / "korea_market_ko.md").read_text(encoding="utf-8")
+    assert (not untraced(written, Known.of([source]))) is traced
+
+
+@given(st.integers(min_value=1, max_value=999_999), st.sampled_from([0, 1, 2]))
+def test_an_amount_in_eok_is_traced_in_billions_and_millions(eok: int, places: int) -> None:
+    """n억 (n × 10⁸) written in billions or millions at any precision is traced."""
+    source = f"매출은 {eok:,}억 원이었다."
+    known = Known.of([source])
+    billions = Decimal(eok).scaleb(-1)
+    printed = f"{billions.quantize(Decimal(1).scaleb(-places)):,}"
+    significant = len(printed.replace(",", "").replace(".", "").lstrip("0"))
+    if significant >= 2 or billions == billions.quantize(Decimal(1).scaleb(-places)):
+        assert not untraced(f"Sales were {printed} billion won.", known)
+    assert not untraced(f"Sales were {eok * 100:,} million won.", known)
+
+
 def test_the_untraced_numbers_close_the_deliverable_in_a_section_of_their_own() -> None:
     """Each number found nowhere is listed with its line under the heading; none: unchanged."""
     text = "# Memo\n\nPayrolls were 146,624 thousand; costs rose 7%.\n"
