@@ -58,14 +58,15 @@ _SCALE = re.compile(r"\s?(?:(thousand|million|mn|billion|bn|trillion|tn)\b|(천|
                     re.IGNORECASE)  # fmt: skip
 
 
-def _scale(text: str, end: int) -> int | None:
-    """The power of ten a scale word right after a number (ending at `end`) multiplies it by."""
+def _scale(text: str, end: int) -> tuple[int, int] | None:
+    """The power of ten a scale word right after a number (ending at `end`) multiplies it by,
+    and where the word ends; None without one."""
     match = _SCALE.match(text, end)
     if match is None:
         return None
     if match[1]:
-        return _SCALE_WORDS[match[1].lower()]
-    return _KOREAN_UNITS[match[3]] + {"천": 3, "백": 2, None: 0}[match[2]]
+        return _SCALE_WORDS[match[1].lower()], match.end()
+    return _KOREAN_UNITS[match[3]] + {"천": 3, "백": 2, None: 0}[match[2]], match.end()
 
 
 @dataclass(frozen=True)
@@ -91,16 +92,16 @@ class Known:
                     continue
                 found.add(value)
                 found.add(-value)  # "fell by 3.2" states a change the source wrote as -3.2
-                power = _scale(text, match.end())
-                if power is None:
+                scale = _scale(text, match.end())
+                if scale is None:
                     last_end = -1
                     continue
+                power, scale_end = scale
                 amount = value.scaleb(power)
                 joined = 0 <= match.start() - last_end <= 1 and power < last_power
                 run = run + amount if joined else amount
                 amounts.update((amount, run))
-                last_end = _SCALE.match(text, match.end()).end()  # type: ignore[union-attr]
-                last_power = power
+                last_end, last_power = scale_end, power
             for match in _EXPONENT.finditer(text):  # a table's 1e-05, which a text prints whole
                 found.update((Decimal(match.group()), -Decimal(match.group())))
         return cls(frozenset(found), frozenset(amounts))
@@ -154,7 +155,8 @@ def _claims(markdown: str) -> list[tuple[str, str, int | None]]:
         line_start = text.rfind("\n", 0, start) + 1
         line_end = text.find("\n", end)
         line = markdown[line_start : line_end if line_end != -1 else len(markdown)]
-        found.append((match.group(), " ".join(line.split())[:160], _scale(text, end)))
+        scale = _scale(text, end)
+        found.append((match.group(), " ".join(line.split())[:160], scale[0] if scale else None))
     return found
 
 

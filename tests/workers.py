@@ -129,11 +129,9 @@ class Workers:
         """Stop every worker still running: SIGKILL of its process group, the worker and its
         pool at once. A test's end asserts nothing of how a worker stops, and Celery's warm
         stop (SIGTERM) waits for its pool, about a second and a half a worker."""
-        for process in self.started.values():
+        for name, process in self.started.items():
             if process.poll() is None:
-                os.killpg(process.pid, signal.SIGKILL)
-        for process in self.started.values():
-            process.wait(timeout=30)
+                self.kill(name)
 
 
 @contextmanager
