@@ -1,6 +1,6 @@
 """`multiverse runs`: the runs filtered by status and creation date, newest last.
 
-Live runs by default; `--archived` adds the archived ones (`multiverse.runs.archive`), marked. The
+Live runs by default; `--archived` adds the archived ones (`multiverse.runs`), marked. The
 newest `limit` are shown (0: all), and a line says how many older ones matched too.
 
 Also here: `multiverse open RUN`, and `multiverse logs [RUN]`: the daemon's log lines (all, or

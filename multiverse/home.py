@@ -301,6 +301,18 @@ def init_home(home: Home) -> list[Path]:
     return created
 
 
+def is_archived(home: Home, run_id: str) -> bool:
+    """Whether the run's folder is in runs/archive/ and no longer in runs/."""
+    return not (home.runs / run_id).exists() and (home.archive_runs / run_id).is_dir()
+
+
+def run_paths(home: Home, run_id: str) -> RunPaths:
+    """The run's paths where its folder is now: runs/<id>/, else runs/archive/<id>/."""
+    if is_archived(home, run_id):
+        return RunPaths(home.archive_runs / run_id, home.outputs / run_id)
+    return home.run(run_id)
+
+
 LATEST = "latest"
 SHOWN = 5  # candidates named in an ambiguity message
 

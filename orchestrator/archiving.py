@@ -1,6 +1,6 @@
 """Moving final runs out of the live tables and folders (`multiverse archive`), crash-safe.
 
-Where archived runs live and how they are read is `multiverse.runs.archive`. A batch is moved in
+Where archived runs live and how they are read is `multiverse.runs`. A batch is moved in
 steps that are each idempotent, after its intent is on disk, so that a crash at any point is
 finished by the next archive or the daemon's start (`finish_archive`):
 1. the intent, `db/archive/.intent.json`: the run_ids;

@@ -289,7 +289,7 @@ class _StopRaceFilter(logging.Filter):
 logging.getLogger("watchdog.observers.inotify").addFilter(_StopRaceFilter())
 
 INBOX = "inbox"
-ARCHIVE = "archive"  # runs/archive/ and db/archive/ (multiverse.runs.archive)
+ARCHIVE = "archive"  # runs/archive/ and db/archive/ (multiverse.runs)
 ALL = "*"
 CONFIG = "config"  # runtime-mapping.yaml changed
 DB_PREFIX = "db:"

@@ -18,9 +18,8 @@ from typing import Any
 
 import structlog
 
-from multiverse.home import Home
+from multiverse.home import Home, run_paths
 from multiverse.models import FINAL_STATUSES, Status
-from multiverse.runs.archive import run_paths
 
 TIMELINE = "timeline.jsonl"
 CREATED = "created"
