@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from multiverse.errors import MultiverseError
 from multiverse.models import (
+    PUBLISHING_PHASE,
     AssetType,
     CatalogEntry,
     MajorStage,
@@ -117,6 +118,43 @@ class PlanContext(Data):
     signal_outputs: list[str] = Field(default_factory=list)
     spec: RequestSpec | None = None  # the confirmed request spec (None before CONFIRM)
     search_provider: str | None = None  # the configured web_search provider, if any
+
+    def phase_of(self, stage: MajorStage) -> Phase | None:
+        """The phase a stage belongs to: `phase`, or the matching row of `phases`."""
+        if self.phase is not None and self.phase.phase_id == stage.phase_id:
+            return self.phase
+        return next((phase for phase in self.phases if phase.phase_id == stage.phase_id), None)
+
+    def is_publishing(self, stage: MajorStage) -> bool:
+        """Whether `stage` is the last stage (highest execution_order) of GENERATING_OUTPUT."""
+        phase = self.phase_of(stage)
+        if phase is None or phase.phase_name != PUBLISHING_PHASE:
+            return False
+        siblings = [s for s in self.stages if s.phase_id == stage.phase_id] or [stage]
+        return max(siblings, key=lambda s: s.execution_order).stage_id == stage.stage_id
+
+    def stages_target(self) -> tuple[str, Phase]:
+        """Target `stages:<phase_id>` and the phase whose stages are planned."""
+        if self.phase is None:
+            raise PlanFailed("stages", ["the plan context names no phase"])
+        return f"stages:{self.phase.phase_id}", self.phase
+
+    def tasks_target(self) -> tuple[str, MajorStage, Phase]:
+        """Target `tasks:<stage_id>`, the stage whose tasks are planned, and its phase."""
+        if self.stage is None:
+            raise PlanFailed("tasks", ["the plan context names no stage"])
+        target = f"tasks:{self.stage.stage_id}"
+        phase = self.phase_of(self.stage)
+        if phase is None:
+            raise PlanFailed(target, [f"the plan context has no phase {self.stage.phase_id}"])
+        return target, self.stage, phase
+
+    def tools_target(self, timing: Timing) -> tuple[str, Task]:
+        """Target `pre_tool:<task_id>` or `post_tool:<task_id>`, and the task the tools serve."""
+        kind = f"{timing.value.lower()}_tool"
+        if self.task is None:
+            raise PlanFailed(kind, ["the plan context names no task"])
+        return f"{kind}:{self.task.task_id}", self.task
 
 
 class StagesPlan(Data):

@@ -4,8 +4,10 @@ Each validator returns a list of errors, empty when the plan is valid. An error 
 offending item and says what is allowed, because a model-backed planner feeds the list back to
 the model as repair instructions; the builtin planner raises PlanFailed on any.
 
-Also here: what each plan target is about, taken from the plan context (shared by both
-planners).
+What CONFIRM froze governs every later plan (SPEC §6a): a task that reads a file the spec
+leaves out, asks for its text in another language than the one confirmed, or (a deliverable)
+asks for a length far from the one confirmed, is an error the model repairs, as any
+validation error is.
 """
 
 from __future__ import annotations
@@ -14,12 +16,11 @@ import re
 from collections import Counter
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from multiverse.documents import is_unread
 from multiverse.models import (
     PHASE0_STAGE,
-    PUBLISHING_PHASE,
     TASK_ID,
     InstructionStatus,
     MajorStage,
@@ -28,8 +29,73 @@ from multiverse.models import (
     Task,
     Timing,
 )
-from multiverse.roles import PlanContext, PlanFailed, Proposal, StagesPlan, TasksPlan, ToolTasksPlan
-from planner.held import spec_conflicts
+from multiverse.roles import PlanContext, Proposal, StagesPlan, TasksPlan, ToolTasksPlan
+from multiverse.spec import RequestSpec, asked_words, languages_asked
+
+# A deliverable's length may differ from the one confirmed by this factor either way (the
+# evaluations' ±50 %): beyond it, the task asks for another deliverable.
+LENGTH_SLACK = 1.5
+# Words before a file's name that say it is kept out, not read ("without x.csv", "x.csv 제외").
+_NOT_BEFORE = re.compile(
+    r"\b(?:except|excluding|exclude|without|not|never|ignore|ignoring|leave out|leaving out|"
+    r"left out|other than|besides)\b[^.;]{0,40}$",
+    re.I,
+)
+_NOT_AFTER = re.compile(r"^[^.;]{0,12}(?:제외|빼고|말고|없이)")
+
+
+def task_text(task: Task) -> str:
+    """Everything a task says of its work: its name, purpose and tool purposes."""
+    parts = (task.task_name, task.task_purpose, task.pre_tool_purpose, task.post_tool_purpose)
+    return "\n".join(part for part in parts if part.strip())
+
+
+def _named_to_read(text: str, path: str) -> bool:
+    """Whether the text names the file (its path or its file name) other than to keep it out."""
+    name = PurePosixPath(path).name
+    pattern = rf"(?<![\w.-])(?:{re.escape(path)}|{re.escape(name)})(?![\w-])"
+    for match in re.finditer(pattern, text, re.I):
+        kept_out = _NOT_BEFORE.search(text[: match.start()]) or _NOT_AFTER.search(
+            text[match.end() :]
+        )
+        if not kept_out:
+            return True
+    return False
+
+
+def spec_conflicts(task: Task, spec: RequestSpec, deliverable: bool) -> list[str]:
+    """How `task` contradicts the confirmed spec, each as an error the model can act on;
+    `deliverable`: the task writes what the user receives (its length is the one confirmed)."""
+    errors = []
+    label = f"task {task.task_id}"
+    left_out = sorted(spec.excluded())
+    for path in left_out:
+        if path in task.related_references:
+            errors.append(
+                f"{label} reads {path}, which the confirmed request leaves out; take it out of "
+                "the references (use only the confirmed sources)"
+            )
+        elif _named_to_read(task_text(task), path):
+            errors.append(
+                f"{label} names {path}, which the confirmed request leaves out; do not use it "
+                "or name it"
+            )
+    text = task_text(task)
+    for code in sorted(languages_asked(text) - {spec.language}):
+        errors.append(
+            f"{label} asks for its text in language {code!r}, but the confirmed language is "
+            f"{spec.language!r}; say nothing of the language or use {spec.language!r}"
+        )
+    asked = asked_words([text]) if deliverable else None
+    if asked is not None and spec.length_words:
+        low, high = spec.length_words / LENGTH_SLACK, spec.length_words * LENGTH_SLACK
+        if not low <= asked <= high:
+            errors.append(
+                f"{label} asks for about {asked} words, but the confirmed length is about "
+                f"{spec.length_words} words; keep to the confirmed length"
+            )
+    return errors
+
 
 PHASE0_TASK_IDS = ("T00", "T02", "T03", "T04")
 _INSTRUCTION_TYPE = re.compile(r"[A-Z][A-Z0-9_]*")
@@ -226,21 +292,8 @@ def validate_stages(plan: StagesPlan, context: PlanContext) -> list[str]:
 # -- tasks ------------------------------------------------------------------------------------
 
 
-def stage_phase(context: PlanContext, stage: MajorStage) -> Phase | None:
-    """The phase a stage belongs to: context.phase or the matching row of context.phases."""
-    if context.phase is not None and context.phase.phase_id == stage.phase_id:
-        return context.phase
-    return next((phase for phase in context.phases if phase.phase_id == stage.phase_id), None)
 
 
-def is_publishing_stage(context: PlanContext, stage: MajorStage) -> bool:
-    """Whether `stage` is the last stage (highest execution_order) of GENERATING_OUTPUT."""
-    phase = stage_phase(context, stage)
-    if phase is None or phase.phase_name != PUBLISHING_PHASE:
-        return False
-    siblings = [s for s in context.stages if s.phase_id == stage.phase_id] or [stage]
-    last = max(siblings, key=lambda s: s.execution_order)
-    return last.stage_id == stage.stage_id
 
 
 @dataclass(frozen=True)
@@ -256,7 +309,7 @@ class _TaskRules:
 
 def _task_rules(context: PlanContext, stage: MajorStage, phase: Phase) -> _TaskRules:
     folders = [f"runs/{context.run_id}/workspace/{phase.phase_name}/"]
-    if is_publishing_stage(context, stage):
+    if context.is_publishing(stage):
         folders.append(f"outputs/{context.run_id}/")
     others = [t for t in context.tasks if t.stage_id != stage.stage_id]
     catalog = {entry.file_path for entry in context.catalog}
@@ -273,12 +326,12 @@ def validate_tasks(
     plan: TasksPlan, context: PlanContext, planned: frozenset[str] = frozenset()
 ) -> list[str]:
     """Check a task plan for `context.stage`: ids, orders, real references, allowed outputs,
-    and nothing against the confirmed spec (planner.held). `planned`: outputs of the tasks of
+    and nothing against the confirmed spec (planner.validation). `planned`: outputs of the tasks of
     earlier stages planned in the same answer, written before these run."""
     stage = context.stage
     if stage is None:
         return _missing("task", "stage")
-    phase = stage_phase(context, stage)
+    phase = context.phase_of(stage)
     if phase is None:
         return _missing("task", f"phase {stage.phase_id} for stage {stage.stage_id}")
     ids = [task.task_id for task in plan.tasks]
@@ -434,30 +487,3 @@ def _check_supersedes(
                 f"{label}: supersedes {item}, which is not ACTIVE any more; allowed: {allowed}"
             )
     return errors
-
-
-def stages_target(context: PlanContext) -> tuple[str, Phase]:
-    """Target `stages:<phase_id>` and the phase whose stages are planned."""
-    if context.phase is None:
-        raise PlanFailed("stages", ["the plan context names no phase"])
-    return f"stages:{context.phase.phase_id}", context.phase
-
-
-def tasks_target(context: PlanContext) -> tuple[str, MajorStage, Phase]:
-    """Target `tasks:<stage_id>`, the stage whose tasks are planned, and its phase."""
-    stage = context.stage
-    if stage is None:
-        raise PlanFailed("tasks", ["the plan context names no stage"])
-    target = f"tasks:{stage.stage_id}"
-    phase = stage_phase(context, stage)
-    if phase is None:
-        raise PlanFailed(target, [f"the plan context has no phase {stage.phase_id}"])
-    return target, stage, phase
-
-
-def tools_target(context: PlanContext, timing: Timing) -> tuple[str, Task]:
-    """Target `pre_tool:<task_id>` or `post_tool:<task_id>`, and the task the tools serve."""
-    kind = f"{timing.value.lower()}_tool"
-    if context.task is None:
-        raise PlanFailed(kind, ["the plan context names no task"])
-    return f"{kind}:{context.task.task_id}", context.task

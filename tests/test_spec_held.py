@@ -1,4 +1,4 @@
-"""What CONFIRM froze governs the plan (planner.held), and the language and length rules it
+"""What CONFIRM froze governs the plan (planner.validation), and the language and length rules it
 uses (multiverse.spec), over generated task texts and the corpus's real requests."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from evals.corpus import cases
 from multiverse.models import Task
 from multiverse.spec import LANGUAGES, FileSet, Reading, RequestSpec, asked_words, languages_asked
-from planner.held import spec_conflicts
+from planner.validation import spec_conflicts
 
 RUN = "run-20260101-120000-001"
 LEFT_OUT = "assets/old_q2.csv"

@@ -49,9 +49,6 @@ from planner.validation import (
     PHASE0_TASK_IDS,
     phase0_outputs,
     request_path,
-    stages_target,
-    tasks_target,
-    tools_target,
     validate_phase0,
     validate_proposal,
     validate_stages,
@@ -297,21 +294,21 @@ class BuiltinPlanner:
 
     def plan_stages(self, context: PlanContext) -> StagesPlan:
         """Plan target `stages:<phase_id>` for `context.phase`."""
-        target, phase = stages_target(context)
+        target, phase = context.stages_target()
         plan = plan_stages(context, phase)
         _checked(target, context.run_id, validate_stages(plan, context))
         return plan
 
     def plan_tasks(self, context: PlanContext) -> TasksPlan:
         """Plan target `tasks:<stage_id>` for `context.stage`."""
-        target, stage, phase = tasks_target(context)
+        target, stage, phase = context.tasks_target()
         plan = tasks.plan_tasks(context, stage, phase)
         _checked(target, context.run_id, validate_tasks(plan, context))
         return plan
 
     def plan_tools(self, context: PlanContext, timing: Timing) -> ToolTasksPlan:
         """Plan target `pre_tool:<task_id>` / `post_tool:<task_id>` for `context.task`."""
-        target, task = tools_target(context, timing)
+        target, task = context.tools_target(timing)
         recipes = load_mcps(Path(context.home))
         plan = plan_tools(context, task, timing, recipes)
         _checked(target, context.run_id, validate_tool_tasks(plan, context, timing))

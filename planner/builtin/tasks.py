@@ -21,7 +21,7 @@ from offline.asks import deliverable_asked, paths_named, sources_in
 from planner.builtin.proposal import past_work, run_spec
 from planner.mcp import MCP_FILE
 from planner.proposal_doc import length_label
-from planner.validation import inside_home, is_publishing_stage, path_shape_problem, request_path
+from planner.validation import inside_home, path_shape_problem, request_path
 from planner.wording import language_name
 
 # Where the tasks find their inputs: the home's source files and guidelines, the catalog rows of
@@ -247,7 +247,7 @@ def _drafts(context: PlanContext, stage: MajorStage, phase: Phase, folder: str) 
     if name == "REFINING_CONTENT":
         return [_refinement(context, folder)]
     if name == "GENERATING_OUTPUT":
-        if is_publishing_stage(context, stage):
+        if context.is_publishing(stage):
             return [_publishing(context)]
         return [_assembly(context, folder)]
     return [_synthesis(context, phase, folder)]

@@ -90,10 +90,6 @@ from planner.model.context import (
     tools_values,
 )
 from planner.validation import (
-    is_publishing_stage,
-    stages_target,
-    tasks_target,
-    tools_target,
     validate_phase,
     validate_stages,
     validate_tasks,
@@ -314,7 +310,7 @@ class ModelPlanner:
         """Plan target `stages:<phase_id>` for `context.phase`: with the stages' tasks in the
         same answer, but in the publishing phase (its last stage's tasks have rules of their
         own: what the user receives, the charts drawn first)."""
-        target, phase = stages_target(context)
+        target, phase = context.stages_target()
         package = self.package()
         if not self.asker.serves(package.card.tier) or short_work(context):
             return self._offline(target, context, self.builtin.plan_stages)
@@ -334,7 +330,7 @@ class ModelPlanner:
 
     def plan_tasks(self, context: PlanContext) -> TasksPlan:
         """Plan target `tasks:<stage_id>` for `context.stage`."""
-        target, stage, phase = tasks_target(context)
+        target, stage, phase = context.tasks_target()
         package = self.package()
         if not self.asker.serves(package.card.tier):
             return self._offline(target, context, self.builtin.plan_tasks)
@@ -343,7 +339,7 @@ class ModelPlanner:
             # by code first (the builtin Executor draws them in its own deliverable).
             return with_charts(self._offline(target, context, self.builtin.plan_tasks), context)
         references = reference_candidates(context, f"{stage.stage_name}\n{stage.stage_goal}")
-        publishing = is_publishing_stage(context, stage)
+        publishing = context.is_publishing(stage)
         return self._planned(
             package, context, target, "tasks",
             tasks_values(context, stage, phase, references, publishing),
@@ -354,7 +350,7 @@ class ModelPlanner:
 
     def plan_tools(self, context: PlanContext, timing: Timing) -> ToolTasksPlan:
         """Plan targets `pre_tool:<task_id>` / `post_tool:<task_id>` for `context.task`."""
-        target, task = tools_target(context, timing)
+        target, task = context.tools_target(timing)
         if not context.tool_types:
             # No answer could pass validation: failing now saves three paid calls.
             raise PlanFailed(target, ["the runtime mapping provides no tool types"])

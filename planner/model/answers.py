@@ -57,7 +57,7 @@ from multiverse.roles import (
     ToolTasksPlan,
 )
 from planner.model.context import References
-from planner.validation import is_publishing_stage, request_path
+from planner.validation import request_path
 
 MAX_STAGES = 8
 MAX_TASKS = 12
@@ -341,7 +341,7 @@ def output_paths(
         task.output_path for task in context.tasks if task.stage_id != stage.stage_id
     }
     home = Path(context.home)
-    marks = deliverable_marks(items, is_publishing_stage(context, stage))
+    marks = deliverable_marks(items, context.is_publishing(stage))
     paths = []
     for number, (item, deliverable) in enumerate(zip(items, marks, strict=True), start=1):
         folder = published if deliverable else workspace
