@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from planner.builtin import BuiltinPlanner
+from planner.builtin import BuiltinPlanner, decide_mode
 from planner.mcp import load_mcps, match_mcp
-from planner.mode import decide_mode
 from planner.proposal_doc import render_proposal
 from planner.validation import (
     validate_phase0,

@@ -1,11 +1,11 @@
-"""Tests of the offline mode heuristic (planner.mode)."""
+"""Tests of the offline mode heuristic (planner.builtin)."""
 
 from __future__ import annotations
 
 import pytest
 
 from multiverse.roles import Mode, ModeDecision
-from planner.mode import decide_mode, settle_mode, strip_front_matter
+from planner.builtin import decide_mode, settle_mode, strip_front_matter
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,7 @@ from orchestrator.inbox import reply_path
 from orchestrator.intake import take_in
 from orchestrator.learning import read_why_run
 from orchestrator.perform import StepRunner
-from planner.mode import decide_mode
+from planner.builtin import decide_mode
 
 from stepping import builtin_collaborators, steps_until_settled
 

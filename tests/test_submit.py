@@ -8,7 +8,7 @@ from pathlib import Path
 
 from app.commands import drop_request
 from multiverse.home import Home
-from planner.mode import decide_mode
+from planner.builtin import decide_mode
 
 from forked import forked, forked_cli
 from journey import once, runs

@@ -55,13 +55,14 @@ from planner.builtin import (
     BuiltinPlanner,
     charts_said,
     modifications,
+    not_simple_because,
     read_spec,
     request_spec,
+    settle_mode,
     settle_spec,
 )
+from planner.builtin import decide_mode as heuristic_mode
 from planner.mcp import load_mcps
-from planner.mode import decide_mode as heuristic_mode
-from planner.mode import not_simple_because, settle_mode
 from planner.model.answers import (
     StagesAnswer,
     chart_tools,
