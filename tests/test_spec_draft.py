@@ -5,8 +5,10 @@ the validator; and the answer converted into a spec the validator checks."""
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import ValidationError
@@ -103,3 +105,67 @@ def test_the_rules_reading_is_a_valid_answer_and_the_home_is_described(
     assert draft.model_dump()["charts"][0]["dimension"] == "region"
     described = describe_home(scan)
     assert "`sales`: measure" in described and "values: North, South" in described
+
+
+CORPUS = Path(__file__).resolve().parent / "corpus" / "tables"
+# The fields of a chart, a lookup, a computation and a filter that name a file or a column.
+NAMING = ("file", "measures", "measure", "column", "category", "series_by", "dimension")
+
+
+def _free_text(node: dict[str, Any]) -> bool:
+    """Whether a schema node lets a model write any text (no enum, no const)."""
+    if "enum" in node or "const" in node:
+        return False
+    if "anyOf" in node:
+        return any(_free_text(branch) for branch in node["anyOf"])
+    if node.get("type") == "array":
+        return _free_text(node.get("items", {}))
+    return node.get("type") == "string"
+
+
+def _shapes(node: Any) -> Iterator[dict[str, Any]]:
+    """Every object of a schema that names a file or a column (a chart, a question, a filter)."""
+    if isinstance(node, dict):
+        properties = node.get("properties")
+        if isinstance(properties, dict) and ({"file", "column"} & properties.keys()):
+            yield properties
+        for value in node.values():
+            yield from _shapes(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _shapes(value)
+
+
+@pytest.fixture(scope="module")
+def corpus_scan(tmp_path_factory: pytest.TempPathFactory) -> HomeScan:
+    """A home whose assets are every table of the corpus."""
+    home = Home(tmp_path_factory.mktemp("draft") / "home")
+    init_home(home)
+    for table in sorted(CORPUS.glob("*.csv")):
+        shutil.copyfile(table, home.assets / table.name)
+    return scan_home(home)
+
+
+@pytest.mark.parametrize("name", sorted(path.name for path in CORPUS.glob("*.csv")))
+def test_no_field_that_names_a_column_takes_free_text_on_any_real_table(
+    corpus_scan: HomeScan, name: str
+) -> None:
+    """Over every real table of the corpus, each field of a chart or a question that names a
+    file or a column is one of the table's own names (or null): a table without a label column
+    offers no category and no series, so a model cannot put "time" there (the local model did,
+    on us_marriages_divorces.csv, and both its questions went unanswered)."""
+    (item,) = [table for table in corpus_scan.tables() if table.path == f"assets/{name}"]
+    schema = answer_schema(draft_model(corpus_scan, tables=[item]))
+    shapes = list(_shapes(schema))
+    assert len(shapes) >= 4  # a chart, its filter, a lookup, a computation
+    for properties in shapes:
+        for field, node in properties.items():
+            if field in NAMING:
+                assert not _free_text(node), (field, node)
+    labels = [c.name for c in item.profile.columns if c.role in ("category", "identifier")]  # type: ignore[union-attr]
+    model = draft_model(corpus_scan, tables=[item])
+    measure = next(c.name for c in item.profile.columns if c.role == "measure")  # type: ignore[union-attr]
+    question = {"file": item.path, "kind": "first", "measure": measure, "category": "time"}
+    if "time" not in labels:
+        with pytest.raises(ValidationError):
+            model.model_validate({"mode": "run", "questions": [question]})

@@ -121,6 +121,12 @@ def _columns(item: ScannedFile) -> tuple[list[str], list[str], bool]:
     return measures or ["(none)"], labels, timed
 
 
+def _label_or_none(labels: list[str]) -> tuple[Any, None]:
+    """A field naming one of a table's label columns, or nothing; only nothing (null) for a
+    table without one, so that no free text can stand where a column is meant."""
+    return (_literal(labels) | None if labels else None, None)
+
+
 def _filter_model(index: int, item: ScannedFile) -> type[BaseModel]:
     """One filter of a table: a label (or time) column and the values it keeps."""
     _measures, labels, timed = _columns(item)
@@ -138,7 +144,6 @@ def _filter_model(index: int, item: ScannedFile) -> type[BaseModel]:
 def _chart_model(index: int, item: ScannedFile) -> type[BaseModel]:
     measures, labels, timed = _columns(item)
     dimensions = (["time"] if timed else []) + labels or ["time"]
-    label_type: Any = _literal(labels) if labels else str
     filters = _filter_model(index, item)
     return create_model(
         f"Chart{index}",
@@ -149,14 +154,13 @@ def _chart_model(index: int, item: ScannedFile) -> type[BaseModel]:
         frequency=(Frequency | None, None),
         aggregation=(Aggregation | None, None),
         filters=(_list_of(filters), Field(default_factory=list)),
-        series_by=(label_type | None, None),
+        series_by=_label_or_none(labels),
         top_n=(int | None, Field(default=None, ge=1)),
     )  # fmt: skip
 
 
 def _question_models(index: int, item: ScannedFile) -> list[type[BaseModel]]:
     measures, labels, _timed = _columns(item)
-    label_type: Any = _literal(labels) if labels else str
     filters = _filter_model(index, item)
     lookup = create_model(
         f"Lookup{index}",
@@ -172,7 +176,7 @@ def _question_models(index: int, item: ScannedFile) -> list[type[BaseModel]]:
         file=(_literal([item.path]), ...),
         kind=(ComputeKind, ...),
         measure=(_literal(measures), ...),
-        category=(label_type | None, None),
+        category=_label_or_none(labels),
         filters=(_list_of(filters), Field(default_factory=list)),
         start=(str | None, None),
         end=(str | None, None),
