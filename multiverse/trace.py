@@ -226,6 +226,7 @@ _LETTERS = re.compile(r"[A-Za-z]+")
 _OPENING = re.compile(r"(?:^|[.!?:;]\s*|[-*+>]\s+|\d+[.)]\s+|[*_]{1,2}|[\"“‘'(\[|]\s*)$")
 _TABLE_RULE = re.compile(r"\s*\|?[\s:|-]+\|?\s*")  # a table's `|---|:--|` line
 _NAME_RUN = re.compile(r"(?:[A-Z][A-Za-z'’&.-]*\s)*[A-Z][A-Za-z'’&-]*")  # capitalised words
+_POSSESSIVE = re.compile(r"['’]s?$")
 _CALENDAR = frozenset((
     "january", "february", "march", "april", "may", "june", "july", "august", "september",
     "october", "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep",
@@ -269,8 +270,9 @@ def _is_table_header(lines: list[str], n: int) -> bool:
 
 
 def _whole_name(line: str, start: int, end: int) -> str:
-    """The capitalised words around a flagged one ("Acme" of "Acme Corporation")."""
+    """The capitalised words around a flagged one ("Acme" of "Acme Corporation"), without a
+    possessive ending ("Acme" of "Acme's", "the States" of "the States'")."""
     for match in _NAME_RUN.finditer(line):
         if match.start() <= start and end <= match.end():
-            return match.group().rstrip(".")
-    return line[start:end]
+            return _POSSESSIVE.sub("", match.group().rstrip("."))
+    return _POSSESSIVE.sub("", line[start:end])

@@ -184,6 +184,9 @@ def test_names_a_real_table_holds_are_sourced_and_an_invented_one_is_not(table: 
         ("Sales in the North were led by Globex and by Initech Systems.",
          ["Globex", "Initech Systems"]),
         ("북부 매출은 Globex가 이끌었다.", ["Globex"]),
+        # named without a possessive ending
+        ("Sales grew where Globex's stores and the Initech Systems' vans went.",
+         ["Globex", "Initech Systems"]),
         # known in any case: "north" of the source is the North of the memo
         ("Most sales came from the North.", []),
     ],
