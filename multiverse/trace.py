@@ -225,7 +225,11 @@ _LETTERS = re.compile(r"[A-Za-z]+")
 # Before a sentence's first word: the line's start, its list or quote marks, or a sentence end.
 _OPENING = re.compile(r"(?:^|[.!?:;]\s*|[-*+>]\s+|\d+[.)]\s+|[*_]{1,2}|[\"“‘'(\[|]\s*)$")
 _TABLE_RULE = re.compile(r"\s*\|?[\s:|-]+\|?\s*")  # a table's `|---|:--|` line
-_NAME_RUN = re.compile(r"(?:[A-Z][A-Za-z'’&.-]*\s)*[A-Z][A-Za-z'’&-]*")  # capitalised words
+# Capitalised words, one after another; a word ending a sentence ("States. It") ends the run,
+# initials ("U.S. Steel", "J. Smith") do not.
+_NAME_RUN = re.compile(r"(?:(?:[A-Z](?:\.[A-Z])*\.|[A-Z][A-Za-z'’&-]*)\s)*[A-Z][A-Za-z'’&-]*")
+# An abbreviation a known text writes ("US", "U.S.", "EU"): a name it stands for is known.
+_ABBREVIATION = re.compile(r"\b(?:[A-Z]\.){2,}|\b[A-Z]{2,}\b")
 _POSSESSIVE = re.compile(r"['’]s?$")
 _CALENDAR = frozenset((
     "january", "february", "march", "april", "may", "june", "july", "august", "september",
@@ -238,9 +242,14 @@ _CALENDAR = frozenset((
 def unsourced_names(markdown: str, known: Iterable[str]) -> list[str]:
     """The names a text writes mid-sentence that no known text (the sources, the request, the
     computed facts) holds in any case, as written, in order: a model's invented company or
-    place. A word the text itself also writes in lower case is a word, not a name; a
-    sentence's first word, headings and a table's header are not judged."""
-    known_words = {word.lower() for text in known for word in _LETTERS.findall(text)}
+    place. A word the text itself also writes in lower case is a word, not a name; a name whose
+    initials a known text writes as an abbreviation ("the United States" where the request says
+    "US") is known; a sentence's first word, headings and a table's header are not judged."""
+    texts = list(known)
+    known_words = {word.lower() for text in texts for word in _LETTERS.findall(text)}
+    abbreviations = {
+        found.replace(".", "") for text in texts for found in _ABBREVIATION.findall(text)
+    }
     text = _blank(markdown)
     own_lower = {word for word in _LETTERS.findall(text) if word.islower()}
     found: list[str] = []
@@ -255,7 +264,7 @@ def unsourced_names(markdown: str, known: Iterable[str]) -> list[str]:
             if word in known_words or word in own_lower or word in _CALENDAR:
                 continue
             name = _whole_name(line, match.start(), match.end())
-            if name not in found:
+            if name not in found and _initials(name) not in abbreviations:
                 found.append(name)
     return found
 
@@ -267,6 +276,12 @@ def _is_table_header(lines: list[str], n: int) -> bool:
         and n + 1 < len(lines)
         and _TABLE_RULE.fullmatch(lines[n + 1]) is not None
     )
+
+
+def _initials(name: str) -> str:
+    """The abbreviation a name's capitalised words would make ("US" of "the United States")."""
+    words = [word for word in name.split() if word[:1].isupper() and word.lower() != "the"]
+    return "".join(word[0] for word in words) if len(words) > 1 else ""
 
 
 def _whole_name(line: str, start: int, end: int) -> str:

@@ -184,6 +184,11 @@ def test_names_a_real_table_holds_are_sourced_and_an_invented_one_is_not(table: 
         ("Sales in the North were led by Globex and by Initech Systems.",
          ["Globex", "Initech Systems"]),
         ("북부 매출은 Globex가 이끌었다.", ["Globex"]),
+        # a name a known text abbreviates is known; a sentence's end ends a name
+        ("Spending in the United States grew. It grew in the European Union too.", []),
+        ("Spending in the United Kingdom grew. It grew in Ruritania Province too.",
+         ["United Kingdom", "Ruritania Province"]),
+        ("Sales of U.S. Steel and of J. Smith Holdings grew.", ["J. Smith Holdings"]),
         # named without a possessive ending
         ("Sales grew where Globex's stores and the Initech Systems' vans went.",
          ["Globex", "Initech Systems"]),
@@ -196,4 +201,4 @@ def test_names_are_judged_mid_sentence_against_every_known_text(
 ) -> None:
     """Only capitalised words mid-sentence are judged, against the known texts in any case."""
     source = "region,revenue\nnorth,5\nsouth,3\n"
-    assert unsourced_names(text, [source, "A memo on revenue"]) == names
+    assert unsourced_names(text, [source, "A memo on US and EU revenue, U.S. Steel's"]) == names
