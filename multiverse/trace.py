@@ -160,6 +160,14 @@ def _claims(markdown: str) -> list[tuple[str, str, int | None]]:
     return found
 
 
+def writes_any(markdown: str, values: Iterable[str]) -> bool:
+    """Whether a text writes one of these numbers, at the precision it prints it (`9.7` of
+    9.70, `29.90 %` of 29.8969…); a small whole number is not read as a rounding."""
+    known = Known.of(values)
+    numbers = (number for number, _ in claims(markdown))
+    return any(_decimal(number) is not None and known.holds(number) for number in numbers)
+
+
 def untraced(markdown: str, known: Known) -> list[Untraced]:
     """The numbers of a deliverable that no source and no computed fact holds, either as
     written or, with a scale, as the amount it means."""

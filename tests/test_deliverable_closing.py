@@ -15,8 +15,11 @@ from executor.builtin.delivery import (
     left_out_named_once,
     other_script,
     other_script_paragraphs,
+    states,
+    with_answers,
 )
 from executor.builtin.specialists import search_queries, spec_queries
+from executor.builtin.tablefacts import Answer, SourceTexts, answer
 from executor.model import ModelExecutor
 from executor.search import SearxngProvider, WebResearch, render_brief
 from executor.search.agent import Findings, QueryOutcome, Source
@@ -424,3 +427,54 @@ def test_a_question_a_model_read_and_no_table_answers_is_named_by_what_it_comput
     assert said.startswith("the question “change of Marriages_per_1000” was not answered: ")
     assert "“”" not in said
 
+
+
+def _answered(home: Home, kind: str, file: str, measure: str, **fields: object) -> Answer:
+    corpus_home(home, file.removesuffix(".csv"))
+    ask = Computation(kind=kind, file=f"assets/{file}", measure=measure, **fields)  # type: ignore[arg-type]
+    question = Question(reading=Reading(phrase="", origin="model"), compute=ask)
+    found = answer(question, SourceTexts(home.root.resolve(), [f"assets/{file}"]), "en", "")
+    assert found.found, found.sentence
+    return found
+
+
+@pytest.mark.parametrize(
+    ("kind", "file", "measure", "fields", "text", "stated"),
+    [
+        # the year and the unit of "9.7 in 1867" are not its answer
+        ("first", "us_marriages_divorces.csv", "Marriages_per_1000", {},
+         "The rate per 1,000 people moved a great deal between 1867 and 2011.", False),
+        ("first", "us_marriages_divorces.csv", "Marriages_per_1000", {},
+         "In 1867 the rate stood at 9.7 per 1,000.", True),
+        ("max", "us_marriages_divorces.csv", "Marriages_per_1000", {},
+         "It peaked at 16.20 in 1946.", True),
+        ("max", "us_marriages_divorces.csv", "Marriages_per_1000", {},
+         "It peaked in 1946, after the war.", False),
+        # a change is stated by its size (either sign) or its percent, at any precision printed
+        ("change", "us_marriages_divorces.csv", "Marriages_per_1000", {},
+         "The rate fell by 2.9 points over the period.", True),
+        ("change", "us_marriages_divorces.csv", "Marriages_per_1000", {},
+         "The rate fell by 29.9 % from 1867 to 2011.", True),
+        ("change", "us_marriages_divorces.csv", "Marriages_per_1000", {},
+         "The rate fell from 1867 to 2011.", False),
+        # a ranking is stated by the category it names
+        ("largest", "gapminder.csv", "pop", {"category": "continent", "start": "2007",
+                                             "end": "2007"},
+         "In 2007 most people lived in Asia.", True),
+        ("largest", "gapminder.csv", "pop", {"category": "continent", "start": "2007",
+                                             "end": "2007"},
+         "In 2007 the population was counted on every continent.", False),
+    ],
+)  # fmt: skip
+def test_a_text_states_an_answer_by_its_value_not_by_its_year_or_unit(
+    home: Home, kind: str, file: str, measure: str, fields: dict[str, object], text: str,
+    stated: bool,
+) -> None:
+    """The local model's brief wrote "between 1867 and 2011" and "per 1,000 people", never the
+    first year's 9.7: the closing took the year for the answer and added nothing. A text now
+    states a computed answer when it writes its value (or a change's percent) at the precision
+    it prints, or the category a ranking names; otherwise code adds the answer."""
+    found = _answered(home, kind, file, measure, **fields)
+    assert states(text, found) is stated
+    added = with_answers(f"# Memo\n\n## Summary\n\n{text}\n", [found], "Answers", "by code")
+    assert ("## Answers" in added) is not stated

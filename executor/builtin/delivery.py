@@ -25,7 +25,7 @@ from multiverse.gateway import paragraphs
 from multiverse.home import Home
 from multiverse.models import PUBLISHING_PHASE
 from multiverse.spec import LANGUAGES, Question, RequestSpec
-from multiverse.trace import Known, unsourced_names, untraced, with_untraced
+from multiverse.trace import Known, unsourced_names, untraced, with_untraced, writes_any
 from offline.asks import script_language
 
 log = structlog.get_logger(__name__)
@@ -104,7 +104,14 @@ def asked_as(question: Question) -> str:
 
 
 def states(markdown: str, found: Answer) -> bool:
-    """Whether the text states a figure of the computed answer (its citation aside)."""
+    """Whether the text states the computed answer: a number of it that is the answer's value
+    at the precision it prints (or its percent), or the category a ranking names; a text that
+    writes only the answer's year or unit ("between 1867 and 2011" for "9.7 in 1867") does not.
+    An answer that says neither is judged by any figure of its sentence (its citation aside)."""
+    if found.names:
+        return any(name.casefold() in markdown.casefold() for name in found.names)
+    if found.values:
+        return writes_any(markdown, found.values)
     claim = found.sentence.rsplit(" (", 1)[0]
     figures = untraced(claim, Known.of([]))
     return bool(figures) and len(untraced(claim, Known.of([markdown]))) < len(figures)

@@ -115,6 +115,11 @@ class Answer:
     said: str
     sentence: str
     found: bool
+    # What answers it, for telling whether a text states it: the value(s) at full precision (a
+    # change also by its percent), or the category a ranking names. Not the period, the unit
+    # or the row, which a text that never gives the answer also writes.
+    values: tuple[str, ...] = ()
+    names: tuple[str, ...] = ()
 
 
 def answer(question: Question, texts: SourceTexts, lang: str, generic: str) -> Answer:
@@ -128,7 +133,10 @@ def answer(question: Question, texts: SourceTexts, lang: str, generic: str) -> A
         ask = question.lookup
         cell = lookup(LookupQuery(file=ask.file, selectors=ask.selectors, column=ask.column),
                       root=texts.home)  # fmt: skip
-        return Answer(said, cell.sentence(lang), cell.found)
+        if cell.number is not None:
+            return Answer(said, cell.sentence(lang), cell.found, values=(repr(cell.number),))
+        names = (cell.text,) if cell.text else ()
+        return Answer(said, cell.sentence(lang), cell.found, names=names)
     assert question.compute is not None
     ask_ = question.compute
     query = ComputeQuery(kind=ask_.kind, file=ask_.file, measure=ask_.measure,
@@ -138,7 +146,10 @@ def answer(question: Question, texts: SourceTexts, lang: str, generic: str) -> A
                          filters=ask_.filters)  # fmt: skip
     fact = compute(query, root=texts.home, descriptions=texts.descriptions(ask_.file))
     if isinstance(fact, Fact):
-        return Answer(said, fact.sentence(lang), True)
+        if fact.kind in _RANKED and fact.category:
+            return Answer(said, fact.sentence(lang), True, names=(fact.category,))
+        values = (fact.value, *([fact.percent] if fact.percent is not None else []))
+        return Answer(said, fact.sentence(lang), True, values=tuple(map(repr, values)))
     return Answer(said, fact.reason if lang == "en" else generic, False)
 
 
