@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict
 _NUMBER = re.compile(
     r"(?<![\w.])[-−+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![0-9A-Za-z_])(?!\.\d)"
 )
+_PERCENT = re.compile(r"\s?(?:%|％|퍼센트|percent\b|per cent\b)", re.IGNORECASE)
 _EXPONENT = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?[eE][-+]?\d+(?![\w.])")
 # Spans that are not claims: code, links and images, citations in parentheses naming a file,
 # bare paths, and a line's list numbering.
@@ -160,12 +161,21 @@ def _claims(markdown: str) -> list[tuple[str, str, int | None]]:
     return found
 
 
-def writes_any(markdown: str, values: Iterable[str]) -> bool:
+def writes_any(markdown: str, values: Iterable[str], percents: Iterable[str] = ()) -> bool:
     """Whether a text writes one of these numbers, at the precision it prints it (`9.7` of
-    9.70, `29.90 %` of 29.8969…); a small whole number is not read as a rounding."""
-    known = Known.of(values)
-    numbers = (number for number, _ in claims(markdown))
-    return any(_decimal(number) is not None and known.holds(number) for number in numbers)
+    9.70, `29.90 %` of 29.8969…): one of `values` without a percent sign, one of `percents`
+    with one ("+22,317.5 %" does not state a change of 22,317.5). A small whole number is not
+    read as a rounding."""
+    plain, percent = Known.of(values), Known.of(percents)
+    text = _blank(markdown)
+    for match in _NUMBER.finditer(text):
+        number = match.group()
+        if _decimal(number) is None:
+            continue
+        known = percent if _PERCENT.match(text, match.end()) else plain
+        if known.holds(number):
+            return True
+    return False
 
 
 def untraced(markdown: str, known: Known) -> list[Untraced]:

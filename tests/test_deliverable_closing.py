@@ -457,6 +457,14 @@ def _answered(home: Home, kind: str, file: str, measure: str, **fields: object) 
          "The rate fell by 29.9 % from 1867 to 2011.", True),
         ("change", "us_marriages_divorces.csv", "Marriages_per_1000", {},
          "The rate fell from 1867 to 2011.", False),
+        # a change's size written as a percent is not its percent (the local model wrote
+        # Korea's +22,317.547504 dollars as "+22,317.547504% 증가")
+        ("change", "gapminder.csv", "gdpPercap", {"filters": {"country": ["Korea, Rep."]}},
+         "한국의 1인당 GDP는 +22,317.547504% 증가했습니다.", False),
+        ("change", "gapminder.csv", "gdpPercap", {"filters": {"country": ["Korea, Rep."]}},
+         "한국의 1인당 GDP는 22,317.55달러(+2,165.51 %) 늘었습니다.", True),
+        ("change", "gapminder.csv", "gdpPercap", {"filters": {"country": ["Korea, Rep."]}},
+         "한국의 1인당 GDP는 2,165.5 퍼센트 늘었습니다.", True),
         # a ranking is stated by the category it names
         ("largest", "gapminder.csv", "pop", {"category": "continent", "start": "2007",
                                              "end": "2007"},

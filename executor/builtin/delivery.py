@@ -104,14 +104,15 @@ def asked_as(question: Question) -> str:
 
 
 def states(markdown: str, found: Answer) -> bool:
-    """Whether the text states the computed answer: a number of it that is the answer's value
-    at the precision it prints (or its percent), or the category a ranking names; a text that
-    writes only the answer's year or unit ("between 1867 and 2011" for "9.7 in 1867") does not.
+    """Whether the text states the computed answer: the answer's value at the precision it
+    prints (a change's percent with its sign), or the category a ranking names; a text that
+    writes only the answer's year or unit ("between 1867 and 2011" for "9.7 in 1867"), or a
+    change as a percent it is not ("+22,317.5 %" for +22,317.5, +2,165.5 %), does not.
     An answer that says neither is judged by any figure of its sentence (its citation aside)."""
     if found.names:
         return any(name.casefold() in markdown.casefold() for name in found.names)
-    if found.values:
-        return writes_any(markdown, found.values)
+    if found.values or found.percents:
+        return writes_any(markdown, found.values, found.percents)
     claim = found.sentence.rsplit(" (", 1)[0]
     figures = untraced(claim, Known.of([]))
     return bool(figures) and len(untraced(claim, Known.of([markdown]))) < len(figures)

@@ -115,10 +115,11 @@ class Answer:
     said: str
     sentence: str
     found: bool
-    # What answers it, for telling whether a text states it: the value(s) at full precision (a
-    # change also by its percent), or the category a ranking names. Not the period, the unit
-    # or the row, which a text that never gives the answer also writes.
+    # What answers it, for telling whether a text states it: its value at full precision, a
+    # change's percent (written with its sign), or the category a ranking names. Not the
+    # period, the unit or the row, which a text that never gives the answer also writes.
     values: tuple[str, ...] = ()
+    percents: tuple[str, ...] = ()
     names: tuple[str, ...] = ()
 
 
@@ -148,8 +149,9 @@ def answer(question: Question, texts: SourceTexts, lang: str, generic: str) -> A
     if isinstance(fact, Fact):
         if fact.kind in _RANKED and fact.category:
             return Answer(said, fact.sentence(lang), True, names=(fact.category,))
-        values = (fact.value, *([fact.percent] if fact.percent is not None else []))
-        return Answer(said, fact.sentence(lang), True, values=tuple(map(repr, values)))
+        percents = (repr(fact.percent),) if fact.percent is not None else ()
+        return Answer(said, fact.sentence(lang), True, values=(repr(fact.value),),
+                      percents=percents)  # fmt: skip
     return Answer(said, fact.reason if lang == "en" else generic, False)
 
 
