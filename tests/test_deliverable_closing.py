@@ -465,6 +465,11 @@ def _answered(home: Home, kind: str, file: str, measure: str, **fields: object) 
          "한국의 1인당 GDP는 22,317.55달러(+2,165.51 %) 늘었습니다.", True),
         ("change", "gapminder.csv", "gdpPercap", {"filters": {"country": ["Korea, Rep."]}},
          "한국의 1인당 GDP는 2,165.5 퍼센트 늘었습니다.", True),
+        # a value that is itself a rate may carry its percent sign
+        ("cagr", "us_marriages_divorces.csv", "Marriages_per_1000", {},
+         "It fell by about 0.25 % a year.", True),
+        ("mean", "us_marriages_divorces.csv", "Marriages_per_1000", {},
+         "The rate averaged 9.64 over the period.", True),
         # a ranking is stated by the category it names
         ("largest", "gapminder.csv", "pop", {"category": "continent", "start": "2007",
                                              "end": "2007"},

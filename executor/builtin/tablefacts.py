@@ -115,9 +115,10 @@ class Answer:
     said: str
     sentence: str
     found: bool
-    # What answers it, for telling whether a text states it: its value at full precision, a
-    # change's percent (written with its sign), or the category a ranking names. Not the
-    # period, the unit or the row, which a text that never gives the answer also writes.
+    # What answers it, for telling whether a text states it: its value at full precision, what
+    # it may be written as with a percent sign (a change's percent, else the value itself), or
+    # the category a ranking names. Not the period, the unit or the row, which a text that
+    # never gives the answer also writes.
     values: tuple[str, ...] = ()
     percents: tuple[str, ...] = ()
     names: tuple[str, ...] = ()
@@ -134,8 +135,9 @@ def answer(question: Question, texts: SourceTexts, lang: str, generic: str) -> A
         ask = question.lookup
         cell = lookup(LookupQuery(file=ask.file, selectors=ask.selectors, column=ask.column),
                       root=texts.home)  # fmt: skip
-        if cell.number is not None:
-            return Answer(said, cell.sentence(lang), cell.found, values=(repr(cell.number),))
+        if cell.number is not None:  # a cell of a percent column may be written with "%"
+            number = (repr(cell.number),)
+            return Answer(said, cell.sentence(lang), cell.found, values=number, percents=number)
         names = (cell.text,) if cell.text else ()
         return Answer(said, cell.sentence(lang), cell.found, names=names)
     assert question.compute is not None
@@ -149,9 +151,10 @@ def answer(question: Question, texts: SourceTexts, lang: str, generic: str) -> A
     if isinstance(fact, Fact):
         if fact.kind in _RANKED and fact.category:
             return Answer(said, fact.sentence(lang), True, names=(fact.category,))
-        percents = (repr(fact.percent),) if fact.percent is not None else ()
+        # A change's size is no percent; any other value may be one (a rate, a growth).
+        percent = fact.value if fact.percent is None else fact.percent
         return Answer(said, fact.sentence(lang), True, values=(repr(fact.value),),
-                      percents=percents)  # fmt: skip
+                      percents=(repr(percent),))  # fmt: skip
     return Answer(said, fact.reason if lang == "en" else generic, False)
 
 
