@@ -107,6 +107,13 @@ class Known:
                 found.update((Decimal(match.group()), -Decimal(match.group())))
         return cls(frozenset(found), frozenset(amounts))
 
+    @classmethod
+    def exactly(cls, numbers: Iterable[float]) -> Known:
+        """These computed numbers, at their full precision, either sign (not read from text:
+        a float's `repr` may be in exponent form)."""
+        found = {Decimal(repr(number)) for number in numbers}
+        return cls(frozenset(found | {-value for value in found}))
+
     def holds_amount(self, printed: str, power: int) -> bool:
         """Whether a number written with a scale (`printed` × 10**power) is an amount the
         sources write, at its printed precision (at least two significant digits to round)."""
@@ -161,12 +168,12 @@ def _claims(markdown: str) -> list[tuple[str, str, int | None]]:
     return found
 
 
-def writes_any(markdown: str, values: Iterable[str], percents: Iterable[str] = ()) -> bool:
+def writes_any(markdown: str, values: Iterable[float], percents: Iterable[float] = ()) -> bool:
     """Whether a text writes one of these numbers, at the precision it prints it (`9.7` of
     9.70, `29.90 %` of 29.8969…): one of `values` without a percent sign, one of `percents`
     with one ("+22,317.5 %" does not state a change of 22,317.5). A small whole number is not
     read as a rounding."""
-    plain, percent = Known.of(values), Known.of(percents)
+    plain, percent = Known.exactly(values), Known.exactly(percents)
     text = _blank(markdown)
     for match in _NUMBER.finditer(text):
         number = match.group()

@@ -119,8 +119,8 @@ class Answer:
     # it may be written as with a percent sign (a change's percent, else the value itself), or
     # the category a ranking names. Not the period, the unit or the row, which a text that
     # never gives the answer also writes.
-    values: tuple[str, ...] = ()
-    percents: tuple[str, ...] = ()
+    values: tuple[float, ...] = ()
+    percents: tuple[float, ...] = ()
     names: tuple[str, ...] = ()
 
 
@@ -136,7 +136,7 @@ def answer(question: Question, texts: SourceTexts, lang: str, generic: str) -> A
         cell = lookup(LookupQuery(file=ask.file, selectors=ask.selectors, column=ask.column),
                       root=texts.home)  # fmt: skip
         if cell.number is not None:  # a cell of a percent column may be written with "%"
-            number = (repr(cell.number),)
+            number = (cell.number,)
             return Answer(said, cell.sentence(lang), cell.found, values=number, percents=number)
         names = (cell.text,) if cell.text else ()
         return Answer(said, cell.sentence(lang), cell.found, names=names)
@@ -153,8 +153,7 @@ def answer(question: Question, texts: SourceTexts, lang: str, generic: str) -> A
             return Answer(said, fact.sentence(lang), True, names=(fact.category,))
         # A change's size is no percent; any other value may be one (a rate, a growth).
         percent = fact.value if fact.percent is None else fact.percent
-        return Answer(said, fact.sentence(lang), True, values=(repr(fact.value),),
-                      percents=(repr(percent),))  # fmt: skip
+        return Answer(said, fact.sentence(lang), True, values=(fact.value,), percents=(percent,))
     return Answer(said, fact.reason if lang == "en" else generic, False)
 
 
