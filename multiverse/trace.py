@@ -84,7 +84,13 @@ class Known:
         """Every number written in these texts (sources, facts, the request)."""
         found: set[Decimal] = set()
         amounts: set[Decimal] = set()
-        for text in texts:
+        for written in texts:
+            # A table's 1e-05, which a text prints whole; blanked, its "05" is no number of
+            # its own.
+            text = written
+            for match in _EXPONENT.finditer(written):
+                found.update((Decimal(match.group()), -Decimal(match.group())))
+                text = text[: match.start()] + " " * len(match.group()) + text[match.end() :]
             run = Decimal(0)  # "1조 2천억": the parts of one Korean amount, added up
             last_end, last_power = -1, 99
             for match in _NUMBER.finditer(text):
@@ -103,8 +109,6 @@ class Known:
                 run = run + amount if joined else amount
                 amounts.update((amount, run))
                 last_end, last_power = scale_end, power
-            for match in _EXPONENT.finditer(text):  # a table's 1e-05, which a text prints whole
-                found.update((Decimal(match.group()), -Decimal(match.group())))
         return cls(frozenset(found), frozenset(amounts))
 
     @classmethod

@@ -202,3 +202,11 @@ def test_names_are_judged_mid_sentence_against_every_known_text(
     """Only capitalised words mid-sentence are judged, against the known texts in any case."""
     source = "region,revenue\nnorth,5\nsouth,3\n"
     assert unsourced_names(text, [source, "A memo on US and EU revenue, U.S. Steel's"]) == names
+
+
+def test_a_number_in_exponent_form_is_known_whole_and_its_parts_are_not() -> None:
+    """A table's 1e-05 is the number 0.00001 (either sign); its "1" and "05" are no numbers
+    of the source, so a text's 5 is not traced to it."""
+    known = Known.of(["rate,share\nA,1e-05\nB,2.5E+3\n"])
+    assert known.holds("0.00001") and known.holds("-0.00001") and known.holds("2,500")
+    assert not known.holds("5") and not known.holds("3")
