@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from multiverse.gateway import ENOUGH_FINISH, REPEAT_FINISH
+from multiverse.gateway import ENOUGH_FINISH, REPEAT_FINISH, TABLE_FINISH
 
 _PHASES = ("intake", "P0", "P1", "P2", "P3", "P4", "closing")
 
@@ -106,7 +106,7 @@ def tokens(case: dict[str, Any]) -> str:
     )
 
 
-CLOSED_EARLY = (REPEAT_FINISH, ENOUGH_FINISH)  # a stream closed early
+CLOSED_EARLY = (REPEAT_FINISH, ENOUGH_FINISH, TABLE_FINISH)  # a stream closed early
 
 
 def unreported(calls: list[dict[str, Any]]) -> str:
@@ -185,7 +185,8 @@ def cost(case: dict[str, Any]) -> str:
                        (spent.get("minutes_per_phase") or {}).items())  # fmt: skip
     calls = (case.get("model") or {}).get("calls") or []
     finishes = [str(call.get("finish_reason")) for call in calls]
-    said = {REPEAT_FINISH: "at a repeat", ENOUGH_FINISH: "at the words asked"}
+    said = {REPEAT_FINISH: "at a repeat", ENOUGH_FINISH: "at the words asked",
+            TABLE_FINISH: "at a table's rows"}  # fmt: skip
     stopped = ", ".join(f"{finishes.count(reason)} {said[reason]}"
                         for reason in CLOSED_EARLY if reason in finishes)  # fmt: skip
     repeats = f"; stopped early {stopped}" if stopped else ""

@@ -22,6 +22,7 @@ from executor.model.references import (
 from executor.model.single_shot import (
     MAX_EXTENSIONS,
     WORKING_PASTE_TOKENS,
+    WORKING_TABLE_ROWS,
     content_words,
     deliverable_paste,
 )
@@ -375,6 +376,49 @@ def test_a_working_document_cut_at_its_budget_keeps_its_whole_paragraphs(
     assert "The second source holds the costs." in written and "The third" not in written
     assert "*[Cut here: the text ran past its budget of about 400 words.]*" in written
     assert fake_openai.count == 1
+
+
+def copied_table(rows: int) -> tuple[str, list[str]]:
+    """A year-by-year table as a small model copies one out of a source, and its body rows."""
+    body = [f"| {1867 + n} | {round(9.6 + n / 10, 1)} |" for n in range(rows)]
+    return "| Year | Rate |\n|------|------|\n" + "\n".join(body) + "\n", body
+
+
+def test_a_working_document_that_copies_a_table_out_is_closed_at_its_rows(
+    root: Path, fake_openai: FakeOpenAI
+) -> None:
+    """The local model copied a 141-row table into a working document until max_tokens cut
+    it (`finish_reason: length`): a working document's stream is closed after
+    WORKING_TABLE_ROWS rows of a table, keeps what came before, says where the table was cut,
+    and no call is cut at its limit."""
+    out = f"runs/{RUN}/workspace/ANALYZING/summary.md"
+    table_, rows = copied_table(141)
+    fake_openai.script(length_cut("## Recurring themes\n\nThe rate fell from 16.2 in 1946 to "
+                                  f"6.8 in 2009.\n\n## Key figures\n\n{table_}", 1200))
+    signal = executor(root, fake_openai).execute_task(assignment(root, out))
+    assert signal.status == "COMPLETED", signal.error
+    written = (root / out).read_text("utf-8")
+    assert "The rate fell from 16.2 in 1946 to 6.8 in 2009." in written
+    assert rows[WORKING_TABLE_ROWS - 1] in written and rows[WORKING_TABLE_ROWS] not in written
+    assert f"*[Cut here: the table went on past {WORKING_TABLE_ROWS} rows.]*" in written
+    usage = json.loads((root / "runs" / RUN / "usage.json").read_text("utf-8"))
+    assert fake_openai.count == 1 and usage["calls"] == 1
+
+
+def test_the_deliverables_analysis_keeps_a_table_it_draws_whole(
+    root: Path, fake_openai: FakeOpenAI
+) -> None:
+    """A table in the deliverable is the reader's: its analysis is never closed at a table's
+    rows, only a working document is."""
+    out = f"outputs/{RUN}/memo.md"
+    table_, rows = copied_table(WORKING_TABLE_ROWS + 10)
+    fake_openai.script(text(f"# Memo\n\n## Rates by year\n\n{table_}\n{EXTRA}"),
+                       text(EXTRA), text(VERDICT))  # fmt: skip
+    signal = executor(root, fake_openai).execute_task(
+        assignment(root, out, phase="GENERATING_OUTPUT"))
+    assert signal.status == "COMPLETED", signal.error
+    memo = (root / out).read_text("utf-8")
+    assert all(row in memo for row in rows) and "went on past" not in memo
 
 
 def test_a_deliverable_still_cut_after_its_continuations_fails_clearly(

@@ -18,10 +18,13 @@ from multiverse.gateway.stream import (
     ENOUGH_FINISH,
     LINE_SHARE,
     REPEAT_FINISH,
+    TABLE_FINISH,
+    closing_at,
     cut_failure,
     enough_at,
     join_parts,
     repeating_from,
+    table_cut_at,
 )
 
 from fake_openai import FakeOpenAI, length_cut, text
@@ -285,3 +288,70 @@ def test_a_long_answer_stops_at_a_paragraph_end_past_the_words_asked(
     assert answer.finish_reason == ENOUGH_FINISH
     written = answer.text.split()
     assert 60 <= len(written) < 60 + 25 and answer.text.rstrip().endswith(".")
+
+
+def table(rng: random.Random, rows: int, rule: bool = True) -> tuple[str, list[str]]:
+    """A markdown table of `rows` body rows with random columns, widths and alignment, and
+    its body rows."""
+    width = rng.randint(2, 5)
+    pad = " " * rng.randint(0, 6)
+    header = "| " + " | ".join(f"Col{n}{pad}" for n in range(width)) + " |"
+    marks = [rng.choice(("---", ":---", "---:", ":---:", "-----------")) for _ in range(width)]
+    body = ["| " + " | ".join(f"{rng.randint(1, 99_999) / 10}{pad}" if n else
+                              f"{rng.choice(WORDS)} {1900 + index}" for n in range(width)) + " |"
+            for index in range(rows)]  # fmt: skip
+    lines = [header, *(["|" + "|".join(marks) + "|"] if rule else []), *body]
+    return "\n".join(lines) + "\n", body
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_table_copied_out_is_closed_after_its_last_row_allowed(seed: int) -> None:
+    """Generated tables (2-5 columns, padded or not, aligned, with or without the rule under
+    the header), after prose and an earlier small table: read as the stream reads them, the cut
+    is the end of the last body row allowed; only the table being written counts, and a table
+    within its rows is never cut."""
+    rng = random.Random(seed)
+    limit = rng.randint(3, 20)
+    small, _ = table(rng, rng.randint(1, limit))  # an earlier table within its rows
+    big, rows = table(rng, limit + rng.randint(1, 60), rule=seed % 3 != 0)
+    before = f"## Sources\n\n{paragraph(rng)}\n\n{small}\n{paragraph(rng)}\n\n"
+    text_ = before + big + "\nThe rest of the analysis.\n"
+    ends = [at + 1 for at, char in enumerate(text_) if char == "\n"]
+    cut = next(found for end in ends if (found := table_cut_at(text_[:end], limit)) is not None)
+    kept = text_[:cut]
+    assert kept.endswith(rows[limit - 1]) and rows[limit] not in kept
+    assert kept.startswith(before) and text_[cut] == "\n"
+    assert all(table_cut_at(text_[:end], limit) is None for end in ends if end <= len(before))
+    assert table_cut_at(before + big, limit + len(rows)) is None
+
+
+def test_a_text_is_closed_at_a_repeat_first_then_its_words_then_a_tables_rows() -> None:
+    """Each closing says why: a repeat before the words, the words before a table's rows; a text
+    that needs none goes on, and says no reason."""
+    rng = random.Random(1)
+    looped = "\n\n".join([paragraph(rng)] * 3) + "\n\n"
+    assert closing_at(looped, 1, 1)[1] == REPEAT_FINISH
+    long_table, _ = table(rng, 40)
+    wordy = f"{paragraph(rng)}\n\n{paragraph(rng)}\n\n{long_table}"
+    assert closing_at(wordy, 5, 3)[1] == ENOUGH_FINISH
+    assert closing_at(wordy, 10_000, 3)[1] == TABLE_FINISH
+    assert closing_at(wordy, 10_000, 100) == (None, "")
+    assert closing_at(wordy, None, None) == (None, "")
+
+
+def test_a_table_copied_out_of_a_source_is_closed_at_its_rows_not_cut_at_the_limit(
+    fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    """The local model copied a 141-row table into a working document until max_tokens cut
+    it: read as a stream with the rows a table may have, the answer keeps the text before the
+    table and the table's first rows whole, and says `table`, never `length`; the server is
+    no longer read."""
+    rng = random.Random(7)
+    copied, rows = table(rng, 141)
+    fake_openai.script(length_cut(f"# First analysis\n\n{paragraph(rng)}\n\n{copied}",
+                                  completion_tokens=1200))  # fmt: skip
+    answer = gateway(tmp_path).complete(streaming(fake_openai, stop_at_rows=15))
+    assert answer.finish_reason == TABLE_FINISH
+    assert answer.text.rstrip().endswith(rows[14]) and rows[15] not in answer.text
+    assert answer.text.startswith("# First analysis")
+    assert fake_openai.streams_stopped == 1

@@ -8,8 +8,9 @@ pasted; a chart the run drew (.html/.svg in its folders) is named for linking. T
 pure: every text gets a fair share of the room left in the context window, and a cut is marked
 as a cut.
 
-Also here: fitting references into a context window; the tokens a length asked for needs (the
-length itself is read by `multiverse.spec.asked_words`).
+Also here: fitting references into a context window; the words a writing call is given (the
+deliverable's analysis, a working document) and the tokens they need (the length asked itself
+is read by `multiverse.spec.asked_words`).
 """
 
 from __future__ import annotations
@@ -297,3 +298,24 @@ def describe_length(words: int | None) -> str:
         f"About {words} words (at most {most_words(words)}). Stop when the document is "
         "complete; never repeat a section to fill the length."
     )
+
+
+ANALYSIS_SHARE = 0.7  # of the words asked for the whole memo
+ANALYSIS_MIN_WORDS = 150
+# A working document's own budget: enough to say what each source holds and the facts that bear
+# on the task; a small model asked for the deliverable's length copies tables out instead.
+WORKING_WORDS = 400
+WORKING_MIN_WORDS = 200
+
+
+def analysis_words(asked: int | None) -> int | None:
+    """The words of the analysis section, when the whole memo is asked to be `asked` long."""
+    if asked is None:
+        return None
+    return max(ANALYSIS_MIN_WORDS, round(asked * ANALYSIS_SHARE))
+
+
+def working_words(deliverable: int | None) -> int:
+    """The words of a working document: a budget of its own, never the deliverable's (a first
+    analysis says what each source holds and the facts; it never copies a table out)."""
+    return max(WORKING_MIN_WORDS, min(WORKING_WORDS, deliverable or WORKING_WORDS))

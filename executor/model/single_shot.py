@@ -70,16 +70,19 @@ from executor.model.references import (
     ECHO_STOPS,
     MARGIN_TOKENS,
     Source,
+    analysis_words,
     estimate_tokens,
     fit_sources,
     gather_sources,
     most_words,
+    working_words,
     writing_tokens,
 )
 from executor.tools import ToolContext, ToolRegistry
 from multiverse.agent_package import AgentPackage
 from multiverse.config import TierConfig
 from multiverse.gateway import (
+    TABLE_FINISH,
     ChatMessage,
     LlmAnswer,
     LlmCall,
@@ -102,12 +105,6 @@ SECTION_MIN_WORDS = 150
 
 
 VERDICT_TOKENS = 700
-ANALYSIS_SHARE = 0.7  # of the words asked for the whole memo
-ANALYSIS_MIN_WORDS = 150
-# A working document's own budget: enough to say what each source holds and the facts that bear
-# on the task; a small model asked for the deliverable's length copies tables out instead.
-WORKING_WORDS = 400
-WORKING_MIN_WORDS = 200
 WORKING_ROOM = 2  # max_tokens of a writing call, in multiples of its words' tokens
 WORKING_PASTE_TOKENS = 6000  # of its references' text
 DELIVERABLE_PASTE_TOKENS = 8000  # of its references' text, or a quarter of a larger window
@@ -118,14 +115,11 @@ def deliverable_paste(window: int) -> int:
     return min(MAX_PASTED_TOKENS, max(DELIVERABLE_PASTE_TOKENS, window // 4))
 
 
-def analysis_words(asked: int | None) -> int | None:
-    """The words of the analysis section, when the whole memo is asked to be `asked` long."""
-    if asked is None:
-        return None
-    return max(ANALYSIS_MIN_WORDS, round(asked * ANALYSIS_SHARE))
-
-
 CUT_NOTE = "\n\n*[Cut here: the text ran past its budget of about {words} words.]*\n"
+# A working document states the facts computed from a table: it copies no table out, and a
+# table it starts to copy is closed at this many rows (the stream's `table` finish).
+WORKING_TABLE_ROWS = 15
+TABLE_NOTE = "\n\n*[Cut here: the table went on past {rows} rows.]*\n"
 _SENTENCE_END = re.compile(r"[.!?。)](?=\s)|[.!?。]$|다\.")
 
 
@@ -137,14 +131,6 @@ def whole_paragraphs(text: str) -> str:
         return body[:cut].rstrip()
     ends = list(_SENTENCE_END.finditer(body))
     return body[: ends[-1].end()].rstrip() if ends else ""
-
-
-def working_words(deliverable: int | None) -> int:
-    """The words of a working document: a budget of its own, never the deliverable's (a first
-    analysis says what each source holds and the facts; it never copies a table out)."""
-    return max(WORKING_MIN_WORDS, min(WORKING_WORDS, deliverable or WORKING_WORDS))
-
-
 
 
 def first_analysis_outline(
@@ -460,7 +446,8 @@ class SingleShot:
         max_tokens = self._room(task)
         messages = writing_messages(task, self.window, max_tokens, note)
         step = "write" if not note else "write-again"
-        call = self._call(task, package, messages, max_tokens, step, more, task.words)
+        rows = None if task.body else WORKING_TABLE_ROWS
+        call = self._call(task, package, messages, max_tokens, step, more, task.words, rows)
         answer = self.gateway.complete(call)
         if answer.finish_reason == "length":
             log.info("single_shot_cut", run_id=task.assignment.run_id, parts=answer.parts,
@@ -475,13 +462,19 @@ class SingleShot:
                         task_id=task.assignment.task.task_id, parts=answer.parts)  # fmt: skip
             return answer.model_copy(update={"text": kept + CUT_NOTE.format(words=task.words)})
         written = without_echo(answer.text, instruction_lines(task))
+        if answer.finish_reason == TABLE_FINISH:
+            log.info("single_shot_table_closed", run_id=task.assignment.run_id,
+                     task_id=task.assignment.task.task_id, rows=rows)  # fmt: skip
+            written = written.rstrip() + TABLE_NOTE.format(rows=rows)
         return answer.model_copy(update={"text": written})
 
     def _call(
         self, task: WritingTask, package: AgentPackage, messages: list[ChatMessage],
         max_tokens: int, step: str, continuations: int = 0, words: int | None = None,
+        rows: int | None = None,
     ) -> LlmCall:  # fmt: skip
-        """One call of the task; a written answer stops at a paragraph's end past `words`."""
+        """One call of the task; a written answer stops at a paragraph's end past `words`, or
+        at the end of a table's row past `rows`."""
         assignment = task.assignment
         return LlmCall(
             role=self.role,
@@ -497,4 +490,5 @@ class SingleShot:
             stop=list(ECHO_STOPS),
             stop_repeats=True,
             stop_at_words=most_words(words) if words else None,
+            stop_at_rows=rows,
         )

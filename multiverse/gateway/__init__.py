@@ -41,6 +41,7 @@ from multiverse.gateway.provider import load_litellm, model_context_window, mode
 from multiverse.gateway.stream import (
     ENOUGH_FINISH,
     REPEAT_FINISH,
+    TABLE_FINISH,
     cut_failure,
     paragraph_key,
     paragraphs,
@@ -94,6 +95,7 @@ def ping_model(model: str, settings: PingTarget) -> str | None:
 __all__ = [
     "ENOUGH_FINISH",
     "REPEAT_FINISH",
+    "TABLE_FINISH",
     "Budget",
     "CallLimits",
     "ChatMessage",

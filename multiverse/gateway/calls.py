@@ -87,6 +87,9 @@ class LlmCall(LlmData):
     # With stop_repeats: also closed at the first paragraph's end past this many words (the
     # most the length asked allows): finish reason `enough`.
     stop_at_words: int | None = Field(default=None, ge=1)
+    # With stop_repeats: also closed at the end of a table's row past this many (a working text
+    # copies no table out): finish reason `table`.
+    stop_at_rows: int | None = Field(default=None, ge=1)
     json_mode: bool = False
     # For complete_json: send the answer's JSON schema as response_format (auto/on/off).
     structured_output: str = "auto"

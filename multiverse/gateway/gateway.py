@@ -345,7 +345,7 @@ class Gateway:
             stream = call.stop_repeats and not call.tools and shape is None and not call.json_mode
             with self.limits.slot(key):
                 response = send(litellm, openai_request(call, names, attempt), stream,
-                                call.stop_at_words)  # fmt: skip
+                                call.stop_at_words, call.stop_at_rows)  # fmt: skip
             if isinstance(response, Fault):
                 if shape is not None and refuses_schema(response):
                     # The server cannot decode with a schema: the JSON guard alone, from now on.

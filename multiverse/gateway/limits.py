@@ -243,6 +243,9 @@ def input_hash(call: LlmCall, mode: str = TEXT_MODE) -> str:
         "structured_output": call.structured_output,
         "mode": mode,
     }
+    if call.stop_repeats:
+        # Where the stream is closed shapes the answer as much as max_tokens does.
+        material["closed_at"] = [call.stop_at_words, call.stop_at_rows]
     blob = json.dumps(material, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 

@@ -52,10 +52,11 @@ def classify(exc: Exception) -> Fault | None:
 
 def send(
     litellm: ModuleType, kwargs: dict[str, Any], stop_repeats: bool = False,
-    words: int | None = None,
+    words: int | None = None, rows: int | None = None,
 ) -> Any:  # fmt: skip
     """The provider's response, or the Fault it raised; `stop_repeats`: read as a stream and
-    stopped where the answer starts writing itself again, or has `words` (gateway.stream)."""
+    stopped where the answer starts writing itself again, has `words`, or a table past `rows`
+    (gateway.stream)."""
     if "stop" in kwargs and not _takes_stop(litellm, str(kwargs["model"])):
         # Stop sequences are a saving, not a need: a model that refuses them (OpenAI's
         # reasoning models) writes without them rather than failing the call.
@@ -69,7 +70,7 @@ def send(
         kwargs = {**kwargs, "extra_body": extra}
     # Returned, not raised: our error must not chain the provider's, whose text may echo a key.
     try:
-        response = (streamed(litellm, kwargs, words) if stop_repeats
+        response = (streamed(litellm, kwargs, words, rows) if stop_repeats
                     else litellm.completion(**kwargs))  # fmt: skip
     except Exception as exc:
         fault = classify(exc)

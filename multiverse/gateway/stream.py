@@ -3,7 +3,9 @@ already wrote: a small model's loop (the same evidence under every claim, a whol
 again) would otherwise run to its token limit, minutes of a slow model's time for text that
 is thrown away, and leave an answer cut at its limit. Given the words asked, it is also closed
 at the first paragraph's end past them (a line's end, well past them, in a block that has none):
-sized to what was asked, not cut mid-sentence.
+sized to what was asked, not cut mid-sentence. Given the rows a table may have, it is closed
+at the end of the last row allowed: a working text states the facts computed from a table and
+copies none out (the local model copied a 141-row table until its limit cut the text).
 
 Only whole paragraphs count: two paragraphs in a row that each repeat an earlier one of the
 answer (a heading or a short line, like "- none", may recur in its own right). The answer
@@ -37,9 +39,11 @@ REPEAT_CHARS = 40
 REPEATS_IN_A_ROW = 2
 REPEAT_FINISH = "repeat"
 ENOUGH_FINISH = "enough"  # closed at a paragraph's end once the words asked were written
+TABLE_FINISH = "table"  # closed at the end of a table's last row allowed
 LINE_SHARE = 1.3  # past this share of the words, a line's end will do
 _HEADING = re.compile(r"^(#{1,6})\s")
 _BLANK = re.compile(r"\n[ \t]*\n")
+_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")  # a table's "|---|---|"
 
 
 def paragraphs(text: str) -> list[list[str]]:
@@ -107,6 +111,22 @@ def enough_at(text: str, words: int) -> int | None:
     return line if line > 0 and _said(text[:line]) >= LINE_SHARE * words else None
 
 
+def table_cut_at(text: str, rows: int) -> int | None:
+    """The end of the `rows`-th body row of the markdown table `text` ends in, once its finished
+    lines hold more body rows than that (its header and the rule under it aside); None before."""
+    lines = text[: text.rfind("\n") + 1].splitlines(keepends=True)
+    table: list[str] = []
+    for line in reversed(lines):
+        if not line.lstrip().startswith("|"):
+            break
+        table.insert(0, line)
+    body = [index for index, line in enumerate(table) if not _RULE.match(line)][1:]
+    if len(body) <= rows:
+        return None
+    start = len(text[: text.rfind("\n") + 1]) - sum(len(line) for line in table)
+    return start + sum(len(line) for line in table[: body[rows]]) - 1
+
+
 def _said(text: str) -> int:
     """The words of `text`, headings aside."""
     return sum(len(line.split()) for line in text.splitlines()
@@ -144,14 +164,18 @@ def _empty_heading(block: str, following: list[str]) -> bool:
     return below is not None and len(below.group(1)) <= len(level.group(1))
 
 
-def streamed(litellm: ModuleType, kwargs: dict[str, Any], words: int | None = None) -> Any:
+def streamed(
+    litellm: ModuleType, kwargs: dict[str, Any], words: int | None = None,
+    rows: int | None = None,
+) -> Any:  # fmt: skip
     """The provider's answer read as a stream, closed where it starts repeating itself (finish
-    reason `repeat`) or, given `words`, at the first paragraph's end past them (`enough`: the
+    reason `repeat`), given `words` at the first paragraph's end past them (`enough`: the
     length asked, reached at a paragraph's end rather than cut mid-sentence at the token
-    limit); the response as a whole call returns it. Raises what the provider raises."""
+    limit), given `rows` at the end of a table's last row allowed (`table`); the response as
+    a whole call returns it. Raises what the provider raises."""
     stream = litellm.completion(**kwargs, stream=True, stream_options={"include_usage": True})
     chunks: list[Any] = []
-    text, cut, finish = "", None, REPEAT_FINISH
+    text, cut, finish = "", None, ""
     timings: dict[str, Any] | None = None  # llama-server's, per chunk when asked for them
     try:
         for chunk in stream:
@@ -165,9 +189,7 @@ def streamed(litellm: ModuleType, kwargs: dict[str, Any], words: int | None = No
             text += piece
             # A paragraph ends only where a line does: the check runs once per line.
             if "\n" in piece:
-                cut = repeating_from(text)
-                if cut is None and words is not None:
-                    cut, finish = enough_at(text, words), ENOUGH_FINISH
+                cut, finish = closing_at(text, words, rows)
                 if cut is not None:
                     break
     finally:
@@ -186,6 +208,21 @@ def streamed(litellm: ModuleType, kwargs: dict[str, Any], words: int | None = No
             response.usage.prompt_tokens = _count(timings, "prompt_n") + _count(timings, "cache_n")
             response.usage.completion_tokens = _count(timings, "predicted_n")
     return response
+
+
+def closing_at(text: str, words: int | None, rows: int | None) -> tuple[int | None, str]:
+    """Where a streamed text is closed, and its finish reason: at a repeat, else past the
+    `words`, else past a table's `rows`; (None, "") while it goes on."""
+    cut = repeating_from(text)
+    if cut is not None:
+        return cut, REPEAT_FINISH
+    cut = None if words is None else enough_at(text, words)
+    if cut is not None:
+        return cut, ENOUGH_FINISH
+    cut = None if rows is None else table_cut_at(text, rows)
+    if cut is not None:
+        return cut, TABLE_FINISH
+    return None, ""
 
 
 def _count(timings: dict[str, Any], key: str) -> int:
