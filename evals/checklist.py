@@ -93,11 +93,50 @@ def asset_numbers(name: str, text: str) -> set[float]:
     return set().union(*(all_numbers(cell) for cell in cells))
 
 
+# A scale written after a number: English words, and the Korean units (천/백 only before
+# 만/억/조: "2천억" is 2 × 10³ × 10⁸).
+_SCALE = re.compile(r"\s?(?:(thousand|million|billion|trillion|bn|mn)\b|([천백])?\s?([만억조]))",
+                    re.IGNORECASE)  # fmt: skip
+_POWERS = {"thousand": 3, "million": 6, "mn": 6, "billion": 9, "bn": 9, "trillion": 12,
+           "만": 4, "억": 8, "조": 12, "천": 3, "백": 2}  # fmt: skip
+
+
+def _power(text: str, end: int) -> int | None:
+    """The power of ten of a scale written right after a number that ends at `end`."""
+    found = _SCALE.match(text, end)
+    if found is None:
+        return None
+    if found[1]:
+        return _POWERS[found[1].lower()]
+    return _POWERS[found[3]] + (_POWERS[found[2]] if found[2] else 0)
+
+
+def amounts(text: str) -> set[float]:
+    """The amounts a text writes with a scale, as the whole numbers they mean (1,200억 =
+    1.2e11, 612 million = 6.12e8), rounded to 6 significant digits."""
+    return {_amount(_value(m[1], m[2]), power) for m in _NUMBER.finditer(text)
+            if (power := _power(text, m.end())) is not None}  # fmt: skip
+
+
+def _amount(value: float, power: int) -> float:
+    return float(f"{value * 10**power:.6g}")
+
+
 def check_figures(deliverable: str, assets: dict[str, str]) -> FigureCheck:
-    """Look every figure of the deliverable up in the assets (values compared, not spellings)."""
+    """Look every figure of the deliverable up in the assets (values compared, not spellings):
+    as written, or as the amount it means where the assets write that amount with a scale
+    ("120 billion won" and "120,000,000,000 won" of "1,200억 원"; never "1.2 trillion")."""
     known: set[float] = set().union(*(asset_numbers(n, t) for n, t in assets.items()))
-    written = figures(deliverable)
-    missing = [raw for raw in written if _value(*_split(raw)) not in known]
+    meant: set[float] = set().union(*(amounts(text) for text in assets.values()))
+    prose = _prose(deliverable)
+    written, missing = [], []
+    for match in _NUMBER.finditer(prose):
+        if not _is_figure(match[1], match[2]):
+            continue
+        value, power = _value(match[1], match[2]), _power(prose, match.end())
+        written.append(match[0])
+        if value not in known and _amount(value, power or 0) not in meant:
+            missing.append(match[0])
     return FigureCheck(len(written) - len(missing), len(written), sorted(set(missing)))
 
 

@@ -77,13 +77,18 @@ class Known:
 
     values: frozenset[Decimal]
     amounts: frozenset[Decimal] = frozenset()
-    _rounded: dict[int, frozenset[Decimal]] = field(default_factory=dict, compare=False)
+    # The values written without a scale after them (None: all): 18 of "18만" means 180,000,
+    # never 18 million.
+    bare: frozenset[Decimal] | None = None
+    _rounded: dict[tuple[int, bool], frozenset[Decimal]] = field(default_factory=dict,
+                                                                  compare=False)  # fmt: skip
 
     @classmethod
     def of(cls, texts: Iterable[str]) -> Known:
         """Every number written in these texts (sources, facts, the request)."""
         found: set[Decimal] = set()
         amounts: set[Decimal] = set()
+        bare: set[Decimal] = set()
         for written in texts:
             # A table's 1e-05, which a text prints whole; blanked, its "05" is no number of
             # its own.
@@ -101,6 +106,7 @@ class Known:
                 found.add(-value)  # "fell by 3.2" states a change the source wrote as -3.2
                 scale = _scale(text, match.end())
                 if scale is None:
+                    bare.update((value, -value))
                     last_end = -1
                     continue
                 power, scale_end = scale
@@ -109,7 +115,7 @@ class Known:
                 run = run + amount if joined else amount
                 amounts.update((amount, run))
                 last_end, last_power = scale_end, power
-        return cls(frozenset(found), frozenset(amounts))
+        return cls(frozenset(found), frozenset(amounts), frozenset(bare))
 
     @classmethod
     def exactly(cls, numbers: Iterable[float]) -> Known:
@@ -133,24 +139,27 @@ class Known:
         return any(_round(known, quantum, way) == abs(amount)
                    for known in self.amounts for way in _TIES)  # fmt: skip
 
-    def holds(self, printed: str) -> bool:
-        """Whether a printed number is one of the known values at its printed precision."""
+    def holds(self, printed: str, bare: bool = False) -> bool:
+        """Whether a printed number is one of the known values at its printed precision
+        (`bare`: one the sources write without a scale after it)."""
         value = _decimal(printed)
-        if value is None or value in self.values:
+        values = self.bare if bare and self.bare is not None else self.values
+        if value is None or value in values:
             return True
         places = _places(printed)
         if places == 0 and abs(value) < 1000:
             return False  # a small whole number is a claim of its own, never a rounding
-        return value in self._at(places)
+        return value in self._at(places, bare)
 
-    def _at(self, places: int) -> frozenset[Decimal]:
+    def _at(self, places: int, bare: bool) -> frozenset[Decimal]:
         """The known values rounded to `places` decimals (computed once per precision)."""
-        if places not in self._rounded:
+        if (places, bare) not in self._rounded:
             quantum = Decimal(1).scaleb(-places)
-            self._rounded[places] = frozenset(
-                _round(known, quantum, way) for known in self.values for way in _TIES
+            values = self.bare if bare and self.bare is not None else self.values
+            self._rounded[places, bare] = frozenset(
+                _round(known, quantum, way) for known in values for way in _TIES
             )
-        return self._rounded[places]
+        return self._rounded[places, bare]
 
 
 def claims(markdown: str) -> list[tuple[str, str]]:
@@ -191,12 +200,16 @@ def writes_any(markdown: str, values: Iterable[float], percents: Iterable[float]
 
 def untraced(markdown: str, known: Known) -> list[Untraced]:
     """The numbers of a deliverable that no source and no computed fact holds, either as
-    written or, with a scale, as the amount it means."""
+    written or as the amount it means (with its scale: "120 billion" of "1,200억"; without
+    one: "180,000" of "18만")."""
     return [
         Untraced(number=number, context=context)
         for number, context, power in _claims(markdown)
-        if not known.holds(number)
-        and (power is None or not known.holds_amount(number, power))
+        # A number written with a scale is its amount, or a value the sources write bare
+        # (a table's 6.9 under "€ bn"); never the number of another scale ("18만" is not 18
+        # million).
+        if not known.holds(number, bare=power is not None)
+        and not known.holds_amount(number, power or 0)
     ]
 
 

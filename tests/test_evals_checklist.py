@@ -56,6 +56,23 @@ def test_figures_not_in_the_assets_are_listed() -> None:
     assert (found.found, found.total, found.missing, found.passed) == (1, 3, ["2,175"], False)
 
 
+@pytest.mark.parametrize(("written", "traced"), [
+    ("Korea's market reached 120 billion won.", True),  # 1,200억 원
+    ("Korea's market reached 120,000,000,000 won.", True),
+    ("Korea's market reached 0.12 trillion won.", True),
+    ("Korea's market reached 1,200억 원.", True),
+    ("Korea's market reached 1.2 trillion won.", False),  # what the local model wrote
+    ("Korea's market reached 12 billion won.", False),
+    ("Germany made €6,900 million.", True),  # €6.9 billion
+])  # fmt: skip
+def test_an_amount_converted_to_another_scale_is_found_by_what_it_means(
+    written: str, traced: bool
+) -> None:
+    """A Korean source's 1,200억 원 written in English as 120 billion won is the same amount;
+    ten times it is not."""
+    assert checklist.check_figures(written, ASSETS).passed is traced
+
+
 def test_the_chart_must_name_the_countries_and_show_the_values() -> None:
     """A chart with every country and the revenue cells passes; one without values fails."""
     series = checklist.revenue_by_country(ASSETS["revenue.csv"])

@@ -619,6 +619,34 @@ def test_every_writing_call_shows_the_runs_sources_first_byte_for_byte(
     assert all(body["stop"] == ["```text"] for body in fake_openai.requests)
 
 
+@pytest.mark.parametrize("language", ["en", "ko"])
+def test_the_sources_amounts_are_read_in_the_scale_words_of_the_language_written(
+    root: Path, fake_openai: FakeOpenAI, language: str
+) -> None:
+    """The local model, writing English from a Korean report, read 1,200억 원 as 1.2 trillion
+    won and 18만 대 as 18 million units: every writing call shows a source's amounts also in
+    the confirmed language's scale words, computed by code (the run's sources and a task's
+    references alike); written in Korean, the Korean amounts stand as they are and the English
+    ones are read in Korean."""
+    korean = "assets/korea_market_ko.md"
+    (root / korean).write_text("# 시장\n\n시장 규모는 1,200억 원, 판매 대수는 약 18만 대였다.\n",
+                               encoding="utf-8")  # fmt: skip
+    spec = RequestSpec(request="A memo.", sources=[korean, ASSET], confirmed=True,
+                       language=language)  # fmt: skip
+    fake_openai.script(text(MEMO))
+    task = assignment(root, f"runs/{RUN}/workspace/ANALYZING/first.md", references=[korean])
+    signal = executor(root, fake_openai).execute_task(task.model_copy(update={"spec": spec}))
+    assert signal.status == "COMPLETED", signal.error
+    prompt = prompt_of(fake_openai.requests[0])
+    english = ("1,200억 원 (= 120 billion won)", "18만 대 (= 180,000 units)")
+    korean_reading = "€18.5 billion (= 185억 유로)"
+    if language == "en":
+        assert all(reading in prompt for reading in english) and korean_reading not in prompt
+    else:
+        assert "1,200억 원, 판매" in prompt and "(= 120 billion" not in prompt
+        assert korean_reading in prompt
+
+
 @pytest.mark.parametrize("seed", range(8))
 def test_a_long_reference_is_cut_to_the_parts_that_bear_on_the_task(seed: int) -> None:
     """A file too long for its share keeps its first block, the blocks the task's words rank

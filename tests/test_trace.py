@@ -75,6 +75,10 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
     ("The market reached 1.2 trillion won in 2023.", False),  # what the local model wrote
     ("Samchuly reported sales of 1.05 trillion won.", False),
     ("The market reached 1.3 trillion won.", False),
+    ("About 180,000 units were sold.", True),  # 18만 대, written out whole
+    ("About 18 million units were sold.", False),  # what the local model wrote
+    ("About 180,001 units were sold.", False),
+    ("The market reached 120,000,000,000 won.", True),
 ])  # fmt: skip
 def test_an_amount_converted_from_korean_units_is_traced_by_what_it_means(
     written: str, traced: bool
@@ -96,6 +100,8 @@ def test_an_amount_in_eok_is_traced_in_billions_and_millions(eok: int, places: i
     if significant >= 2 or billions == billions.quantize(Decimal(1).scaleb(-places)):
         assert not untraced(f"Sales were {printed} billion won.", known)
     assert not untraced(f"Sales were {eok * 100:,} million won.", known)
+    assert not untraced(f"Sales were {eok * 100_000_000:,} won.", known)
+    assert untraced(f"Sales were {eok * 100_000_000 + 1:,} won.", known)
 
 
 def test_the_untraced_numbers_close_the_deliverable_in_a_section_of_their_own() -> None:

@@ -47,7 +47,7 @@ from executor.builtin.specialists import (
     web_search_note,
 )
 from executor.builtin.tablefacts import verified_facts
-from executor.builtin.text import clean_inline, split_sentences, terms, unique
+from executor.builtin.text import clean_inline, split_sentences, terms, unique, with_readings
 from multiverse.atomic import atomic_write_text
 from multiverse.errors import StorageError
 from multiverse.home import PHASE_FOLDERS, Home
@@ -311,4 +311,5 @@ __all__ = [
     "tool_folder",
     "unique",
     "verified_facts",
+    "with_readings",
 ]

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from executor.builtin import text_scores
+from executor.builtin import text_scores, with_readings
 from executor.tools import (
     SKIPPED_DIRS,
     ToolRefused,
@@ -319,3 +319,12 @@ def working_words(deliverable: int | None) -> int:
     """The words of a working document: a budget of its own, never the deliverable's (a first
     analysis says what each source holds and the facts; it never copies a table out)."""
     return max(WORKING_MIN_WORDS, min(WORKING_WORDS, deliverable or WORKING_WORDS))
+
+
+def read_in(sources: Sequence[Source], language: str | None) -> list[Source]:
+    """The sources with each amount written in another language's scale words also read in
+    those of `language` (`with_readings`: "1,200억 원 (= 120 billion won)")."""
+    if language is None:
+        return list(sources)
+    return [replace(source, text=with_readings(source.text, language)) if source.text else source
+            for source in sources]  # fmt: skip

@@ -75,6 +75,7 @@ from executor.model.references import (
     fit_sources,
     gather_sources,
     most_words,
+    read_in,
     working_words,
     writing_tokens,
 )
@@ -250,8 +251,9 @@ class SingleShot:
         # first analysis's prompt, 10k tokens that took a small model 7 minutes to read).
         shown = {source.path for source in material
                  if source.text is not None and (not source.cut or not published)}  # fmt: skip
-        sources = [source for source in gather_sources(home, references, roots)
-                   if source.path not in context.left_out and source.path not in shown]  # fmt: skip
+        sources = read_in([source for source in gather_sources(home, references, roots)
+                           if source.path not in context.left_out and source.path not in shown],
+                          spec.language if spec else None)  # fmt: skip
         task = WritingTask(
             assignment=assignment,
             output_path=output,
@@ -320,7 +322,7 @@ class SingleShot:
             return ()
         kept = [path for path in spec.sources if path not in spec.excluded()
                 and path not in context.left_out]  # fmt: skip
-        read = [source for source in gather_sources(home, kept)
+        read = [source for source in read_in(gather_sources(home, kept), spec.language)
                 if source.text is not None and not source.chart]  # fmt: skip
         # Cut to what bears on the request (not on the task): the same in every task.
         return tuple(fit_sources(read, material_tokens(self.window), spec_query(spec)))
