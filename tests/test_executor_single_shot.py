@@ -81,6 +81,22 @@ def test_length_asked_sets_the_answers_tokens() -> None:
     assert asked_words(["Use the 2023 figures", "see the homepage"]) is None
     assert writing_tokens(900, 4096) == 1440 and writing_tokens(100, 4096) == 600
     assert writing_tokens(900, 1000) == 1000 and writing_tokens(None, 2048) == 2048
+    # A Korean word (eojeol) takes about 3 tokens; another language without a measure, 1.6.
+    assert writing_tokens(400, 4096, "ko") == 1200 and writing_tokens(400, 4096, "fr") == 640
+
+
+@pytest.mark.parametrize(("language", "room"), [("en", 1280), ("ko", 2400)])
+def test_a_working_document_in_korean_gets_the_tokens_its_words_need(
+    root: Path, fake_openai: FakeOpenAI, language: str, room: int
+) -> None:
+    """Two Korean working documents of the local model (~430 words) were cut at 1,280 tokens,
+    the room of 400 English words: a writing call's room follows the confirmed language."""
+    out = f"runs/{RUN}/workspace/ANALYZING/analysis.md"
+    fake_openai.script(text(MEMO))
+    spec = RequestSpec(request="A memo.", sources=[ASSET], confirmed=True, language=language)
+    task = assignment(root, out, references=[ASSET]).model_copy(update={"spec": spec})
+    assert executor(root, fake_openai).execute_task(task).status == "COMPLETED"
+    assert fake_openai.requests[0]["max_tokens"] == room
 
 
 def test_fair_caps_keep_small_texts_whole_and_share_the_rest() -> None:

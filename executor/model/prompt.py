@@ -294,6 +294,11 @@ def _structure(task: WritingTask) -> str:
     return load_template(MEMO).render(assets=assets, charts=charts).rstrip()
 
 
+def language_of(task: WritingTask) -> str | None:
+    """The language the task writes in, as the confirmed spec says (None before one)."""
+    return task.assignment.spec.language if task.assignment.spec else None
+
+
 def language_said(spec: RequestSpec | None) -> str:
     """The language to write in, as a prompt names it: "Korean (한국어)"; a small model asked
     for "the language of the request" wrote a Korean request's memo in English."""

@@ -275,14 +275,20 @@ def render_sources(sources: Sequence[Source]) -> str:
 
 
 TOKENS_PER_WORD = 1.6
+# A language whose words (as spaces part them) take more tokens: a Korean word (eojeol) with its
+# endings took the local model's tokenizer about 3 (two Korean working texts of ~430 words were
+# cut at 1,280 tokens, the room of 400 English words).
+LANGUAGE_TOKENS_PER_WORD = {"ko": 3.0}
 MIN_WRITING_TOKENS = 600
 
 
-def writing_tokens(words: int | None, tier_max: int) -> int:
-    """max_tokens of the writing call: about 1.6 tokens a word, at least 600, at most the tier's."""
+def writing_tokens(words: int | None, tier_max: int, language: str | None = None) -> int:
+    """max_tokens of the writing call: about 1.6 tokens a word (3 a Korean one), at least 600,
+    at most the tier's."""
     if words is None:
         return tier_max
-    return min(tier_max, max(MIN_WRITING_TOKENS, round(words * TOKENS_PER_WORD)))
+    per_word = LANGUAGE_TOKENS_PER_WORD.get((language or "").split("-")[0], TOKENS_PER_WORD)
+    return min(tier_max, max(MIN_WRITING_TOKENS, round(words * per_word)))
 
 
 def most_words(words: int) -> int:

@@ -57,6 +57,7 @@ from executor.model.prompt import (
     extension_messages,
     facts_of,
     instruction_lines,
+    language_of,
     language_said,
     load_template,
     material_tokens,
@@ -331,7 +332,7 @@ class SingleShot:
         """max_tokens of a writing call: room beyond its words' tokens, so that a small model
         that writes on past them is seldom cut; the stream closes it at a paragraph's end once
         the words are written (`_call`); a deliverable cut all the same is continued."""
-        max_tokens = writing_tokens(task.words, self.tier.max_tokens)
+        max_tokens = writing_tokens(task.words, self.tier.max_tokens, language_of(task))
         return min(self.tier.max_tokens, WORKING_ROOM * max_tokens)
 
     def _extended(self, task: WritingTask, package: AgentPackage, document: str) -> str:
@@ -369,7 +370,7 @@ class SingleShot:
         messages = extension_messages(first, document, written, asked, topic, words)
         # Room beyond the words missing, as a working document has: a small model that goes on
         # past them is seldom cut (at the missing words' tokens alone, 600, one was).
-        missing = writing_tokens(words or asked - written, self.tier.max_tokens)
+        missing = writing_tokens(words or asked - written, self.tier.max_tokens, language_of(task))
         tokens = min(self.tier.max_tokens, WORKING_ROOM * missing)
         if prompt_tokens(messages) + tokens > self.window - MARGIN_TOKENS:
             return None
