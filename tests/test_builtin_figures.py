@@ -110,6 +110,8 @@ def test_a_korean_amount_is_read_in_english_and_an_english_one_in_korean(seed: i
             assert unit == said, found[1]
         assert all(f"{amount} (=" not in read for amount in left)
         assert plain in read and read.count("(=") == len(glossed)
+        # Read again (a working text that copied its sources' readings): one reading each.
+        assert with_readings(read, lang) == read
     assert with_readings(text_, "fr") == text_
 
 

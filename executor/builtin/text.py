@@ -365,6 +365,9 @@ _IN_KOREAN = {
 }  # fmt: skip
 
 
+_READ = re.compile(r"\s*\(=")
+
+
 def _short(value: float) -> str:
     return f"{value:,.6f}".rstrip("0").rstrip(".")
 
@@ -393,7 +396,8 @@ def with_readings(text: str, language: str) -> str:
     reading in the scale words of `language` (English or Korean): `1,200억 원 (= 120 billion
     won)`, `€18.5 billion (= 185억 유로)`. A small model writing English from a Korean source
     read 1,200억 원 as 1.2 trillion won and 18만 대 as 18 million units; code converts, the
-    model copies. Any other language: the text as it is."""
+    model copies. An amount read already keeps its one reading (a working text that copied
+    its sources' is read again by the next task). Any other language: the text as it is."""
     lang = language.split("-")[0].casefold()
     if lang not in ("en", "ko"):
         return text
@@ -404,6 +408,8 @@ def with_readings(text: str, language: str) -> str:
     for figure in find_figures(text):
         if figure.kind in ("percent", "year") or not other.search(figure.unit):
             continue
+        if _READ.match(text, figure.end):
+            continue  # read already: a working text copied it from its sources
         parts += [text[at : figure.end], f" (= {read(figure)})"]
         at = figure.end
     return "".join(parts) + text[at:]
