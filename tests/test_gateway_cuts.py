@@ -344,8 +344,7 @@ def test_a_table_copied_out_of_a_source_is_closed_at_its_rows_not_cut_at_the_lim
 ) -> None:
     """The local model copied a 141-row table into a working document until max_tokens cut
     it: read as a stream with the rows a table may have, the answer keeps the text before the
-    table and the table's first rows whole, and says `table`, never `length`; the server is
-    no longer read."""
+    table and the table's first rows whole, and says `table`, never `length`."""
     rng = random.Random(7)
     copied, rows = table(rng, 141)
     fake_openai.script(length_cut(f"# First analysis\n\n{paragraph(rng)}\n\n{copied}",
@@ -354,4 +353,3 @@ def test_a_table_copied_out_of_a_source_is_closed_at_its_rows_not_cut_at_the_lim
     assert answer.finish_reason == TABLE_FINISH
     assert answer.text.rstrip().endswith(rows[14]) and rows[15] not in answer.text
     assert answer.text.startswith("# First analysis")
-    assert fake_openai.streams_stopped == 1
