@@ -25,7 +25,7 @@ from multiverse.spec import (
     Reading,
     ScannedFile,
 )
-from multiverse.tabular import TableProfile
+from multiverse.tabular import RANKING_KINDS, TableProfile
 from offline.lexicon import Period, periods_in, span_in
 from offline.makeup import of_one_table, of_table
 from offline.resolve import (
@@ -90,7 +90,6 @@ _KINDS: tuple[tuple[ComputeKind, re.Pattern[str]], ...] = (
     ("first", re.compile(r"\bfirst (?:value|year|figure|record)", re.I)),
     ("last", re.compile(r"\blatest\b|\bmost recent\b|\blast (?:value|year|figure)", re.I)),
 )
-_COMPARING: frozenset[ComputeKind] = frozenset({"largest", "smallest", "fastest_growing"})
 # "which state", "which of these stocks", "어느 주", "어떤 분야".
 _TIME_WORD = re.compile(
     r"^(?:years?|months?|quarters?|days?|dates?|weeks?|periods?|time|해|연도|년도|달|월|분기|날|"
@@ -173,7 +172,7 @@ def questions_of(
         return [Question(reading=reading)]  # it names what no column holds: said, not guessed
     kind = _kind(part, target)
     category, filters = _compared(part, target, kind)
-    if kind in _COMPARING and category is None:
+    if kind in RANKING_KINDS and category is None:
         if kind == "fastest_growing":
             return []
         kind = "max" if kind == "largest" else "min"  # nothing compared: the peak over time
@@ -331,7 +330,7 @@ def _compared(
     compared column are the ones compared ("which of Japan, China and Korea")."""
     table = target.table
     filters = dict(target.filters)
-    if kind not in _COMPARING:
+    if kind not in RANKING_KINDS:
         return None, filters
     wide = table.wide
     if wide is not None and wide.axis == "category" and len(target.measures) > 1 and set(
@@ -455,7 +454,7 @@ def _range(part: str, target: _Target, kind: ComputeKind) -> tuple[str | None, s
         return target.span
     periods = target.periods
     time = target.table.time
-    if not periods and kind in _COMPARING and time is not None and (
+    if not periods and kind in RANKING_KINDS and time is not None and (
         _WHOLE.search(part) or aggregation_said(part) == "sum"
     ):
         return time.first, time.last  # "which day had the most births in total": all of it

@@ -19,6 +19,7 @@ from executor.builtin.relevance import without_left_out
 from multiverse.documents import look, source_text, why_unread
 from multiverse.spec import ChartAsk, ComputeKind, Question, RequestSpec
 from multiverse.tabular import (
+    RANKING_KINDS,
     TABLE_SUFFIXES,
     ChartData,
     ChartQuery,
@@ -43,7 +44,6 @@ YEARLY_AFTER = 3  # years: finer data spanning more are combined per year for th
 _GRAIN_KO = {"decade": "10년 단위",
              "year": "연도", "quarter": "분기", "month": "월", "week": "주", "day": "날짜"}
 _COMBINED = ("Mean ", "Total ", "Number of ")
-_RANKED = ("largest", "smallest", "fastest_growing")
 
 
 def is_table(path: str) -> bool:
@@ -149,7 +149,7 @@ def answer(question: Question, texts: SourceTexts, lang: str, generic: str) -> A
                          filters=ask_.filters)  # fmt: skip
     fact = compute(query, root=texts.home, descriptions=texts.descriptions(ask_.file))
     if isinstance(fact, Fact):
-        if fact.kind in _RANKED and fact.category:
+        if fact.kind in RANKING_KINDS and fact.category:
             return Answer(said, fact.sentence(lang), True, names=(fact.category,))
         # A change's size is no percent; any other value may be one (a rate, a growth).
         percent = fact.value if fact.percent is None else fact.percent
@@ -200,7 +200,7 @@ def targets(spec: RequestSpec, texts: SourceTexts) -> list[Target]:
     for question in spec.questions:
         if question.compute is not None and question.compute.file in texts.sources:
             ask_ = question.compute
-            ranked = ask_.kind in _RANKED
+            ranked = ask_.kind in RANKING_KINDS
             category = ask_.category if ranked else None
             found.append(Target(ask_.file, ask_.measure, dict(ask_.filters), category,
                                 _frequency(ask_.frequency)))  # fmt: skip
@@ -274,7 +274,7 @@ def _queries(target: Target, found: TableProfile) -> list[ComputeQuery]:
     grain = _grain(found, target.frequency)
     return [
         ComputeQuery(kind=kind, file=target.file, measure=target.measure, filters=target.filters,
-                     category=category if kind in _RANKED else None, frequency=grain,
+                     category=category if kind in RANKING_KINDS else None, frequency=grain,
                      aggregation=target.aggregation, whole_periods=True)
         for kind in kinds
     ]  # fmt: skip

@@ -18,6 +18,7 @@ from multiverse.tabular.charts import chart_data
 from multiverse.tabular.compute import compute
 from multiverse.tabular.lookup import lookup
 from multiverse.tabular.models import (
+    RANKING_KINDS,
     ChartData,
     ChartQuery,
     ChartRefusal,
@@ -46,6 +47,7 @@ from multiverse.tabular.reading import (
 
 __all__ = [
     "MAX_BYTES",
+    "RANKING_KINDS",
     "TABLE_SUFFIXES",
     "CellNumber",
     "ChartData",

@@ -35,6 +35,7 @@ from multiverse.tabular.dataset import (
 )
 from multiverse.tabular.lookup import table_fact
 from multiverse.tabular.models import (
+    RANKING_KINDS,
     Citation,
     ComputeQuery,
     Fact,
@@ -273,7 +274,6 @@ def _growth(setup: Setup, first: object, last: object) -> dict[str, float]:
 if TYPE_CHECKING:
     import pandas as pd
 
-_BY_CATEGORY = ("largest", "smallest", "fastest_growing")
 
 
 def compute(query: ComputeQuery, *, root: Path,
@@ -288,7 +288,7 @@ def compute_in(analysis: Analysis, query: ComputeQuery) -> Fact | FactRefusal:
         if query.kind in ("distinct", "columns"):
             return table_fact(analysis, query)
         setup = _setup(analysis, query)
-        if query.kind in _BY_CATEGORY:
+        if query.kind in RANKING_KINDS:
             from multiverse.tabular.compute import by_category
 
             fact = by_category(setup)
@@ -352,7 +352,7 @@ def _setup(analysis: Analysis, query: ComputeQuery) -> Setup:
     if value is not None and column is not None:
         filters[column] = [value]
         column = None
-    if query.kind in _BY_CATEGORY and column is None:
+    if query.kind in RANKING_KINDS and column is None:
         column = _default_category(analysis, measures)
     if len(measures) > 1 and column != "_source" and not (
             analysis.wide_time and set(measures) <= set(analysis.wide_time.columns)):

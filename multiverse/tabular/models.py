@@ -19,6 +19,8 @@ Order = Literal["time", "value_desc", "value_asc"]
 ComputeKind = Literal["first", "last", "min", "max", "change", "growth", "cagr", "mean",
                       "largest", "smallest", "fastest_growing",
                       "distinct", "columns"]  # of the table: values of a column, its columns
+# The kinds that compare a table's categories and name the one that ranks first.
+RANKING_KINDS: frozenset[ComputeKind] = frozenset({"largest", "smallest", "fastest_growing"})
 
 
 class _Plain(BaseModel):

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from multiverse.tabular.cells import format_number
 from multiverse.tabular.dataset import plain
+from multiverse.tabular.models import RANKING_KINDS
 from multiverse.tabular.profiling import Analysis
 
 if TYPE_CHECKING:
@@ -248,12 +249,12 @@ def subject(fact: Fact, lang: str) -> str:
         words = {"mean": f"평균 {label}", "sum": f"총 {label}",
                  "last": f"{label}({_GRAIN_KO.get(grain, '기간')}별 마지막 값)",
                  "count": f"{label} 값의 개수"}.get(fact.aggregation or "", label)
-        ranked = fact.kind in ("largest", "smallest", "fastest_growing")
+        ranked = fact.kind in RANKING_KINDS
         return f"{fact.category}의 {words}" if fact.category and not ranked else words
     words = {"mean": f"mean {label}", "sum": f"total {label}",
              "last": f"{label} (last value of each {grain})",
              "count": f"number of {label} values"}.get(fact.aggregation or "", label)
-    if fact.category and fact.kind not in ("largest", "smallest", "fastest_growing"):
+    if fact.category and fact.kind not in RANKING_KINDS:
         words += f" for {fact.category}"
     return words
 
@@ -276,7 +277,7 @@ def fact_words(fact: Fact, lang: str = "en") -> str:
                 f"{' in ' + p if p else ''}, {value} ({cite}).")
     bounded = fact.start is not None or fact.end is not None  # a range asked: not the data's
     up = fact.percent is not None and fact.percent >= 0
-    if fact.among == 1 and fact.kind in ("largest", "smallest", "fastest_growing"):
+    if fact.among == 1 and fact.kind in RANKING_KINDS:
         return upper_first(_alone_en(fact, s, value, start, end, percent)) + f" ({cite})."
     text = {
         "first": f"{s} was {value} in {p}" + ("" if bounded else ", the first period of the data"),
@@ -351,7 +352,7 @@ def _fact_ko(fact: Fact, value: str, start: str, end: str, percent: str, cite: s
     change = _signed(fact, "ko")
     years = format_number(fact.years, _places(fact.years))
     was = f"{josa(value, '이었', '였')}습니다"
-    if fact.among == 1 and fact.kind in ("largest", "smallest", "fastest_growing"):
+    if fact.among == 1 and fact.kind in RANKING_KINDS:
         only = f"{josa(fact.column or '항목', '은', '는')} {fact.category} 하나뿐입니다"
         if fact.kind == "fastest_growing":
             return (f"{p0}과 {p1}에 모두 {s} 값이 있는 {only}: {start}에서 "
