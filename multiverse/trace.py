@@ -143,8 +143,7 @@ class Known:
         """Whether a printed number is one of the known values at its printed precision
         (`bare`: one the sources write without a scale after it)."""
         value = _decimal(printed)
-        values = self.bare if bare and self.bare is not None else self.values
-        if value is None or value in values:
+        if value is None or value in self._values(bare):
             return True
         places = _places(printed)
         if places == 0 and abs(value) < 1000:
@@ -155,11 +154,14 @@ class Known:
         """The known values rounded to `places` decimals (computed once per precision)."""
         if (places, bare) not in self._rounded:
             quantum = Decimal(1).scaleb(-places)
-            values = self.bare if bare and self.bare is not None else self.values
             self._rounded[places, bare] = frozenset(
-                _round(known, quantum, way) for known in values for way in _TIES
+                _round(known, quantum, way) for known in self._values(bare) for way in _TIES
             )
         return self._rounded[places, bare]
+
+    def _values(self, bare: bool) -> frozenset[Decimal]:
+        """The known values; with `bare`, those written without a scale after them."""
+        return self.bare if bare and self.bare is not None else self.values
 
 
 def claims(markdown: str) -> list[tuple[str, str]]:

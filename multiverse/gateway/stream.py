@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 import zlib
 from collections.abc import Sequence
+from itertools import takewhile
 from types import ModuleType
 from typing import Any
 
@@ -114,16 +115,13 @@ def enough_at(text: str, words: int) -> int | None:
 def table_cut_at(text: str, rows: int) -> int | None:
     """The end of the `rows`-th body row of the markdown table `text` ends in, once its finished
     lines hold more body rows than that (its header and the rule under it aside); None before."""
-    lines = text[: text.rfind("\n") + 1].splitlines(keepends=True)
-    table: list[str] = []
-    for line in reversed(lines):
-        if not line.lstrip().startswith("|"):
-            break
-        table.insert(0, line)
+    finished = text[: text.rfind("\n") + 1]
+    lines = reversed(finished.splitlines(keepends=True))
+    table = list(takewhile(lambda line: line.lstrip().startswith("|"), lines))[::-1]
     body = [index for index, line in enumerate(table) if not _RULE.match(line)][1:]
     if len(body) <= rows:
         return None
-    start = len(text[: text.rfind("\n") + 1]) - sum(len(line) for line in table)
+    start = len(finished) - sum(len(line) for line in table)
     return start + sum(len(line) for line in table[: body[rows]]) - 1
 
 
