@@ -349,46 +349,39 @@ def words(lang: str) -> dict[str, str]:
 
 # -- an amount's reading in the scale words of another language --------------------------
 
-_KOREAN_SCALE = re.compile(r"[천백십]?[만억조]|(?:^|\s)천(?:\s|$)")
-_ENGLISH_SCALE = re.compile(r"\b(?:thousand|million|billion|trillion|bn|mn|tn|m|k|b)\b", re.I)
-_IN_ENGLISH = {
-    "원": "won", "달러": "dollars", "엔": "yen", "위안": "yuan", "유로": "euros",
-    "명": "people", "대": "units", "건": "cases", "톤": "tonnes", "가구": "households",
-    "곳": "places",
-}  # fmt: skip
-_IN_KOREAN = {
-    "€": "유로", "eur": "유로", "euros": "유로", "$": "달러", "us$": "달러", "usd": "달러",
-    "dollars": "달러", "£": "파운드", "gbp": "파운드", "¥": "엔", "jpy": "엔", "yen": "엔",
-    "₩": "원", "krw": "원", "won": "원", "cny": "위안", "users": "명", "customers": "명",
-    "people": "명", "employees": "명", "visitors": "명", "subscribers": "명", "members": "명",
-    "clients": "명", "units": "대", "vehicles": "대",
-}  # fmt: skip
-
-
+_HANGUL_SCALE = re.compile(r"[십백천만억조]")
 _READ = re.compile(r"\s*\(=")
+# Per language read into: its scales (largest first, with how each is joined to its number)
+# and its unit words for the other language's.
+_READINGS: dict[str, tuple[tuple[tuple[float, str], ...], dict[str, str]]] = {
+    "en": (
+        ((1e12, " trillion"), (1e9, " billion"), (1e6, " million")),
+        {"원": "won", "달러": "dollars", "엔": "yen", "위안": "yuan", "유로": "euros",
+         "명": "people", "대": "units", "건": "cases", "톤": "tonnes", "가구": "households",
+         "곳": "places"},
+    ),
+    "ko": (
+        ((1e12, "조"), (1e8, "억"), (1e4, "만")),
+        {"€": "유로", "eur": "유로", "euros": "유로", "$": "달러", "us$": "달러", "usd": "달러",
+         "dollars": "달러", "£": "파운드", "gbp": "파운드", "¥": "엔", "jpy": "엔", "yen": "엔",
+         "₩": "원", "krw": "원", "won": "원", "cny": "위안", "users": "명", "customers": "명",
+         "people": "명", "employees": "명", "visitors": "명", "subscribers": "명",
+         "members": "명", "clients": "명", "units": "대", "vehicles": "대"},
+    ),
+}  # fmt: skip
 
 
 def _short(value: float) -> str:
     return f"{value:,.6f}".rstrip("0").rstrip(".")
 
 
-def _english_reading(figure: FoundFigure) -> str:
-    scale = next(((size, name) for size, name in
-                  ((1e12, "trillion"), (1e9, "billion"), (1e6, "million"))
-                  if figure.magnitude >= size), None)  # fmt: skip
-    number = _short(figure.magnitude / scale[0]) + f" {scale[1]}" if scale else _short(
-        figure.magnitude)
-    unit = next((_IN_ENGLISH[word] for word in figure.unit.split() if word in _IN_ENGLISH), "")
-    return f"{number} {unit}".strip()
-
-
-def _korean_reading(figure: FoundFigure) -> str:
-    scale = next(((size, name) for size, name in ((1e12, "조"), (1e8, "억"), (1e4, "만"))
-                  if figure.magnitude >= size), None)  # fmt: skip
-    number = _short(figure.magnitude / scale[0]) + scale[1] if scale else _short(figure.magnitude)
-    unit = next((_IN_KOREAN[word] for word in figure.unit.casefold().split()
-                 if word in _IN_KOREAN), "")  # fmt: skip
-    return f"{number} {unit}".strip()
+def _reading(figure: FoundFigure, lang: str) -> str:
+    """The figure's amount in the scale and unit words of `lang` ("120 billion won")."""
+    scales, units = _READINGS[lang]
+    size, word = next(((size, word) for size, word in scales if figure.magnitude >= size),
+                      (1.0, ""))  # fmt: skip
+    unit = next((units[w] for w in figure.unit.casefold().split() if w in units), "")
+    return f"{_short(figure.magnitude / size)}{word} {unit}".strip()
 
 
 def with_readings(text: str, language: str) -> str:
@@ -399,17 +392,15 @@ def with_readings(text: str, language: str) -> str:
     model copies. An amount read already keeps its one reading (a working text that copied
     its sources' is read again by the next task). Any other language: the text as it is."""
     lang = language.split("-")[0].casefold()
-    if lang not in ("en", "ko"):
+    if lang not in _READINGS:
         return text
-    # English is written from the Korean scales' amounts; Korean from the English ones.
-    other = _KOREAN_SCALE if lang == "en" else _ENGLISH_SCALE
-    read = _english_reading if lang == "en" else _korean_reading
     parts, at = [], 0
     for figure in find_figures(text):
-        if figure.kind in ("percent", "year") or not other.search(figure.unit):
+        scaled = figure.magnitude != figure.number and figure.kind not in ("percent", "year")
+        # English is written from the Korean scales' amounts; Korean from the English ones.
+        korean = _HANGUL_SCALE.search(figure.unit) is not None
+        if not scaled or korean != (lang == "en") or _READ.match(text, figure.end):
             continue
-        if _READ.match(text, figure.end):
-            continue  # read already: a working text copied it from its sources
-        parts += [text[at : figure.end], f" (= {read(figure)})"]
+        parts += [text[at : figure.end], f" (= {_reading(figure, lang)})"]
         at = figure.end
     return "".join(parts) + text[at:]
