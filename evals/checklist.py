@@ -10,6 +10,7 @@ import csv
 import html
 import io
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 # A number not glued to an identifier: "P4-S02", "run-2026…-001", "facts_01" are not figures.
@@ -68,7 +69,11 @@ def _is_figure(whole: str, fraction: str | None) -> bool:
 
 def figures(markdown: str) -> list[str]:
     """The figures of a deliverable as written: ≥2 significant digits, no years or numbering."""
-    return [m[0] for m in _NUMBER.finditer(_prose(markdown)) if _is_figure(m[1], m[2])]
+    return [m[0] for m in _figure_matches(_prose(markdown))]
+
+
+def _figure_matches(prose: str) -> Iterator[re.Match[str]]:
+    return (m for m in _NUMBER.finditer(prose) if _is_figure(m[1], m[2]))
 
 
 @dataclass(frozen=True)
@@ -94,7 +99,8 @@ def asset_numbers(name: str, text: str) -> set[float]:
 
 
 # A scale written after a number: English words, and the Korean units (천/백 only before
-# 만/억/조: "2천억" is 2 × 10³ × 10⁸).
+# 만/억/조: "2천억" is 2 × 10³ × 10⁸). The judge reads them itself rather than through the
+# product's trace (multiverse.trace), so that a mistake there is not judged right here.
 _SCALE = re.compile(r"\s?(?:(thousand|million|billion|trillion|bn|mn)\b|([천백])?\s?([만억조]))",
                     re.IGNORECASE)  # fmt: skip
 _POWERS = {"thousand": 3, "million": 6, "mn": 6, "billion": 9, "bn": 9, "trillion": 12,
@@ -130,9 +136,7 @@ def check_figures(deliverable: str, assets: dict[str, str]) -> FigureCheck:
     meant: set[float] = set().union(*(amounts(text) for text in assets.values()))
     prose = _prose(deliverable)
     written, missing = [], []
-    for match in _NUMBER.finditer(prose):
-        if not _is_figure(match[1], match[2]):
-            continue
+    for match in _figure_matches(prose):
         value, power = _value(match[1], match[2]), _power(prose, match.end())
         written.append(match[0])
         if value not in known and _amount(value, power or 0) not in meant:
