@@ -55,6 +55,9 @@ VERDICT = json.dumps({
 })  # fmt: skip
 
 
+NO_REVISION = json.dumps({"sentences": []})  # the model revises nothing
+
+
 def marriages_spec(home: Home, **fields: object) -> RequestSpec:
     """A request over the marriages table with a chart and a computed question."""
     corpus_home(home, "us_marriages_divorces")
@@ -74,10 +77,12 @@ def marriages_spec(home: Home, **fields: object) -> RequestSpec:
 
 def model_memo(
     home: Home, fake_openai: FakeOpenAI, spec: RequestSpec, memo: str, verdict: str = VERDICT,
-    rewrite: str | None = None, after: tuple[str, ...] = (),
+    rewrite: str | None = None, after: tuple[str, ...] = (), revision: str = NO_REVISION,
 ) -> str:
     """The single-shot model's published memo for `spec`: its analysis `memo`, its `rewrite`
-    in the confirmed language when one is asked for, its verdict, then the answers `after`."""
+    in the confirmed language when one is asked for, its verdict, then the answers `after`,
+    then its `revision` of the sentences stating a number no source holds (asked only when
+    there is one)."""
     root = home.root.resolve()
     tier = TierConfig(model="openai/fake-model", api_base=fake_openai.base_url, max_tokens=4096,
                       timeout_seconds=10)  # fmt: skip
@@ -85,7 +90,8 @@ def model_memo(
                          RuntimeMapping(), tier, root)  # fmt: skip
     long_enough = memo + "\n\n" + "The rate moved over the years, as the chart shows. " * 120
     rewritten = [] if rewrite is None else [text(rewrite)]
-    fake_openai.script(text(long_enough), *rewritten, text(verdict), *map(text, after))
+    fake_openai.script(text(long_enough), *rewritten, text(verdict), *map(text, after),
+                       text(revision))  # fmt: skip
     task = assignment(home, spec, out="memo.md")
     task = task.model_copy(update={"task": task.task.model_copy(
         update={"related_references": ["assets/us_marriages_divorces.csv"]})})  # fmt: skip
@@ -107,6 +113,33 @@ def test_a_model_memo_with_an_invented_number_lists_it_and_counts_it(
     assert re.findall(r"^- \*\*([^*]+)\*\* — ", closing, re.MULTILINE) == [INVENTED]
     delivery = home.run(RUN).phase_workspace("GENERATING_OUTPUT") / "delivery.json"
     assert json.loads(delivery.read_text(encoding="utf-8"))["untraced_numbers"] == 1
+
+
+def test_a_memos_invented_figure_is_revised_against_its_source_and_the_rest_listed(
+    home: Home, fake_openai: FakeOpenAI
+) -> None:
+    """A sentence stating a number no source holds is shown to the model with the sources'
+    nearest passages, in one constrained call on the run's prefix; a revision that states the
+    source's figure replaces it, one that invents another is refused and its number listed."""
+    wrong = ("# The US marriage rate\n\nMarriages per 1000 were highest in 1946, at 61.2.\n\n"
+             f"The rate will reach {INVENTED} per 1000 soon.\n")  # fmt: skip
+    revision = json.dumps({"sentences": [
+        {"number": 1, "sentence": "Marriages per 1000 were highest in 1946, at 16.2."},
+        {"number": 2, "sentence": "The rate will reach 77.7 per 1000 soon."},
+    ]})  # fmt: skip
+    memo = model_memo(home, fake_openai, marriages_spec(home), wrong, revision=revision)
+    analysis, _verdict, asked = fake_openai.requests
+    prompt = prompt_of(asked)
+    assert "1. Sentence: Marriages per 1000 were highest in 1946, at 61.2." in prompt
+    assert "Numbers found in no source: 61.2" in prompt
+    assert "  - Marriages per 1000 was highest in 1946, at 16.2" in prompt  # the computed fact
+    assert asked["response_format"]["type"] == "json_schema"  # type: ignore[index]
+    # The run's prefix, byte for byte: the provider's cache serves it again.
+    assert asked["messages"][0] == analysis["messages"][0]  # type: ignore[index]
+    assert "Marriages per 1000 were highest in 1946, at 16.2." in memo and "61.2" not in memo
+    closing = section(memo, "Numbers not found in the sources")
+    assert re.findall(r"^- \*\*([^*]+)\*\* — ", closing, re.MULTILINE) == [INVENTED]
+    assert delivered(home)["untraced_numbers"] == 1
 
 
 def prompt_of(request: dict[str, object]) -> str:
@@ -167,7 +200,8 @@ def test_a_memo_written_in_another_language_is_rewritten_once_in_the_confirmed_o
               + "혼인율은 그 뒤 수십 년 동안 차트가 보여 주듯 움직였다. " * 100)  # fmt: skip
     memo = model_memo(home, fake_openai, spec, MEMO, KOREAN_VERDICT, rewrite=korean)
     assert "1946년에 1000명당 16.2건" in memo and "The rate moved" not in memo
-    assert fake_openai.count == 3  # the analysis, its rewrite, the verdict
+    # The analysis, its rewrite, the verdict, and the revision of the invented figure's sentence.
+    assert fake_openai.count == 4
     assert delivered(home)["not_done"] == []
 
 
@@ -202,11 +236,12 @@ def test_a_verdict_in_another_language_is_rewritten_in_the_confirmed_one(
         "reasons": ["1946년에 16.2로 가장 높았다."],
     })  # fmt: skip
     memo = model_memo(home, fake_openai, spec, MEMO, LONG_VERDICT, korean, (rewritten,))
-    asked = prompt_of(fake_openai.requests[-1])
+    asked = prompt_of(fake_openai.requests[3])
     assert "each value written in Korean (한국어)" in asked and "16.2 per 1000" in asked
     assert "1000명당 16.2건으로 정점이었고" in section(memo, "Executive summary")
     assert "The marriage rate peaked" not in memo
-    assert fake_openai.count == 4  # the analysis, its rewrite, the verdict, the verdict's rewrite
+    # The analysis, its rewrite, the verdict, the verdict's rewrite, the figures' revision.
+    assert fake_openai.count == 5
     assert delivered(home)["not_done"] == []
 
 
@@ -220,7 +255,7 @@ def test_a_verdict_rewrite_that_loses_a_figure_is_refused_and_the_record_says_so
     lossy = json.dumps({"executive_summary": "혼인율은 1946년에 가장 높았다.",
                         "recommendation": "정점과 견주어 읽는다.", "reasons": ["가장 높았다."]})
     memo = model_memo(home, fake_openai, spec, MEMO, LONG_VERDICT, korean, (lossy,) * 3)
-    assert "leaves out figures: 1000, 16.2" in prompt_of(fake_openai.requests[-1])  # a repair
+    assert "leaves out figures: 1000, 16.2" in prompt_of(fake_openai.requests[5])  # a repair
     assert "The marriage rate peaked at 16.2" in memo
     assert "혼인율은 1946년에 가장 높았다" not in memo
     (said,) = delivered(home)["not_done"]  # type: ignore[misc]

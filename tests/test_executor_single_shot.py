@@ -771,7 +771,9 @@ def test_a_deliverable_near_its_length_is_not_extended_and_titled_from_the_reque
     gave it, the deliverable takes its title from the request instead."""
     out = f"outputs/{RUN}/memo.md"
     sentence = "Germany leads the European market with €6.9 billion of revenue in 2023. "
-    body = "\n\n".join(f"## Point {n}\n\nOn point {n}: " + sentence * 6 for n in range(8))
+    # Paragraphs of their own (said twice, a paragraph is said once), every figure traced.
+    body = "\n\n".join(f"## Point {n}\n\nOn point {'ABCDEFGH'[n]}: " + sentence * 6
+                       for n in range(8))  # fmt: skip
     fake_openai.script(text(body), text(VERDICT))
     signal = executor(root, fake_openai).execute_task(
         assignment(root, out, phase="GENERATING_OUTPUT")

@@ -16,7 +16,7 @@ import structlog
 
 from executor.builtin.brief import Written, publish_brief
 from executor.builtin.deliverable import deliverable_title, publish_spec_brief
-from executor.builtin.delivery import close_published, other_script
+from executor.builtin.delivery import close_published, known_texts, other_script
 from executor.builtin.documents import (
     DocContext,
     render_analysis,
@@ -297,6 +297,7 @@ __all__ = [
     "deliverable_title",
     "in_outputs",
     "is_known_command",
+    "known_texts",
     "named_paths",
     "nothing_usable_note",
     "other_script",

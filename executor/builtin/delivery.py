@@ -40,19 +40,41 @@ _SCRIPT_NAMES = {"Korean": "Hangul", "Japanese": "Japanese", "Chinese": "Han",
                  "Russian": "Cyrillic", "English": "Latin"}  # fmt: skip
 
 
+def traced_texts(home: Path, spec: RequestSpec | None) -> SourceTexts:
+    """The files a deliverable's numbers are traced against: the confirmed spec's sources but
+    those it leaves out, else every file of assets/."""
+    if spec is not None:
+        return SourceTexts(home, [path for path in spec.sources if path not in spec.excluded()])
+    assets = Home(home).assets
+    files = sorted(assets.rglob("*")) if assets.is_dir() and not assets.is_symlink() else []
+    return SourceTexts(home, [relative(home, file) for file in files if file.is_file()])
+
+
+def known_texts(home: Path, run_id: str, request: str, spec: RequestSpec | None,
+                texts: SourceTexts | None = None) -> list[str]:  # fmt: skip
+    """What a deliverable's numbers are traced against: the request (as confirmed, with its
+    changes and its format rules' values), the facts computed from the tables, the sources'
+    texts and the passages the run's web search quoted."""
+    texts = texts if texts is not None else traced_texts(home, spec)
+    known = [request]
+    if spec is not None:
+        known = [spec.request, *(c.text for c in spec.changes), *verified_facts(home, spec)]
+        known += [f"{rule.reading.phrase} {rule.value}" for rule in spec.format_rules]
+    known += [text for source in texts.sources if (text := texts.text(source))]
+    return known + [quoted.passage for quoted in web_outcome(home, run_id, spec, "").quoted]
+
+
 def close_published(home: Path, run_id: str, request: str, spec: RequestSpec | None,
                     path: Path) -> tuple[int, Path]:  # fmt: skip
     """Close a deliverable a model wrote: add the computed answers it does not state, trace its
-    numbers against the sources (the spec's, else every file of assets/), the computed facts
-    and the request, list the untraced ones at its end, and record the run's delivery: how many
-    there were and what was not done; the record's path."""
+    numbers (`known_texts`), list the untraced ones at its end, and record the run's delivery:
+    how many there were and what was not done; the record's path."""
     lang = spec.language if spec is not None else (Home(home).run(run_id).language() or "en")
     w = words(lang)
     markdown = original = path.read_text(encoding="utf-8", errors="replace")
     todo: list[str] = []
+    texts = traced_texts(home, spec)
     if spec is not None:
-        sources = [source for source in spec.sources if source not in spec.excluded()]
-        texts = SourceTexts(home, sources)
         answers = [answer(q, texts, spec.language, w["no_answer"]) for q in spec.questions]
         markdown = with_answers(markdown, answers, w["answers"], w["answers_by_code"])
         markdown = left_out_named_once(markdown, sorted(spec.excluded()), w["left_out"])
@@ -67,17 +89,7 @@ def close_published(home: Path, run_id: str, request: str, spec: RequestSpec | N
             todo += [w["todo_paragraphs"].format(asked=asked, written=script, count=len(found),
                                                  example=shorten(found[0], EXAMPLE_LIMIT))
                      for script, found in foreign.items()]  # fmt: skip
-        known = [spec.request, *(c.text for c in spec.changes), *verified_facts(home, spec)]
-        known += [f"{rule.reading.phrase} {rule.value}" for rule in spec.format_rules]
-    else:
-        assets = Home(home).assets
-        files = sorted(assets.rglob("*")) if assets.is_dir() and not assets.is_symlink() else []
-        sources = [relative(home, file) for file in files if file.is_file()]
-        texts = SourceTexts(home, sources)
-        known = [request]
-    known += [text for source in sources if (text := texts.text(source))]
-    web = web_outcome(home, run_id, spec, w["web_no_provider"])
-    known += [quoted.passage for quoted in web.quoted]
+    known = known_texts(home, run_id, request, spec, texts)
     markdown, missing = with_untraced(markdown, Known.of(known), w["untraced"],
                                       w["untraced_intro"])  # fmt: skip
     if spec is not None:
@@ -87,6 +99,7 @@ def close_published(home: Path, run_id: str, request: str, spec: RequestSpec | N
             todo.append(w["todo_names"].format(names=shown))
     if markdown != original:
         atomic_write_text(path, markdown)
+    web = web_outcome(home, run_id, spec, w["web_no_provider"])
     todo += {"nothing": [w["todo_web"]],
              "not_made": [w["todo_web_not_made"].format(why=web.why)]}.get(web.outcome, [])
     return len(missing), write_delivery(home, run_id, todo, len(missing))

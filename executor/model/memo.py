@@ -126,6 +126,19 @@ FIRST_ANALYSIS_END = "What the request needs from them"  # the first analysis's 
 _ANY_HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
 
 
+def first_analysis_outline(
+    assignment: TaskAssignment, material: Sequence[Source], sources: Sequence[Source]
+) -> tuple[str, ...]:
+    """The first analysis's sections (phase 0, SPEC §6): one per source file it reads, then
+    what the request needs from them; no outline for any other task."""
+    if assignment.phase.phase_id != "P0":
+        return ()
+    files = [source.path for source in (*material, *sources)
+             if source.text is not None and not source.chart
+             and not source.path.startswith(("runs/", "outputs/"))]  # fmt: skip
+    return (*dict.fromkeys(files), FIRST_ANALYSIS_END)
+
+
 def _name(heading: str) -> str:
     return heading.replace("*", "").replace("`", "").strip().rstrip(":").casefold()
 
@@ -177,6 +190,20 @@ def chart_lines(sources: Sequence[Source], output: str) -> list[str]:
         for s in sources
         if s.chart
     ]
+
+
+def with_chart_links(document: str, sources: Sequence[Source], output: str) -> str:
+    """The document, with a link to every chart of its sources that it does not link yet."""
+    folder = os.path.dirname(output) or "."
+    missing = []
+    for source in sources:
+        link = Path(os.path.relpath(source.path, folder)).as_posix()
+        if source.chart and link not in document:
+            missing.append(f"- [{Path(source.path).stem}]({link}) (drawn from the data by the "
+                           "visualisation tool)")  # fmt: skip
+    if not missing:
+        return document
+    return document.rstrip() + "\n\n## Charts\n\n" + "\n".join(missing) + "\n"
 
 
 def assemble_memo(

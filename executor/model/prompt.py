@@ -34,7 +34,7 @@ from multiverse.errors import MultiverseError
 from multiverse.gateway import ChatMessage, PromptTemplate, load_prompt
 from multiverse.models import CatalogEntry, InstructionStatus
 from multiverse.roles import TaskAssignment
-from multiverse.spec import LANGUAGES, RequestSpec, run_prefix, with_prefix
+from multiverse.spec import LANGUAGES, RequestSpec, asked_words, run_prefix, with_prefix
 
 TASK_TEMPLATE = "task.md"
 PROMPTS_PACKAGE = "executor.prompts"
@@ -299,6 +299,14 @@ def language_of(task: WritingTask) -> str | None:
     return task.assignment.spec.language if task.assignment.spec else None
 
 
+def length_asked(assignment: TaskAssignment) -> int | None:
+    """The deliverable's length in words: the confirmed spec's (the default for its kind the
+    proposal promised when none was asked), else what the instructions say."""
+    if assignment.spec is not None:
+        return assignment.spec.length()[0]
+    return asked_words(active_instructions(assignment))
+
+
 def language_said(spec: RequestSpec | None) -> str:
     """The language to write in, as a prompt names it: "Korean (한국어)"; a small model asked
     for "the language of the request" wrote a Korean request's memo in English."""
@@ -412,3 +420,16 @@ def _echoes(line: str, instructions: frozenset[str]) -> bool:
     if line in instructions:
         return True
     return len(line) >= ECHO_MIN_CHARS and any(line in said for said in instructions)
+
+
+_SENTENCE_END = re.compile(r"[.!?。)](?=\s)|[.!?。]$|다\.")
+
+
+def whole_paragraphs(text: str) -> str:
+    """A cut text up to its last whole paragraph (else its last whole sentence); "" if none."""
+    body = text.rstrip()
+    cut = body.rfind("\n\n")
+    if cut > 0 and body[cut:].strip():
+        return body[:cut].rstrip()
+    ends = list(_SENTENCE_END.finditer(body))
+    return body[: ends[-1].end()].rstrip() if ends else ""

@@ -13,9 +13,6 @@ memo is assembled by code from what the model writes (`executor.model.memo`).
 from __future__ import annotations
 
 import hashlib
-import os
-import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,18 +22,19 @@ from executor.builtin import (
     TaskError,
     deliverable_title,
     in_outputs,
+    known_texts,
     other_script,
     relative,
     spec_query,
 )
 from executor.model.loop import clipped
 from executor.model.memo import (
-    FIRST_ANALYSIS_END,
     MemoVerdict,
     assemble_memo,
     assembly_plan,
     content_words,
     extension_topics,
+    first_analysis_outline,
     is_assembly_plan,
     is_plan_file,
     rewrite_messages,
@@ -44,6 +42,7 @@ from executor.model.memo import (
     verdict_messages,
     verdict_rewrite_messages,
     verdict_text,
+    with_chart_links,
     without_scaffolding,
 )
 from executor.model.prompt import (
@@ -53,17 +52,18 @@ from executor.model.prompt import (
     WRITER,
     NotDone,
     WritingTask,
-    active_instructions,
     extension_messages,
     facts_of,
     instruction_lines,
     language_of,
     language_said,
+    length_asked,
     load_template,
     material_tokens,
     prefix_of,
     task_query,
     templates,
+    whole_paragraphs,
     without_echo,
     writing_messages,
 )
@@ -79,6 +79,14 @@ from executor.model.references import (
     read_in,
     working_words,
     writing_tokens,
+)
+from executor.model.revision import (
+    Revision,
+    flagged,
+    nearest,
+    passages_of,
+    revision_messages,
+    with_revisions,
 )
 from executor.tools import ToolContext, ToolRegistry
 from multiverse.agent_package import AgentPackage
@@ -97,7 +105,8 @@ from multiverse.gateway import (
 )
 from multiverse.models import PUBLISHING_PHASE
 from multiverse.roles import TaskAssignment
-from multiverse.spec import asked_words, with_prefix
+from multiverse.spec import with_prefix
+from multiverse.trace import Known
 
 # Times a cut document is asked to go on: the whole is at most three times its room.
 MAX_CONTINUATIONS = 2
@@ -107,6 +116,7 @@ SECTION_MIN_WORDS = 150
 
 
 VERDICT_TOKENS = 700
+REVISED_OVERHEAD = 24  # tokens of JSON around each revised sentence
 WORKING_ROOM = 2  # max_tokens of a writing call, in multiples of its words' tokens
 WORKING_PASTE_TOKENS = 6000  # of its references' text
 DELIVERABLE_PASTE_TOKENS = 8000  # of its references' text, or a quarter of a larger window
@@ -122,40 +132,6 @@ CUT_NOTE = "\n\n*[Cut here: the text ran past its budget of about {words} words.
 # table it starts to copy is closed at this many rows (the stream's `table` finish).
 WORKING_TABLE_ROWS = 15
 TABLE_NOTE = "\n\n*[Cut here: the table went on past {rows} rows.]*\n"
-_SENTENCE_END = re.compile(r"[.!?。)](?=\s)|[.!?。]$|다\.")
-
-
-def whole_paragraphs(text: str) -> str:
-    """A cut text up to its last whole paragraph (else its last whole sentence); "" if none."""
-    body = text.rstrip()
-    cut = body.rfind("\n\n")
-    if cut > 0 and body[cut:].strip():
-        return body[:cut].rstrip()
-    ends = list(_SENTENCE_END.finditer(body))
-    return body[: ends[-1].end()].rstrip() if ends else ""
-
-
-def first_analysis_outline(
-    assignment: TaskAssignment, material: Sequence[Source], sources: Sequence[Source]
-) -> tuple[str, ...]:
-    """The first analysis's sections (phase 0, SPEC §6): one per source file it reads, then
-    what the request needs from them; no outline for any other task."""
-    if assignment.phase.phase_id != "P0":
-        return ()
-    files = [source.path for source in (*material, *sources)
-             if source.text is not None and not source.chart
-             and not source.path.startswith(("runs/", "outputs/"))]  # fmt: skip
-    return (*dict.fromkeys(files), FIRST_ANALYSIS_END)
-
-
-def length_asked(assignment: TaskAssignment) -> int | None:
-    """The deliverable's length in words: the confirmed spec's (the default for its kind the
-    proposal promised when none was asked), else what the instructions say."""
-    if assignment.spec is not None:
-        return assignment.spec.length()[0]
-    return asked_words(active_instructions(assignment))
-
-
 log = structlog.get_logger(__name__)
 
 MIN_CONTENT_WORDS = 1
@@ -180,20 +156,6 @@ def run_charts(context: ToolContext) -> list[Path]:
                 if drawn and "<svg" in path.read_text(encoding="utf-8", errors="replace"):
                     found.append(path)
     return found
-
-
-def with_chart_links(document: str, sources: Sequence[Source], output: str) -> str:
-    """The document, with a link to every chart of its sources that it does not link yet."""
-    folder = os.path.dirname(output) or "."
-    missing = []
-    for source in sources:
-        link = Path(os.path.relpath(source.path, folder)).as_posix()
-        if source.chart and link not in document:
-            missing.append(f"- [{Path(source.path).stem}]({link}) (drawn from the data by the "
-                           "visualisation tool)")  # fmt: skip
-    if not missing:
-        return document
-    return document.rstrip() + "\n\n## Charts\n\n" + "\n".join(missing) + "\n"
 
 
 def single_shot_version(package: AgentPackage) -> str:
@@ -441,7 +403,36 @@ class SingleShot:
             title = deliverable_title(assignment.request, assignment.spec)
         body = without_scaffolding(analysis, [*task.material, *task.sources],
                                    [assignment.task.task_name])  # fmt: skip
-        return assemble_memo(title, body, verdict, task.sources, task.output_path)
+        memo = assemble_memo(title, body, verdict, task.sources, task.output_path)
+        return self._revised(task, package, system, memo)
+
+    def _revised(self, task: WritingTask, package: AgentPackage, system: str, memo: str) -> str:
+        """The memo with its sentences that state a number no source holds revised against the
+        sources' nearest passages, where code accepts the revision (`executor.model.revision`);
+        as it was when none does or the answer cannot be had (the closing lists the rest)."""
+        assignment = task.assignment
+        texts = known_texts(Path(assignment.home), assignment.run_id, assignment.request,
+                            assignment.spec)  # fmt: skip
+        known = Known.of(texts)
+        items = flagged(memo, known)
+        if not items:
+            return memo
+        passages = passages_of(texts)
+        shown = [(item, nearest(item.sentence, passages)) for item in items]
+        messages = revision_messages(system, shown, language_said(assignment.spec))
+        # Room for each sentence twice over, as JSON: a revision is about as long as its sentence.
+        needed = sum(2 * estimate_tokens(item.sentence) + REVISED_OVERHEAD for item in items)
+        call = self._call(task, package, messages, self.tier.answer_tokens(needed), "figures")
+        try:
+            revision = self.gateway.complete_json(call, Revision).value
+        except LlmError as error:
+            log.info("single_shot_figures_kept", run_id=assignment.run_id,
+                     task_id=assignment.task.task_id, reason=error.code.value)  # fmt: skip
+            return memo
+        memo, revised = with_revisions(memo, items, revision, known, language_of(task) or "")
+        log.info("single_shot_figures_revised", run_id=assignment.run_id, flagged=len(items),
+                 revised=revised, task_id=assignment.task.task_id)  # fmt: skip
+        return memo
 
     def _answer(
         self, task: WritingTask, package: AgentPackage, note: str = "", more: int = 0
