@@ -59,6 +59,28 @@ _SCALE = re.compile(r"\s?(?:(thousand|million|mn|billion|bn|trillion|tn)\b|(천|
                     re.IGNORECASE)  # fmt: skip
 
 
+# The currency written at an amount: a sign or code right before its number (€6.9, US$3,
+# KRW 120) or a code or word right after it and its scale (3.2 EUR, 6.9 billion euros,
+# 1,200억 원). "$" is the US dollar; another dollar names itself (A$, C$) and is not read.
+_CURRENCY_BEFORE = re.compile(r"(?:(?<![A-Za-z])(US\$|\$|€|£|¥|₩)|\b(EUR|USD|GBP|JPY|KRW|CNY))\s?$")
+_CURRENCY_AFTER = re.compile(
+    r"\s?(?:(EUR|USD|GBP|JPY|KRW|CNY|euros?|dollars?|yen|won|yuan)\b|(원|유로|달러|엔|위안))",
+    re.IGNORECASE,
+)
+_CURRENCY_CODES = {"us$": "USD", "$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY", "₩": "KRW",
+                   "euro": "EUR", "euros": "EUR", "dollar": "USD", "dollars": "USD", "yen": "JPY",
+                   "won": "KRW", "yuan": "CNY", "원": "KRW", "유로": "EUR", "달러": "USD",
+                   "엔": "JPY", "위안": "CNY"}  # fmt: skip
+
+
+def _currency(text: str, start: int, end: int) -> str | None:
+    """The currency written at the number that starts at `start`, its scale ending at `end`."""
+    before = _CURRENCY_BEFORE.search(text, max(0, start - 4), start)
+    after = _CURRENCY_AFTER.match(text, end)
+    found = (before[1] or before[2]) if before else (after[1] or after[2]) if after else None
+    return None if found is None else _CURRENCY_CODES.get(found.lower(), found.upper())
+
+
 def _scale(text: str, end: int) -> tuple[int, int] | None:
     """The power of ten a scale word right after a number (ending at `end`) multiplies it by,
     and where the word ends; None without one."""
@@ -80,6 +102,8 @@ class Known:
     # The values written without a scale after them (None: all): 18 of "18만" means 180,000,
     # never 18 million.
     bare: frozenset[Decimal] | None = None
+    # The currencies each amount is written with (€6.9 billion: 6.9 × 10⁹ in EUR).
+    priced: dict[Decimal, frozenset[str]] = field(default_factory=dict, compare=False)
     _rounded: dict[tuple[int, bool], frozenset[Decimal]] = field(default_factory=dict,
                                                                   compare=False)  # fmt: skip
 
@@ -89,6 +113,7 @@ class Known:
         found: set[Decimal] = set()
         amounts: set[Decimal] = set()
         bare: set[Decimal] = set()
+        priced: dict[Decimal, set[str]] = {}
         for written in texts:
             # A table's 1e-05, which a text prints whole; blanked, its "05" is no number of
             # its own.
@@ -105,6 +130,10 @@ class Known:
                 found.add(value)
                 found.add(-value)  # "fell by 3.2" states a change the source wrote as -3.2
                 scale = _scale(text, match.end())
+                currency = _currency(text, match.start(), scale[1] if scale else match.end())
+                if currency is not None:
+                    priced.setdefault(abs(value.scaleb(scale[0] if scale else 0)),
+                                      set()).add(currency)  # fmt: skip
                 if scale is None:
                     bare.update((value, -value))
                     last_end = -1
@@ -115,7 +144,8 @@ class Known:
                 run = run + amount if joined else amount
                 amounts.update((amount, run))
                 last_end, last_power = scale_end, power
-        return cls(frozenset(found), frozenset(amounts), frozenset(bare))
+        return cls(frozenset(found), frozenset(amounts), frozenset(bare),
+                   {amount: frozenset(codes) for amount, codes in priced.items()})  # fmt: skip
 
     @classmethod
     def exactly(cls, numbers: Iterable[float]) -> Known:
@@ -138,6 +168,13 @@ class Known:
         quantum = Decimal(1).scaleb(power - _places(printed))
         return any(_round(known, quantum, way) == abs(amount)
                    for known in self.amounts for way in _TIES)  # fmt: skip
+
+    def in_another_currency(self, printed: str, power: int, currency: str) -> bool:
+        """Whether the sources write this amount only with other currencies than `currency`
+        (KRW 3.2 billion where they say €3.2 billion); False where they name none for it."""
+        value = _decimal(printed)
+        codes = self.priced.get(abs(value.scaleb(power))) if value is not None else None
+        return codes is not None and currency not in codes
 
     def holds(self, printed: str, bare: bool = False) -> bool:
         """Whether a printed number is one of the known values at its printed precision
@@ -166,11 +203,12 @@ class Known:
 
 def claims(markdown: str) -> list[tuple[str, str]]:
     """The numbers a text states as claims, each with a little of its line for context."""
-    return [(number, context) for number, context, _ in _claims(markdown)]
+    return [(number, context) for number, context, _, _ in _claims(markdown)]
 
 
-def _claims(markdown: str) -> list[tuple[str, str, int | None]]:
-    """The claims with the power of ten of the scale written after each (None: no scale)."""
+def _claims(markdown: str) -> list[tuple[str, str, int | None, str | None]]:
+    """The claims with the power of ten of the scale written after each (None: no scale) and
+    the currency written at each (None: none)."""
     text = _blank(markdown)
     found = []
     for match in _NUMBER.finditer(text):
@@ -179,7 +217,9 @@ def _claims(markdown: str) -> list[tuple[str, str, int | None]]:
         line_end = text.find("\n", end)
         line = markdown[line_start : line_end if line_end != -1 else len(markdown)]
         scale = _scale(text, end)
-        found.append((match.group(), " ".join(line.split())[:160], scale[0] if scale else None))
+        currency = _currency(text, start, scale[1] if scale else end)
+        found.append((match.group(), " ".join(line.split())[:160], scale[0] if scale else None,
+                      currency))  # fmt: skip
     return found
 
 
@@ -203,16 +243,18 @@ def writes_any(markdown: str, values: Iterable[float], percents: Iterable[float]
 def untraced(markdown: str, known: Known) -> list[Untraced]:
     """The numbers of a deliverable that no source and no computed fact holds, either as
     written or as the amount it means (with its scale: "120 billion" of "1,200억"; without
-    one: "180,000" of "18만")."""
+    one: "180,000" of "18만"), and the amounts written with a currency the sources give them
+    only in others ("KRW 3.2 billion" of "€3.2 billion")."""
     return [
         Untraced(number=number, context=context)
-        for number, context, power in _claims(markdown)
+        for number, context, power, currency in _claims(markdown)
         # A number written with a scale is its amount, or a value the sources write bare
         # (a table's 6.9 under "€ bn"); never the number of another scale ("18만" is not 18
         # million).
-        if not known.holds(number, bare=power is not None)
-        and not known.holds_amount(number, power or 0)
-    ]
+        if (not known.holds(number, bare=power is not None)
+            and not known.holds_amount(number, power or 0))
+        or (currency is not None and known.in_another_currency(number, power or 0, currency))
+    ]  # fmt: skip
 
 
 def with_untraced(
