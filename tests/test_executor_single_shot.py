@@ -493,6 +493,22 @@ def test_a_quick_reply_cut_at_the_limit_is_continued(root: Path, fake_openai: Fa
     assert "unfinished" not in reply and fake_openai.count == 2
 
 
+@pytest.mark.parametrize(("request_text", "room"), [
+    ("Answer in about 500 words: which country leads?", 800),
+    ("어느 나라가 1위인지 500단어로 답해 주세요.", 1500),  # a Korean word takes about 3 tokens
+    ("Which country leads? Answer in Korean, about 500 words.", 1500),
+])  # fmt: skip
+def test_a_quick_replys_room_follows_the_language_it_is_written_in(
+    root: Path, fake_openai: FakeOpenAI, request_text: str, room: int
+) -> None:
+    """A quick reply has no confirmed spec: its room is sized for the language the request asks
+    for, else the one it is written in."""
+    fake_openai.script(text("Germany leads (€6.9 billion)."))
+    executor(root, fake_openai).simple_task(request_text, root)
+    (body,) = fake_openai.requests
+    assert body["max_tokens"] == room
+
+
 def test_a_deliverable_links_every_chart_the_run_drew(root: Path, fake_openai: FakeOpenAI) -> None:
     """A chart another task drew is offered to the memo and linked in it."""
     chart = f"runs/{RUN}/workspace/STRATEGIZING/P2-S01-T01-POST-01.html"

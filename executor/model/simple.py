@@ -12,7 +12,7 @@ from pathlib import Path
 
 import structlog
 
-from executor.builtin import named_paths
+from executor.builtin import named_paths, other_script
 from executor.model.loop import clipped, run_tool_loop
 from executor.model.prompt import MAX_PASTED_TOKENS, WRITER, load_template
 from executor.model.references import (
@@ -35,7 +35,7 @@ from multiverse.gateway import (
     repetition,
     unwrap_document,
 )
-from multiverse.spec import asked_words
+from multiverse.spec import asked_words, languages_asked
 
 log = structlog.get_logger(__name__)
 
@@ -49,6 +49,19 @@ TOOLS_NOTE = (
     "read_file, read_many_files, glob, search_file_content; paths relative to the home, e.g. "
     "assets/). Read what the request needs, then give the answer as your last message."
 )
+
+
+_SCRIPT_CODES = {"Hangul": "ko", "Japanese": "ja", "Han": "zh", "Cyrillic": "ru"}
+
+
+def reply_language(request: str) -> str | None:
+    """The language of a quick reply, which sizes its room: the one the request asks for,
+    else the one its script says (a reply has no confirmed spec to say it); None: English or
+    another Latin-script language."""
+    asked = languages_asked(request)
+    if len(asked) == 1:
+        return asked.pop()
+    return _SCRIPT_CODES.get(other_script("en", request) or "")
 
 
 def simple_messages(request: str, home: Path, window: int, max_tokens: int) -> list[ChatMessage]:
@@ -87,7 +100,8 @@ class SimpleWriter:
             return f"{banner} It could not answer: {error}\n"
 
     def _text(self, request: str, home: Path, package: AgentPackage) -> str:
-        max_tokens = writing_tokens(asked_words([request]), self.tier.max_tokens)
+        max_tokens = writing_tokens(asked_words([request]), self.tier.max_tokens,
+                                    reply_language(request))  # fmt: skip
         texts = "\0".join(load_template(name).body for name in (WRITER, SIMPLE))
         call = LlmCall(
             role=self.role,
