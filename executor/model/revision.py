@@ -1,9 +1,10 @@
 """The figures of a model's deliverable revised against its sources (pure, but for the call).
 
 A small model writing from several sources mixes their figures: the local 1.5B model wrote
-"KRW 69 billion" for €6.9 billion and "18 million units" for 18만 대. The trace finds such a
-number in no source; each sentence stating one is shown to the model with the passages of the
-sources nearest it (BM25), and it is asked to state the figure as they give it, or not at all.
+"KRW 69 billion" for €6.9 billion, "KRW 3.2 billion" for €3.2 billion and "18 million units"
+for 18만 대. The trace finds such a number in no source, or there only in another currency;
+each sentence stating one is shown to the model with the passages of the sources nearest it
+(BM25), and it is asked to state the figure as they give it, or not at all.
 Code keeps a revision only when every number it states is traced and it is still that
 sentence; any other sentence stays as written, and the closing lists its number as before.
 This is the retrieval-augmented revision of RARR (Gao et al., 2023), with code as its judge.
