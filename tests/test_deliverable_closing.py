@@ -130,7 +130,8 @@ def test_a_memos_invented_figure_is_revised_against_its_source_and_the_rest_list
     memo = model_memo(home, fake_openai, marriages_spec(home), wrong, revision=revision)
     analysis, _verdict, asked = fake_openai.requests
     prompt = prompt_of(asked)
-    assert "1. Sentence: Marriages per 1000 were highest in 1946, at 61.2." in prompt
+    assert "): Marriages per 1000 were highest in 1946, at 61.2.\n" in prompt
+    assert "never give it back unchanged" in prompt
     assert "Numbers found in no source: 61.2" in prompt
     assert "  - Marriages per 1000 was highest in 1946, at 16.2" in prompt  # the computed fact
     assert asked["response_format"]["type"] == "json_schema"  # type: ignore[index]

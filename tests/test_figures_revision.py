@@ -16,6 +16,7 @@ from executor.model.revision import (
     Flagged,
     Revision,
     accepted,
+    evidence,
     flagged,
     match_terms,
     nearest,
@@ -107,13 +108,27 @@ def test_only_prose_sentences_stating_an_untraced_figure_are_flagged_once_each()
     """Headings, table rows and code are not revised; a sentence said twice is flagged once,
     with the figures the sources do not hold; a traced sentence is not flagged."""
     assert flagged(MEMO, Known.of([SOURCE])) == [
-        Flagged("Germany leads with KRW 69 billion of revenue.", ("69",)),
-        Flagged("Unit sales grew to 18 million units.", ("18",)),
+        Flagged("Germany leads with KRW 69 billion of revenue.", ("69",), "Revenue"),
+        Flagged("Unit sales grew to 18 million units.", ("18",), "Revenue"),
     ]
     assert "A figure in code, 55.5, is no claim." not in prose_sentences(MEMO)
     assert flagged(MEMO, Known.of([SOURCE]), limit=1) == [
-        Flagged("Germany leads with KRW 69 billion of revenue.", ("69",))
+        Flagged("Germany leads with KRW 69 billion of revenue.", ("69",), "Revenue")
     ]
+
+
+def test_a_list_item_is_matched_with_its_heading_and_shown_the_sources_amounts_read() -> None:
+    """The local model's "Revenue: €1,050 billion" under the heading of a Korean company: the
+    heading finds the company's sentence, shown first with its amount read in English."""
+    korean = (TESTS / "fixtures" / "assets" / "korea_market_ko.md").read_text(encoding="utf-8")
+    report = (TESTS / "fixtures" / "assets" / "market_report_2024.md").read_text(encoding="utf-8")
+    memo = ("# Memo\n\n### Major companies\n\n#### 삼천리자전거 (Samchuly)\n\n"
+            "- **Revenue**: €1,050 billion (2023Q4)\n")  # fmt: skip
+    items = flagged(memo, Known.of([korean, report]))
+    assert items == [Flagged("**Revenue**: €1,050 billion (2023Q4)", ("1,050",),
+                             "삼천리자전거 (Samchuly)")]  # fmt: skip
+    ((_, passages),) = evidence(items, passages_of([report, korean]), "en")
+    assert passages[0].startswith("삼천리자전거는 매출 1,050억 원 (= 105 billion won)을")
 
 
 @pytest.mark.parametrize(

@@ -82,8 +82,8 @@ from executor.model.references import (
 )
 from executor.model.revision import (
     Revision,
+    evidence,
     flagged,
-    nearest,
     passages_of,
     revision_messages,
     with_revisions,
@@ -417,8 +417,7 @@ class SingleShot:
         items = flagged(memo, known)
         if not items:
             return memo
-        passages = passages_of(texts)
-        shown = [(item, nearest(item.sentence, passages)) for item in items]
+        shown = evidence(items, passages_of(texts), language_of(task) or "")
         messages = revision_messages(system, shown, language_said(assignment.spec))
         # Room for each sentence twice over, as JSON: a revision is about as long as its sentence.
         needed = sum(2 * estimate_tokens(item.sentence) + REVISED_OVERHEAD for item in items)
