@@ -130,9 +130,9 @@ def test_a_memos_invented_figure_is_revised_against_its_source_and_the_rest_list
     memo = model_memo(home, fake_openai, marriages_spec(home), wrong, revision=revision)
     analysis, _verdict, asked = fake_openai.requests
     prompt = prompt_of(asked)
-    assert "): Marriages per 1000 were highest in 1946, at 61.2.\n" in prompt
-    assert "never give it back unchanged" in prompt
-    assert "Numbers found in no source: 61.2" in prompt
+    # Its wrong figure blanked: shown it, the local model gave the sentence back unchanged.
+    assert "): Marriages per 1000 were highest in 1946, at ___.\n" in prompt
+    assert "61.2" not in prompt and "fill each blank with the figure a passage gives" in prompt
     assert "  - Marriages per 1000 was highest in 1946, at 16.2" in prompt  # the computed fact
     assert asked["response_format"]["type"] == "json_schema"  # type: ignore[index]
     # The run's prefix, byte for byte: the provider's cache serves it again.

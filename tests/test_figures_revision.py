@@ -16,12 +16,14 @@ from executor.model.revision import (
     Flagged,
     Revision,
     accepted,
+    blanked,
     evidence,
     flagged,
     match_terms,
     nearest,
     passages_of,
     prose_sentences,
+    revision_messages,
     with_revisions,
 )
 from multiverse.trace import Known, claims
@@ -149,6 +151,23 @@ def test_code_keeps_a_revision_only_when_it_is_traced_and_still_that_sentence(
 ) -> None:
     item = Flagged("Germany leads with KRW 69 billion of revenue.", ("69",))
     assert accepted(item, revised, Known.of([SOURCE]), "en") is kept
+
+
+def test_a_sentence_copied_in_another_script_may_be_revised_in_it_and_figures_are_blanked() -> None:
+    """A source's Korean sentence copied into an English memo may be mended in Korean (it is
+    recorded as another script by the closing, not here); an English sentence may not turn
+    Korean. The prompt blanks each wrong figure, whole, and never shows it."""
+    korean = (TESTS / "fixtures" / "assets" / "korea_market_ko.md").read_text(encoding="utf-8")
+    copied = Flagged("삼천리자전거는 매출 1,050억원 (= 105 billionwon)을 기록했다.", ("105",))
+    mended = "삼천리자전거는 매출 1,050억원 (= 105 billion won)을 기록했다."
+    assert accepted(copied, mended, Known.of([korean]), "en")
+    english = Flagged("Samchuly's sales were 1,050 billion won.", ("1,050",))
+    turned = "삼천리자전거의 매출은 1,050억 원이었다."
+    assert not accepted(english, turned, Known.of([korean]), "en")
+    item = Flagged("Sales rose from 105 to 1,105 units, 105.5 a day (105).", ("105",))
+    assert blanked(item) == "Sales rose from ___ to 1,105 units, 105.5 a day (___)."
+    prompt = revision_messages("system", [(item, [])], "English")[1]["content"]
+    assert "from ___ to 1,105" in prompt and "from 105 " not in prompt
 
 
 def test_revisions_replace_their_sentence_everywhere_and_bad_numbers_are_ignored() -> None:
