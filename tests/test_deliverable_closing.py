@@ -135,6 +135,9 @@ def test_a_memos_invented_figure_is_revised_against_its_source_and_the_rest_list
     assert "61.2" not in prompt and "fill each blank with the figure a passage gives" in prompt
     assert "  - Marriages per 1000 was highest in 1946, at 16.2" in prompt  # the computed fact
     assert asked["response_format"]["type"] == "json_schema"  # type: ignore[index]
+    # At most the sentences shown, numbered as shown: a constrained decoder stops there.
+    answer = asked["response_format"]["json_schema"]["schema"]["properties"]["sentences"]  # type: ignore[index]
+    assert answer["maxItems"] == 2 and answer["items"]["properties"]["number"]["maximum"] == 2
     # The run's prefix, byte for byte: the provider's cache serves it again.
     assert asked["messages"][0] == analysis["messages"][0]  # type: ignore[index]
     assert "Marriages per 1000 were highest in 1946, at 16.2." in memo and "61.2" not in memo

@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
 from rank_bm25 import BM25Okapi
 
 from executor.builtin import other_script, split_sentences, terms, with_readings
@@ -58,6 +58,17 @@ class Revision(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
     sentences: list[RevisedSentence] = Field(default_factory=list)
+
+
+def revision_schema(count: int) -> type[Revision]:
+    """The answer's schema for `count` sentences: at most that many, numbered 1 to `count`. A
+    constrained decoder then stops there: the local model went on to "revise" the passages it
+    was shown, until its room cut the answer."""
+    numbered = create_model("RevisedSentence", __base__=RevisedSentence,
+                            number=(int, Field(ge=1, le=count)))  # fmt: skip
+    return create_model("Revision", __base__=Revision,
+                        sentences=(list[numbered], Field(default_factory=list,  # type: ignore[valid-type]
+                                                         max_length=count)))  # fmt: skip
 
 
 def prose_sentences(markdown: str) -> list[str]:

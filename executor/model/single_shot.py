@@ -81,11 +81,11 @@ from executor.model.references import (
     writing_tokens,
 )
 from executor.model.revision import (
-    Revision,
     evidence,
     flagged,
     passages_of,
     revision_messages,
+    revision_schema,
     with_revisions,
 )
 from executor.tools import ToolContext, ToolRegistry
@@ -116,7 +116,7 @@ SECTION_MIN_WORDS = 150
 
 
 VERDICT_TOKENS = 700
-REVISED_OVERHEAD = 24  # tokens of JSON around each revised sentence
+REVISED_OVERHEAD = 48  # tokens of JSON around each revised sentence (and the answer's)
 WORKING_ROOM = 2  # max_tokens of a writing call, in multiples of its words' tokens
 WORKING_PASTE_TOKENS = 6000  # of its references' text
 DELIVERABLE_PASTE_TOKENS = 8000  # of its references' text, or a quarter of a larger window
@@ -420,10 +420,11 @@ class SingleShot:
         shown = evidence(items, passages_of(texts), language_of(task) or "")
         messages = revision_messages(system, shown, language_said(assignment.spec))
         # Room for each sentence twice over, as JSON: a revision is about as long as its sentence.
-        needed = sum(2 * estimate_tokens(item.sentence) + REVISED_OVERHEAD for item in items)
+        needed = REVISED_OVERHEAD * (len(items) + 1) + sum(
+            2 * estimate_tokens(item.sentence) for item in items)  # fmt: skip
         call = self._call(task, package, messages, self.tier.answer_tokens(needed), "figures")
         try:
-            revision = self.gateway.complete_json(call, Revision).value
+            revision = self.gateway.complete_json(call, revision_schema(len(items))).value
         except LlmError as error:
             log.info("single_shot_figures_kept", run_id=assignment.run_id,
                      task_id=assignment.task.task_id, reason=error.code.value)  # fmt: skip
