@@ -7,7 +7,8 @@ continued where it stopped (by the gateway, up to MAX_CONTINUATIONS times); stil
 fails saying in how much room and what to change; a loop is a RUNAWAY.
 
 Also here: pure decisions about a document a model wrote as its whole answer. The published
-memo is assembled by code from what the model writes (`executor.model.memo`).
+memo is assembled by code from what the model writes (`executor.model.memo`), and its figures
+that no source holds are mended once against the sources, code judging (`executor.model.revision`).
 """
 
 from __future__ import annotations
