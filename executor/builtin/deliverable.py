@@ -270,7 +270,7 @@ class Gathered:
 def gather(home: Path, spec: RequestSpec, run_id: str, stem: str, purpose: str = "") -> Gathered:
     """Read the spec's sources (never a file left out) and compute what the brief may say."""
     w = words(spec.language)
-    texts = SourceTexts(home, [path for path in spec.sources if path not in spec.excluded()])
+    texts = SourceTexts(home, spec.kept())
     shape = Shape.of(spec)
     charts = (_charts_refused(spec, w) if shape.no_charts and spec.charts
               else draw_charts(spec, texts, stem, w["chart_refused"]))  # fmt: skip

@@ -17,7 +17,7 @@ from pathlib import Path
 import structlog
 
 from executor.builtin.sources import relative
-from executor.builtin.specialists import web_outcome
+from executor.builtin.specialists import WebOutcome, web_outcome
 from executor.builtin.tablefacts import Answer, SourceTexts, answer, verified_facts
 from executor.builtin.text import shorten, words
 from multiverse.atomic import atomic_write_text
@@ -44,24 +44,29 @@ def traced_texts(home: Path, spec: RequestSpec | None) -> SourceTexts:
     """The files a deliverable's numbers are traced against: the confirmed spec's sources but
     those it leaves out, else every file of assets/."""
     if spec is not None:
-        return SourceTexts(home, [path for path in spec.sources if path not in spec.excluded()])
+        return SourceTexts(home, spec.kept())
     assets = Home(home).assets
     files = sorted(assets.rglob("*")) if assets.is_dir() and not assets.is_symlink() else []
     return SourceTexts(home, [relative(home, file) for file in files if file.is_file()])
 
 
 def known_texts(home: Path, run_id: str, request: str, spec: RequestSpec | None,
-                texts: SourceTexts | None = None) -> list[str]:  # fmt: skip
+                texts: SourceTexts | None = None, facts: Sequence[str] | None = None,
+                web: WebOutcome | None = None) -> list[str]:  # fmt: skip
     """What a deliverable's numbers are traced against: the request (as confirmed, with its
     changes and its format rules' values), the facts computed from the tables, the sources'
-    texts and the passages the run's web search quoted."""
+    texts and the passages the run's web search quoted (`texts`, `facts`, `web`: what the
+    caller has read or computed already)."""
     texts = texts if texts is not None else traced_texts(home, spec)
-    known = [request]
-    if spec is not None:
-        known = [spec.request, *(c.text for c in spec.changes), *verified_facts(home, spec)]
+    if spec is None:
+        known = [request]
+    else:
+        facts = facts if facts is not None else verified_facts(home, spec)
+        known = [spec.request, *(c.text for c in spec.changes), *facts]
         known += [f"{rule.reading.phrase} {rule.value}" for rule in spec.format_rules]
     known += [text for source in texts.sources if (text := texts.text(source))]
-    return known + [quoted.passage for quoted in web_outcome(home, run_id, spec, "").quoted]
+    web = web if web is not None else web_outcome(home, run_id, spec, "")
+    return known + [quoted.passage for quoted in web.quoted]
 
 
 def close_published(home: Path, run_id: str, request: str, spec: RequestSpec | None,
@@ -89,7 +94,8 @@ def close_published(home: Path, run_id: str, request: str, spec: RequestSpec | N
             todo += [w["todo_paragraphs"].format(asked=asked, written=script, count=len(found),
                                                  example=shorten(found[0], EXAMPLE_LIMIT))
                      for script, found in foreign.items()]  # fmt: skip
-    known = known_texts(home, run_id, request, spec, texts)
+    web = web_outcome(home, run_id, spec, w["web_no_provider"])
+    known = known_texts(home, run_id, request, spec, texts, web=web)
     markdown, missing = with_untraced(markdown, Known.of(known), w["untraced"],
                                       w["untraced_intro"])  # fmt: skip
     if spec is not None:
@@ -99,7 +105,6 @@ def close_published(home: Path, run_id: str, request: str, spec: RequestSpec | N
             todo.append(w["todo_names"].format(names=shown))
     if markdown != original:
         atomic_write_text(path, markdown)
-    web = web_outcome(home, run_id, spec, w["web_no_provider"])
     todo += {"nothing": [w["todo_web"]],
              "not_made": [w["todo_web_not_made"].format(why=web.why)]}.get(web.outcome, [])
     return len(missing), write_delivery(home, run_id, todo, len(missing))

@@ -161,7 +161,7 @@ def spec_chart_page(assignment: ToolAssignment, home: Path) -> str | None:
         return None
     tool = assignment.tool_task
     slug = re.sub(r"[^A-Za-z0-9-]", "-", tool.tool_task_id)
-    texts = SourceTexts(home, [path for path in spec.sources if path not in spec.excluded()])
+    texts = SourceTexts(home, spec.kept())
     drawn = draw_charts(spec, texts, slug, "no table of the sources carries it")
     blocks = [figure_block(d.svg, f"{d.title}. Source: {chart.data.file}")
               for chart, d in zip(spec.charts, drawn, strict=True)

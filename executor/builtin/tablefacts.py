@@ -421,7 +421,7 @@ def chart_title(data: ChartData, lang: str) -> str:
 def verified_facts(home: Path, spec: RequestSpec) -> list[str]:
     """The answers and standard facts of a spec as sentences with their citations, in its
     language: what a model writer is given to use and cite."""
-    texts = SourceTexts(home, [path for path in spec.sources if path not in spec.excluded()])
+    texts = SourceTexts(home, spec.kept())
     found = [answer(q, texts, spec.language, "") for q in spec.questions]
     sentences = [item.sentence for item in found if item.found]
     sentences += [fact.sentence(spec.language) for facts in standard_facts(spec, texts)

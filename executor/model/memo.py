@@ -282,7 +282,7 @@ def assembly_plan(
     reader = f", for {spec.audience}" if spec.audience else ""
     language = LANGUAGES.get(spec.language, (spec.language,))[0]
     fed = ", ".join(f"`{path}`" for path in references) or "the run's working documents"
-    kept = [path for path in spec.sources if path not in spec.excluded()]
+    kept = spec.kept()
     charts = [chart.title or chart.reading.phrase for chart in spec.charts if chart.drawable]
     lines = [
         f"# {name}", "",

@@ -284,8 +284,7 @@ class SingleShot:
         spec = assignment.spec
         if spec is None:
             return ()
-        kept = [path for path in spec.sources if path not in spec.excluded()
-                and path not in context.left_out]  # fmt: skip
+        kept = [path for path in spec.kept() if path not in context.left_out]
         read = [source for source in read_in(gather_sources(home, kept), spec.language)
                 if source.text is not None and not source.chart]  # fmt: skip
         # Cut to what bears on the request (not on the task): the same in every task.
@@ -413,7 +412,7 @@ class SingleShot:
         as it was when none does or the answer cannot be had (the closing lists the rest)."""
         assignment = task.assignment
         texts = known_texts(Path(assignment.home), assignment.run_id, assignment.request,
-                            assignment.spec)  # fmt: skip
+                            assignment.spec, facts=task.facts)  # fmt: skip
         known = Known.of(texts)
         items = flagged(memo, known)
         if not items:

@@ -296,6 +296,11 @@ class RequestSpec(Plain):
         """Every file left out, by any phrase."""
         return {path for group in self.left_out for path in group.files}
 
+    def kept(self) -> list[str]:
+        """The sources the spec keeps: its sources but those left out, in its order."""
+        left_out = self.excluded()
+        return [path for path in self.sources if path not in left_out]
+
     def length(self) -> tuple[int, bool]:
         """The deliverable's length in words, and whether it was asked (else its kind's default)."""
         if self.length_words:
