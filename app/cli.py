@@ -14,6 +14,7 @@ derived from the longest step of the tiers it serves (`multiverse.config.serving
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import socket
@@ -55,7 +56,7 @@ def run(args: Sequence[str] | None = None, prog_name: str | None = None) -> None
     """
     argv = sys.argv[1:] if args is None else list(args)
     try:
-        app(args=argv, prog_name=prog_name)
+        _command()(args=argv, prog_name=prog_name)
     except MultiverseError as error:  # anything a command let through
         raise SystemExit(fail(error, wants_json(argv)).exit_code) from None
     except OSError as error:  # the machine's fault (a full disk, a permission): one line
@@ -71,6 +72,15 @@ def run(args: Sequence[str] | None = None, prog_name: str | None = None) -> None
         sys.exit(StorageError.exit_code)
     except KeyboardInterrupt:
         sys.exit(130)
+
+
+@functools.cache
+def _command() -> typer.core.TyperGroup:
+    """The click command of `app`, built once: `app(...)` builds it anew on every call (~15 ms
+    for this command tree), and the web view and the tests run many command lines in one process."""
+    command = typer.main.get_command(app)
+    assert isinstance(command, typer.core.TyperGroup)
+    return command
 
 
 DEFAULT_PORT = 8765

@@ -37,10 +37,16 @@ def documents(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     yield folder
 
 
+_READ: dict[tuple[str, Path], RequestSpec] = {}
+
+
 def _spec(case: dict[str, Any], documents: Path) -> RequestSpec:
-    with corpus_home(case, documents) as home:
-        spec, _scan = spec_of(case, home)
-    return spec
+    """The case's spec, read once in this process: a spec is frozen, and three tests read it."""
+    key = (case["id"], documents)
+    if key not in _READ:
+        with corpus_home(case, documents) as home:
+            _READ[key], _scan = spec_of(case, home)
+    return _READ[key]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case["id"] for case in CASES])

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import csv
 import math
+import os
 import tempfile
+import threading
 from collections import Counter
 from pathlib import Path
 
@@ -14,6 +16,7 @@ from hypothesis import strategies as st
 from test_tabular_oracle import MEASURES, Gen, close, expected, tables
 
 from multiverse.tabular import ComputeQuery, Fact, FactRefusal, compute, numbers_in
+from multiverse.tabular.profiling import Analysis, analysed
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 GRAINS = ("year", "quarter", "month", "day")
@@ -213,3 +216,30 @@ def test_yearly_sums_over_whole_years_only() -> None:
     assert first.period == str(whole[0]) and "first period of the data" not in first.sentence("en")
     # asked as the data has it, the partial first year is the first
     assert asked("first", False).period == str(min(sums))
+
+
+def test_a_table_rewritten_in_the_same_tick_is_read_again_and_no_thread_shares_a_reading(
+    tmp_path: Path,
+) -> None:
+    """The readings a thread keeps are keyed by the table's bytes, not its clock: a table
+    rewritten at the same size and modification time gives the new value; another thread reads
+    the table for itself."""
+    path = tmp_path / "sales.csv"
+    path.write_text("year,revenue\n2020,10\n2021,20\n", encoding="utf-8")
+    query = ComputeQuery(kind="last", file="sales.csv", measure="revenue", frequency="year")
+    before = compute(query, root=tmp_path)
+    stamp = path.stat()
+    path.write_text("year,revenue\n2020,10\n2021,30\n", encoding="utf-8")
+    os.utime(path, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    assert path.stat().st_size == stamp.st_size and path.stat().st_mtime_ns == stamp.st_mtime_ns
+    after = compute(query, root=tmp_path)
+    assert isinstance(before, Fact) and isinstance(after, Fact)
+    assert (before.value, after.value) == (20, 30)
+
+    mine = analysed(path, root=tmp_path)
+    assert analysed(path, root=tmp_path) is mine  # this thread reads it once
+    theirs: list[Analysis] = []
+    reader = threading.Thread(target=lambda: theirs.append(analysed(path, root=tmp_path)))
+    reader.start()
+    reader.join()
+    assert theirs[0] is not mine and theirs[0].profile == mine.profile

@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING
 
 from multiverse.tabular.cells import RANK, key_of, parse_label
 from multiverse.tabular.models import Citation
-from multiverse.tabular.profiling import Analysis, analyse
-from multiverse.tabular.reading import read_table
+from multiverse.tabular.profiling import Analysis, analysed
 from multiverse.tabular.timeaxis import RowTimes
 
 if TYPE_CHECKING:
@@ -84,7 +83,7 @@ class Unanswerable(Exception):
 
 def load(file: str, sheet: str | None, root: Path, descriptions: Sequence[str]) -> Analysis:
     """Read and analyse a table of the home."""
-    return analyse(read_table(Path(file), root=root, sheet=sheet), descriptions)
+    return analysed(Path(file), root=root, sheet=sheet, descriptions=descriptions)
 
 
 def plain(text: str) -> str:

@@ -6,7 +6,12 @@ a lookup or a fact reuses the very reading the proposal's preview was made from.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
+import stat
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +33,7 @@ from multiverse.tabular.columns import (
     unit_words_at_end,
 )
 from multiverse.tabular.models import ColumnProfile, Kind, TableProfile, TimeAxis, WideGroup
-from multiverse.tabular.reading import Table, read_table
+from multiverse.tabular.reading import Table, home_relative, read_table
 from multiverse.tabular.timeaxis import (
     Found,
     RowTimes,
@@ -68,7 +73,43 @@ class Analysis:
 def profile(path: Path, *, root: Path, descriptions: Sequence[str] = (),
             sheet: str | None = None) -> TableProfile:
     """Profile a table of the home: columns, time axis, shape, categories and a summary."""
-    return analyse(read_table(path, root=root, sheet=sheet), descriptions).profile
+    return analysed(path, root=root, sheet=sheet, descriptions=descriptions).profile
+
+
+# The last analyses of each thread, by the table's bytes: a step computing a dozen facts and
+# charts of one table read and analysed it a dozen times. Per thread, so that no two steps ever
+# share one (pandas objects are not made to be read from several threads); by content, so that
+# a table changed in any way, however fast, is read again.
+_RECENT = threading.local()
+_KEPT = 4
+_KEPT_BYTES = 16 * 1024 * 1024
+
+
+def analysed(path: Path, *, root: Path, sheet: str | None = None,
+             descriptions: Sequence[str] = ()) -> Analysis:
+    """A table of the home read and analysed, or this thread's analysis of the same bytes."""
+    absolute, _file = home_relative(path, root)
+    try:
+        info = absolute.stat()
+        data = (absolute.read_bytes() if stat.S_ISREG(info.st_mode)
+                and info.st_size <= _KEPT_BYTES else None)  # fmt: skip
+    except OSError:
+        data = None  # read_table says why
+    if data is None:
+        return analyse(read_table(path, root=root, sheet=sheet), descriptions)
+    key = (os.fspath(absolute), os.fspath(root), sheet, tuple(descriptions),
+           hashlib.blake2b(data, digest_size=16).digest())  # fmt: skip
+    kept: OrderedDict[tuple[object, ...], Analysis] | None = getattr(_RECENT, "kept", None)
+    if kept is None:
+        kept = _RECENT.kept = OrderedDict()
+    if key in kept:
+        kept.move_to_end(key)
+        return kept[key]
+    result = analyse(read_table(path, root=root, sheet=sheet), descriptions)
+    kept[key] = result
+    while len(kept) > _KEPT:
+        kept.popitem(last=False)
+    return result
 
 
 def analyse(table: Table, descriptions: Sequence[str] = ()) -> Analysis:
