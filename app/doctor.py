@@ -319,7 +319,7 @@ def check_promises(home: Home, mapping: RuntimeMapping, environ: Mapping[str, st
     whose key is unset, a recipe step whose tool type nothing provides."""
     from app.team import tool_types
     from executor.search import search_problem
-    from planner.mcp import MCP_FILE, load_mcps
+    from planner import MCP_FILE, load_mcps
 
     found = []
     try:

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from planner.builtin import BuiltinPlanner, decide_mode
-from planner.mcp import load_mcps, match_mcp
+from planner.builtin import MCP_FILE, BuiltinPlanner, decide_mode, load_mcps, match_mcp
 from planner.proposal_doc import render_proposal
 from planner.validation import (
     validate_phase0,
@@ -14,6 +13,7 @@ from planner.validation import (
 )
 
 __all__ = [
+    "MCP_FILE",
     "BuiltinPlanner",
     "decide_mode",
     "load_mcps",

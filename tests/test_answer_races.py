@@ -2,7 +2,8 @@
 created exclusively and handled in order, so `cancel` racing `confirm` can never be lost.
 
 Real processes: a serving daemon (`multiverse start`) and, for each of 20 runs awaiting
-confirmation, a `confirm` and a `cancel` started together (in either order). Every run ends
+confirmation, a `confirm` and a `cancel` started together (in either order; forked children,
+real processes that skip a fresh interpreter's second of imports). Every run ends
 CANCELLED, or its cancel was refused with a reason; none completes with a cancel that left no
 trace.
 """
@@ -10,14 +11,14 @@ trace.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
+from contextlib import ExitStack
 
 from multiverse.home import Home
 from multiverse.models import Status
 from multiverse.store import PROCESS_RUNS, TableStore
 from orchestrator.evidence import give_answer, take_next_answer, waiting_answers
 
+from forked import Forked, forked
 from journey import cli, once, running_daemon, wait_for
 
 TRIALS = 20
@@ -28,14 +29,10 @@ def _statuses(home: Home) -> dict[str, Status]:
     return {row.run_id: row.status for row in rows}
 
 
-def _command(home: Home, *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "app.cli", *args, "--home", str(home.root)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=dict(os.environ),
-    )
+def _ended(child: Forked) -> tuple[str, str]:
+    """Wait for the command to end; what it printed on stdout and on stderr."""
+    child.wait(timeout=120)
+    return child.stdout(), child.stderr()
 
 
 def test_cancel_racing_confirm_is_never_lost(home: Home) -> None:
@@ -51,8 +48,10 @@ def test_cancel_racing_confirm_is_never_lost(home: Home) -> None:
     with running_daemon(home, quiet=True):
         for number, run_id in enumerate(waiting):
             order = ("confirm", "cancel") if number % 2 else ("cancel", "confirm")
-            started = {name: _command(home, name, run_id) for name in order}
-            ended = {name: process.communicate(timeout=120) for name, process in started.items()}
+            with ExitStack() as children:  # both started before either is waited for
+                started = {name: children.enter_context(forked(home, name, run_id))
+                           for name in order}  # fmt: skip
+                ended = {name: _ended(child) for name, child in started.items()}
             if started["confirm"].returncode != 0:  # only once the cancel ended the run
                 assert "CANCELLED" in ended["confirm"][1], ended["confirm"]
             if started["cancel"].returncode != 0:

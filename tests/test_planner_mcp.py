@@ -1,4 +1,4 @@
-"""Tests of MCP recipe loading and matching (planner.mcp)."""
+"""Tests of MCP recipe loading and matching (planner.builtin.tasks)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from multiverse.errors import ConfigError
 from multiverse.home import Home, init_home
 from multiverse.models import Timing
-from planner.mcp import MCP_COLUMNS, load_mcps, match_mcp
+from planner.builtin.tasks import MCP_COLUMNS, load_mcps, match_mcp
 
 HEADER = "| " + " | ".join(MCP_COLUMNS) + " |\n|---|---|---|---|---|---|\n"
 

@@ -73,8 +73,14 @@ from planner.builtin.proposal import (
     request_spec,
     settle_spec,
 )
-from planner.builtin.tasks import first_line, folder_files, guideline_docs
-from planner.mcp import load_mcps, match_mcp
+from planner.builtin.tasks import (
+    MCP_FILE,
+    first_line,
+    folder_files,
+    guideline_docs,
+    load_mcps,
+    match_mcp,
+)
 from planner.validation import (
     PHASE0_TASK_IDS,
     phase0_outputs,
@@ -482,8 +488,11 @@ class BuiltinPlanner:
 
 
 __all__ = [
+    "MCP_FILE",
     "BuiltinPlanner",
     "charts_said",
+    "load_mcps",
+    "match_mcp",
     "modifications",
     "read_spec",
     "request_spec",

@@ -54,6 +54,7 @@ from multiverse.spec import (
 from planner.builtin import (
     BuiltinPlanner,
     charts_said,
+    load_mcps,
     modifications,
     not_simple_because,
     read_spec,
@@ -62,7 +63,6 @@ from planner.builtin import (
     settle_spec,
 )
 from planner.builtin import decide_mode as heuristic_mode
-from planner.mcp import load_mcps
 from planner.model.answers import (
     StagesAnswer,
     chart_tools,

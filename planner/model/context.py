@@ -54,7 +54,7 @@ from multiverse.models import (
 )
 from multiverse.roles import McpRecipe, PlanContext, PlanFailed
 from multiverse.spec import with_prefix
-from planner.mcp import match_mcp
+from planner.builtin import match_mcp
 from planner.validation import request_path
 
 CATALOG_LIMIT = 60
