@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 UV     := $(BIN)/uv
 
 .PHONY: install start test suite lint typecheck plain-install docs docs-ref bench-step-modules bench bench-store bench-orchestrator bench-gateway clean \
-        bench-process bench-status bench-catalog bench-overlap bench-history bench-langgraph \
+        bench-process bench-status bench-catalog bench-overlap bench-history bench-langgraph bench-facts \
         bench-celery bench-workers bench-large-csv bench-sandbox eval-local eval-corpus eval-local-spec \
         check-agents ui-screenshots
 
@@ -82,6 +82,9 @@ bench-catalog: install
 bench-large-csv: install
 	$(BIN)/python bench/large_csv.py
 
+bench-facts: install
+	$(BIN)/python bench/facts.py
+
 bench-sandbox: install
 	$(BIN)/python bench/sandbox.py
 
@@ -116,7 +119,7 @@ bench-workers: install
 	$(BIN)/python bench/workers.py $(if $(NETNS),--netns)
 
 bench: bench-store bench-orchestrator bench-gateway bench-process bench-status bench-catalog \
-       bench-overlap bench-history bench-langgraph bench-celery
+       bench-facts bench-overlap bench-history bench-langgraph bench-celery
 
 # Offline, a minute: every request of tests/corpus read into a checked spec; results in EVALS.md.
 eval-corpus: install

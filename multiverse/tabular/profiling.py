@@ -62,10 +62,16 @@ class Analysis:
     times: RowTimes | None  # each row's period (None: no time axis in the rows)
     wide_time: WideTime | None = None  # periods named by columns
     definitions: dict[str, Definition] = field(default_factory=dict)
+    # Each column's cells as a list, made at the first `cell` of it: a series' points each
+    # look up one cell, and a pandas lookup costs a hundred times a list's.
+    _texts: dict[str, list[object]] = field(default_factory=dict, repr=False, compare=False)
 
     def cell(self, column: str, row: int) -> tuple[str, CellNumber | None]:
         """A cell as written and its number, read the way its column writes numbers."""
-        text = str(self.table.cells(column).iloc[row])
+        texts = self._texts.get(column)
+        if texts is None:
+            texts = self._texts[column] = self.table.cells(column).tolist()
+        text = str(texts[row])
         reading = self.readings.get(column)
         return text, parse_number(text, decimal_comma=bool(reading and reading.decimal_comma))
 
