@@ -82,39 +82,46 @@ def profile(path: Path, *, root: Path, descriptions: Sequence[str] = (),
     return analysed(path, root=root, sheet=sheet, descriptions=descriptions).profile
 
 
-# The last analyses of each thread, by the table's bytes: a step computing a dozen facts and
-# charts of one table read and analysed it a dozen times. Per thread, so that no two steps ever
-# share one (pandas objects are not made to be read from several threads); by content, so that
-# a table changed in any way, however fast, is read again.
-_RECENT = threading.local()
-_KEPT = 4
+# The last analyses, each kept for the thread that made it, by the table's bytes: a step computing
+# a dozen facts and charts of one table read and analysed it a dozen times. Never shared between
+# threads (pandas objects are not made to be read from several at once); keyed by content, so a
+# table changed in any way, however fast, is read again. Bounded for the whole process: the
+# files kept total at most 16 MB (an analysis takes about ten times its file), none over 4 MB.
+_KEPT: OrderedDict[tuple[object, ...], tuple[int, Analysis]] = OrderedDict()
+_KEPT_GUARD = threading.Lock()
 _KEPT_BYTES = 16 * 1024 * 1024
+_KEPT_FILE_BYTES = 4 * 1024 * 1024
+_kept_bytes = 0
 
 
 def analysed(path: Path, *, root: Path, sheet: str | None = None,
              descriptions: Sequence[str] = ()) -> Analysis:
     """A table of the home read and analysed, or this thread's analysis of the same bytes."""
+    global _kept_bytes
     absolute, _file = home_relative(path, root)
     try:
         info = absolute.stat()
         data = (absolute.read_bytes() if stat.S_ISREG(info.st_mode)
-                and info.st_size <= _KEPT_BYTES else None)  # fmt: skip
+                and info.st_size <= _KEPT_FILE_BYTES else None)  # fmt: skip
     except OSError:
         data = None  # read_table says why
     if data is None:
         return analyse(read_table(path, root=root, sheet=sheet), descriptions)
-    key = (os.fspath(absolute), os.fspath(root), sheet, tuple(descriptions),
-           hashlib.blake2b(data, digest_size=16).digest())  # fmt: skip
-    kept: OrderedDict[tuple[object, ...], Analysis] | None = getattr(_RECENT, "kept", None)
-    if kept is None:
-        kept = _RECENT.kept = OrderedDict()
-    if key in kept:
-        kept.move_to_end(key)
-        return kept[key]
+    key = (threading.get_ident(), os.fspath(absolute), os.fspath(root), sheet,
+           tuple(descriptions), hashlib.blake2b(data, digest_size=16).digest())  # fmt: skip
+    with _KEPT_GUARD:
+        kept = _KEPT.get(key)
+        if kept is not None:
+            _KEPT.move_to_end(key)
+            return kept[1]
     result = analyse(read_table(path, root=root, sheet=sheet), descriptions)
-    kept[key] = result
-    while len(kept) > _KEPT:
-        kept.popitem(last=False)
+    with _KEPT_GUARD:
+        if key not in _KEPT:
+            _KEPT[key] = (len(data), result)
+            _kept_bytes += len(data)
+        while _kept_bytes > _KEPT_BYTES:
+            _, (size, _analysis) = _KEPT.popitem(last=False)
+            _kept_bytes -= size
     return result
 
 
