@@ -114,7 +114,8 @@ def analysed(path: Path, *, root: Path, sheet: str | None = None,
         if kept is not None:
             _KEPT.move_to_end(key)
             return kept[1]
-    result = analyse(read_table(path, root=root, sheet=sheet), descriptions)
+    # Analysed from the very bytes hashed: a change after they were read is never kept under them.
+    result = analyse(read_table(path, root=root, sheet=sheet, data=data), descriptions)
     with _KEPT_GUARD:
         if key not in _KEPT:
             _KEPT[key] = (len(data), result)

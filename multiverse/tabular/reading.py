@@ -15,7 +15,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from multiverse.errors import UserError
 
@@ -107,24 +107,26 @@ def home_relative(path: Path, root: Path) -> tuple[Path, str]:
     return absolute, relative.as_posix()
 
 
-def read_table(path: Path, *, root: Path, sheet: str | None = None) -> Table:
-    """Read a CSV/TSV/text, Excel or JSON table of the home, keeping cells as written."""
+def read_table(path: Path, *, root: Path, sheet: str | None = None,
+               data: bytes | None = None) -> Table:
+    """Read a CSV/TSV/text, Excel or JSON table of the home, keeping cells as written (from
+    `data`, the file's bytes, when the caller has read them)."""
     absolute, file = home_relative(path, root)
     suffix = absolute.suffix.lower()
     if suffix not in FORMATS:
         raise TabularError(f"{file} is not a table this reader knows (csv, tsv, txt, xlsx, json)")
     try:
-        size = absolute.stat().st_size
+        size = absolute.stat().st_size if data is None else len(data)
     except OSError as error:
         raise TabularError(f"cannot read {file}: {error.strerror or error}") from None
     if size > MAX_BYTES:
         raise TableTooLarge(file, size)
     if suffix in (".xlsx", ".xlsm"):
-        grid, sheet = read_xlsx(absolute, file, sheet)
+        grid, sheet = read_xlsx(absolute if data is None else io.BytesIO(data), file, sheet)
     elif suffix == ".json":
-        grid = read_json(decode(absolute.read_bytes()), file)
+        grid = read_json(decode(absolute.read_bytes() if data is None else data), file)
     else:
-        grid = read_delimited(decode(absolute.read_bytes()), suffix)
+        grid = read_delimited(decode(absolute.read_bytes() if data is None else data), suffix)
     return Table(file, unique_names(grid), kind=FORMATS[suffix], sheet=sheet)
 
 
@@ -260,7 +262,7 @@ def cell_text(value: Any) -> str:
     return str(value).strip()
 
 
-def read_xlsx(path: Path, file: str, sheet: str | None) -> tuple[Grid, str]:
+def read_xlsx(path: Path | IO[bytes], file: str, sheet: str | None) -> tuple[Grid, str]:
     """The first (or the named) sheet of a workbook; a row's number is the sheet's row number."""
     import openpyxl
 
