@@ -123,10 +123,9 @@ def read_table(path: Path, *, root: Path, sheet: str | None = None,
         raise TableTooLarge(file, size)
     if suffix in (".xlsx", ".xlsm"):
         grid, sheet = read_xlsx(absolute if data is None else io.BytesIO(data), file, sheet)
-    elif suffix == ".json":
-        grid = read_json(decode(absolute.read_bytes() if data is None else data), file)
     else:
-        grid = read_delimited(decode(absolute.read_bytes() if data is None else data), suffix)
+        text = decode(absolute.read_bytes() if data is None else data)
+        grid = read_json(text, file) if suffix == ".json" else read_delimited(text, suffix)
     return Table(file, unique_names(grid), kind=FORMATS[suffix], sheet=sheet)
 
 
