@@ -256,6 +256,10 @@ def load_litellm() -> ModuleType:
                 litellm.disable_hf_tokenizer_download = True
             if hasattr(litellm, "telemetry"):
                 litellm.telemetry = False
+            # We register no litellm callback; its logging of each stream would start a thread
+            # and an event loop per call (a third of a call's CPU) to feed none. The response's
+            # price is set all the same.
+            litellm.disable_streaming_logging = True
             for name in LITELLM_LOGGERS:
                 logger = logging.getLogger(name)
                 logger.handlers.clear()
