@@ -2,9 +2,10 @@
 
 Run: `.venv/bin/python bench/gateway.py`. Against the loopback fake OpenAI server of the tests:
 the median latency of raw `litellm.completion` and of `Gateway.complete` (cache off), their
-difference being the gateway's overhead; the median cache hit (without and with the run's
-ledger); the median start time of `multiverse --help` and `multiverse status` (5 runs each);
-and whether `import app.cli` imports litellm. Targets: overhead ≤ 1 ms, cache hit ≤ 2 ms.
+difference being the gateway's overhead; the CPU of a streamed answer, with litellm's logging
+of each chunk off (as `load_litellm` sets it) and on; the median cache hit (without and with
+the run's ledger); the median start time of `multiverse --help` and `multiverse status` (5 runs
+each); and whether `import app.cli` imports litellm. Targets: overhead ≤ 1 ms, cache hit ≤ 2 ms.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import structlog
@@ -74,12 +77,38 @@ def measure_calls(repeats: int) -> dict[str, float]:
         ledgered.complete(run_call)
         raw_ms = median_ms(raw, repeats)
         gateway_ms = median_ms(lambda n: plain.complete(_call(server, n)), repeats)
+        # A streamed prose answer of 50 chunks (1,200 characters, about 300 tokens), with
+        # litellm's logging of each chunk off (as load_litellm sets it) and on.
+        server.default = text(" ".join(["Revenue grew in every region."] * 40)[:1200])
+        streamed = [_call(server, n).model_copy(update={"stop_repeats": True}) for n in
+                    range(-1, repeats)]  # fmt: skip
+        cpu = {}
+        for logged in (True, False):
+            litellm.disable_streaming_logging = not logged
+            cpu[logged] = cpu_ms_per_call(lambda n: plain.complete(streamed[n + 1]), repeats)
+        litellm.disable_streaming_logging = True
         return {
             "raw": raw_ms,
             "gateway": gateway_ms,
+            "cpu_logged": cpu[True],
+            "cpu": cpu[False],
             "hit": median_ms(lambda n: cached.complete(warm), repeats),
             "hit_ledger": median_ms(lambda n: ledgered.complete(run_call), repeats),
         }
+
+
+def cpu_ms_per_call(operation: Callable[[int], object], repeats: int) -> float:
+    """CPU milliseconds of this process (every thread, the loopback server's too) per call,
+    counted once the threads a call left behind have ended."""
+    operation(-1)
+    threads = threading.active_count()
+    began = time.process_time()
+    for number in range(repeats):
+        operation(number)
+    deadline = time.monotonic() + 10
+    while threading.active_count() > threads and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return (time.process_time() - began) * 1000 / repeats
 
 
 def _start_ms(arguments: list[str]) -> str:
@@ -127,6 +156,8 @@ def main() -> None:
         ("litellm.completion, raw (median)", f"{calls['raw']:.2f} ms", ""),
         ("Gateway.complete, cache off (median)", f"{calls['gateway']:.2f} ms", ""),
         ("gateway overhead per call", f"{overhead:.2f} ms", "≤ 1 ms"),
+        ("CPU per streamed answer of 50 chunks (all threads)", f"{calls['cpu']:.1f} ms", ""),
+        ("the same with litellm's logging of each chunk on", f"{calls['cpu_logged']:.1f} ms", ""),
         ("cache hit (median)", f"{calls['hit']:.3f} ms", "≤ 2 ms"),
         ("cache hit + run ledger update (median)", f"{calls['hit_ledger']:.3f} ms", ""),
         ("`multiverse --help` start (median of 5)", help_ms, ""),
