@@ -23,15 +23,16 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from app import cli_home, cli_runs  # noqa: F401  (each adds its commands)
 from app.cli_app import HomeOption, app, errors_said, fail, print_json, wants_json
-from multiverse.config import RemoteConfig, RuntimeMapping, load_runtime_mapping
 from multiverse.errors import ConfigError, MultiverseError, StorageError, UserError, storage_advice
-from multiverse.home import require_home, resolve_home
+
+if TYPE_CHECKING:
+    from multiverse.config import RuntimeMapping
 
 __all__ = ["app", "main", "run"]
 
@@ -104,6 +105,7 @@ def ui(
 ) -> None:
     """Serve a local web page of the home: runs, proposals and answers, reports (Ctrl-C stops)."""
     from app.web import is_loopback, new_token, serve
+    from multiverse.home import require_home, resolve_home
 
     with errors_said(False):
         where = require_home(resolve_home(home))
@@ -143,6 +145,8 @@ def served(
 ) -> Served:
     """The broker, queues and step lengths a worker serves, from the options and the mapping's
     remote tiers (pure); ConfigError when the broker cannot be told."""
+    from multiverse.config import RemoteConfig
+
     remotes: list[RemoteConfig] = [
         config.remote for config in mapping.tier_mapping.values() if config.remote is not None
     ]
@@ -208,6 +212,8 @@ def worker(
     if missing:
         raise fail(ConfigError(f"the worker needs {' and '.join(missing)}: {WORKERS_EXTRA}"))
     from app.worker import WorkerPlace, serve
+    from multiverse.config import RuntimeMapping, load_runtime_mapping
+    from multiverse.home import resolve_home
 
     try:
         root = resolve_home(home).root

@@ -14,11 +14,11 @@ from __future__ import annotations
 import json
 import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
-from pydantic import BaseModel, ConfigDict
 
 from app.cli_app import (
     HomeOption,
@@ -34,9 +34,10 @@ from app.cli_app import (
     run_ref,
 )
 from multiverse.errors import MultiverseError
-from multiverse.home import Home
-from multiverse.models import FINAL_STATUSES, Status
-from multiverse.store import PROCESS_RUNS, TableStore
+
+if TYPE_CHECKING:
+    from multiverse.home import Home
+    from multiverse.models import Status
 
 
 @app.command()
@@ -211,30 +212,27 @@ def doctor(
 POLL_SECONDS = 0.1
 
 
-class Before(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class Before:
     """What the home held before the request was dropped (to tell the new from the old)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     runs: frozenset[str]
     done: frozenset[str]
     rejected: frozenset[str]
 
 
-class Taken(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class Taken:
     """What became of a request: a run, an immediate reply, or a rejection."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     kind: Literal["run", "reply", "rejected"]
     path: Path  # the run's folder, the reply file, or the rejected file
     run_id: str | None = None
 
 
-class Proposal(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class Proposal:
     """A run's state once it waits for the user (its proposal) or ended first."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     status: Status
     path: Path
@@ -304,6 +302,9 @@ def wait_taken(
 
 def proposal_of(home: Home, run_id: str) -> Proposal | None:
     """The run's proposal once it waits for the user, or its status once it ended; else None."""
+    from multiverse.models import FINAL_STATUSES, Status
+    from multiverse.store import PROCESS_RUNS, TableStore
+
     try:
         row = TableStore().table(PROCESS_RUNS, home.db / PROCESS_RUNS.filename).get(run_id)
     except MultiverseError:
@@ -328,10 +329,9 @@ def wait_proposal(home: Home, run_id: str, deadline: float) -> Proposal | None:
         time.sleep(POLL_SECONDS)
 
 
-class Revised(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class Revised:
     """What became of a MODIFY: refused, or the revised proposal (or the end the run came to)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     refused: bool = False
     proposal: Proposal | None = None  # None: not in time
@@ -379,10 +379,9 @@ def follow_answer(home: Home, run_id: str, answer: Path, timeout: float) -> Revi
     return Revised(proposal=wait_proposal(home, run_id, deadline))
 
 
-class Submitted(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class Submitted:
     """What `submit` did: the inbox file, whether a daemon serves, and what it made of it."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     inbox: Path
     serving: bool
@@ -455,6 +454,8 @@ def report(done: Submitted) -> tuple[list[str], str | None, int]:
     if proposal is not None and proposal.text is not None:
         return [*lines, f"proposal: {proposal.path}", "", proposal.text.rstrip()], None, 0
     if proposal is not None:
+        from multiverse.models import Status
+
         lines.append(f"{proposal.status.value}: see {proposal.path}")
         return lines, None, 1 if proposal.status is Status.FAILED else 0
     return lines, None, 0

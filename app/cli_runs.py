@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -30,10 +30,9 @@ from app.cli_app import (
     said,
 )
 from multiverse.errors import UserError
-from multiverse.home import require_home, resolve_home
-from multiverse.models import Status
-from multiverse.runs import ArchiveResult
-from multiverse.store import TableStore
+
+if TYPE_CHECKING:
+    from multiverse.runs import ArchiveResult
 
 
 def _answer(home: str | None, run: str, kind: str, text: str = "", as_json: bool = False) -> None:
@@ -74,7 +73,8 @@ def modify(
     """Ask for a revised proposal, and print it once the daemon made it."""
     from app.cli_home import NO_DAEMON, follow_answer
     from app.commands import answer_run
-    from multiverse.home import probe
+    from multiverse.home import probe, require_home, resolve_home
+    from multiverse.models import Status
 
     run = run_ref(home, run, as_json)
     with errors_said(as_json):
@@ -220,6 +220,8 @@ def fork(
 ) -> None:
     """Make a new run from a final run's confirmed instructions and its work before STEP."""
     run = run_ref(home, run, as_json)
+    from multiverse.home import require_home, resolve_home
+    from multiverse.store import TableStore
     from orchestrator.forking import fork_run
 
     with quiet_logging(), errors_said(as_json):
@@ -398,6 +400,8 @@ def archive_runs(
     home_option: str | None, run_ids: list[str] | None, before: str | None, dry_run: bool
 ) -> ArchiveResult:
     """Archive these runs, or every final run created before a date; what moved and what not."""
+    from multiverse.home import require_home, resolve_home
+    from multiverse.store import TableStore
     from orchestrator.archiving import Archiver
 
     home = require_home(resolve_home(home_option))
