@@ -18,9 +18,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import structlog
-
 from multiverse.errors import StorageError
+from multiverse.logs import lazy_logger
 
 # Fault injection for the durability tests (SPEC §14): with MULTIVERSE_KILL_AFTER_WRITES=k the
 # process kills itself with SIGKILL right after its k-th durable write, exactly as a power cut
@@ -330,7 +329,7 @@ def _writable(pid: str, fd: str) -> bool:
     return True
 
 
-log = structlog.get_logger(__name__)
+log = lazy_logger(__name__)
 RESERVE_BYTES = 4 * 1024 * 1024
 FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
 

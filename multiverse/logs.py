@@ -14,9 +14,6 @@ from collections.abc import Iterable, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
 
-import structlog
-import structlog.tracebacks
-
 MASK = "***"
 # _KEY covers _API_KEY and _ACCESS_KEY, and keys named as a mapping may name them (MY_KEY).
 SECRET_SUFFIXES = ("_KEY", "_TOKEN", "_SECRET")
@@ -124,6 +121,28 @@ def mask_processor(
     return event_dict
 
 
+class LazyLogger:
+    """A module's structlog logger, structlog imported at its first event: a command that logs
+    nothing (`--help`, `status`) does not pay that import (about 60 ms, rich's tracebacks with
+    it). Bound to the configuration of the moment, as `structlog.get_logger` is."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._logger: Any = None
+
+    def __getattr__(self, method: str) -> Any:
+        if self._logger is None:
+            import structlog
+
+            self._logger = structlog.get_logger(self._name)
+        return getattr(self._logger, method)
+
+
+def lazy_logger(name: str) -> LazyLogger:
+    """The logger of module `name`, importing structlog only when it first logs."""
+    return LazyLogger(name)
+
+
 _installed: list[logging.Handler] = []  # the handlers the last configure_logging added
 _previous_level: list[int] = []  # the root logger's level before it
 
@@ -135,6 +154,9 @@ def configure_logging(log_file: Path | None, console_level: int = logging.WARNIN
     handlers of the first call, closing its log file; `close_logging` removes them when the
     command is done, so no home's log file stays open after it.
     """
+    import structlog
+    import structlog.tracebacks
+
     close_logging()
     shared: list[structlog.types.Processor] = [
         structlog.contextvars.merge_contextvars,

@@ -29,7 +29,6 @@ from itertools import chain
 from pathlib import Path
 from typing import Any
 
-import structlog
 import yaml
 from pydantic import BaseModel, ConfigDict
 
@@ -37,6 +36,7 @@ from multiverse.atomic import atomic_write_text, fsync_folder
 from multiverse.documents import open_regular
 from multiverse.errors import UserError
 from multiverse.home import Home
+from multiverse.logs import lazy_logger
 from multiverse.roles import Mode
 from orchestrator.inbox_survey import (
     FOLDER,
@@ -197,7 +197,7 @@ __all__ = [
     "survey_inbox",
 ]
 
-log = structlog.get_logger(__name__)
+log = lazy_logger(__name__)
 
 DEFAULT_MAX_BYTES = 1024 * 1024
 REASON_SUFFIX = ".reason.md"

@@ -34,8 +34,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-import structlog
-
 from multiverse.atomic import atomic_write_bytes
 from multiverse.documents.convert import (
     MAX_TEXT_BYTES,
@@ -55,12 +53,13 @@ from multiverse.documents.convert import (
 )
 from multiverse.documents.converted import Converted, decode, text_encoding
 from multiverse.documents.formats import html_document, html_to_markdown, markdown_to_html
+from multiverse.logs import lazy_logger
 
 if TYPE_CHECKING:
     from multiverse.documents.writers import Picture
 
 
-log = structlog.get_logger(__name__)
+log = lazy_logger(__name__)
 
 _SVG = "{http://www.w3.org/2000/svg}"
 PNG_SCALE = 2.0  # sharp when printed at the page's width

@@ -20,10 +20,9 @@ from enum import StrEnum
 from pathlib import Path
 from typing import BinaryIO
 
-import structlog
-
 from multiverse.documents.converted import Converted, decode, decode_cut, unreadable
 from multiverse.documents.formats import read_docx, read_html, read_pdf, read_pptx, read_xlsx
+from multiverse.logs import lazy_logger
 from multiverse.models import AssetType, CatalogEntry
 
 NOTE_MARKER = "Not read: "
@@ -234,7 +233,7 @@ def container_problem(
     return None
 
 
-log = structlog.get_logger(__name__)
+log = lazy_logger(__name__)
 
 # The readers hold the whole parsed document in memory; a larger file is a scan or a media
 # dump far more often than prose, and would stall the catalog step that summarises it.

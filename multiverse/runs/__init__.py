@@ -41,7 +41,6 @@ from multiverse.atomic import atomic_write_text
 from multiverse.errors import MultiverseError, StepControl, UserError
 from multiverse.home import Home, run_paths
 from multiverse.models import RUN_ID, ProcessRun, Row
-from multiverse.processes import INTERACTION_RESPONSE, append_event
 from multiverse.roles import Approval, ApprovalStatus
 from multiverse.runs.timeline import (
     STEP_FINISHED,
@@ -319,6 +318,8 @@ def _listing(pending: list[Approval]) -> str:
 
 def record_answer(run_root: Path, approval: Approval) -> None:
     """Append the DPS event of a person's answer to the run's events.jsonl."""
+    from multiverse.processes import INTERACTION_RESPONSE, append_event
+
     append_event(
         run_root / "events.jsonl",
         INTERACTION_RESPONSE,

@@ -16,9 +16,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import structlog
-
 from multiverse.home import Home, run_paths
+from multiverse.logs import lazy_logger
 from multiverse.models import FINAL_STATUSES, Status
 
 TIMELINE = "timeline.jsonl"
@@ -459,7 +458,7 @@ def elapsed_by_id(data: dict[str, Any]) -> dict[str, float | None]:
     return found
 
 
-log = structlog.get_logger(__name__)
+log = lazy_logger(__name__)
 
 
 def note(run_root: Path, event: str, **fields: Any) -> None:
