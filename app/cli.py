@@ -1,7 +1,8 @@
 """The `multiverse` command line (SPEC §13): parse, build, call one function, map errors.
 
 Heavy modules are imported inside the commands that need them, so `--help`, `init`, `status`
-and the answers to a proposal start fast and never import litellm. The commands are defined by
+and the answers to a proposal start fast and never import litellm (`tests/test_cli.py` checks
+that `--help` imports no home, store or pydantic either). The commands are defined by
 concept in `cli_home` and `cli_runs`, each adding itself to `app` (`cli_app`); importing them
 here, in this order, is what registers them and orders `--help`. The commands that serve until
 stopped are here, after them: `multiverse ui`, the home in a browser (the web view of

@@ -64,7 +64,7 @@ def test_commands_without_a_model_never_import_litellm(home: Home, args: list[st
 @pytest.mark.parametrize("args", [["--help"], ["--version"]])
 def test_help_and_version_import_no_kernel(args: list[str]) -> None:
     """`--help` and `--version` build the command line alone: no home, store, run records,
-    mapping or pydantic is imported (each roughly doubled their start, 0.2 s to 0.4 s)."""
+    mapping or pydantic is imported (together they had doubled the start, 0.2 s to 0.4 s)."""
     probe = PROBE.replace('print("litellm" in sys.modules)', KERNEL)
     assert probe != PROBE
     result = subprocess.run([sys.executable, "-c", probe, *args],

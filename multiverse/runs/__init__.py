@@ -318,6 +318,7 @@ def _listing(pending: list[Approval]) -> str:
 
 def record_answer(run_root: Path, approval: Approval) -> None:
     """Append the DPS event of a person's answer to the run's events.jsonl."""
+    # Here, not at the top: `status` reads run records and need not import the process layer.
     from multiverse.processes import INTERACTION_RESPONSE, append_event
 
     append_event(
