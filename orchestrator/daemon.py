@@ -421,6 +421,10 @@ class Daemon:
                     observer.stop()
                     observer.join()
                 self._finish()
+                if not self._in_flight:
+                    # Stopped, nothing of ours left to start a child: the process is as it
+                    # was, and whatever runs in it next (another Daemon.run) may start them.
+                    allow_children()
                 self.crew.speaker.close()  # bounded wait for channel deliveries
                 self._recheck_written()
             log.info("daemon_stopped", failed_runs=sorted(self.failed_runs))

@@ -12,6 +12,7 @@ from multiverse.home import Home, init_home
 
 from fake_openai import fake_openai  # noqa: F401  (the loopback OpenAI server fixture)
 from fakes import RecordingSleep
+from mappings import take_requests_at_once
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -34,21 +35,12 @@ def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
 
 @pytest.fixture
 def home(_isolated_home: Path) -> Home:
-    """An initialised, empty home in a temporary folder, taking a closed inbox file at once."""
+    """An initialised, empty home in a temporary folder, taking a closed inbox file at once
+    (`mappings.take_requests_at_once`)."""
     created = Home(_isolated_home)
     init_home(created)
     take_requests_at_once(created)
     return created
-
-
-def take_requests_at_once(home: Home) -> None:
-    """Set the home's inbox_settle_ms to 0: a request file is taken as soon as no process holds
-    it open for writing, not a second after its last change (the tests of the settle time, in
-    test_inbox.py, keep the default; a test writing its own mapping keeps it too)."""
-    text = home.mapping_file.read_text(encoding="utf-8")
-    quick = text.replace("  inbox_settle_ms: 1000 ", "  inbox_settle_ms: 0    ")
-    assert quick != text, "the template's inbox_settle_ms line changed"
-    home.mapping_file.write_text(quick, encoding="utf-8")
 
 
 @pytest.fixture

@@ -27,6 +27,7 @@ from multiverse.runs import ApprovalBook, StepWaiting, action_hash
 
 from fake_openai import FakeOpenAI, Reply, text, tools
 from journey import cli, copy_assets, once, only_run, serving, wait_for
+from mappings import quick_intake
 
 REQUEST = "Analyse the market report and write a memo with a chart of the revenue figures."
 MARKER = "approved-marker"
@@ -86,7 +87,7 @@ def configure(home: Home, server: FakeOpenAI, timeout: float | None = None) -> N
     }  # fmt: skip
     if timeout is not None:
         mapping["daemon"] = {"approval_timeout_seconds": timeout}
-    home.mapping_file.write_text(json.dumps(mapping, indent=1), encoding="utf-8")
+    home.mapping_file.write_text(json.dumps(quick_intake(mapping), indent=1), encoding="utf-8")
 
 
 def to_the_question(home: Home) -> str:

@@ -22,6 +22,7 @@ from orchestrator.perform.ending import CANCELLED, CancelRecord
 
 from forked import forked_daemon
 from journey import cli, copy_assets, first_row, once, said_count, wait_for
+from mappings import quick_intake
 from stepping import builtin_collaborators, confirmed_run, steps_until_settled
 
 AGENT = Path(__file__).resolve().parent / "fake_agent.py"
@@ -49,7 +50,8 @@ def _agent_tier(home: Home, state: Path) -> None:
     command = [sys.executable, str(AGENT), "wait-in-phases", str(state)]
     mapping = {"tier_mapping": {"MEDIUM": {"adapter_type": "process", "command": command,
                                            "timeout_seconds": 600}}}  # fmt: skip
-    (home.root / "runtime-mapping.yaml").write_text(yaml.safe_dump(mapping), encoding="utf-8")
+    mapping_text = yaml.safe_dump(quick_intake(mapping))
+    (home.root / "runtime-mapping.yaml").write_text(mapping_text, encoding="utf-8")
 
 
 def _confirmed_on_the_agent(home: Home, state: Path) -> str:

@@ -113,7 +113,10 @@ def test_a_failed_run_is_one_report_on_the_console_and_in_its_messages(
     agent = tmp_path / "agent.sh"
     agent.write_text("#!/bin/sh\necho 'boom: the agent crashed' >&2\nexit 3\n", encoding="utf-8")
     agent.chmod(0o755)
-    atomic_write_text(home.mapping_file, f"tier_mapping:\n  MEDIUM:\n    model: process:{agent}\n")
+    atomic_write_text(
+        home.mapping_file,
+        f"tier_mapping:\n  MEDIUM:\n    model: process:{agent}\ndaemon:\n  inbox_settle_ms: 0\n",
+    )
     copy_assets(home, "market_report_2024.md")
     cli(home, "submit", "Write a short memo from the report.")
     once(home)

@@ -21,6 +21,7 @@ from multiverse.home import Home, init_home
 
 from forked import forked, forked_cli, forked_once
 from journey import cli, copy_assets, once, only_run, wait_for
+from mappings import take_requests_at_once
 
 REQUEST = "Analyse the market report and write a memo with a chart of the revenue figures."
 
@@ -141,6 +142,7 @@ def test_a_real_full_disk(small_disk: Path, monkeypatch: pytest.MonkeyPatch) -> 
     """On a real full file system: one-line CLI errors, a recorded FAILED run, then retry."""
     home = Home(small_disk / "home")
     init_home(home)
+    take_requests_at_once(home)
     monkeypatch.setenv("MULTIVERSE_HOME", str(home.root))
     run_id = _confirmed(home)  # the daemon's first life made its space reserve
     filler = _fill(small_disk, "filler.bin")

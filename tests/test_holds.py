@@ -23,7 +23,8 @@ REQUEST = "Write a short market memo from the report.\n"
 
 
 def _pause_before(home: Home, levels: str) -> None:
-    atomic_write_text(home.mapping_file, f"daemon:\n  pause_before: {levels}\n")
+    mapping = f"daemon:\n  inbox_settle_ms: 0\n  pause_before: {levels}\n"
+    atomic_write_text(home.mapping_file, mapping)
 
 
 def _waits(run: ProcessRun | None) -> bool:

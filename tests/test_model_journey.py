@@ -26,6 +26,7 @@ from orchestrator.daemon import Daemon
 
 from fake_openai import FakeOpenAI, Reply, text, tools
 from journey import cli, copy_assets
+from mappings import quick_intake
 
 KEY_ENV = "FAKE_LLM_KEY"
 SECRET = "sk-test-SECRET-XYZ"
@@ -157,7 +158,7 @@ def configure(home: Home, server: FakeOpenAI, budget_tokens: int | None = None) 
     mapping: dict[str, Any] = {"tier_mapping": {name: tier for name in ("HIGH", "MEDIUM", "LOW")}}
     if budget_tokens is not None:
         mapping["budget"] = {"max_tokens_per_run": budget_tokens}
-    home.mapping_file.write_text(json.dumps(mapping, indent=1), encoding="utf-8")
+    home.mapping_file.write_text(json.dumps(quick_intake(mapping), indent=1), encoding="utf-8")
 
 
 @pytest.fixture

@@ -34,7 +34,8 @@ from multiverse.processes.keeper import (
 )
 
 from forked import forked
-from journey import cli, copy_assets, once, only_run, run_tree, wait_for
+from journey import cli, copy_assets, once, only_run, run_tree, serving, wait_for
+from mappings import quick_intake
 
 AGENT = Path(__file__).resolve().parent / "fake_agent.py"
 REQUEST = "Analyse the market report and write a memo with a chart of the revenue figures."
@@ -91,6 +92,17 @@ def test_exit_0_is_end_turn_with_the_environment_of_17_2_1(
     assert read_events(where.events)[-1]["stop_reason"] == "end_turn"
     assert (where.logs / "P1-S01-T01.log").read_text("utf-8").startswith("wrote ")
     assert list(where.records.glob("*.json")) == []  # the record goes with the child
+
+
+def test_a_child_started_after_a_daemon_stopped_in_this_process_runs(
+    home: Home, tmp_path: Path
+) -> None:
+    """A daemon that served and stopped in this process leaves it able to start children: a
+    session prompted afterwards runs to its end, not STOPPED by a shutdown that is over."""
+    with serving(home):
+        pass
+    turn = ProcessSession(spec("write"), place(tmp_path)).prompt("do the task")
+    assert turn.error_code is None and turn.outcome.returncode == 0
 
 
 @pytest.mark.parametrize(
@@ -259,7 +271,8 @@ def configure(home: Home, mode: str, state: Path, tiers: tuple[str, ...] = ("MED
             for tier in tiers
         }
     }
-    (home.root / "runtime-mapping.yaml").write_text(yaml.safe_dump(mapping), encoding="utf-8")
+    mapping_text = yaml.safe_dump(quick_intake(mapping))
+    (home.root / "runtime-mapping.yaml").write_text(mapping_text, encoding="utf-8")
 
 
 def test_a_whole_run_completes_with_the_executor_on_a_process(home: Home, tmp_path: Path) -> None:
