@@ -506,6 +506,38 @@ def test_a_read_racing_the_stores_own_write_takes_it_without_waiting(
     assert table.rows() == [_run(1)]
 
 
+def test_a_file_another_store_of_this_process_placed_is_taken_without_a_look_for_writers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fresh store (a command's, the archive's) reading a file another store of this process
+    has just put in place gets its rows at once; a save by someone else is not taken for ours."""
+    looks: list[int] = []
+    look = settled_module.open_for_writing
+    monkeypatch.setattr(
+        settled_module, "open_for_writing", lambda dev, ino: looks.append(ino) or look(dev, ino)
+    )
+    path = tmp_path / PROCESS_RUNS.filename
+    TableStore().table(PROCESS_RUNS, path).insert(_run(1))
+    assert TableStore().table(PROCESS_RUNS, path).rows() == [_run(1)]
+    assert looks == []
+    assert store_module.PLACED.holds(path, path.read_bytes())
+    path.write_bytes(path.read_bytes().replace(b"a request", b"an edit!!"))  # a save by hand
+    assert not store_module.PLACED.holds(path, path.read_bytes())
+    assert TableStore().table(PROCESS_RUNS, path).rows() == [_run(1, "an edit!!")]
+
+
+def test_placed_bytes_keep_the_latest_files_only(tmp_path: Path) -> None:
+    """The process's record of what it placed is bounded: the oldest file is forgotten."""
+    placed = store_module.PlacedBytes(size=2)
+    for name in ("a.md", "b.md", "c.md"):
+        placed.note(tmp_path / name, name.encode())
+    placed.note(tmp_path / "c.md", b"newer")
+    assert not placed.holds(tmp_path / "a.md", b"a.md")
+    assert placed.holds(tmp_path / "b.md", b"b.md")
+    assert placed.holds(tmp_path / "c.md", b"newer")
+    assert not placed.holds(tmp_path / "c.md", b"c.md")
+
+
 def test_a_settled_cache_still_sees_an_in_place_edit_of_the_same_size(tmp_path: Path) -> None:
     """Once the bytes are trusted by their stamp, an edit in place still changes the stamp."""
     path = tmp_path / PROCESS_RUNS.filename

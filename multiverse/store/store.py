@@ -4,11 +4,12 @@ The daemon is not the only writer: the CLI takes the same lock, but people's edi
 (SPEC §3.1). So:
 - Reading: parsed tables are cached by their exact bytes; every access reads the file (cheap,
   it is in the page cache) and re-parses only when the bytes differ from the last parse. Bytes
-  someone else wrote are trusted only once they have settled (`settled.py`), and are merged with
-  what this process wrote (`journal.py`): rows and cells a stale copy erased are put back (and
-  reported through `on_restore`), the person's own edits are kept.
+  someone else wrote (not bytes this process placed itself, `PLACED`) are trusted only once they
+  have settled (`tablefile.read_settled`), and are merged with what this process wrote
+  (`journal.py`): rows and cells a stale copy erased are put back (and reported through
+  `on_restore`), the person's own edits are kept.
 - Writing: under the table's cross-process lock, the change is applied to the rows there now,
-  then the new file is swapped in with an atomic exchange (`exchange.py`) that hands back the
+  then the new file is swapped in with an atomic exchange (`atomic.exchange`) that hands back the
   file it displaced. If that is not what the change was based on, someone saved in between: their
   save is merged in and written again, so neither their edit nor our change is lost.
 A file that cannot be parsed raises `TableError` and is never written.
@@ -17,9 +18,11 @@ A file that cannot be parsed raises `TableError` and is never written.
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
@@ -142,10 +145,11 @@ class TableStore:
             if cached is not None and cached.data == data:
                 self._remember_stamp(path, stamp_of(stat), began)
                 return cached
-            if data == self._writing.get(path):
-                # Another thread's write of ours, swapped in and not yet cached: complete and
-                # fsync'd before it was placed, so there is nothing to wait for (`read_settled`
-                # would scan /proc, ~4 ms, to learn that no one is writing it).
+            if data == self._writing.get(path) or PLACED.holds(path, data):
+                # Bytes this process swapped in (another thread's write of ours not cached yet,
+                # or another store's): complete and fsync'd before they were placed, so there
+                # is nothing to wait for (`read_settled` would scan /proc, 1-5 ms, to learn
+                # that no one is writing it).
                 fresh = self._parse(spec, path, data)
                 reading = Reading(data, stamp_of(stat), began)
             else:
@@ -322,6 +326,8 @@ class TableStore:
                     kept = self._keep_aside(spec, path, base, superseded, theirs)
                     if kept is not None:
                         restored.append(Restoration(path, kept_aside=kept))
+                if standing:
+                    PLACED.note(path, data)
                 if placed:
                     made = True
                     self.journal.record(path, base.rows, base.index, after, rendered[5])
@@ -455,6 +461,39 @@ class TableStore:
         with self._guard:
             self._settled.pop(path, None)
             self._snapshots[path] = Snapshot(data, lines, start, end, widths, rows, index, groups)
+
+
+class PlacedBytes:
+    """What this process last swapped in whole at each table file, as a digest (bounded)."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self._digests: OrderedDict[Path, bytes] = OrderedDict()
+        self._size = size
+        self._guard = threading.Lock()
+
+    def note(self, path: Path, data: bytes) -> None:
+        """`data` now stands at `path`, put there by this process."""
+        digest = _digest(data)
+        with self._guard:
+            self._digests[path] = digest
+            self._digests.move_to_end(path)
+            if len(self._digests) > self._size:
+                self._digests.popitem(last=False)
+
+    def holds(self, path: Path, data: bytes) -> bool:
+        """Whether `data` is what this process last placed at `path`."""
+        with self._guard:
+            digest = self._digests.get(path)
+        return digest is not None and digest == _digest(data)
+
+
+def _digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+# One per process: every store of the process (the daemon's, a command's, the archive's) knows
+# a file another of them placed is whole.
+PLACED = PlacedBytes()
 
 
 def _swap_back(path: Path, tmp: str, ours: bytes) -> tuple[bytes, bytes | None]:
