@@ -9,7 +9,7 @@ UV     := $(BIN)/uv
 
 .PHONY: install start test suite lint typecheck plain-install docs docs-ref bench-step-modules bench bench-store bench-orchestrator bench-gateway clean \
         bench-process bench-status bench-catalog bench-overlap bench-history bench-langgraph bench-facts \
-        bench-celery bench-workers bench-large-csv bench-sandbox eval-local eval-corpus eval-local-spec \
+        bench-celery bench-workers bench-large-csv bench-sandbox bench-suite-workers eval-local eval-corpus eval-local-spec \
         check-agents ui-screenshots
 
 # pip's output goes to $(LOG), shown only when the install fails.
@@ -62,9 +62,11 @@ docs-ref: install
 
 # Bytecode is written (whatever PYTHONDONTWRITEBYTECODE the shell has): each worker and each
 # child process the suite starts would otherwise compile the project and rewrite the tests'
-# asserts again (about 6 s of a worker's collection; a tenth of a second a child).
+# asserts again (about 6 s of a worker's collection; a tenth of a second a child). `-n auto` is
+# two workers more than the cores (tests/conftest.py); an idle worker takes tests queued for a
+# busy one (worksteal), so no long test left at the end of one queue holds the run.
 suite: install
-	PYTHONDONTWRITEBYTECODE= $(BIN)/pytest -q -n auto
+	PYTHONDONTWRITEBYTECODE= $(BIN)/pytest -q -n auto --dist worksteal
 
 # The web view's three main pages (runs, a run with its report, the catalog) as PNG in docs/img/,
 # taken by the browser journey of tests/test_web_ui.py in the OS's Chromium.
@@ -101,6 +103,10 @@ bench-process: install
 
 bench-step-modules: install
 	$(BIN)/python bench/step_modules.py
+
+# By hand only: the whole suite per xdist worker count, interleaved (about five minutes a run).
+bench-suite-workers: install
+	$(BIN)/python bench/suite_workers.py --workers 2,4,3 --rounds 2
 
 bench-overlap: install
 	$(BIN)/python bench/overlap.py

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +21,19 @@ REPO = Path(__file__).resolve().parent.parent
 # machine breaks (a first call importing pandas). Examples are judged by what they return.
 settings.register_profile("untimed", deadline=None)
 settings.load_profile("untimed")
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """`-n auto`: two workers more than the cores (PYTEST_XDIST_AUTO_NUM_WORKERS still rules).
+
+    Many tests wait on real processes (daemons killed and restarted, Celery workers, a browser,
+    the 5-second grace of SPEC §17.2.3): with a worker per core the cores idle about a third of
+    the time. Measured on 2 cores (BENCHMARKS.md): 4 workers fill that; 6 only contend.
+    """
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None  # xdist's own hook reads it
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return (cores or 1) + 2
 
 
 @pytest.fixture(autouse=True)
