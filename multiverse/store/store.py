@@ -486,6 +486,10 @@ class PlacedBytes:
             digest = self._digests.get(path)
         return digest is not None and digest == _digest(data)
 
+    def renew_guard(self) -> None:
+        """A new lock, in a forked child: one another thread held at the fork stays held."""
+        self._guard = threading.Lock()
+
 
 def _digest(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
@@ -494,6 +498,7 @@ def _digest(data: bytes) -> bytes:
 # One per process: every store of the process (the daemon's, a command's, the archive's) knows
 # a file another of them placed is whole.
 PLACED = PlacedBytes()
+os.register_at_fork(after_in_child=PLACED.renew_guard)
 
 
 def _swap_back(path: Path, tmp: str, ours: bytes) -> tuple[bytes, bytes | None]:
