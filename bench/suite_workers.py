@@ -4,8 +4,9 @@ Run: `.venv/bin/python bench/suite_workers.py --workers 2,4,3 --rounds 2` (or `m
 bench-suite-workers`; about five minutes a run). Each round runs the whole suite once per worker
 count, interleaved, so a machine whose speed drifts during the session weighs on every count
 alike; the anchor is one worker per core, `-n auto` before tests/conftest.py raised it. Each run
-is `pytest -q -n auto --dist worksteal` with PYTEST_XDIST_AUTO_NUM_WORKERS set, as `make suite`
-runs it; its wall time and the CPU of the whole process tree are printed, then each count's median.
+is `make suite`'s command (`pytest -q -n auto --dist worksteal`, bytecode written) with the cache
+plugin off and PYTEST_XDIST_AUTO_NUM_WORKERS set; its wall time and the CPU of the whole process
+tree are printed, then each count's median.
 """
 
 from __future__ import annotations
