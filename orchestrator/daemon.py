@@ -421,12 +421,10 @@ class Daemon:
                     observer.stop()
                     observer.join()
                 self._finish()
-                if not self._in_flight:
-                    # Stopped, nothing of ours left to start a child: the process is as it
-                    # was, and whatever runs in it next (another Daemon.run) may start them.
-                    allow_children()
                 self.crew.speaker.close()  # bounded wait for channel deliveries
-                self._recheck_written()
+                # Before exiting, put back what saves of others erased and no event reported.
+                for path in self.crew.store.written_tables():
+                    self._recheck(path)
             log.info("daemon_stopped", failed_runs=sorted(self.failed_runs))
         finally:
             lock.release()
@@ -470,11 +468,6 @@ class Daemon:
         except OSError as error:  # a full disk: the daemon serves on, doctor says "stuck"
             log.warning("heartbeat_not_written", error=str(error))
 
-    def _recheck_written(self) -> None:
-        """Before exiting, put back what saves of others erased and no event reported yet."""
-        for path in self.crew.store.written_tables():
-            self._recheck(path)
-
     def stop(self) -> None:
         """Ask the loop to stop after the steps in flight; it stops their child processes as it
         ends (`_serve`). It takes no lock the loop may hold, so a signal handler may call it."""
@@ -493,7 +486,7 @@ class Daemon:
 
     def _finish(self) -> None:
         """Wait (a bounded time) for the steps in flight, then the index builds: none writes
-        once the lock is released."""
+        once the lock is released, and with none left children may be started again."""
         deadline = time.monotonic() + STOP_GRACE_SECONDS
         for thread in [*self._in_flight.values(), *self._warmers]:
             thread.join(timeout=max(0.0, deadline - time.monotonic()))
@@ -501,3 +494,5 @@ class Daemon:
         if self._in_flight:
             # Abandoned: the step is redone on restart, which every step is safe for.
             log.warning("steps_abandoned", keys=sorted(self._in_flight))
+        else:  # stopped whole: whatever runs in this process next may start children again
+            allow_children()

@@ -520,15 +520,15 @@ def test_a_file_another_store_of_this_process_placed_is_taken_without_a_look_for
     TableStore().table(PROCESS_RUNS, path).insert(_run(1))
     assert TableStore().table(PROCESS_RUNS, path).rows() == [_run(1)]
     assert looks == []
-    assert store_module.PLACED.holds(path, path.read_bytes())
+    assert settled_module.PLACED.holds(path, path.read_bytes())
     path.write_bytes(path.read_bytes().replace(b"a request", b"an edit!!"))  # a save by hand
-    assert not store_module.PLACED.holds(path, path.read_bytes())
+    assert not settled_module.PLACED.holds(path, path.read_bytes())
     assert TableStore().table(PROCESS_RUNS, path).rows() == [_run(1, "an edit!!")]
 
 
 def test_placed_bytes_keep_the_latest_files_only(tmp_path: Path) -> None:
     """The process's record of what it placed is bounded: the oldest file is forgotten."""
-    placed = store_module.PlacedBytes(size=2)
+    placed = settled_module.PlacedBytes(size=2)
     for name in ("a.md", "b.md", "c.md"):
         placed.note(tmp_path / name, name.encode())
     placed.note(tmp_path / "c.md", b"newer")

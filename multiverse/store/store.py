@@ -18,11 +18,9 @@ A file that cannot be parsed raises `TableError` and is never written.
 from __future__ import annotations
 
 import errno
-import hashlib
 import os
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
@@ -37,6 +35,7 @@ from multiverse.store.journal import Restoration, RowJournal, superseded_edits
 from multiverse.store.schemas import R, TableSpec
 from multiverse.store.table import FileFlock, LockTimeout, Table, describe
 from multiverse.store.tablefile import (
+    PLACED,
     Reading,
     Rendered,
     Snapshot,
@@ -461,44 +460,6 @@ class TableStore:
         with self._guard:
             self._settled.pop(path, None)
             self._snapshots[path] = Snapshot(data, lines, start, end, widths, rows, index, groups)
-
-
-class PlacedBytes:
-    """What this process last swapped in whole at each table file, as a digest (bounded)."""
-
-    def __init__(self, size: int = 4096) -> None:
-        self._digests: OrderedDict[Path, bytes] = OrderedDict()
-        self._size = size
-        self._guard = threading.Lock()
-
-    def note(self, path: Path, data: bytes) -> None:
-        """`data` now stands at `path`, put there by this process."""
-        digest = _digest(data)
-        with self._guard:
-            self._digests[path] = digest
-            self._digests.move_to_end(path)
-            if len(self._digests) > self._size:
-                self._digests.popitem(last=False)
-
-    def holds(self, path: Path, data: bytes) -> bool:
-        """Whether `data` is what this process last placed at `path`."""
-        with self._guard:
-            digest = self._digests.get(path)
-        return digest is not None and digest == _digest(data)
-
-    def renew_guard(self) -> None:
-        """A new lock, in a forked child: one another thread held at the fork stays held."""
-        self._guard = threading.Lock()
-
-
-def _digest(data: bytes) -> bytes:
-    return hashlib.blake2b(data, digest_size=16).digest()
-
-
-# One per process: every store of the process (the daemon's, a command's, the archive's) knows
-# a file another of them placed is whole.
-PLACED = PlacedBytes()
-os.register_at_fork(after_in_child=PLACED.renew_guard)
 
 
 def _swap_back(path: Path, tmp: str, ours: bytes) -> tuple[bytes, bytes | None]:

@@ -6,18 +6,22 @@ Also here: reading a file that someone else may be writing: trust it only once i
 Most editors save by truncating the file and writing it again, some in several pieces; a read
 in the middle gets an empty file, half a row, or a table that ends early. So a file that
 changed in the last `QUIET_NS` is trusted only when (1) it did not change while it was being
-read, (2) no process holds it open for writing (`writers.py`), and (3) it parses. Otherwise it
-is read again every `POLL_SECONDS` until all three hold, or until it has been quiet for
-`QUIET_NS`, when it is what its writer meant (a file that is still broken then is really
+read, (2) no process holds it open for writing (`atomic.open_for_writing`), and (3) it parses.
+Otherwise it is read again every `POLL_SECONDS` until all three hold, or until it has been quiet
+for `QUIET_NS`, when it is what its writer meant (a file that is still broken then is really
 broken). An older file is read once. The cost: one scan of /proc (~0.5 ms) for a file changed
-in the last second by someone else; a file this process wrote itself never comes here.
+in the last second by someone else; bytes this process placed itself (`PLACED`, whichever of
+its stores wrote them) never come here.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+import threading
 import time
 from bisect import insort
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, compress
@@ -411,3 +415,41 @@ def _same_after(path: Path, stamp: Stamp) -> bool:
         return stamp_of(os.stat(path)) == stamp
     except FileNotFoundError:
         return False
+
+
+class PlacedBytes:
+    """What this process last swapped in whole at each table file, as a digest (bounded)."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self._digests: OrderedDict[Path, bytes] = OrderedDict()
+        self._size = size
+        self._guard = threading.Lock()
+
+    def note(self, path: Path, data: bytes) -> None:
+        """`data` now stands at `path`, put there by this process."""
+        digest = _digest(data)
+        with self._guard:
+            self._digests[path] = digest
+            self._digests.move_to_end(path)
+            if len(self._digests) > self._size:
+                self._digests.popitem(last=False)
+
+    def holds(self, path: Path, data: bytes) -> bool:
+        """Whether `data` is what this process last placed at `path`."""
+        with self._guard:
+            digest = self._digests.get(path)
+        return digest is not None and digest == _digest(data)
+
+    def renew_guard(self) -> None:
+        """A new lock, in a forked child: one another thread held at the fork stays held."""
+        self._guard = threading.Lock()
+
+
+def _digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+# One per process: every store of the process (the daemon's, a command's, the archive's) knows
+# a file another of them placed is whole.
+PLACED = PlacedBytes()
+os.register_at_fork(after_in_child=PLACED.renew_guard)
