@@ -33,6 +33,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict
 
 from multiverse.atomic import atomic_write_text, fsync_folder
+from multiverse.config import parse_yaml
 from multiverse.documents import open_regular
 from multiverse.errors import UserError
 from multiverse.home import Home
@@ -334,7 +335,7 @@ def _split_front_matter(name: str, text: str) -> tuple[dict[str, Any], str]:
         return {}, text
     source = "\n".join(lines[1:closing])
     try:
-        loaded = yaml.safe_load(source)
+        loaded = parse_yaml(source)
     except yaml.YAMLError as error:
         problem = " ".join(str(error).split())
         raise RequestRejected(name, f"the front matter is not valid YAML: {problem}") from None

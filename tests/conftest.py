@@ -23,6 +23,7 @@ settings.register_profile("untimed", deadline=None)
 settings.load_profile("untimed")
 
 
+@pytest.hookimpl(optionalhook=True)  # a run with `-p no:xdist` has no such hook to implement
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """`-n auto`: two workers more than the cores (PYTEST_XDIST_AUTO_NUM_WORKERS still rules).
 

@@ -8,12 +8,20 @@ from pathlib import Path
 import docx
 import pytest
 from docx.oxml.ns import qn
+from fontTools.ttLib import TTFont
 from pypdf import PdfReader
+from pypdf.generic import DictionaryObject
 from structlog.testing import capture_logs
 
 from executor.builtin.charts import ChartImage, ChartSpec, SeriesLine, render_svg
 from multiverse.documents import chart_data, export_report
-from multiverse.documents.writers import Face, cover, installed_faces, needs_shaping
+from multiverse.documents.writers import (
+    Face,
+    choose_fonts,
+    cover,
+    installed_faces,
+    needs_shaping,
+)
 
 ENGLISH = """# Annual report
 
@@ -126,6 +134,51 @@ def test_a_pdf_holds_the_report_text(tmp_path: Path) -> None:
     assert "Annual report" in text and "Germany leads" in text and "6,900" in text
     assert "Revenue by region" in text
     assert reader.metadata is not None and reader.metadata.title == "Annual report"
+
+
+def _pdf_font_name(path: str) -> str:
+    """The name fpdf2 gives an embedded font: its full name without spaces."""
+    with TTFont(path, lazy=True) as font:
+        return str(font["name"].getBestFullName()).replace(" ", "")
+
+
+def _embedded_fonts(path: Path) -> set[str]:
+    """The fonts a PDF holds, used on a page or not, by name without the subset's prefix."""
+    reader = PdfReader(path)
+    names: set[str] = set()
+    for number in range(1, reader.trailer["/Size"]):
+        found = reader.get_object(number)
+        if isinstance(found, DictionaryObject) and found.get("/Type") == "/FontDescriptor":
+            names.add(str(found["/FontName"]).split("+")[-1])
+    return names
+
+
+@pytest.mark.parametrize(
+    ("markdown", "styles"),
+    [
+        ("No emphasis here.\n", {""}),
+        ("One **bold** word.\n", {"", "B"}),
+        ("Only *italic* words.\n", {"", "I"}),
+        ("***Both*** and `code`.\n", {"", "BI", "mono"}),
+        (ENGLISH, {"", "B", "I", "mono"}),  # its chart's caption is in italics
+    ],
+)
+def test_a_pdf_embeds_the_faces_its_text_uses_and_no_other(
+    tmp_path: Path, markdown: str, styles: set[str]
+) -> None:
+    """Each face is read and embedded only when the report's text uses it: a report without
+    italics or code carries neither font."""
+    faces = installed_faces()
+    if not faces:
+        pytest.skip("no TrueType font is installed on this machine")
+    chart = _chart("Revenue by region", ["Germany", "France"], [6900, 2400])
+    exported = export_report(tmp_path / "r.md", markdown, "R", "en", [chart])
+    assert tmp_path / "r.pdf" in exported.written, exported.skipped
+    fonts = choose_fonts(markdown)
+    files = {style: fonts.main.get(style, fonts.main[""]) for style in ("", "B", "I", "BI")}
+    files["mono"] = fonts.mono or fonts.main[""]
+    expected = {_pdf_font_name(files[style]) for style in styles}
+    assert _embedded_fonts(tmp_path / "r.pdf") == expected
 
 
 def test_a_right_to_left_report_gets_no_pdf(tmp_path: Path) -> None:

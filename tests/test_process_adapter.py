@@ -8,6 +8,7 @@ and the task is done again exactly once.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import signal
@@ -478,6 +479,11 @@ def test_a_helper_out_of_reach_of_a_killed_keeper_is_ended_by_its_cgroup(tmp_pat
     assert not [name for name in os.listdir(home) if name.startswith(ours)]
 
 
+def _a_zombie(pid: int) -> bool:
+    """Whether the process has ended and waits for its parent to collect its status."""
+    return next(f for p, _, f in _processes() if p == pid)[0] == b"Z"
+
+
 def test_a_dead_daemons_cgroup_is_ended_at_start_without_taking_our_childrens_statuses() -> None:
     """A keeper's cgroup left by a daemon that is gone: its process is stopped and the folder
     removed; the exit status of a child of the sweeping process stays its own to collect."""
@@ -487,14 +493,21 @@ def test_a_dead_daemons_cgroup_is_ended_at_start_without_taking_our_childrens_st
     if home is None or not os.access(home, os.W_OK):
         pytest.skip("no writable cgroup v2 here: commands run under the subreaper alone")
     folder = Path(home) / f"{CGROUP_PREFIX}{2**22 + 7}-1"  # above pid_max: no such daemon
-    folder.mkdir()
-    left = subprocess.Popen(["sleep", "60"])
-    (folder / "cgroup.procs").write_text(str(left.pid), encoding="ascii")
-    ours = subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
-    wait_for(lambda: next(f for p, _, f in _processes() if p == ours.pid)[0] == b"Z", "its end")
-    ended = end_leftover_cgroups(os.getpid(), 1.0)
-    # Another test's daemon, killed a moment ago, may have left one too (the cgroups are the
-    # machine's): each one ended is a dead daemon's, and ours is among them.
+    # The cgroups are the machine's: a daemon of another test starting at this moment sweeps the
+    # same dead daemon's cgroup. Then it is gone, its process ended, and the sweep is tried again.
+    for _attempt in range(5):
+        folder.mkdir()
+        left = subprocess.Popen(["sleep", "60"])
+        (folder / "cgroup.procs").write_text(str(left.pid), encoding="ascii")
+        ours = subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
+        wait_for(functools.partial(_a_zombie, ours.pid), "its end")
+        ended = end_leftover_cgroups(os.getpid(), 1.0)
+        if folder.name in ended:
+            break
+        assert left.wait(timeout=30) == -signal.SIGTERM and not folder.exists(), ended
+        assert ours.wait(timeout=30) == 3
+    # Another test's daemon, killed a moment ago, may have left one too: each one ended is a
+    # dead daemon's, and ours is among them.
     assert folder.name in ended, ended
     daemons = [int(name.removeprefix(CGROUP_PREFIX).split("-")[0]) for name in ended]
     assert not [pid for pid in daemons if pid_alive(pid)], ended

@@ -18,10 +18,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
 from tabulate import tabulate
 
 from executor.builtin.extract import Frozen
+from multiverse.config import parse_yaml
 
 _NUMBER_CELL = re.compile(
     r"^\(?(?P<sign>[+-])?\s*(?:US\$|\$|€|£|¥|₩)?\s*(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d*\.?\d+)"
@@ -188,7 +188,7 @@ def format_number(value: float) -> str:
 
 def describe_data(text: str, is_yaml: bool) -> str:
     """A JSON or YAML document's shape: its top-level keys or its length."""
-    data: Any = yaml.safe_load(text) if is_yaml else json.loads(text)
+    data: Any = parse_yaml(text) if is_yaml else json.loads(text)
     if isinstance(data, dict):
         names = ", ".join(str(key) for key in list(data)[:20])
         return f"object with {len(data)} keys: {names}"

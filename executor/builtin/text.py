@@ -15,8 +15,9 @@ from functools import cache
 from importlib import resources
 from typing import Literal, cast
 
-import yaml
 from pydantic import BaseModel, ConfigDict
+
+from multiverse.config import parse_yaml
 
 _IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
 _LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
@@ -338,7 +339,7 @@ def rank_key(kind: str, magnitude: float) -> tuple[int, float]:
 @cache
 def _all_words() -> dict[str, dict[str, str]]:
     text = resources.files("executor.builtin").joinpath("brief_words.yaml").read_text("utf-8")
-    return cast(dict[str, dict[str, str]], yaml.safe_load(text))
+    return cast(dict[str, dict[str, str]], parse_yaml(text))
 
 
 def words(lang: str) -> dict[str, str]:

@@ -41,6 +41,7 @@ from multiverse.config.mapping import (
     load_runtime_mapping,
     load_yaml,
     parse_runtime_mapping,
+    parse_yaml,
     read_config_text,
 )
 from multiverse.config.serving import (
@@ -233,6 +234,7 @@ __all__ = [
     "mode_summary",
     "own_host",
     "parse_runtime_mapping",
+    "parse_yaml",
     "provider_of",
     "read_config_text",
     "resolve_tier",

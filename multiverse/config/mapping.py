@@ -372,10 +372,21 @@ class RuntimeMapping(Settings):
         return value.model_copy(update={"max_parallel_runs": default_parallel_runs(served)})
 
 
+# libyaml's parser where PyYAML was built with it (its wheels are): the same safe documents, read
+# about nine times faster than in pure Python; every CLI command and daemon start reads the mapping
+# and the agent packages.
+_SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def parse_yaml(text: str) -> Any:
+    """Parse YAML text as `yaml.safe_load` does (plain data only); raises yaml.YAMLError."""
+    return yaml.load(text, Loader=_SAFE_LOADER)
+
+
 def load_yaml(text: str, source: str) -> Any:
     """Parse YAML text; a syntax error becomes a ConfigError naming `source` and the line."""
     try:
-        return yaml.safe_load(text)
+        return parse_yaml(text)
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         where = f"{source}:{mark.line + 1}" if mark is not None else source

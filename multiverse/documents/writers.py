@@ -397,20 +397,45 @@ def _values_html(rows: list[list[str]]) -> str:
     return f"<table>{row(rows[0], 'th')}{''.join(row(r, 'td') for r in rows[1:])}</table>"
 
 
+def _pdf_with_faces(faces: dict[tuple[str, str], str]) -> Any:
+    """An FPDF document that reads each face of `faces` (family and style, "", "B", "I" or
+    "BI", to its font file) only when the text first selects it.
+
+    Reading a face costs ~40 ms and an unused one is embedded all the same: a report without
+    italics or code needs neither. fpdf2 selects every face through `set_font`, its own
+    fragments' too, before it draws with it.
+    """
+    from fpdf import FPDF
+    from fpdf.enums import TextEmphasis
+
+    class FacesOnUse(FPDF):
+        def set_font(self, family: str | None = None, style: str | TextEmphasis = "",
+                     size: float = 0) -> None:  # fmt: skip
+            letters = style.style if isinstance(style, TextEmphasis) else style
+            face = ((family or self.font_family).lower(),
+                    "".join(sorted(set(letters.upper()) & {"B", "I"})))  # fmt: skip
+            path = faces.pop(face, None)
+            if path is not None:
+                self.add_font(*face, path)
+            super().set_font(family, style, size)
+
+    return FacesOnUse()
+
+
 def report_pdf(markdown: str, title: str, lang: str, fonts: Fonts,
                picture: Callable[[str], Picture | None]) -> bytes:  # fmt: skip
     """The report as PDF bytes, written with `fonts` (see `choose_fonts`)."""
-    from fpdf import FPDF, FontFace, TextStyle
+    from fpdf import FontFace, TextStyle
 
-    pdf = FPDF()
+    faces = {("report", style): fonts.main.get(style, fonts.main[""])
+             for style in ("", "B", "I", "BI")}  # fmt: skip
+    if fonts.mono:
+        faces["mono", ""] = fonts.mono
+    pdf = _pdf_with_faces(faces)
     pdf.set_title(title)
     pdf.set_lang(lang)
-    for style in ("", "B", "I", "BI"):
-        pdf.add_font("report", style, fonts.main.get(style, fonts.main[""]))
     for number, path in enumerate(fonts.fallbacks):
         pdf.add_font(f"fallback{number}", "", path)
-    if fonts.mono:
-        pdf.add_font("mono", "", fonts.mono)
     pdf.set_fallback_fonts([f"fallback{n}" for n in range(len(fonts.fallbacks))],
                            exact_match=False)  # fmt: skip
     pdf.add_page()
