@@ -60,6 +60,48 @@ def test_pdf_page_cap_is_stated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert "## Page 1" in markdown and "## Page 2" not in markdown
 
 
+def _styled_docx(path: Path) -> tuple[Path, list[str | None]]:
+    """A document whose paragraphs use every kind of style reference: built-in and custom
+    styles, the default, a character style's id and an unknown id; with the style python-docx's
+    own `Paragraph.style` gives each paragraph."""
+    import docx
+    from docx.enum.style import WD_STYLE_TYPE
+    from docx.oxml import OxmlElement
+    from docx.oxml.ns import qn
+
+    document = docx.Document()
+    document.styles.add_style("Aside Note", WD_STYLE_TYPE.PARAGRAPH)
+    document.styles.add_style("Shout", WD_STYLE_TYPE.CHARACTER)
+    document.add_paragraph("The title", style="Title")
+    document.add_heading("A part", 1)
+    document.add_paragraph("Plain words.")
+    document.add_paragraph("A point", style="List Bullet")
+    document.add_paragraph("A number", style="List Number 2")
+    document.add_table(rows=1, cols=1).cell(0, 0).text = "cell"
+    document.add_paragraph("Beside the text.", style="Aside Note")
+    for style_id in ("Shout", "NoSuchStyle", "Heading3"):
+        paragraph = document.add_paragraph(f"Styled {style_id}")
+        properties = paragraph._p.get_or_add_pPr()
+        reference = OxmlElement("w:pStyle")
+        reference.set(qn("w:val"), style_id)
+        properties.insert(0, reference)
+    document.save(str(path))
+    return path, [p.style.name for p in docx.Document(str(path)).paragraphs if p.style]
+
+
+def test_docx_styles_are_read_as_python_docx_names_them(tmp_path: Path) -> None:
+    """Each paragraph's style is the one python-docx's `Paragraph.style` gives (read once per
+    document, not looked up per paragraph): titles, headings, lists, custom, unknown ids."""
+    path, names = _styled_docx(tmp_path / "styled.docx")
+    assert names == ["Title", "Heading 1", "Normal", "List Bullet", "List Number 2", "Aside Note",
+                     "Normal", "Normal", "Heading 3"]  # fmt: skip
+    markdown = convert(path).markdown or ""
+    assert markdown.startswith("# The title\n") and "\n# A part\n" in markdown
+    assert "\n- A point\n" in markdown and "\n- A number\n" in markdown
+    assert "\nBeside the text.\n" in markdown and "\nStyled Shout\n" in markdown
+    assert "\nStyled NoSuchStyle\n" in markdown and "\n### Styled Heading3\n" in markdown
+
+
 def test_docx_keeps_heading_levels_lists_and_tables(tmp_path: Path) -> None:
     """Word styles become markdown: Title and Heading 1 `#`, Heading 2 `##`, tables as pipes."""
     converted = convert(write_docx(tmp_path / "fleet.docx"))

@@ -67,6 +67,7 @@ def heading(level: int, text: str) -> str:
 
 
 if TYPE_CHECKING:
+    from docx.document import Document as WordDocument
     from docx.text.paragraph import Paragraph
 
 # A table longer than this is rarely prose: its first rows show what it holds.
@@ -81,19 +82,20 @@ def read_docx(handle: BinaryIO) -> Converted:
     from docx.table import Table
 
     document = docx.Document(handle)
+    styles = _style_names(document)
     blocks: list[str] = []
     title = ""
     cut_tables = 0
-    for block in document.iter_inner_content():
+    for block, style in zip(document.iter_inner_content(), styles, strict=True):
         if isinstance(block, Table):
             kept = itertools.islice(block.rows, MAX_TABLE_ROWS + 1)  # the header and the rows
             blocks.append(pipe_table([[cell.text for cell in row.cells] for row in kept]))
             cut_tables += len(block.rows) > MAX_TABLE_ROWS + 1
             continue
-        line = _paragraph_line(block)
+        line = _paragraph_line(block, style)
         if line:
             blocks.append(line)
-        if not title and _style_name(block) == "title":
+        if not title and style == "title":
             title = block.text.strip()
     title = title or (document.core_properties.title or "").strip()
     words = sum(len(_WORD.findall(block)) for block in blocks)
@@ -104,17 +106,36 @@ def read_docx(handle: BinaryIO) -> Converted:
     return Converted("docx", markdown, note=note, title=title, extent=plural(words, "word"))
 
 
-def _style_name(paragraph: Paragraph) -> str:
-    style = paragraph.style
-    return (style.name or "").lower() if style is not None else ""
+def _style_names(document: WordDocument) -> list[str]:
+    """The paragraph style's name (lower case) of each paragraph and table of the body, in the
+    order `iter_inner_content` gives them ("" for a table).
+
+    `Paragraph.style` looks its style up among all the document's styles, and the default one
+    by a scan of them all: seconds for a long document. Here each is looked up once, as
+    python-docx does it: an unknown id, or one of another kind of style, is the default.
+    """
+    from docx.enum.style import WD_STYLE_TYPE
+
+    default = document.styles.default(WD_STYLE_TYPE.PARAGRAPH)
+    fallback = (default.name or "").lower() if default is not None else ""
+    names: dict[str, str] = {}
+    for style in document.styles:  # the first style of an id is the one (python-docx's lookup)
+        if style.style_id not in names:
+            paragraph = style.type == WD_STYLE_TYPE.PARAGRAPH
+            names[style.style_id] = (style.name or "").lower() if paragraph else fallback
+    return [
+        names.get(str(element.xpath("string(w:pPr/w:pStyle/@w:val)")), fallback)
+        if element.tag.endswith("}p") else ""
+        for element in document.element.xpath("./w:body/w:p | ./w:body/w:tbl")
+    ]  # fmt: skip
 
 
-def _paragraph_line(paragraph: Paragraph) -> str:
-    """A paragraph as one markdown block: a heading, a list item or plain text ("" if empty)."""
+def _paragraph_line(paragraph: Paragraph, style: str) -> str:
+    """A paragraph (`style`: its style's name in lower case) as one markdown block: a heading,
+    a list item or plain text ("" if empty)."""
     text = paragraph.text.strip()
     if not text:
         return ""
-    style = _style_name(paragraph)
     if style == "title":
         return heading(1, text)
     level = _HEADING_STYLE.match(style)
